@@ -1,0 +1,6 @@
+//! kernel-agentd as a library: `run(config, listeners, shutdown)` serves the gRPC API.
+#![forbid(unsafe_code)]
+
+pub mod conversation;
+pub mod llm;
+pub mod store;

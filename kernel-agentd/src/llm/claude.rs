@@ -1,0 +1,1 @@
+//! The `claude` provider: Anthropic Messages API over SSE.

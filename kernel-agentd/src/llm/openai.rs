@@ -1,0 +1,1 @@
+//! The `openai_compat` provider: `/chat/completions` over SSE.

@@ -1,0 +1,1 @@
+//! `Store`: the SQLite database (sessions, messages, settings) behind a cheap `Clone` handle.

@@ -1,0 +1,237 @@
+//! The validated `Config` both binaries run from, and how it is loaded.
+//!
+//! Two stages: [`raw`] is a serde mirror of `config.toml` with no I/O; [`Config::load`] reads the
+//! file, applies env overrides, resolves paths against the config file's folder, wraps secrets in
+//! [`Secret`] and refuses what cannot run, with messages that say how to fix it.
+
+mod raw;
+mod validate;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use crate::secret::Secret;
+
+pub use raw::RawConfig;
+pub use validate::ConfigError;
+
+/// Which binary is loading the config: each refuses only what it needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Component {
+    /// kernel-agentd: needs the default provider's key.
+    Agentd,
+    /// kernel-tg: needs the Telegram token and `allowed_user`.
+    Tg,
+}
+
+/// The validated configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The config file this was loaded from (absolute).
+    pub path: PathBuf,
+    /// The folder relative paths resolve against.
+    pub base_dir: PathBuf,
+    pub telegram: TelegramConfig,
+    pub general: GeneralConfig,
+    /// Providers by section name (`[providers.<name>]`).
+    pub providers: BTreeMap<String, ProviderConfig>,
+    pub titles: Option<TitlesConfig>,
+    /// CLI delegation targets by name (`[cli.<name>]`), e.g. `claude_code`, `codex`.
+    pub cli: BTreeMap<String, CliConfig>,
+    /// MCP servers that can be started (those with an unset `${VAR}` are left out, with a warning).
+    pub mcp_servers: Vec<McpServerConfig>,
+    pub agentd: AgentdConfig,
+    pub stt: Option<SttConfig>,
+    pub tts: Option<TtsConfig>,
+    /// Non-fatal problems found while loading (log them at WARN).
+    pub warnings: Vec<String>,
+}
+
+/// `[telegram]`.
+#[derive(Debug, Clone)]
+pub struct TelegramConfig {
+    /// Bot token (`KERNEL_TELEGRAM_TOKEN` wins). Required by kernel-tg.
+    pub token: Option<Secret>,
+    /// The one numeric user id allowed to talk to the bot. Required by kernel-tg.
+    pub allowed_user: Option<i64>,
+    /// Bot API base URL; default `https://api.telegram.org`.
+    pub api_url: String,
+}
+
+/// User-facing language of bot texts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Locale {
+    #[default]
+    Zh,
+    En,
+}
+
+/// `[general]`.
+#[derive(Debug, Clone)]
+pub struct GeneralConfig {
+    pub timezone: chrono_tz::Tz,
+    pub default_provider: String,
+    /// Default cwd for CLI delegation (resolved).
+    pub default_workspace: PathBuf,
+    /// Rounds of history sent to the model (default 50).
+    pub context_rounds: usize,
+    /// Memories recalled into each turn (default 5).
+    pub memory_recall_k: usize,
+    /// Runtime data folder (resolved; default `<config dir>/data`).
+    pub data_dir: PathBuf,
+    pub locale: Locale,
+    /// The persona file (resolved; default `<config dir>/SOUL.md`).
+    pub soul_file: PathBuf,
+}
+
+/// The wire protocol a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    /// Anthropic Messages API.
+    Claude,
+    /// OpenAI-compatible `/chat/completions`.
+    OpenAiCompat,
+}
+
+impl ProviderKind {
+    /// The config spelling: `claude` or `openai_compat`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Claude => "claude",
+            Self::OpenAiCompat => "openai_compat",
+        }
+    }
+}
+
+/// `[providers.<name>]`.
+#[derive(Debug, Clone)]
+pub struct ProviderConfig {
+    pub name: String,
+    pub kind: ProviderKind,
+    /// Base URL without trailing slash. Defaults: claude `https://api.anthropic.com`,
+    /// openai_compat `https://api.openai.com/v1`.
+    pub api_base: String,
+    /// `None` makes the provider unavailable (fatal only for the default provider).
+    pub api_key: Option<Secret>,
+    /// Required for `claude`; optional for `openai_compat`.
+    pub max_tokens: Option<u32>,
+    pub default_model: String,
+    /// Allowed models; always contains `default_model`.
+    pub models: Vec<String>,
+    /// Extra headers sent on every request (values are secrets: never logged).
+    pub headers: BTreeMap<String, Secret>,
+    /// No bytes for this long ends the stream with a stall error (default 120 s).
+    pub stream_idle_timeout: std::time::Duration,
+}
+
+impl ProviderConfig {
+    /// Whether the provider can be used (has a key).
+    pub fn available(&self) -> bool {
+        self.api_key.is_some()
+    }
+}
+
+/// `[titles]`: an independent provider config for session titles.
+#[derive(Debug, Clone)]
+pub struct TitlesConfig {
+    pub kind: ProviderKind,
+    pub api_base: String,
+    pub api_key: Option<Secret>,
+    pub model: String,
+    pub max_tokens: u32,
+    pub headers: BTreeMap<String, Secret>,
+}
+
+/// `[cli.<name>]`: `command + args + [task]`.
+#[derive(Debug, Clone)]
+pub struct CliConfig {
+    pub name: String,
+    pub command: String,
+    pub args: Vec<String>,
+}
+
+/// How an MCP server is reached.
+#[derive(Debug, Clone)]
+pub enum McpTransport {
+    /// Streamable HTTP; header values already have `${VAR}` substituted.
+    Http { url: String, headers: BTreeMap<String, Secret> },
+    /// A child process speaking stdio.
+    Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String> },
+}
+
+/// `[[mcp.servers]]`.
+#[derive(Debug, Clone)]
+pub struct McpServerConfig {
+    pub name: String,
+    pub transport: McpTransport,
+}
+
+/// `[agentd]`: where the gRPC API listens.
+#[derive(Debug, Clone)]
+pub struct AgentdConfig {
+    /// Unix socket path (resolved; default `<data_dir>/agentd.sock`).
+    pub socket: PathBuf,
+    /// Optional TCP listen address.
+    pub listen: Option<SocketAddr>,
+    /// Bearer token for TCP (`KERNEL_AGENTD_TOKEN` wins). Required when `listen` is set.
+    pub token: Option<Secret>,
+    /// TLS for TCP; required when `listen` is not loopback.
+    pub tls: Option<TlsConfig>,
+    /// Where kernel-tg reaches agentd: `unix:<path>` (default, the socket) or `http(s)://host:port`.
+    pub endpoint: String,
+}
+
+/// TLS certificate and key (PEM files, resolved).
+#[derive(Debug, Clone)]
+pub struct TlsConfig {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+/// `[stt]`: OpenAI-compatible transcription endpoint.
+#[derive(Debug, Clone)]
+pub struct SttConfig {
+    pub api_base: String,
+    pub api_key: Option<Secret>,
+    pub model: String,
+    pub headers: BTreeMap<String, Secret>,
+}
+
+/// `[tts]`: OpenAI-compatible speech endpoint (`/audio/speech`, Opus output).
+#[derive(Debug, Clone)]
+pub struct TtsConfig {
+    pub api_base: String,
+    pub api_key: Option<Secret>,
+    pub model: String,
+    pub voice: String,
+    pub headers: BTreeMap<String, Secret>,
+}
+
+impl Config {
+    /// Loads, validates and resolves `path` for `component`, reading env overrides from the
+    /// process environment.
+    pub fn load(path: &Path, component: Component) -> Result<Config, ConfigError> {
+        validate::load(path, component, &|k| std::env::var(k).ok())
+    }
+
+    /// Like [`Config::load`] with an explicit environment (for tests).
+    pub fn load_with_env(
+        path: &Path,
+        component: Component,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Config, ConfigError> {
+        validate::load(path, component, env)
+    }
+
+    /// The config path from `--config`, else `$KERNEL_CONFIG`, else `./config.toml`.
+    pub fn locate(cli: Option<PathBuf>) -> PathBuf {
+        cli.or_else(|| std::env::var_os("KERNEL_CONFIG").map(PathBuf::from))
+            .unwrap_or_else(|| PathBuf::from("config.toml"))
+    }
+
+    /// A human-readable summary with every secret masked, for `--check`.
+    pub fn summary(&self) -> String {
+        validate::summary(self)
+    }
+}

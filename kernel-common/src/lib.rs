@@ -1,0 +1,9 @@
+//! Configuration, secrets, redaction and logging shared by kernel-agentd and kernel-tg.
+#![forbid(unsafe_code)]
+
+pub mod config;
+pub mod redact;
+pub mod secret;
+
+pub use config::Config;
+pub use secret::Secret;

@@ -1,0 +1,2 @@
+//! kernel-tg as a library.
+#![forbid(unsafe_code)]

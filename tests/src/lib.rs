@@ -1,0 +1,2 @@
+//! Shared test support: fakes that speak real wire formats, and helpers.
+#![forbid(unsafe_code)]
