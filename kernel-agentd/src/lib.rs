@@ -2,5 +2,7 @@
 #![forbid(unsafe_code)]
 
 pub mod conversation;
+pub mod error;
+pub mod listen;
 pub mod llm;
 pub mod store;

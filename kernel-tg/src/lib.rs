@@ -1,2 +1,5 @@
-//! kernel-tg as a library.
+//! kernel-tg as a library: the stateless Telegram adapter. For now it holds the agentd client;
+//! the Telegram side lands with its own issue.
 #![forbid(unsafe_code)]
+
+pub mod agentd;
