@@ -3,12 +3,17 @@
 
 pub mod claude;
 pub mod error;
+mod http;
 pub mod openai;
+pub mod redactor;
+mod sse;
 pub mod titles;
 
 use std::pin::Pin;
+use std::sync::Arc;
 
 use futures::Stream;
+use kernel_common::config::{ProviderConfig, ProviderKind};
 
 use crate::conversation::{Message, ToolSpec, Usage};
 
@@ -71,4 +76,13 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     /// Starts a streaming call. Errors before the first byte (HTTP status, connect) come back
     /// here; errors after it come through the stream.
     async fn stream(&self, request: ModelRequest<'_>) -> Result<EventStream, LlmError>;
+}
+
+/// The provider for `cfg` (`claude` or `openai_compat`). Fails when the config cannot work: no
+/// key, `claude` without `max_tokens`, an invalid header.
+pub fn build(cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, LlmError> {
+    Ok(match cfg.kind {
+        ProviderKind::Claude => Arc::new(claude::ClaudeProvider::new(cfg)?),
+        ProviderKind::OpenAiCompat => Arc::new(openai::OpenAiProvider::new(cfg)?),
+    })
 }

@@ -12,7 +12,10 @@ pub enum LlmError {
     Authentication { status: u16, message: String },
     /// 429.
     #[error("rate limited{}: {message}", retry_after.map(|d| format!(" (retry after {}s)", d.as_secs())).unwrap_or_default())]
-    RateLimited { retry_after: Option<Duration>, message: String },
+    RateLimited {
+        retry_after: Option<Duration>,
+        message: String,
+    },
     /// 5xx, Anthropic 529 `overloaded_error`.
     #[error("provider unavailable ({status}): {message}")]
     Overloaded { status: u16, message: String },
@@ -39,6 +42,9 @@ pub enum LlmError {
 impl LlmError {
     /// Whether retrying the same request later may succeed (network, 5xx, stall).
     pub fn is_transient(&self) -> bool {
-        matches!(self, Self::Overloaded { .. } | Self::Network { .. } | Self::Stalled { .. })
+        matches!(
+            self,
+            Self::Overloaded { .. } | Self::Network { .. } | Self::Stalled { .. }
+        )
     }
 }

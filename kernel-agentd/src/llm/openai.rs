@@ -1,1 +1,104 @@
-//! The `openai_compat` provider: `/chat/completions` over SSE.
+//! The `openai_compat` provider: `POST {api_base}/chat/completions` over SSE, tolerant of what
+//! real compatible servers do (no `[DONE]`, usage late or never, `reasoning_content`, …).
+
+mod decode;
+pub(crate) mod wire;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use kernel_common::Secret;
+use kernel_common::config::ProviderConfig;
+
+use super::http::{Endpoint, HttpFailure};
+use super::{EventStream, LlmError, ModelRequest, Provider, sse};
+
+/// An OpenAI-compatible chat-completions endpoint.
+pub struct OpenAiProvider {
+    name: String,
+    endpoint: Endpoint,
+    max_tokens: Option<u32>,
+    idle_timeout: Duration,
+}
+
+impl std::fmt::Debug for OpenAiProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiProvider")
+            .field("name", &self.name)
+            .field("endpoint", &self.endpoint)
+            .finish()
+    }
+}
+
+impl OpenAiProvider {
+    /// A provider from its config; needs `api_key`.
+    pub fn new(cfg: &ProviderConfig) -> Result<Self, LlmError> {
+        let endpoint = endpoint(&cfg.name, &cfg.api_base, cfg.api_key.as_ref(), &cfg.headers)?;
+        Ok(Self {
+            name: cfg.name.clone(),
+            endpoint,
+            max_tokens: cfg.max_tokens,
+            idle_timeout: cfg.stream_idle_timeout,
+        })
+    }
+}
+
+/// The `/chat/completions` endpoint with a Bearer key and the extra headers.
+pub(crate) fn endpoint(
+    name: &str,
+    api_base: &str,
+    key: Option<&Secret>,
+    headers: &BTreeMap<String, Secret>,
+) -> Result<Endpoint, LlmError> {
+    let key = key.ok_or_else(|| LlmError::Authentication {
+        status: 0,
+        message: format!("provider `{name}` has no api_key configured"),
+    })?;
+    let url = format!("{}/chat/completions", api_base.trim_end_matches('/'));
+    let auth = Some(("authorization", format!("Bearer {}", key.expose())));
+    Endpoint::new(url, auth, Some(key), headers)
+}
+
+/// OpenAI's error codes first, then the generic status rules.
+pub(crate) fn classify(f: &HttpFailure) -> Option<LlmError> {
+    let message = f.message.clone();
+    match f.kind.as_deref()? {
+        "invalid_api_key" | "authentication_error" => Some(LlmError::Authentication {
+            status: f.status,
+            message,
+        }),
+        "context_length_exceeded" | "string_above_max_length" => {
+            Some(LlmError::ContextTooLong { message })
+        }
+        "rate_limit_exceeded" | "insufficient_quota" => Some(LlmError::RateLimited {
+            retry_after: f.retry_after,
+            message,
+        }),
+        _ => None,
+    }
+}
+
+#[async_trait::async_trait]
+impl Provider for OpenAiProvider {
+    async fn stream(&self, request: ModelRequest<'_>) -> Result<EventStream, LlmError> {
+        let body = wire::body(&request, self.max_tokens, true);
+        let bytes = serde_json::to_vec(&body).map_err(|e| LlmError::BadRequest {
+            status: 0,
+            message: format!("cannot serialize the request: {e}"),
+        })?;
+        tracing::debug!(provider = %self.name, model = request.model, messages = request.messages.len(), "chat completions request");
+        let response = self
+            .endpoint
+            .post(bytes, self.idle_timeout, classify)
+            .await?;
+        let redactor = self.endpoint.redactor().clone();
+        let response =
+            sse::ensure_event_stream(response, self.idle_timeout, &redactor, classify).await?;
+        Ok(sse::drive(
+            response,
+            self.idle_timeout,
+            redactor,
+            decode::OpenAiDecoder::default(),
+        ))
+    }
+}

@@ -1,1 +1,218 @@
-//! The titles client: a non-streaming "short title" call with the `[titles]` provider.
+//! The titles client: a non-streaming "give me a short title" call with the independent
+//! `[titles]` provider, and the clean-up of what models answer (`<think>` blocks, quotes,
+//! prefixes, trailing punctuation, length).
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use kernel_common::config::{ProviderKind, TitlesConfig};
+use regex::Regex;
+use serde_json::Value;
+
+use super::http::{Endpoint, read_bounded, truncate};
+use super::{LlmError, ModelRequest, claude, openai};
+use crate::conversation::Message;
+
+/// The whole call (connect, generate, read) must finish within this.
+const TITLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// Most characters of each input passed to the model.
+const MAX_INPUT_CHARS: usize = 1500;
+/// Longest title kept (characters).
+pub const MAX_TITLE_CHARS: usize = 30;
+
+const SYSTEM: &str = "You name chat sessions. Reply with the title only: at most 20 characters \
+for Chinese, or at most 6 words for other languages, in the language the user wrote in. \
+No quotes, no trailing punctuation, no explanation.";
+
+/// A client for the `[titles]` provider.
+pub struct TitlesClient {
+    kind: ProviderKind,
+    endpoint: Endpoint,
+    model: String,
+    max_tokens: u32,
+}
+
+impl std::fmt::Debug for TitlesClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TitlesClient")
+            .field("kind", &self.kind)
+            .field("endpoint", &self.endpoint)
+            .field("model", &self.model)
+            .finish()
+    }
+}
+
+impl TitlesClient {
+    /// A client from the `[titles]` config; needs `api_key`.
+    pub fn new(cfg: &TitlesConfig) -> Result<Self, LlmError> {
+        let key = cfg.api_key.as_ref();
+        let endpoint = match cfg.kind {
+            ProviderKind::Claude => claude::endpoint("titles", &cfg.api_base, key, &cfg.headers)?,
+            ProviderKind::OpenAiCompat => {
+                openai::endpoint("titles", &cfg.api_base, key, &cfg.headers)?
+            }
+        };
+        Ok(Self {
+            kind: cfg.kind,
+            endpoint,
+            model: cfg.model.clone(),
+            max_tokens: cfg.max_tokens,
+        })
+    }
+
+    /// A short title for a session that began with `first_user` and `first_answer`.
+    pub async fn title(&self, first_user: &str, first_answer: &str) -> Result<String, LlmError> {
+        let prompt = format!(
+            "Give this conversation a short title.\n\nUser: {}\n\nAssistant: {}\n\nTitle:",
+            truncate(first_user.trim(), MAX_INPUT_CHARS),
+            truncate(first_answer.trim(), MAX_INPUT_CHARS),
+        );
+        let messages = [Message::user_text(prompt)];
+        let request = ModelRequest {
+            model: &self.model,
+            system: SYSTEM,
+            tools: &[],
+            messages: &messages,
+            stable_prefix: 0,
+        };
+        let call = self.call(&request);
+        let raw = tokio::time::timeout(TITLE_TIMEOUT, call)
+            .await
+            .map_err(|_| LlmError::Stalled {
+                after: TITLE_TIMEOUT,
+            })??;
+        clean_title(&raw).ok_or_else(|| LlmError::Stream {
+            message: "the model returned an empty title".to_owned(),
+        })
+    }
+
+    /// Sends the request and returns the answer text.
+    async fn call(&self, request: &ModelRequest<'_>) -> Result<String, LlmError> {
+        let (bytes, classify): (_, fn(&_) -> _) = match self.kind {
+            ProviderKind::Claude => (
+                serde_json::to_vec(&claude::wire::body(request, self.max_tokens, false)),
+                claude::classify,
+            ),
+            ProviderKind::OpenAiCompat => (
+                serde_json::to_vec(&openai::wire::body(request, Some(self.max_tokens), false)),
+                openai::classify,
+            ),
+        };
+        let bytes = bytes.map_err(|e| LlmError::BadRequest {
+            status: 0,
+            message: format!("cannot serialize: {e}"),
+        })?;
+        let response = self.endpoint.post(bytes, TITLE_TIMEOUT, classify).await?;
+        let body = read_bounded(response).await;
+        let value: Value = serde_json::from_str(&body).map_err(|e| LlmError::Stream {
+            message: format!("malformed JSON in the title response: {e}"),
+        })?;
+        let text = match self.kind {
+            ProviderKind::Claude => claude_text(&value),
+            ProviderKind::OpenAiCompat => openai_text(&value),
+        };
+        text.ok_or_else(|| {
+            let message = "the title response has no text".to_owned();
+            self.endpoint.redactor().error(LlmError::Stream { message })
+        })
+    }
+}
+
+/// The joined `text` blocks of an Anthropic message.
+fn claude_text(value: &Value) -> Option<String> {
+    let blocks = value.get("content")?.as_array()?;
+    Some(
+        blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect(),
+    )
+}
+
+/// `choices[0].message.content` of a chat completion.
+fn openai_text(value: &Value) -> Option<String> {
+    let message = value.get("choices")?.get(0)?.get("message")?;
+    Some(
+        message
+            .get("content")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+    )
+}
+
+/// The title in a model's answer: `<think>…</think>` removed (also an unclosed `<think>` running
+/// to the end, and reasoning before a lone `</think>`), the first non-empty line, a `Title:`
+/// prefix, surrounding quotes/markup and trailing punctuation stripped, at most
+/// [`MAX_TITLE_CHARS`] characters. `None` when nothing is left.
+pub fn clean_title(raw: &str) -> Option<String> {
+    static THINK: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?is)<think(?:ing)?>.*?(?:</think(?:ing)?>|\z)").expect("valid regex")
+    });
+    static PREFIX: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)^\s*(?:title|标题|題目|题目)\s*[:：]\s*").expect("valid regex")
+    });
+    let without_think = THINK.replace_all(raw, "");
+    let after_close = match without_think.rfind("</think>") {
+        Some(at) => &without_think[at + "</think>".len()..],
+        None => &without_think[..],
+    };
+    let line = after_close.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let line = PREFIX.replace(line, "");
+    const EDGE: &[char] = &[
+        '"', '\'', '“', '”', '‘', '’', '「', '」', '『', '』', '《', '》', '`', '*', '#', '_',
+    ];
+    const TRAILING: &[char] = &[
+        '.', '。', '!', '！', '?', '？', ',', '，', ';', '；', ':', '：', '、', '…',
+    ];
+    let trim = |s: &str| -> String {
+        s.trim_matches(|c: char| c.is_whitespace() || EDGE.contains(&c))
+            .trim_end_matches(TRAILING)
+            .to_owned()
+    };
+    let mut title = trim(&line);
+    title = trim(&title);
+    let title: String = title.chars().take(MAX_TITLE_CHARS).collect();
+    let title = title.trim().to_owned();
+    (!title.is_empty()).then_some(title)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_think_quotes_and_punctuation() {
+        assert_eq!(
+            clean_title("<think>hmm, a title?</think>\n\n\"Rust 异步入门\"。").as_deref(),
+            Some("Rust 异步入门")
+        );
+        assert_eq!(
+            clean_title("Title: Fixing the build.").as_deref(),
+            Some("Fixing the build")
+        );
+        assert_eq!(
+            clean_title("标题：「周末计划」").as_deref(),
+            Some("周末计划")
+        );
+        assert_eq!(clean_title("<think>never closed, all reasoning"), None);
+        assert_eq!(
+            clean_title("reasoning without an opening tag</think>Trip plans").as_deref(),
+            Some("Trip plans")
+        );
+        assert_eq!(
+            clean_title("  \n**Weekly report**\nmore text").as_deref(),
+            Some("Weekly report")
+        );
+    }
+
+    #[test]
+    fn caps_length() {
+        let long = "字".repeat(100);
+        assert_eq!(
+            clean_title(&long).map(|t| t.chars().count()),
+            Some(MAX_TITLE_CHARS)
+        );
+    }
+}
