@@ -1,1 +1,165 @@
 //! `Store`: the SQLite database (sessions, messages, settings) behind a cheap `Clone` handle.
+//!
+//! The database runs in WAL mode with foreign keys on; its schema is the versioned migrations
+//! under `kernel-agentd/migrations/`, applied by [`Store::open`]. Times are stored as unix
+//! milliseconds (UTC). A session's `updated_at` is kept strictly increasing across sessions
+//! (at least one millisecond after the newest one), so "most recently active first" is exact
+//! even when two sessions are touched within the same millisecond.
+
+mod error;
+mod messages;
+mod sessions;
+mod settings;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use sqlx::SqlitePool;
+use sqlx::migrate::Migrator;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+
+pub use error::StoreError;
+pub use messages::StoredMessage;
+pub use sessions::SessionRow;
+
+/// The embedded schema migrations, in version order.
+pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
+
+/// How long a statement waits for another writer before failing with "locked".
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The handle to the database; clones share one connection pool.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: SqlitePool,
+    path: PathBuf,
+    fts5: bool,
+}
+
+impl Store {
+    /// Opens (creating if missing, mode 0600) the database at `path`, applies pending
+    /// migrations and probes for FTS5.
+    pub async fn open(path: &Path) -> Result<Store, StoreError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| StoreError::io("create the data directory", e))?;
+        }
+        let created = create_private_file(path)?;
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .foreign_keys(true)
+            .busy_timeout(BUSY_TIMEOUT)
+            .synchronous(SqliteSynchronous::Normal);
+        let pool = SqlitePoolOptions::new()
+            .connect_with(options)
+            .await
+            .map_err(StoreError::db("open the database"))?;
+        if created {
+            restrict_permissions(path)?;
+        }
+        MIGRATOR.run(&pool).await.map_err(StoreError::migrate)?;
+        let fts5 = probe_fts5(&pool).await;
+        let store = Store {
+            pool,
+            path: path.to_path_buf(),
+            fts5,
+        };
+        let version = store.schema_version().await?;
+        tracing::info!(path = %path.display(), created, schema_version = version, fts5, "database opened");
+        Ok(store)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether SQLite has the FTS5 extension (full-text search for memories).
+    pub fn fts5_available(&self) -> bool {
+        self.fts5
+    }
+
+    /// The highest applied migration version.
+    pub async fn schema_version(&self) -> Result<i64, StoreError> {
+        let version: Option<i64> =
+            sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations WHERE success")
+                .fetch_one(&self.pool)
+                .await
+                .map_err(StoreError::db("read the schema version"))?;
+        Ok(version.unwrap_or(0))
+    }
+
+    /// Closes every connection; later operations fail with "the database is closed".
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// Creates an empty database file readable by the owner only; `false` if it already existed.
+fn create_private_file(path: &Path) -> Result<bool, StoreError> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(StoreError::io("create the database file", e)),
+    }
+}
+
+/// Makes a freshly created database file owner-only, whatever the umask did.
+fn restrict_permissions(path: &Path) -> Result<(), StoreError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| StoreError::io("restrict the database file's permissions", e))?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
+/// Whether an FTS5 virtual table can be created (on a temporary table, dropped at once).
+async fn probe_fts5(pool: &SqlitePool) -> bool {
+    let mut conn = match pool.acquire().await {
+        Ok(conn) => conn,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot probe for FTS5");
+            return false;
+        }
+    };
+    match sqlx::query("CREATE VIRTUAL TABLE temp.kernel_fts5_probe USING fts5(a)")
+        .execute(&mut *conn)
+        .await
+    {
+        Ok(_) => {
+            if let Err(e) = sqlx::query("DROP TABLE temp.kernel_fts5_probe")
+                .execute(&mut *conn)
+                .await
+            {
+                tracing::warn!(error = %e, "cannot drop the FTS5 probe table");
+            }
+            true
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "FTS5 is not available");
+            false
+        }
+    }
+}
+
+/// Now, as stored: unix milliseconds.
+fn now_millis() -> i64 {
+    Utc::now().timestamp_millis()
+}
+
+/// A stored timestamp back as a `DateTime`; `what` names the row for the error.
+fn from_millis(ms: i64, what: impl FnOnce() -> String) -> Result<DateTime<Utc>, StoreError> {
+    DateTime::from_timestamp_millis(ms)
+        .ok_or_else(|| StoreError::Corrupt(format!("{}: bad timestamp {ms}", what())))
+}
