@@ -1,0 +1,234 @@
+//! History slimming on save: rule-based placeholders for bulky content (no model call).
+//!
+//! The model sees the full content in its own turn; only what is written to the store is slimmed:
+//! - a `ToolResult` of `delegate_to_cli` (always) or of any other tool when over 200 characters →
+//!   `<tool> 结果已处理(成功|失败)，<N> 字符` plus `，详见 <output_path>` when the content is JSON
+//!   with an `output_path` (its `ok` / `exit_code` decide success when present);
+//! - an `Image` → the text `[图片已处理]`;
+//! - extracted file text (a text block `[文件: name]` followed by a fenced block) → `[文件 name 已处理]`;
+//! - a voice transcript (a text block starting `[语音:`) → `[语音已处理]`.
+
+use crate::conversation::{Block, Message};
+
+/// What a stored image becomes.
+pub const IMAGE_PLACEHOLDER: &str = "[图片已处理]";
+/// What a stored voice transcript becomes.
+pub const VOICE_PLACEHOLDER: &str = "[语音已处理]";
+/// Tool results longer than this many characters are summarised.
+pub const TOOL_RESULT_LIMIT: usize = 200;
+/// Tools whose results are always summarised (the full output lives in an artifact file).
+pub const ALWAYS_SLIMMED: &[&str] = &["delegate_to_cli"];
+/// The tool name used when a result's call is unknown.
+const UNKNOWN_TOOL: &str = "tool";
+
+const FILE_PREFIX: &str = "[文件: ";
+const VOICE_PREFIX: &str = "[语音:";
+
+/// The stored form of `message`. `tool_name` maps a tool call id to the name of the tool that
+/// produced the result (the calls of the preceding assistant message).
+pub fn slim<'a>(message: &Message, tool_name: impl Fn(&str) -> Option<&'a str>) -> Message {
+    let content = message
+        .content
+        .iter()
+        .map(|block| match block {
+            Block::ToolResult { call_id, .. } => slim_block(block, tool_name(call_id)),
+            other => slim_block(other, None),
+        })
+        .collect();
+    Message {
+        role: message.role,
+        content,
+    }
+}
+
+/// The stored form of one block; `tool` names the tool of a `ToolResult`.
+pub fn slim_block(block: &Block, tool: Option<&str>) -> Block {
+    match block {
+        Block::Image { .. } => Block::text(IMAGE_PLACEHOLDER),
+        Block::Text { text } => match placeholder_for_text(text) {
+            Some(p) => Block::text(p),
+            None => block.clone(),
+        },
+        Block::ToolResult {
+            call_id,
+            content,
+            is_error,
+        } => {
+            let tool = tool.unwrap_or(UNKNOWN_TOOL);
+            let bulky =
+                ALWAYS_SLIMMED.contains(&tool) || content.chars().count() > TOOL_RESULT_LIMIT;
+            if !bulky || is_summary(tool, content) {
+                return block.clone();
+            }
+            Block::ToolResult {
+                call_id: call_id.clone(),
+                content: summarize_tool_result(tool, content, *is_error),
+                is_error: *is_error,
+            }
+        }
+        Block::ToolCall { .. } | Block::Reasoning { .. } => block.clone(),
+    }
+}
+
+/// `<tool> 结果已处理(成功|失败)，<N> 字符[，详见 <output_path>]`.
+pub fn summarize_tool_result(tool: &str, content: &str, is_error: bool) -> String {
+    let json = serde_json::from_str::<serde_json::Value>(content)
+        .ok()
+        .filter(|v| v.is_object());
+    let field = |k: &str| json.as_ref().and_then(|v| v.get(k));
+    let ok = field("ok").and_then(serde_json::Value::as_bool);
+    let exit_code = field("exit_code").and_then(serde_json::Value::as_i64);
+    let success = !is_error && ok.unwrap_or(true) && exit_code.is_none_or(|c| c == 0);
+    let status = if success { "成功" } else { "失败" };
+    let mut line = format!(
+        "{tool} 结果已处理({status})，{} 字符",
+        content.chars().count()
+    );
+    if let Some(path) = field("output_path")
+        .and_then(serde_json::Value::as_str)
+        .filter(|p| !p.is_empty())
+    {
+        line.push_str("，详见 ");
+        line.push_str(&one_line(path));
+    }
+    line
+}
+
+/// Whether `content` already is a summary of `tool` (slimming twice changes nothing).
+fn is_summary(tool: &str, content: &str) -> bool {
+    content
+        .strip_prefix(tool)
+        .is_some_and(|rest| rest.starts_with(" 结果已处理("))
+        && !content.contains('\n')
+}
+
+/// The placeholder for an extracted file or a voice transcript, if `text` is one.
+fn placeholder_for_text(text: &str) -> Option<String> {
+    if text.starts_with(VOICE_PREFIX) {
+        return Some(VOICE_PLACEHOLDER.to_owned());
+    }
+    let rest = text.strip_prefix(FILE_PREFIX)?;
+    let (name, after) = rest.split_once("]\n")?;
+    (after.starts_with("```") && !name.contains('\n')).then(|| format!("[文件 {name} 已处理]"))
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::Role;
+
+    fn result(content: &str, is_error: bool) -> Block {
+        Block::ToolResult {
+            call_id: "c1".into(),
+            content: content.into(),
+            is_error,
+        }
+    }
+
+    fn content_of(b: &Block) -> &str {
+        match b {
+            Block::ToolResult { content, .. } | Block::Text { text: content } => content,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn small_results_of_ordinary_tools_are_kept() {
+        let b = result(&"x".repeat(200), false);
+        assert_eq!(slim_block(&b, Some("memory_search")), b);
+    }
+
+    #[test]
+    fn long_results_become_one_line() {
+        let b = slim_block(&result(&"é".repeat(201), false), Some("mcp_web__search"));
+        assert_eq!(content_of(&b), "mcp_web__search 结果已处理(成功)，201 字符");
+        let b = slim_block(&result(&"x".repeat(300), true), Some("t"));
+        assert_eq!(content_of(&b), "t 结果已处理(失败)，300 字符");
+        assert!(
+            matches!(b, Block::ToolResult { is_error: true, ref call_id, .. } if call_id == "c1")
+        );
+    }
+
+    #[test]
+    fn delegate_results_are_always_slimmed_with_artifact_path() {
+        let out = r#"{"ok":true,"cli":"claude_code","exit_code":0,"output_path":"data/cli_outputs/x.txt","output":"hi"}"#;
+        let b = slim_block(&result(out, false), Some("delegate_to_cli"));
+        let n = out.chars().count();
+        assert_eq!(
+            content_of(&b),
+            format!("delegate_to_cli 结果已处理(成功)，{n} 字符，详见 data/cli_outputs/x.txt")
+        );
+        let failed = r#"{"ok":false,"exit_code":1,"output_path":"data/cli_outputs/y.txt"}"#;
+        let b = slim_block(&result(failed, false), Some("delegate_to_cli"));
+        assert!(
+            content_of(&b).starts_with("delegate_to_cli 结果已处理(失败)，"),
+            "{b:?}"
+        );
+        let exit = r#"{"exit_code":2}"#;
+        assert!(
+            content_of(&slim_block(&result(exit, false), Some("delegate_to_cli")))
+                .contains("(失败)")
+        );
+        let plain = slim_block(&result("short", false), Some("delegate_to_cli"));
+        assert_eq!(
+            content_of(&plain),
+            "delegate_to_cli 结果已处理(成功)，5 字符"
+        );
+        assert_eq!(
+            slim_block(&plain, Some("delegate_to_cli")),
+            plain,
+            "idempotent"
+        );
+    }
+
+    #[test]
+    fn media_placeholders() {
+        let img = Block::Image {
+            mime_type: "image/png".into(),
+            data: vec![0; 10],
+        };
+        assert_eq!(slim_block(&img, None), Block::text("[图片已处理]"));
+        let file = Block::text("[文件: main.py]\n```\nprint(1)\n```");
+        assert_eq!(
+            slim_block(&file, None),
+            Block::text("[文件 main.py 已处理]")
+        );
+        let file = Block::text("[文件: a b.rs]\n```rust\nfn main() {}\n```");
+        assert_eq!(slim_block(&file, None), Block::text("[文件 a b.rs 已处理]"));
+        let voice = Block::text("[语音: 明天提醒我开会]");
+        assert_eq!(slim_block(&voice, None), Block::text("[语音已处理]"));
+        let plain = Block::text("[文件: not followed by a fence]");
+        assert_eq!(slim_block(&plain, None), plain);
+    }
+
+    #[test]
+    fn slim_uses_the_call_names() {
+        let m = Message {
+            role: Role::User,
+            content: vec![
+                Block::ToolResult {
+                    call_id: "a".into(),
+                    content: "y".repeat(250),
+                    is_error: false,
+                },
+                Block::ToolResult {
+                    call_id: "b".into(),
+                    content: "small".into(),
+                    is_error: false,
+                },
+                Block::text("hello"),
+            ],
+        };
+        let s = slim(&m, |id| (id == "a").then_some("search"));
+        assert_eq!(
+            content_of(&s.content[0]),
+            "search 结果已处理(成功)，250 字符"
+        );
+        assert_eq!(s.content[1], m.content[1]);
+        assert_eq!(s.content[2], m.content[2]);
+    }
+}
