@@ -152,7 +152,7 @@ pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
 pub(crate) struct HttpFailure {
     pub status: u16,
     pub retry_after: Option<Duration>,
-    /// `error.type` (Anthropic, OpenAI) or `error.code`, when the body had one.
+    /// `error.code` or else `error.type`, when the body had one.
     pub kind: Option<String>,
     /// The provider's message, redacted and bounded; the status reason when there was none.
     pub message: String,
@@ -263,7 +263,9 @@ pub(crate) fn parse_error_body(body: &str) -> (Option<String>, Option<String>) {
     }
 }
 
-/// Kind and message from a parsed error object (also used for mid-stream error chunks).
+/// Kind and message from a parsed error object (also used for mid-stream error chunks). The
+/// kind is the specific `code` when there is one (OpenAI `context_length_exceeded`), else the
+/// `type` (Anthropic `overloaded_error`, OpenAI `server_error`).
 pub(crate) fn error_from_json(value: &serde_json::Value) -> (Option<String>, Option<String>) {
     let value = match value.as_array() {
         Some(items) => items.first().unwrap_or(value),
@@ -275,7 +277,7 @@ pub(crate) fn error_from_json(value: &serde_json::Value) -> (Option<String>, Opt
         if let Some(text) = error.as_str() {
             return (None, Some(text.to_owned()));
         }
-        let kind = str_at(error, "type").or_else(|| str_at(error, "code"));
+        let kind = str_at(error, "code").or_else(|| str_at(error, "type"));
         let message = str_at(error, "message").or_else(|| Some(error.to_string()));
         return (kind, message);
     }
@@ -284,7 +286,7 @@ pub(crate) fn error_from_json(value: &serde_json::Value) -> (Option<String>, Opt
         .or_else(|| value.get("detail").map(|d| d.to_string()))
         .or_else(|| Some(value.to_string()));
     (
-        str_at(value, "type").or_else(|| str_at(value, "code")),
+        str_at(value, "code").or_else(|| str_at(value, "type")),
         message,
     )
 }

@@ -1,0 +1,303 @@
+//! `FakeLlm`: a scripted LLM server on `127.0.0.1:0` that speaks both Anthropic Messages
+//! (`POST /v1/messages`) and OpenAI chat completions (`POST /v1/chat/completions` and
+//! `/chat/completions`), streaming and non-streaming, exactly in the documented wire formats.
+//!
+//! ```ignore
+//! let fake = FakeLlm::start().await;
+//! fake.push(Script::text("hello"));                       // next call streams "hello"
+//! fake.push(Script::tool_call("get_time", r#"{"tz":"UTC"}"#));
+//! // claude: api_base = fake.url(); openai_compat: api_base = fake.openai_base()
+//! let reqs = fake.requests();                             // what the client sent
+//! ```
+//!
+//! Each request consumes the next queued [`Script`] (an empty queue answers [`DEFAULT_TEXT`]).
+//! Every request is recorded ([`FakeLlm::requests`]). In strict mode (the default) requests are
+//! validated like the real APIs do (tool_use/tool_result pairing, role alternation, tool names,
+//! `max_tokens`, auth headers, …); a failure is answered with a 400/401 in the provider's real
+//! error shape and does not consume a script. Dropping the fake ends stalled and held streams.
+
+mod anthropic;
+mod body;
+mod openai;
+mod provider;
+mod script;
+mod validate;
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::Response;
+use bytes::Bytes;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub use provider::{Drained, FAKE_KEY, FAKE_MODEL, drain};
+pub use script::{
+    DEFAULT_TEXT, ErrorKind, FakeToolCall, FakeUsage, HttpError, Quirks, Release, Reply, Script,
+};
+
+/// One request the fake received.
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    pub method: String,
+    pub path: String,
+    /// Header names lower-cased, in arrival order.
+    pub headers: Vec<(String, String)>,
+    /// The body parsed as JSON (`Null` if it was not JSON).
+    pub body: Value,
+    /// The body exactly as received.
+    pub raw_body: String,
+}
+
+impl RecordedRequest {
+    /// The first value of header `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Whether the body asked for streaming.
+    pub fn is_stream(&self) -> bool {
+        self.body
+            .get("stream")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+}
+
+/// What a renderer needs to know about the call it answers.
+#[derive(Debug, Clone)]
+pub(crate) struct Call {
+    pub model: String,
+    pub stream: bool,
+    /// OpenAI `stream_options.include_usage`.
+    pub include_usage: bool,
+    /// The key the client sent (echoed by 401 messages so tests can check redaction).
+    pub key: String,
+    /// The request's sequence number (for ids).
+    pub seq: u64,
+    pub shutdown: CancellationToken,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    queue: Mutex<VecDeque<Script>>,
+    requests: Mutex<Vec<RecordedRequest>>,
+    lax: AtomicBool,
+    seq: AtomicU64,
+    shutdown: CancellationToken,
+}
+
+/// The fake server; see the module docs.
+#[derive(Debug)]
+pub struct FakeLlm {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl FakeLlm {
+    /// Binds `127.0.0.1:0` and serves until dropped.
+    pub async fn start() -> FakeLlm {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind fake LLM");
+        let addr = listener.local_addr().expect("fake LLM address");
+        let shared = Arc::new(Shared::default());
+        let app = Router::new().fallback(handle).with_state(shared.clone());
+        let task = tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, app).await {
+                tracing::warn!(error = %e, "fake LLM server stopped");
+            }
+        });
+        FakeLlm { addr, shared, task }
+    }
+
+    /// `http://127.0.0.1:<port>`: the `api_base` of a `claude` provider.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// `http://127.0.0.1:<port>/v1`: the `api_base` of an `openai_compat` provider.
+    pub fn openai_base(&self) -> String {
+        format!("{}/v1", self.url())
+    }
+
+    /// Queues a script for the next request.
+    pub fn push(&self, script: impl Into<Script>) {
+        self.shared.queue.lock().unwrap().push_back(script.into());
+    }
+
+    /// How many scripts are still queued.
+    pub fn pending(&self) -> usize {
+        self.shared.queue.lock().unwrap().len()
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.requests.lock().unwrap().clone()
+    }
+
+    /// The most recent request.
+    pub fn last_request(&self) -> Option<RecordedRequest> {
+        self.shared.requests.lock().unwrap().last().cloned()
+    }
+
+    /// Turns strict validation on (default) or off.
+    pub fn set_strict(&self, strict: bool) {
+        self.shared.lax.store(!strict, Ordering::SeqCst);
+    }
+
+    /// Ends every stalled or held stream now (as dropping the fake does).
+    pub fn shutdown(&self) {
+        self.shared.shutdown.cancel();
+    }
+}
+
+impl Drop for FakeLlm {
+    fn drop(&mut self) {
+        self.shared.shutdown.cancel();
+        self.task.abort();
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Api {
+    Anthropic,
+    OpenAi,
+}
+
+async fn handle(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let raw_body = String::from_utf8_lossy(&body).into_owned();
+    let json: Value = serde_json::from_str(&raw_body).unwrap_or(Value::Null);
+    let recorded = RecordedRequest {
+        method: method.to_string(),
+        path: uri.path().to_owned(),
+        headers: headers
+            .iter()
+            .map(|(n, v)| {
+                (
+                    n.as_str().to_owned(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+        body: json.clone(),
+        raw_body,
+    };
+    shared.requests.lock().unwrap().push(recorded);
+    let api = match (method == Method::POST, uri.path()) {
+        (true, "/v1/messages") => Api::Anthropic,
+        (true, "/v1/chat/completions" | "/chat/completions") => Api::OpenAi,
+        _ => {
+            return raw(
+                404,
+                "application/json",
+                r#"{"error":{"message":"Not found","type":"invalid_request_error"}}"#.into(),
+                &[],
+            );
+        }
+    };
+    if json.is_null() {
+        return reject(
+            api,
+            validate::Rejection {
+                status: 400,
+                kind: "invalid_request_error",
+                message: "There was an error parsing the body".into(),
+            },
+        );
+    }
+    if !shared.lax.load(Ordering::SeqCst) {
+        let checked = match api {
+            Api::Anthropic => validate::anthropic(&headers, &json),
+            Api::OpenAi => validate::openai(&headers, &json),
+        };
+        if let Err(rejection) = checked {
+            tracing::warn!(message = %rejection.message, "fake LLM rejected a request");
+            return reject(api, rejection);
+        }
+    }
+    let script = shared
+        .queue
+        .lock()
+        .unwrap()
+        .pop_front()
+        .unwrap_or_else(|| Script::text(DEFAULT_TEXT));
+    let call = Call {
+        model: json
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        stream: json.get("stream").and_then(Value::as_bool).unwrap_or(false),
+        include_usage: json
+            .pointer("/stream_options/include_usage")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        key: sent_key(&headers),
+        seq: shared.seq.fetch_add(1, Ordering::SeqCst),
+        shutdown: shared.shutdown.clone(),
+    };
+    match api {
+        Api::Anthropic => anthropic::render(script, &call),
+        Api::OpenAi => openai::render(script, &call),
+    }
+}
+
+fn sent_key(headers: &HeaderMap) -> String {
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    get("x-api-key")
+        .or_else(|| get("authorization").map(|a| a.trim_start_matches("Bearer ").to_owned()))
+        .unwrap_or_default()
+}
+
+fn reject(api: Api, r: validate::Rejection) -> Response {
+    match api {
+        Api::Anthropic => anthropic::json_error(r.status, r.kind, &r.message, &[]),
+        Api::OpenAi => openai::json_error(r.status, &r.message),
+    }
+}
+
+/// A complete response with exactly `body`.
+pub(crate) fn raw(
+    status: u16,
+    content_type: &str,
+    body: String,
+    headers: &[(String, String)],
+) -> Response {
+    let mut response = body::stream_response(
+        StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
+        content_type,
+        vec![body::Frame::Data(body)],
+        CancellationToken::new(),
+    );
+    for (name, value) in headers {
+        if let (Ok(n), Ok(v)) = (
+            axum::http::HeaderName::from_bytes(name.as_bytes()),
+            axum::http::HeaderValue::from_str(value),
+        ) {
+            response.headers_mut().insert(n, v);
+        }
+    }
+    response
+}
