@@ -1,2 +1,4 @@
 //! Shared test support: fakes that speak real wire formats, and helpers.
 #![forbid(unsafe_code)]
+
+pub mod fake_llm;
