@@ -4,7 +4,10 @@
 //! file, applies env overrides, resolves paths against the config file's folder, wraps secrets in
 //! [`Secret`] and refuses what cannot run, with messages that say how to fix it.
 
-mod raw;
+pub mod env;
+pub mod raw;
+mod secrets;
+mod summary;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -13,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use crate::secret::Secret;
 
+pub use env::{is_secret_env, provider_key_env};
 pub use raw::RawConfig;
 pub use validate::ConfigError;
 
@@ -155,9 +159,17 @@ pub struct CliConfig {
 #[derive(Debug, Clone)]
 pub enum McpTransport {
     /// Streamable HTTP; header values already have `${VAR}` substituted.
-    Http { url: String, headers: BTreeMap<String, Secret> },
-    /// A child process speaking stdio.
-    Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String> },
+    Http {
+        url: String,
+        headers: BTreeMap<String, Secret>,
+    },
+    /// A child process speaking stdio. `env` values (`${VAR}` substituted) may be credentials,
+    /// so they are [`Secret`]s too.
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, Secret>,
+    },
 }
 
 /// `[[mcp.servers]]`.
@@ -232,6 +244,6 @@ impl Config {
 
     /// A human-readable summary with every secret masked, for `--check`.
     pub fn summary(&self) -> String {
-        validate::summary(self)
+        summary::summary(self)
     }
 }

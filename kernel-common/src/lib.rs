@@ -2,8 +2,10 @@
 #![forbid(unsafe_code)]
 
 pub mod config;
+pub mod logging;
 pub mod redact;
 pub mod secret;
 
 pub use config::Config;
+pub use redact::Redactor;
 pub use secret::Secret;

@@ -1,5 +1,214 @@
 //! The serde mirror of `config.toml`: field names exactly as written, no I/O, no defaults applied.
+//!
+//! Every table denies unknown keys, so a typo (`api_ky`) is an error naming the key instead of a
+//! silently ignored line. Enumerated values (`type`, `locale`) stay strings here: stage two
+//! ([`super::validate`]) checks them together with everything else, so one run reports all
+//! problems at once.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
 
 /// The whole file as written.
-#[derive(Debug, Clone, Default, serde::Deserialize)]
-pub struct RawConfig {}
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    #[serde(default)]
+    pub telegram: RawTelegram,
+    #[serde(default)]
+    pub general: RawGeneral,
+    /// `[providers.<name>]`, by name.
+    #[serde(default)]
+    pub providers: BTreeMap<String, RawProvider>,
+    pub titles: Option<RawTitles>,
+    /// `[cli.<name>]`, by name.
+    #[serde(default)]
+    pub cli: BTreeMap<String, RawCli>,
+    #[serde(default)]
+    pub mcp: RawMcp,
+    #[serde(default)]
+    pub agentd: RawAgentd,
+    pub stt: Option<RawStt>,
+    pub tts: Option<RawTts>,
+}
+
+/// `[telegram]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTelegram {
+    pub token: Option<String>,
+    pub allowed_user: Option<i64>,
+    pub api_url: Option<String>,
+}
+
+/// `[general]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGeneral {
+    pub timezone: Option<String>,
+    pub default_provider: Option<String>,
+    pub default_workspace: Option<String>,
+    pub context_rounds: Option<u32>,
+    pub memory_recall_k: Option<u32>,
+    pub data_dir: Option<String>,
+    /// `"zh"` or `"en"`.
+    pub locale: Option<String>,
+    pub soul_file: Option<String>,
+}
+
+/// `[providers.<name>]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProvider {
+    /// `"claude"` or `"openai_compat"`.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub api_base: Option<String>,
+    pub api_key: Option<String>,
+    pub max_tokens: Option<u32>,
+    pub default_model: Option<String>,
+    pub models: Option<Vec<String>>,
+    pub headers: Option<BTreeMap<String, String>>,
+    pub stream_idle_timeout_secs: Option<u64>,
+}
+
+/// `[titles]`: its own endpoint, not a reference to a provider.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTitles {
+    /// `"claude"` or `"openai_compat"`.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub api_base: Option<String>,
+    pub api_key: Option<String>,
+    pub model: Option<String>,
+    pub max_tokens: Option<u32>,
+    pub headers: Option<BTreeMap<String, String>>,
+}
+
+/// `[cli.<name>]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCli {
+    pub command: Option<String>,
+    pub args: Option<Vec<String>>,
+}
+
+/// `[mcp]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMcp {
+    /// `[[mcp.servers]]`, in file order.
+    #[serde(default)]
+    pub servers: Vec<RawMcpServer>,
+}
+
+/// One `[[mcp.servers]]` entry.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMcpServer {
+    pub name: Option<String>,
+    /// `"http"` or `"stdio"`.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// http only; may contain `${VAR}`.
+    pub url: Option<String>,
+    /// http only; values may contain `${VAR}`.
+    pub headers: Option<BTreeMap<String, String>>,
+    /// stdio only.
+    pub command: Option<String>,
+    /// stdio only.
+    pub args: Option<Vec<String>>,
+    /// stdio only; values may contain `${VAR}`.
+    pub env: Option<BTreeMap<String, String>>,
+}
+
+/// `[agentd]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAgentd {
+    pub socket: Option<String>,
+    pub listen: Option<String>,
+    pub token: Option<String>,
+    pub tls_cert: Option<String>,
+    pub tls_key: Option<String>,
+    pub endpoint: Option<String>,
+}
+
+/// `[stt]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawStt {
+    pub api_base: Option<String>,
+    pub api_key: Option<String>,
+    pub model: Option<String>,
+    pub headers: Option<BTreeMap<String, String>>,
+}
+
+/// `[tts]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTts {
+    pub api_base: Option<String>,
+    pub api_key: Option<String>,
+    pub model: Option<String>,
+    pub voice: Option<String>,
+    pub headers: Option<BTreeMap<String, String>>,
+}
+
+impl RawConfig {
+    /// Parses TOML text. The error names the offending key; its `Display` quotes the source line,
+    /// so callers that may show it should use [`super::ConfigError`] (via `Config::load`) instead.
+    pub fn parse(text: &str) -> Result<RawConfig, toml::de::Error> {
+        toml::from_str(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_seed_shapes() {
+        let raw = RawConfig::parse(
+            r#"
+[telegram]
+token = "t"
+allowed_user = 42
+
+[providers.anthropic]
+type = "claude"
+max_tokens = 16384
+headers = { User-Agent = "ua" }
+
+[cli.codex]
+command = "codex"
+args = ["exec"]
+
+[[mcp.servers]]
+name = "exa"
+type = "http"
+url = "https://mcp.exa.ai/mcp"
+"#,
+        )
+        .unwrap();
+        assert_eq!(raw.telegram.allowed_user, Some(42));
+        let p = &raw.providers["anthropic"];
+        assert_eq!(p.kind.as_deref(), Some("claude"));
+        assert_eq!(p.headers.as_ref().unwrap()["User-Agent"], "ua");
+        assert_eq!(
+            raw.cli["codex"].args.as_deref(),
+            Some(&["exec".to_owned()][..])
+        );
+        assert_eq!(raw.mcp.servers[0].name.as_deref(), Some("exa"));
+        assert!(raw.titles.is_none());
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let err = RawConfig::parse("[providers.a]\napi_ky = \"x\"\n").unwrap_err();
+        assert!(err.message().contains("api_ky"), "{}", err.message());
+        let err = RawConfig::parse("[genral]\n").unwrap_err();
+        assert!(err.message().contains("genral"), "{}", err.message());
+    }
+}

@@ -1,0 +1,249 @@
+//! The human summary `--check` prints: what was loaded and resolved, with every secret masked
+//! (keys and tokens as first 4 + last 4, header values as `[REDACTED]`, header names only).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use super::{Config, Locale, McpTransport, ProviderConfig, Secret};
+use crate::redact::{REDACTED, redact_url};
+
+/// The summary; a final pass through [`Config::redactor`] guarantees no secret survives even if
+/// one was pasted somewhere unexpected (a CLI argument, a URL path).
+pub(super) fn summary(config: &Config) -> String {
+    let mut out = String::new();
+    general(&mut out, config);
+    providers(&mut out, config);
+    extras(&mut out, config);
+    mcp(&mut out, config);
+    agentd(&mut out, config);
+    if !config.warnings.is_empty() {
+        out.push_str("warnings:\n");
+        for w in &config.warnings {
+            let _ = writeln!(out, "  - {w}");
+        }
+    }
+    config.redactor().redact(&out)
+}
+
+fn key(secret: Option<&Secret>) -> String {
+    secret.map_or_else(|| "none".to_owned(), Secret::masked)
+}
+
+fn headers(map: &BTreeMap<String, Secret>) -> String {
+    map.keys()
+        .map(|name| format!("{name} = {REDACTED}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn exists(path: &std::path::Path) -> &'static str {
+    if path.exists() { "" } else { " (missing)" }
+}
+
+fn general(out: &mut String, c: &Config) {
+    let g = &c.general;
+    let _ = writeln!(out, "config file: {}", c.path.display());
+    let _ = writeln!(
+        out,
+        "data dir: {}{}",
+        g.data_dir.display(),
+        exists(&g.data_dir)
+    );
+    let _ = writeln!(
+        out,
+        "soul file: {}{}",
+        g.soul_file.display(),
+        exists(&g.soul_file)
+    );
+    let _ = writeln!(
+        out,
+        "workspace: {}{}",
+        g.default_workspace.display(),
+        exists(&g.default_workspace)
+    );
+    let _ = writeln!(
+        out,
+        "timezone: {}; locale: {}; context rounds: {}; memories recalled: {}",
+        g.timezone.name(),
+        match g.locale {
+            Locale::Zh => "zh",
+            Locale::En => "en",
+        },
+        g.context_rounds,
+        g.memory_recall_k
+    );
+    let t = &c.telegram;
+    let user = t
+        .allowed_user
+        .map_or_else(|| "none".to_owned(), |u| u.to_string());
+    let _ = writeln!(
+        out,
+        "telegram: token {}; allowed user {user}; api {}",
+        key(t.token.as_ref()),
+        redact_url(&t.api_url)
+    );
+}
+
+fn providers(out: &mut String, c: &Config) {
+    let _ = writeln!(
+        out,
+        "providers (default \"{}\"):",
+        c.general.default_provider
+    );
+    if c.providers.is_empty() {
+        out.push_str("  none\n");
+    }
+    for p in c.providers.values() {
+        provider(out, p);
+    }
+}
+
+fn provider(out: &mut String, p: &ProviderConfig) {
+    let availability = if p.available() {
+        ""
+    } else {
+        " (unavailable: no key)"
+    };
+    let max = p
+        .max_tokens
+        .map_or_else(|| "unset".to_owned(), |m| m.to_string());
+    let _ = writeln!(
+        out,
+        "  {}: {} at {}; key {}{availability}; max_tokens {max}; idle timeout {}s",
+        p.name,
+        p.kind.as_str(),
+        redact_url(&p.api_base),
+        key(p.api_key.as_ref()),
+        p.stream_idle_timeout.as_secs()
+    );
+    let models: Vec<String> = p
+        .models
+        .iter()
+        .map(|m| {
+            if *m == p.default_model {
+                format!("{m} (default)")
+            } else {
+                m.clone()
+            }
+        })
+        .collect();
+    let _ = writeln!(out, "    models: {}", models.join(", "));
+    if !p.headers.is_empty() {
+        let _ = writeln!(out, "    headers: {}", headers(&p.headers));
+    }
+}
+
+/// `[titles]`, `[cli.*]`, `[stt]`, `[tts]`.
+fn extras(out: &mut String, c: &Config) {
+    match &c.titles {
+        Some(t) => {
+            let _ = writeln!(
+                out,
+                "titles: {} at {}; model {}; max_tokens {}; key {}",
+                t.kind.as_str(),
+                redact_url(&t.api_base),
+                t.model,
+                t.max_tokens,
+                key(t.api_key.as_ref())
+            );
+            if !t.headers.is_empty() {
+                let _ = writeln!(out, "  headers: {}", headers(&t.headers));
+            }
+        }
+        None => out.push_str("titles: off\n"),
+    }
+    out.push_str("cli:\n");
+    if c.cli.is_empty() {
+        out.push_str("  none\n");
+    }
+    for cli in c.cli.values() {
+        let _ = writeln!(
+            out,
+            "  {}: {} {}",
+            cli.name,
+            cli.command,
+            cli.args.join(" ")
+        );
+    }
+    let _ = match &c.stt {
+        Some(s) => writeln!(
+            out,
+            "stt: {}; model {}; key {}{}",
+            redact_url(&s.api_base),
+            s.model,
+            key(s.api_key.as_ref()),
+            if s.headers.is_empty() {
+                String::new()
+            } else {
+                format!("; headers: {}", headers(&s.headers))
+            }
+        ),
+        None => writeln!(out, "stt: off (voice messages are refused)"),
+    };
+    let _ = match &c.tts {
+        Some(t) => writeln!(
+            out,
+            "tts: {}; model {}; voice {}; key {}{}",
+            redact_url(&t.api_base),
+            t.model,
+            t.voice,
+            key(t.api_key.as_ref()),
+            if t.headers.is_empty() {
+                String::new()
+            } else {
+                format!("; headers: {}", headers(&t.headers))
+            }
+        ),
+        None => writeln!(out, "tts: off (replies are text only)"),
+    };
+}
+
+fn mcp(out: &mut String, c: &Config) {
+    out.push_str("mcp servers:\n");
+    if c.mcp_servers.is_empty() {
+        out.push_str("  none\n");
+    }
+    for s in &c.mcp_servers {
+        let _ = match &s.transport {
+            McpTransport::Http { url, headers: h } => {
+                let hs = if h.is_empty() {
+                    String::new()
+                } else {
+                    format!("; headers: {}", headers(h))
+                };
+                writeln!(out, "  {}: http {}{hs}", s.name, redact_url(url))
+            }
+            McpTransport::Stdio { command, args, env } => {
+                let names: Vec<String> = env.keys().map(|k| format!("{k} = {REDACTED}")).collect();
+                let es = if env.is_empty() {
+                    String::new()
+                } else {
+                    format!("; env: {}", names.join(", "))
+                };
+                writeln!(
+                    out,
+                    "  {}: stdio {} {}{es}",
+                    s.name,
+                    command,
+                    args.join(" ")
+                )
+            }
+        };
+    }
+}
+
+fn agentd(out: &mut String, c: &Config) {
+    let a = &c.agentd;
+    let listen = a.listen.map_or_else(|| "off".to_owned(), |l| l.to_string());
+    let tls = a.tls.as_ref().map_or_else(
+        || "off".to_owned(),
+        |t| format!("cert {}, key {}", t.cert.display(), t.key.display()),
+    );
+    let _ = writeln!(
+        out,
+        "agentd: socket {}; listen {listen}; token {}; tls {tls}; endpoint {}",
+        a.socket.display(),
+        key(a.token.as_ref()),
+        redact_url(&a.endpoint)
+    );
+}

@@ -1,0 +1,142 @@
+//! `[agentd]`: the Unix socket, optional TCP with its bearer token and TLS, and the endpoint
+//! kernel-tg dials. Nothing reaches the network unless configured, and never without a token; a
+//! non-loopback address needs TLS.
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use super::{Ctx, given, placeholder_note};
+use crate::config::env::AGENTD_TOKEN_ENV;
+use crate::config::raw::RawAgentd;
+use crate::config::{AgentdConfig, Component, TlsConfig};
+
+/// `sun_path` holds 108 bytes including the terminating NUL.
+const MAX_SOCKET_PATH: usize = 107;
+
+pub(super) fn agentd(ctx: &mut Ctx<'_>, raw: &RawAgentd, data_dir: &Path) -> AgentdConfig {
+    let socket = match given(raw.socket.as_deref()) {
+        Some(s) => ctx.path(Some(s), ""),
+        None => data_dir.join("agentd.sock"),
+    };
+    let token = ctx.secret(raw.token.as_deref(), AGENTD_TOKEN_ENV);
+    let listen = listen(ctx, raw.listen.as_deref());
+    let tls = tls(ctx, raw, listen.is_some());
+    if let Some(addr) = listen {
+        if token.is_none() {
+            ctx.refuse(format!(
+                "agentd.listen is set but there is no token{}: set agentd.token or \
+                 {AGENTD_TOKEN_ENV} (TCP clients must send it as a bearer token)",
+                placeholder_note(raw.token.as_deref())
+            ));
+        }
+        if !addr.ip().is_loopback() && tls.is_none() {
+            ctx.refuse(format!(
+                "agentd.listen = \"{addr}\" is not a loopback address: set agentd.tls_cert and \
+                 agentd.tls_key, or listen on 127.0.0.1"
+            ));
+        }
+    }
+    check_socket_len(ctx, Component::Agentd, "agentd.socket", &socket);
+    let endpoint = endpoint(ctx, raw.endpoint.as_deref(), &socket);
+    if (endpoint.starts_with("http://") || endpoint.starts_with("https://")) && token.is_none() {
+        ctx.refuse_for(
+            Component::Tg,
+            format!(
+                "agentd.endpoint is a TCP address but there is no token: set agentd.token or \
+                 {AGENTD_TOKEN_ENV} (the token agentd requires on TCP)"
+            ),
+        );
+    }
+    AgentdConfig {
+        socket,
+        listen,
+        token,
+        tls,
+        endpoint,
+    }
+}
+
+fn listen(ctx: &mut Ctx<'_>, raw: Option<&str>) -> Option<SocketAddr> {
+    let value = given(raw)?.trim();
+    match value.parse::<SocketAddr>() {
+        Ok(addr) => Some(addr),
+        Err(_) => {
+            ctx.refuse(format!(
+                "agentd.listen = \"{value}\" is not an IP:port address: use e.g. \"127.0.0.1:50051\""
+            ));
+            None
+        }
+    }
+}
+
+fn tls(ctx: &mut Ctx<'_>, raw: &RawAgentd, listening: bool) -> Option<TlsConfig> {
+    let cert = given(raw.tls_cert.as_deref()).map(|c| ctx.path(Some(c), ""));
+    let key = given(raw.tls_key.as_deref()).map(|k| ctx.path(Some(k), ""));
+    let (cert, key) = match (cert, key) {
+        (Some(cert), Some(key)) => (cert, key),
+        (None, None) => return None,
+        (Some(_), None) => {
+            ctx.refuse(
+                "agentd.tls_cert is set without agentd.tls_key: set both (PEM files) or neither",
+            );
+            return None;
+        }
+        (None, Some(_)) => {
+            ctx.refuse(
+                "agentd.tls_key is set without agentd.tls_cert: set both (PEM files) or neither",
+            );
+            return None;
+        }
+    };
+    if !listening {
+        ctx.warn_for(
+            Component::Agentd,
+            "agentd.tls_cert and agentd.tls_key are set but agentd.listen is not: TLS is unused",
+        );
+    }
+    for (key_name, path) in [("agentd.tls_cert", &cert), ("agentd.tls_key", &key)] {
+        if listening && !path.is_file() {
+            ctx.refuse_for(
+                Component::Agentd,
+                format!(
+                    "{key_name} = \"{}\" is not a readable file: point it at a PEM file",
+                    path.display()
+                ),
+            );
+        }
+    }
+    Some(TlsConfig { cert, key })
+}
+
+/// `unix:<path>` (relative paths resolved; default the socket) or `http(s)://host:port`.
+fn endpoint(ctx: &mut Ctx<'_>, raw: Option<&str>, socket: &Path) -> String {
+    let Some(value) = given(raw).map(str::trim) else {
+        check_socket_len(ctx, Component::Tg, "agentd.socket", socket);
+        return format!("unix:{}", socket.display());
+    };
+    if let Some(path) = value.strip_prefix("unix:") {
+        let path = ctx.path(Some(path), "");
+        check_socket_len(ctx, Component::Tg, "agentd.endpoint", &path);
+        return format!("unix:{}", path.display());
+    }
+    if !(value.starts_with("http://") || value.starts_with("https://")) {
+        ctx.refuse(format!(
+            "agentd.endpoint = \"{value}\" is not understood: use \"unix:/path/to/agentd.sock\" or \
+             \"http://127.0.0.1:50051\" (https:// with TLS)"
+        ));
+    }
+    value.trim_end_matches('/').to_owned()
+}
+
+fn check_socket_len(ctx: &mut Ctx<'_>, component: Component, key: &str, path: &Path) {
+    let len = path.as_os_str().len();
+    if len > MAX_SOCKET_PATH {
+        ctx.refuse_for(
+            component,
+            format!(
+                "{key}: the socket path is {len} bytes long, Unix sockets allow {MAX_SOCKET_PATH}: \
+                 set agentd.socket to a shorter path"
+            ),
+        );
+    }
+}

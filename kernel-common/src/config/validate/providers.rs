@@ -1,0 +1,311 @@
+//! `[providers.*]`, `general.default_provider`, `[titles]`, `[stt]` and `[tts]`: the model
+//! endpoints, their keys and their refusals.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::{Ctx, given, placeholder_note};
+use crate::config::env::{STT_API_KEY_ENV, TITLES_API_KEY_ENV, TTS_API_KEY_ENV, provider_key_env};
+use crate::config::raw::{RawProvider, RawStt, RawTitles, RawTts};
+use crate::config::{Component, ProviderConfig, ProviderKind, SttConfig, TitlesConfig, TtsConfig};
+use crate::secret::Secret;
+
+/// `stream_idle_timeout_secs` when not set.
+const DEFAULT_IDLE_SECS: u64 = 120;
+/// `titles.max_tokens` for `openai_compat` when not set: a title is a few words.
+const DEFAULT_TITLE_MAX_TOKENS: u32 = 100;
+/// `[stt]` / `[tts]` endpoint when not set.
+const OPENAI_BASE: &str = "https://api.openai.com/v1";
+
+/// The default `api_base` of a kind.
+pub(super) fn default_api_base(kind: ProviderKind) -> &'static str {
+    match kind {
+        ProviderKind::Claude => "https://api.anthropic.com",
+        ProviderKind::OpenAiCompat => OPENAI_BASE,
+    }
+}
+
+/// Every well-formed provider; malformed ones are left out with a problem each.
+pub(super) fn providers(
+    ctx: &mut Ctx<'_>,
+    raw: &BTreeMap<String, RawProvider>,
+) -> BTreeMap<String, ProviderConfig> {
+    if raw.is_empty() {
+        ctx.refuse_for(
+            Component::Agentd,
+            "no provider is configured: add a [providers.<name>] section (see config.example.toml)",
+        );
+    }
+    raw.iter()
+        .filter_map(|(name, p)| provider(ctx, name, p).map(|p| (name.clone(), p)))
+        .collect()
+}
+
+fn provider(ctx: &mut Ctx<'_>, name: &str, raw: &RawProvider) -> Option<ProviderConfig> {
+    let key = format!("providers.{name}");
+    let kind = kind(ctx, &format!("{key}.type"), raw.kind.as_deref());
+    let default_model = given(raw.default_model.as_deref()).map(|m| m.trim().to_owned());
+    if default_model.is_none() {
+        ctx.refuse(format!(
+            "{key}.default_model is missing: name the model to use, e.g. default_model = \"gpt-4o\""
+        ));
+    }
+    let models = models(ctx, &key, raw.models.as_deref(), default_model.as_deref());
+    let max_tokens = raw.max_tokens;
+    if max_tokens == Some(0) {
+        ctx.refuse(format!(
+            "{key}.max_tokens must be at least 1: set what the model allows"
+        ));
+    }
+    if kind == Some(ProviderKind::Claude) && max_tokens.is_none() {
+        ctx.refuse_for(
+            Component::Agentd,
+            format!(
+                "{key}.max_tokens is missing: the Anthropic Messages API requires it; set e.g. \
+                 max_tokens = 16384 (what the model allows)"
+            ),
+        );
+    }
+    let idle = raw.stream_idle_timeout_secs.unwrap_or(DEFAULT_IDLE_SECS);
+    if idle == 0 {
+        ctx.refuse(format!(
+            "{key}.stream_idle_timeout_secs must be at least 1 (default 120)"
+        ));
+    }
+    let headers = headers(ctx, &key, raw.headers.as_ref());
+    let kind = kind?;
+    let api_base = ctx.url(
+        &format!("{key}.api_base"),
+        raw.api_base.as_deref(),
+        default_api_base(kind),
+    );
+    Some(ProviderConfig {
+        name: name.to_owned(),
+        kind,
+        api_base,
+        api_key: ctx.secret(raw.api_key.as_deref(), &provider_key_env(name)),
+        max_tokens,
+        default_model: default_model?,
+        models,
+        headers,
+        stream_idle_timeout: Duration::from_secs(idle),
+    })
+}
+
+/// `type`: required, `claude` or `openai_compat`.
+fn kind(ctx: &mut Ctx<'_>, key: &str, value: Option<&str>) -> Option<ProviderKind> {
+    match given(value).map(str::trim) {
+        Some("claude") => Some(ProviderKind::Claude),
+        Some("openai_compat") => Some(ProviderKind::OpenAiCompat),
+        Some(other) => {
+            ctx.refuse(format!(
+                "{key} = \"{other}\" is unknown: use \"claude\" or \"openai_compat\""
+            ));
+            None
+        }
+        None => {
+            ctx.refuse(format!(
+                "{key} is missing: set type = \"claude\" or type = \"openai_compat\""
+            ));
+            None
+        }
+    }
+}
+
+/// `models`, deduplicated, always containing `default_model` (first when it was absent).
+fn models(
+    ctx: &mut Ctx<'_>,
+    key: &str,
+    raw: Option<&[String]>,
+    default: Option<&str>,
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, m) in raw.unwrap_or_default().iter().enumerate() {
+        let m = m.trim();
+        if m.is_empty() {
+            ctx.refuse(format!(
+                "{key}.models[{i}] is empty: remove it or name a model"
+            ));
+        } else if !out.iter().any(|o| o == m) {
+            out.push(m.to_owned());
+        }
+    }
+    if let Some(d) = default
+        && !out.iter().any(|o| o == d)
+    {
+        out.insert(0, d.to_owned());
+    }
+    out
+}
+
+/// Extra HTTP headers: names must be header tokens, values must not contain line breaks.
+pub(super) fn headers(
+    ctx: &mut Ctx<'_>,
+    key: &str,
+    raw: Option<&BTreeMap<String, String>>,
+) -> BTreeMap<String, Secret> {
+    let mut out = BTreeMap::new();
+    for (name, value) in raw.into_iter().flatten() {
+        let token_char = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+        if name.is_empty() || !name.chars().all(token_char) {
+            ctx.refuse(format!(
+                "{key}.headers: \"{name}\" is not a valid HTTP header name (letters, digits, `-`)"
+            ));
+        } else if value.chars().any(|c| c.is_control() && c != '\t') {
+            ctx.refuse(format!(
+                "{key}.headers.{name}: the value contains a line break or control character"
+            ));
+        } else {
+            out.insert(name.clone(), Secret::new(value.clone()));
+        }
+    }
+    out
+}
+
+/// `general.default_provider`: must name a configured provider; may be left out when there is
+/// exactly one.
+pub(super) fn default_provider(
+    ctx: &mut Ctx<'_>,
+    raw: Option<&str>,
+    providers: &BTreeMap<String, RawProvider>,
+) -> String {
+    let names = providers
+        .keys()
+        .map(|n| format!("\"{n}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    match given(raw).map(str::trim) {
+        Some(name) => {
+            if !providers.contains_key(name) && !providers.is_empty() {
+                ctx.refuse_for(
+                    Component::Agentd,
+                    format!(
+                        "general.default_provider = \"{name}\" is not a configured provider: use \
+                         one of {names}, or add a [providers.{name}] section"
+                    ),
+                );
+            }
+            name.to_owned()
+        }
+        None if providers.len() == 1 => providers.keys().next().cloned().unwrap_or_default(),
+        None => {
+            if providers.len() > 1 {
+                ctx.refuse_for(
+                    Component::Agentd,
+                    format!("general.default_provider is missing: set it to one of {names}"),
+                );
+            }
+            providers.keys().next().cloned().unwrap_or_default()
+        }
+    }
+}
+
+/// The default provider needs a key; others without one are merely unavailable.
+pub(super) fn check_default_key(
+    ctx: &mut Ctx<'_>,
+    default: &str,
+    providers: &BTreeMap<String, ProviderConfig>,
+    raw: &BTreeMap<String, RawProvider>,
+) {
+    for name in providers
+        .iter()
+        .filter(|(_, p)| !p.available())
+        .map(|(n, _)| n)
+    {
+        let env = provider_key_env(name);
+        if name == default {
+            let note = placeholder_note(raw.get(name).and_then(|r| r.api_key.as_deref()));
+            ctx.refuse_for(
+                Component::Agentd,
+                format!(
+                    "providers.{name}.api_key is missing for the default provider{note}: set \
+                     providers.{name}.api_key or {env}"
+                ),
+            );
+        } else {
+            ctx.warn_for(
+                Component::Agentd,
+                format!(
+                    "providers.{name} has no api_key (set providers.{name}.api_key or {env}): it is \
+                     unavailable until then"
+                ),
+            );
+        }
+    }
+}
+
+/// `[titles]`: its own endpoint. `None` when malformed (with a problem) .
+pub(super) fn titles(ctx: &mut Ctx<'_>, raw: &RawTitles) -> Option<TitlesConfig> {
+    let kind = kind(ctx, "titles.type", raw.kind.as_deref());
+    let model = given(raw.model.as_deref()).map(|m| m.trim().to_owned());
+    if model.is_none() {
+        ctx.refuse(
+            "titles.model is missing: name a cheap, fast model, e.g. model = \"gpt-4o-mini\"",
+        );
+    }
+    if raw.max_tokens == Some(0) {
+        ctx.refuse("titles.max_tokens must be at least 1: set e.g. max_tokens = 100");
+    }
+    if kind == Some(ProviderKind::Claude) && raw.max_tokens.is_none() {
+        ctx.refuse_for(
+            Component::Agentd,
+            "titles.max_tokens is missing: the Anthropic Messages API requires it; set e.g. \
+             max_tokens = 100",
+        );
+    }
+    let headers = headers(ctx, "titles", raw.headers.as_ref());
+    let api_key = ctx.secret(raw.api_key.as_deref(), TITLES_API_KEY_ENV);
+    if api_key.is_none() {
+        ctx.warn_for(
+            Component::Agentd,
+            format!(
+                "titles.api_key is missing{}: set titles.api_key or {TITLES_API_KEY_ENV}; until \
+                 then no titles are generated",
+                placeholder_note(raw.api_key.as_deref())
+            ),
+        );
+    }
+    let kind = kind?;
+    Some(TitlesConfig {
+        kind,
+        api_base: ctx.url(
+            "titles.api_base",
+            raw.api_base.as_deref(),
+            default_api_base(kind),
+        ),
+        api_key,
+        model: model?,
+        max_tokens: raw.max_tokens.unwrap_or(DEFAULT_TITLE_MAX_TOKENS),
+        headers,
+    })
+}
+
+/// `[stt]`: OpenAI-compatible transcription; model defaults to `whisper-1`.
+pub(super) fn stt(ctx: &mut Ctx<'_>, raw: &RawStt) -> SttConfig {
+    SttConfig {
+        api_base: ctx.url("stt.api_base", raw.api_base.as_deref(), OPENAI_BASE),
+        api_key: ctx.secret(raw.api_key.as_deref(), STT_API_KEY_ENV),
+        model: given(raw.model.as_deref())
+            .unwrap_or("whisper-1")
+            .trim()
+            .to_owned(),
+        headers: headers(ctx, "stt", raw.headers.as_ref()),
+    }
+}
+
+/// `[tts]`: OpenAI-compatible speech; model `tts-1`, voice `alloy` by default.
+pub(super) fn tts(ctx: &mut Ctx<'_>, raw: &RawTts) -> TtsConfig {
+    TtsConfig {
+        api_base: ctx.url("tts.api_base", raw.api_base.as_deref(), OPENAI_BASE),
+        api_key: ctx.secret(raw.api_key.as_deref(), TTS_API_KEY_ENV),
+        model: given(raw.model.as_deref())
+            .unwrap_or("tts-1")
+            .trim()
+            .to_owned(),
+        voice: given(raw.voice.as_deref())
+            .unwrap_or("alloy")
+            .trim()
+            .to_owned(),
+        headers: headers(ctx, "tts", raw.headers.as_ref()),
+    }
+}
