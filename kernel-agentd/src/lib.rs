@@ -1,8 +1,23 @@
-//! kernel-agentd as a library: `run(config, listeners, shutdown)` serves the gRPC API.
+//! kernel-agentd as a library: [`run`] serves the gRPC API from a validated config on bound
+//! listeners until a shutdown future resolves. `main` and the tests both call it.
 #![forbid(unsafe_code)]
 
+pub mod agent;
+pub mod context;
 pub mod conversation;
 pub mod error;
 pub mod listen;
 pub mod llm;
+pub mod repair;
+pub mod rpc;
+pub mod selection;
+pub mod server;
+pub mod sessions;
+pub mod slim;
 pub mod store;
+pub mod titling;
+pub mod tools;
+pub mod turn;
+
+pub use listen::Listeners;
+pub use server::run;

@@ -1,0 +1,122 @@
+//! `Agent`: the daemon's shared state behind a cheap `Clone` handle; every RPC calls into it.
+//!
+//! Features add their methods in their own modules (`impl Agent` in `sessions.rs`,
+//! `selection.rs`, `titling.rs`, `turn.rs`); this file only owns the state and its start-up.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use kernel_common::Config;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::error::ApiError;
+use crate::llm::{self, Provider};
+use crate::llm::titles::TitlesClient;
+use crate::selection::Selection;
+use crate::sessions::SessionState;
+use crate::store::Store;
+
+/// The daemon's state. Cloning is cheap (an `Arc`).
+#[derive(Clone, Debug)]
+pub struct Agent {
+    pub(crate) inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Inner {
+    pub(crate) config: Config,
+    pub(crate) store: Store,
+    pub(crate) started: Instant,
+    /// Cancelled at shutdown; every turn's token is a child of it.
+    pub(crate) root: CancellationToken,
+    /// Background work (titles) that shutdown waits for.
+    pub(crate) tasks: TaskTracker,
+    /// Usable providers (those with a key), by name.
+    pub(crate) providers: BTreeMap<String, Arc<dyn Provider>>,
+    pub(crate) titles: Option<Arc<TitlesClient>>,
+    pub(crate) selection: Mutex<Selection>,
+    pub(crate) sessions: Mutex<SessionState>,
+    /// The turn loop's state: gate, tools, persona, memory recall (see `turn.rs`).
+    pub(crate) turns: crate::turn::Turns,
+}
+
+/// What `GetStatus` reports (domain form; `rpc` converts it).
+#[derive(Debug, Clone)]
+pub struct Status {
+    pub version: &'static str,
+    pub uptime: std::time::Duration,
+    pub database_path: String,
+    pub fts5_available: bool,
+    pub current_session: Option<crate::sessions::SessionInfo>,
+    pub provider: String,
+    pub model: String,
+}
+
+impl Agent {
+    /// Opens the database under `data_dir`, builds the providers and restores the saved
+    /// provider/model choice. `root` is the server's root cancellation token.
+    pub async fn start(config: Config, root: CancellationToken) -> Result<Agent, ApiError> {
+        let db = config.general.data_dir.join("kernel.db");
+        let store = Store::open(&db).await.map_err(ApiError::internal)?;
+        let mut providers = BTreeMap::new();
+        for (name, cfg) in config.providers.iter().filter(|(_, c)| c.available()) {
+            let provider = llm::build(cfg).map_err(ApiError::internal)?;
+            providers.insert(name.clone(), provider);
+        }
+        let titles = match &config.titles {
+            Some(t) if t.api_key.is_some() => Some(Arc::new(TitlesClient::new(t).map_err(ApiError::internal)?)),
+            _ => None,
+        };
+        let selection = Selection::restore(&config, &store).await?;
+        tracing::info!(provider = %selection.provider, model = %selection.model, "provider selected");
+        let turns = crate::turn::Turns::new(&config);
+        Ok(Agent {
+            inner: Arc::new(Inner {
+                config,
+                store,
+                started: Instant::now(),
+                root,
+                tasks: TaskTracker::new(),
+                providers,
+                titles,
+                selection: Mutex::new(selection),
+                sessions: Mutex::new(SessionState::default()),
+                turns,
+            }),
+        })
+    }
+
+    /// The validated config.
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    /// The database handle.
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// Stops background work and closes the database.
+    pub async fn shutdown(&self) {
+        self.inner.root.cancel();
+        self.inner.tasks.close();
+        self.inner.tasks.wait().await;
+        self.inner.store.close().await;
+    }
+
+    /// A snapshot of the daemon's state.
+    pub async fn status(&self) -> Result<Status, ApiError> {
+        let selection = self.selection();
+        Ok(Status {
+            version: env!("CARGO_PKG_VERSION"),
+            uptime: self.inner.started.elapsed(),
+            database_path: self.inner.store.path().display().to_string(),
+            fts5_available: self.inner.store.fts5_available(),
+            current_session: self.current_session_info().await?,
+            provider: selection.provider,
+            model: selection.model,
+        })
+    }
+}

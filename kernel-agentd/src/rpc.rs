@@ -1,0 +1,111 @@
+//! The gRPC edge: `AgentService` implements `kernel.v1.Agent` by converting proto types to
+//! domain calls on [`Agent`]. Only this module (and its children) sees proto types.
+
+mod chat;
+mod convert;
+mod status;
+
+use std::pin::Pin;
+
+use futures::Stream;
+use kernel_proto::v1 as pb;
+use tonic::{Request, Response, Status};
+
+use crate::agent::Agent;
+use convert::{memory_unimplemented, session_info};
+
+pub use status::to_status;
+
+/// The `kernel.v1.Agent` service.
+#[derive(Debug, Clone)]
+pub struct AgentService {
+    agent: Agent,
+}
+
+impl AgentService {
+    /// Wraps the agent.
+    pub fn new(agent: Agent) -> Self {
+        Self { agent }
+    }
+}
+
+type RpcResult<T> = Result<Response<T>, Status>;
+
+#[tonic::async_trait]
+impl pb::agent_server::Agent for AgentService {
+    type ChatStream = Pin<Box<dyn Stream<Item = Result<pb::ChatEvent, Status>> + Send + 'static>>;
+
+    async fn chat(&self, req: Request<pb::ChatRequest>) -> RpcResult<Self::ChatStream> {
+        self.chat_events(req.into_inner()).await.map(Response::new)
+    }
+
+    async fn cancel(&self, _req: Request<pb::CancelRequest>) -> RpcResult<pb::CancelResponse> {
+        Ok(Response::new(self.cancel_turn()))
+    }
+
+    async fn get_status(&self, _req: Request<pb::GetStatusRequest>) -> RpcResult<pb::GetStatusResponse> {
+        let s = self.agent.status().await.map_err(to_status)?;
+        Ok(Response::new(convert::status(s)))
+    }
+
+    async fn new_session(&self, _req: Request<pb::NewSessionRequest>) -> RpcResult<pb::NewSessionResponse> {
+        let info = self.agent.new_session().await.map_err(to_status)?;
+        Ok(Response::new(pb::NewSessionResponse { session: Some(session_info(info)) }))
+    }
+
+    async fn list_sessions(&self, _req: Request<pb::ListSessionsRequest>) -> RpcResult<pb::ListSessionsResponse> {
+        let list = self.agent.list_sessions().await.map_err(to_status)?;
+        Ok(Response::new(pb::ListSessionsResponse { sessions: list.into_iter().map(session_info).collect() }))
+    }
+
+    async fn resume_session(&self, req: Request<pb::ResumeSessionRequest>) -> RpcResult<pb::ResumeSessionResponse> {
+        let info = self.agent.resume_session(req.into_inner().number).await.map_err(to_status)?;
+        Ok(Response::new(pb::ResumeSessionResponse { session: Some(session_info(info)) }))
+    }
+
+    async fn delete_sessions(&self, req: Request<pb::DeleteSessionsRequest>) -> RpcResult<pb::DeleteSessionsResponse> {
+        let (deleted, fresh) = self.agent.delete_sessions(&req.into_inner().numbers).await.map_err(to_status)?;
+        Ok(Response::new(pb::DeleteSessionsResponse {
+            deleted: u32::try_from(deleted).unwrap_or(u32::MAX),
+            new_current: fresh.map(session_info),
+        }))
+    }
+
+    async fn retitle_session(&self, req: Request<pb::RetitleSessionRequest>) -> RpcResult<pb::RetitleSessionResponse> {
+        let info = self.agent.retitle_session(req.into_inner().number).await.map_err(to_status)?;
+        Ok(Response::new(pb::RetitleSessionResponse { session: Some(session_info(info)) }))
+    }
+
+    async fn list_providers(&self, _req: Request<pb::ListProvidersRequest>) -> RpcResult<pb::ListProvidersResponse> {
+        let (list, current) = self.agent.list_providers();
+        Ok(Response::new(convert::providers(list, current)))
+    }
+
+    async fn select_provider(&self, req: Request<pb::SelectProviderRequest>) -> RpcResult<pb::SelectProviderResponse> {
+        let name = req.into_inner().name;
+        let s = self.agent.select_provider(name.trim()).await.map_err(to_status)?;
+        Ok(Response::new(pb::SelectProviderResponse { provider: s.provider, model: s.model }))
+    }
+
+    async fn select_model(&self, req: Request<pb::SelectModelRequest>) -> RpcResult<pb::SelectModelResponse> {
+        let model = req.into_inner().model;
+        let s = self.agent.select_model(model.trim()).await.map_err(to_status)?;
+        Ok(Response::new(pb::SelectModelResponse { provider: s.provider, model: s.model }))
+    }
+
+    async fn add_memory(&self, _req: Request<pb::AddMemoryRequest>) -> RpcResult<pb::AddMemoryResponse> {
+        memory_unimplemented()
+    }
+
+    async fn list_memories(&self, _req: Request<pb::ListMemoriesRequest>) -> RpcResult<pb::ListMemoriesResponse> {
+        memory_unimplemented()
+    }
+
+    async fn search_memories(&self, _req: Request<pb::SearchMemoriesRequest>) -> RpcResult<pb::SearchMemoriesResponse> {
+        memory_unimplemented()
+    }
+
+    async fn delete_memories(&self, _req: Request<pb::DeleteMemoriesRequest>) -> RpcResult<pb::DeleteMemoriesResponse> {
+        memory_unimplemented()
+    }
+}

@@ -1,0 +1,52 @@
+//! Domain → proto conversions for the RPC replies.
+
+use kernel_proto::v1 as pb;
+use tonic::{Response, Status};
+
+use crate::agent;
+use crate::error::ApiError;
+use crate::selection::{ProviderListing, Selection};
+use crate::sessions::SessionInfo;
+
+/// A session for the wire.
+pub fn session_info(s: SessionInfo) -> pb::SessionInfo {
+    pb::SessionInfo { number: s.number, id: s.id, title: s.title, date: s.date, current: s.current }
+}
+
+/// `ListProviders`' reply.
+pub fn providers(list: Vec<ProviderListing>, current: Selection) -> pb::ListProvidersResponse {
+    pb::ListProvidersResponse {
+        providers: list
+            .into_iter()
+            .map(|p| pb::ProviderInfo {
+                name: p.name,
+                r#type: p.kind.to_string(),
+                models: p.models,
+                default_model: p.default_model,
+                available: p.available,
+                current: p.current,
+            })
+            .collect(),
+        current_provider: current.provider,
+        current_model: current.model,
+    }
+}
+
+/// `GetStatus`' reply.
+pub fn status(s: agent::Status) -> pb::GetStatusResponse {
+    pb::GetStatusResponse {
+        version: s.version.to_string(),
+        uptime_seconds: s.uptime.as_secs(),
+        database_path: s.database_path,
+        fts5_available: s.fts5_available,
+        current_session: s.current_session.map(session_info),
+        provider: s.provider,
+        model: s.model,
+        ..Default::default()
+    }
+}
+
+/// Memory RPCs land with the tools issue.
+pub fn memory_unimplemented<T>() -> Result<Response<T>, Status> {
+    Err(super::to_status(ApiError::Unimplemented("long-term memory")))
+}

@@ -1,0 +1,97 @@
+//! Serving the API: the `kernel.v1.Agent` service plus `grpc.health.v1` and server reflection
+//! (v1 and v1alpha) on the Unix socket, and on TCP behind a bearer token (and TLS if configured).
+
+mod auth;
+
+use std::future::Future;
+
+use kernel_common::Config;
+use kernel_proto::v1::agent_server::AgentServer;
+use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
+use tokio_util::sync::CancellationToken;
+use tonic::transport::{Identity, Server, ServerTlsConfig};
+
+use crate::agent::Agent;
+use crate::listen::Listeners;
+use crate::rpc::AgentService;
+
+pub use auth::BearerAuth;
+
+/// Largest request accepted: attachments may be 20 MB each, a few of them plus text.
+pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
+
+/// Serves until `shutdown` resolves, then stops accepting, cancels running work and drains.
+pub async fn run(
+    config: Config,
+    listeners: Listeners,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let root = CancellationToken::new();
+    let agent = Agent::start(config.clone(), root.child_token()).await?;
+    let service = AgentServer::new(AgentService::new(agent.clone()))
+        .max_decoding_message_size(MAX_REQUEST_BYTES);
+
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health.set_serving::<AgentServer<AgentService>>().await;
+    let reflection = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(kernel_proto::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+    let reflection_v1 = reflection().build_v1()?;
+    let reflection_v1alpha = reflection().build_v1alpha()?;
+
+    let mut tasks = tokio::task::JoinSet::new();
+    {
+        let router = Server::builder()
+            .add_service(health_service.clone())
+            .add_service(reflection_v1.clone())
+            .add_service(reflection_v1alpha.clone())
+            .add_service(service.clone());
+        let token = root.clone();
+        let incoming = UnixListenerStream::new(listeners.unix);
+        tracing::info!(socket = %listeners.unix_path.display(), "serving gRPC on the Unix socket");
+        tasks.spawn(async move {
+            router.serve_with_incoming_shutdown(incoming, token.cancelled_owned()).await
+        });
+    }
+    if let Some(tcp) = listeners.tcp {
+        let addr = tcp.local_addr()?;
+        let token = config.agentd.token.clone().ok_or_else(|| anyhow::anyhow!("agentd.token is required for TCP"))?;
+        let mut builder = Server::builder();
+        if let Some(tls) = &config.agentd.tls {
+            let cert = std::fs::read(&tls.cert)?;
+            let key = std::fs::read(&tls.key)?;
+            builder = builder.tls_config(ServerTlsConfig::new().identity(Identity::from_pem(cert, key)))?;
+        }
+        let router = builder
+            .layer(tonic::service::InterceptorLayer::new(BearerAuth::new(token)))
+            .add_service(health_service)
+            .add_service(reflection_v1)
+            .add_service(reflection_v1alpha)
+            .add_service(service);
+        let cancel = root.clone();
+        tracing::info!(%addr, tls = config.agentd.tls.is_some(), "serving gRPC on TCP (bearer token required)");
+        tasks.spawn(async move {
+            router
+                .serve_with_incoming_shutdown(TcpListenerStream::new(tcp), cancel.cancelled_owned())
+                .await
+        });
+    }
+    tracing::info!(version = env!("CARGO_PKG_VERSION"), "kernel-agentd ready");
+
+    tokio::select! {
+        () = shutdown => tracing::info!("shutting down"),
+        Some(res) = tasks.join_next() => {
+            root.cancel();
+            res??;
+        }
+    }
+    root.cancel();
+    agent.shutdown().await;
+    while let Some(res) = tasks.join_next().await {
+        res??;
+    }
+    tracing::info!("stopped");
+    Ok(())
+}

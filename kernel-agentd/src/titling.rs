@@ -1,0 +1,193 @@
+//! Session titles: generated in the background after the first round with the `[titles]`
+//! provider (retries at 0/3/15/60 s on transient errors, gives up at once on 429, only logs a
+//! final failure), and on demand by `RetitleSession`.
+
+use std::time::Duration;
+
+use crate::agent::Agent;
+use crate::conversation::{Block, Role};
+use crate::error::ApiError;
+use crate::llm::LlmError;
+use crate::sessions::SessionInfo;
+
+/// Delays before each automatic attempt.
+pub const RETRY_SCHEDULE: [Duration; 4] =
+    [Duration::ZERO, Duration::from_secs(3), Duration::from_secs(15), Duration::from_secs(60)];
+
+/// Longest fallback title (characters) when no `[titles]` provider is configured.
+const FALLBACK_TITLE_CHARS: usize = 30;
+
+impl Agent {
+    /// Called after each completed round: titles an untitled session in the background, never
+    /// delaying or breaking the chat.
+    pub fn after_round(&self, session_id: i64) {
+        let agent = self.clone();
+        self.inner.tasks.spawn(async move {
+            let root = agent.inner.root.clone();
+            tokio::select! {
+                () = agent.auto_title(session_id) => {}
+                () = root.cancelled() => {}
+            }
+        });
+    }
+
+    async fn auto_title(&self, session_id: i64) {
+        match self.store().get_session(session_id).await {
+            Ok(Some(row)) if row.title.is_none() => {}
+            Ok(_) => return,
+            Err(e) => return tracing::warn!(session = session_id, error = %e, "cannot load session for titling"),
+        }
+        if self.inner.titles.is_none() {
+            if let Err(e) = self.fallback_title(session_id).await {
+                tracing::warn!(session = session_id, error = %e, "cannot store a fallback title");
+            }
+            return;
+        }
+        let outcome = retry_on_schedule(&RETRY_SCHEDULE, || self.generate_title(session_id)).await;
+        match outcome {
+            Ok(title) => tracing::info!(session = session_id, %title, "session titled"),
+            Err(e) => tracing::warn!(session = session_id, error = %e, "title generation failed"),
+        }
+    }
+
+    /// Regenerates the title of `#n` (default: the current session) now.
+    pub async fn retitle_session(&self, number: Option<u32>) -> Result<SessionInfo, ApiError> {
+        let row = self.session_by_number(number).await?;
+        if self.inner.titles.is_none() {
+            return Err(ApiError::FailedPrecondition("no [titles] provider is configured".into()));
+        }
+        match self.generate_title(row.id).await {
+            Ok(_) => {}
+            Err(TitleError::Empty) => {
+                return Err(ApiError::FailedPrecondition("the session has no completed round to title yet".into()));
+            }
+            Err(TitleError::Llm(e)) => return Err(ApiError::FailedPrecondition(format!("title generation failed: {e}"))),
+            Err(TitleError::Api(e)) => return Err(e),
+        }
+        let row = self
+            .store()
+            .get_session(row.id)
+            .await
+            .map_err(ApiError::internal)?
+            .ok_or_else(|| ApiError::NotFound("the session was deleted meanwhile".into()))?;
+        Ok(self.info_for(&row))
+    }
+
+    async fn first_exchange(&self, session_id: i64) -> Result<Option<(String, String)>, ApiError> {
+        let messages = self.store().load_messages(session_id).await.map_err(ApiError::internal)?;
+        let text_of = |role: Role| {
+            messages.iter().map(|m| &m.message).filter(|m| m.role == role).find_map(|m| {
+                let t: String = m
+                    .content
+                    .iter()
+                    .filter_map(|b| if let Block::Text { text } = b { Some(text.as_str()) } else { None })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                (!t.trim().is_empty()).then_some(t)
+            })
+        };
+        Ok(text_of(Role::User).zip(text_of(Role::Assistant)))
+    }
+
+    async fn generate_title(&self, session_id: i64) -> Result<String, TitleError> {
+        let client = self.inner.titles.clone().ok_or(TitleError::Empty)?;
+        let (user, answer) = self.first_exchange(session_id).await?.ok_or(TitleError::Empty)?;
+        let title = client.title(&user, &answer).await?;
+        self.store().set_session_title(session_id, &title).await.map_err(ApiError::internal)?;
+        Ok(title)
+    }
+
+    async fn fallback_title(&self, session_id: i64) -> Result<(), ApiError> {
+        let Some((user, _)) = self.first_exchange(session_id).await? else { return Ok(()) };
+        let line = user.lines().find(|l| !l.trim().is_empty()).unwrap_or_default().trim();
+        let mut title: String = line.chars().take(FALLBACK_TITLE_CHARS).collect();
+        if line.chars().count() > FALLBACK_TITLE_CHARS {
+            title.push('…');
+        }
+        self.store().set_session_title(session_id, &title).await.map_err(ApiError::internal)
+    }
+}
+
+/// Runs `attempt` after each delay of `schedule` until it succeeds, fails for good (429 or a
+/// non-transient error), or the schedule runs out; returns the last result.
+async fn retry_on_schedule<T, F, Fut>(schedule: &[Duration], mut attempt: F) -> Result<T, TitleError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, TitleError>>,
+{
+    let mut last = Err(TitleError::Empty);
+    for delay in schedule {
+        tokio::time::sleep(*delay).await;
+        last = attempt().await;
+        match &last {
+            Err(TitleError::Llm(e)) if e.is_transient() => {
+                tracing::debug!(error = %e, "title generation failed; will retry");
+            }
+            _ => break,
+        }
+    }
+    last
+}
+
+#[derive(Debug, thiserror::Error)]
+enum TitleError {
+    #[error("nothing to title yet")]
+    Empty,
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    #[error(transparent)]
+    Api(#[from] ApiError),
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use tokio::time::Instant;
+
+    use super::*;
+
+    fn transient() -> TitleError {
+        TitleError::Llm(LlmError::Overloaded { status: 503, message: "busy".into() })
+    }
+
+    async fn run(results: Vec<Result<&'static str, TitleError>>) -> (Result<&'static str, TitleError>, Vec<u64>) {
+        let start = Instant::now();
+        let times = Arc::new(Mutex::new(Vec::new()));
+        let results = Arc::new(Mutex::new(results.into_iter()));
+        let out = retry_on_schedule(&RETRY_SCHEDULE, || {
+            times.lock().unwrap().push(start.elapsed().as_secs());
+            let next = results.lock().unwrap().next().expect("no more scripted results");
+            async move { next }
+        })
+        .await;
+        let times = times.lock().unwrap().clone();
+        (out, times)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn retries_transient_failures_at_0_3_15_60() {
+        let (out, times) = run(vec![Err(transient()), Err(transient()), Err(transient()), Ok("标题")]).await;
+        assert_eq!(out.unwrap(), "标题");
+        assert_eq!(times, vec![0, 3, 18, 78]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn gives_up_after_the_schedule() {
+        let (out, times) = run(vec![Err(transient()), Err(transient()), Err(transient()), Err(transient())]).await;
+        assert!(matches!(out, Err(TitleError::Llm(LlmError::Overloaded { .. }))));
+        assert_eq!(times.len(), 4);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn gives_up_at_once_on_429_and_on_permanent_errors() {
+        let limited = TitleError::Llm(LlmError::RateLimited { retry_after: None, message: "slow down".into() });
+        let (out, times) = run(vec![Err(limited)]).await;
+        assert!(matches!(out, Err(TitleError::Llm(LlmError::RateLimited { .. }))));
+        assert_eq!(times, vec![0]);
+        let auth = TitleError::Llm(LlmError::Authentication { status: 401, message: "bad key".into() });
+        let (out, times) = run(vec![Err(transient()), Err(auth)]).await;
+        assert!(matches!(out, Err(TitleError::Llm(LlmError::Authentication { .. }))));
+        assert_eq!(times, vec![0, 3]);
+    }
+}

@@ -1,0 +1,62 @@
+//! An in-process kernel-agentd: `kernel_agentd::run` on a temp Unix socket with a connected
+//! tonic client, for tests that drive the real gRPC service.
+
+use hyper_util::rt::TokioIo;
+use kernel_proto::v1::agent_client::AgentClient;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tonic::transport::{Channel, Endpoint};
+
+use crate::config::TestConfig;
+
+/// A running in-process server and a client connected to it.
+pub struct Harness {
+    pub cfg: TestConfig,
+    pub client: AgentClient<Channel>,
+    stop: CancellationToken,
+    server: JoinHandle<anyhow::Result<()>>,
+}
+
+impl Harness {
+    /// Starts the service from `cfg` (its socket is bound before the server task is spawned, so the
+    /// client can connect at once).
+    pub async fn start(cfg: TestConfig) -> Harness {
+        let config = cfg.load();
+        let unix_path = config.agentd.socket.clone();
+        std::fs::create_dir_all(unix_path.parent().expect("socket dir")).expect("create data dir");
+        let unix = kernel_agentd::listen::bind_unix(&unix_path).await.expect("bind socket");
+        let listeners = kernel_agentd::Listeners { unix, unix_path: unix_path.clone(), tcp: None };
+        let stop = CancellationToken::new();
+        let server = tokio::spawn(kernel_agentd::run(config, listeners, stop.clone().cancelled_owned()));
+        let client = AgentClient::new(connect(unix_path).await);
+        Harness { cfg, client, stop, server }
+    }
+
+    /// Another client on the same socket.
+    pub async fn client(&self) -> AgentClient<Channel> {
+        AgentClient::new(connect(self.cfg.socket()).await)
+    }
+
+    /// Stops the server (graceful) and returns the config dir for a restart.
+    pub async fn stop(self) -> TestConfig {
+        self.stop.cancel();
+        self.server.await.expect("server task").expect("server stopped cleanly");
+        self.cfg
+    }
+
+    /// Stops and starts again on the same config and database.
+    pub async fn restart(self) -> Harness {
+        let cfg = self.stop().await;
+        Harness::start(cfg).await
+    }
+}
+
+async fn connect(path: std::path::PathBuf) -> Channel {
+    Endpoint::from_static("http://localhost")
+        .connect_with_connector(tower::service_fn(move |_| {
+            let path = path.clone();
+            async move { tokio::net::UnixStream::connect(path).await.map(TokioIo::new) }
+        }))
+        .await
+        .expect("connect to the in-process agentd")
+}

@@ -1,0 +1,114 @@
+//! Running the real binaries (`kernel-agentd`, `kernel-tg`) and the real `grpcurl` as processes.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+
+/// Path of a workspace binary built by `cargo build --workspace --bins` (the test command does).
+pub fn bin_path(name: &str) -> PathBuf {
+    // target/<profile>/deps/<test-exe> → target/<profile>/<name>
+    let exe = std::env::current_exe().expect("current exe");
+    let dir = exe.parent().and_then(Path::parent).expect("target profile dir");
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo build --workspace --bins` first (scripts/test does)",
+        path.display()
+    );
+    path
+}
+
+/// Path of the real grpcurl: `$KERNEL_TEST_GRPCURL`, else `target/venv/bin/grpcurl`
+/// (installed by scripts/test).
+pub fn grpcurl_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("KERNEL_TEST_GRPCURL") {
+        return PathBuf::from(p);
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let path = root.join("target/venv/bin/grpcurl");
+    assert!(path.exists(), "grpcurl is missing: run scripts/test (it installs it into target/venv)");
+    path
+}
+
+/// Runs grpcurl with `args`; returns its output.
+pub fn grpcurl(args: &[&str]) -> Output {
+    Command::new(grpcurl_path())
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run grpcurl")
+}
+
+/// A running `kernel-agentd` process; killed on drop.
+pub struct AgentdProcess {
+    child: Child,
+    lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl AgentdProcess {
+    /// Starts `kernel-agentd --config <config>` with `env` added and waits (by reading its
+    /// stdout, no polling) until it logs that it is ready. Panics with its output if it exits.
+    pub fn start(config: &Path, env: &[(&str, &str)]) -> AgentdProcess {
+        let mut cmd = Command::new(bin_path("kernel-agentd"));
+        cmd.arg("--config").arg(config).env("NO_COLOR", "1").env("RUST_LOG", "info");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn kernel-agentd");
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let (ready_tx, ready_rx) = mpsc::channel();
+        for stream in [
+            Box::new(child.stdout.take().expect("stdout")) as Box<dyn std::io::Read + Send>,
+            Box::new(child.stderr.take().expect("stderr")),
+        ] {
+            let lines = lines.clone();
+            let ready_tx = ready_tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    if line.contains("kernel-agentd ready") {
+                        let _ = ready_tx.send(true);
+                    }
+                    lines.lock().unwrap().push(line);
+                }
+                let _ = ready_tx.send(false);
+            });
+        }
+        drop(ready_tx);
+        let mut proc = AgentdProcess { child, lines };
+        // Both readers report `false` at EOF; ready wins if it comes first.
+        for _ in 0..2 {
+            match ready_rx.recv_timeout(Duration::from_secs(60)) {
+                Ok(true) => return proc,
+                Ok(false) => continue,
+                Err(_) => break,
+            }
+        }
+        let _ = proc.child.kill();
+        panic!("kernel-agentd did not become ready:\n{}", proc.output());
+    }
+
+    /// Everything it printed so far.
+    pub fn output(&self) -> String {
+        self.lines.lock().unwrap().join("\n")
+    }
+
+    /// Sends SIGTERM and waits for the exit status.
+    pub fn terminate(mut self) -> std::process::ExitStatus {
+        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        self.child.wait().expect("wait for kernel-agentd")
+    }
+}
+
+impl Drop for AgentdProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
