@@ -1,4 +1,7 @@
 //! Shared test support: fakes that speak real wire formats, and helpers.
 #![forbid(unsafe_code)]
 
+pub mod config;
 pub mod fake_llm;
+pub mod harness;
+pub mod process;
