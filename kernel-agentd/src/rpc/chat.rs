@@ -11,18 +11,24 @@ use crate::conversation::Usage;
 use crate::turn::{Attachment, TurnEvent, UserInput};
 
 /// The stream `Chat` returns.
-pub type ChatStream = std::pin::Pin<Box<dyn futures::Stream<Item = Result<pb::ChatEvent, Status>> + Send + 'static>>;
+pub type ChatStream =
+    std::pin::Pin<Box<dyn futures::Stream<Item = Result<pb::ChatEvent, Status>> + Send + 'static>>;
 
 impl AgentService {
     /// Starts a turn and streams its events (a single `busy` event when another turn runs).
     pub(super) async fn chat_events(&self, req: pb::ChatRequest) -> Result<ChatStream, Status> {
         let events = self.agent.chat(user_input(req)).await.map_err(to_status)?;
-        Ok(Box::pin(UnboundedReceiverStream::new(events).map(|e| Ok(chat_event(e)))))
+        Ok(Box::pin(
+            UnboundedReceiverStream::new(events).map(|e| Ok(chat_event(e))),
+        ))
     }
 
     /// Cancels the running turn, if any.
     pub(super) fn cancel_turn(&self) -> pb::CancelResponse {
-        pb::CancelResponse { cancelled: self.agent.cancel_turn(), killed_cli: None }
+        pb::CancelResponse {
+            cancelled: self.agent.cancel_turn(),
+            killed_cli: None,
+        }
     }
 }
 
@@ -32,29 +38,61 @@ fn user_input(req: pb::ChatRequest) -> UserInput {
         .attachments
         .into_iter()
         .map(|a| match a.kind {
-            Some(Kind::Image(i)) => Attachment::Image { mime_type: i.mime_type, data: i.data },
-            Some(Kind::Document(d)) => Attachment::Document { file_name: d.file_name, data: d.data },
-            Some(Kind::Voice(v)) => Attachment::Voice { mime_type: v.mime_type, data: v.data },
+            Some(Kind::Image(i)) => Attachment::Image {
+                mime_type: i.mime_type,
+                data: i.data,
+            },
+            Some(Kind::Document(d)) => Attachment::Document {
+                file_name: d.file_name,
+                data: d.data,
+            },
+            Some(Kind::Voice(v)) => Attachment::Voice {
+                mime_type: v.mime_type,
+                data: v.data,
+            },
             None => Attachment::Empty,
         })
         .collect();
-    UserInput { text: req.text, attachments }
+    UserInput {
+        text: req.text,
+        attachments,
+    }
 }
 
 /// A turn event for the wire.
 pub fn chat_event(event: TurnEvent) -> pb::ChatEvent {
     let event = match event {
-        TurnEvent::Started { session_id, turn_id } => Event::Started(pb::TurnStarted { session_id, turn_id }),
+        TurnEvent::Started {
+            session_id,
+            turn_id,
+        } => Event::Started(pb::TurnStarted {
+            session_id,
+            turn_id,
+        }),
         TurnEvent::TextDelta(text) => Event::TextDelta(pb::TextDelta { text }),
-        TurnEvent::ToolStarted { call_id, tool_name, input_summary } => {
-            Event::ToolStarted(pb::ToolStarted { call_id, tool_name, input_summary })
-        }
-        TurnEvent::ToolFinished { call_id, ok, summary } => {
-            Event::ToolFinished(pb::ToolFinished { call_id, ok, summary })
-        }
-        TurnEvent::Completed { text, usage } => {
-            Event::Completed(pb::TurnCompleted { text, usage: Some(usage_pb(usage)), voice_reply: None })
-        }
+        TurnEvent::ToolStarted {
+            call_id,
+            tool_name,
+            input_summary,
+        } => Event::ToolStarted(pb::ToolStarted {
+            call_id,
+            tool_name,
+            input_summary,
+        }),
+        TurnEvent::ToolFinished {
+            call_id,
+            ok,
+            summary,
+        } => Event::ToolFinished(pb::ToolFinished {
+            call_id,
+            ok,
+            summary,
+        }),
+        TurnEvent::Completed { text, usage } => Event::Completed(pb::TurnCompleted {
+            text,
+            usage: Some(usage_pb(usage)),
+            voice_reply: None,
+        }),
         TurnEvent::Failed { message } => Event::Failed(pb::TurnFailed { message }),
         TurnEvent::Cancelled => Event::Cancelled(pb::TurnCancelled {}),
         TurnEvent::Busy { first_in_window } => Event::Busy(pb::Busy { first_in_window }),

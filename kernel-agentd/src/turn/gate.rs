@@ -1,0 +1,231 @@
+//! The global turn gate: one turn at a time, busy windows, the running turn's cancel token and
+//! status, and the last error — one std `Mutex`, held only for a few field updates.
+
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, Utc};
+use tokio_util::sync::CancellationToken;
+
+/// Admits one turn at a time; cheap to clone (clones share the state).
+#[derive(Debug, Clone, Default)]
+pub struct Gate {
+    state: Arc<Mutex<State>>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    running: Option<Running>,
+    /// Refusals in the current busy window.
+    refusals: u64,
+    last_error: Option<String>,
+    next_id: u64,
+}
+
+#[derive(Debug)]
+struct Running {
+    id: u64,
+    cancel: CancellationToken,
+    started_at: DateTime<Utc>,
+    /// Tools running now, in start order (a step may run several at once).
+    tools: Vec<String>,
+}
+
+/// A refused turn: another one is running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Busy {
+    /// True for the first refusal of this busy window.
+    pub first_in_window: bool,
+}
+
+/// The running turn, as `GetStatus` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunningTurn {
+    pub started_at: DateTime<Utc>,
+    /// The tool(s) running right now, comma-separated.
+    pub running_tool: Option<String>,
+}
+
+/// The turn-related part of `GetStatus`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TurnStatus {
+    pub running_turn: Option<RunningTurn>,
+    /// The last turn error (redacted).
+    pub last_error: Option<String>,
+    /// The CLI delegation running now (filled by the tools issue).
+    pub running_cli: Option<String>,
+}
+
+impl Gate {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Admits a turn that `cancel` will stop, or refuses it at once.
+    pub fn try_enter(&self, cancel: CancellationToken) -> Result<Permit, Busy> {
+        let mut s = self.lock();
+        if s.running.is_some() {
+            s.refusals += 1;
+            return Err(Busy {
+                first_in_window: s.refusals == 1,
+            });
+        }
+        s.next_id += 1;
+        let id = s.next_id;
+        s.running = Some(Running {
+            id,
+            cancel,
+            started_at: Utc::now(),
+            tools: Vec::new(),
+        });
+        Ok(Permit {
+            gate: self.clone(),
+            id,
+        })
+    }
+
+    /// Cancels the running turn; whether there was one.
+    pub fn cancel(&self) -> bool {
+        let s = self.lock();
+        match &s.running {
+            Some(r) => {
+                r.cancel.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The running turn and the last error.
+    pub fn status(&self) -> TurnStatus {
+        let s = self.lock();
+        TurnStatus {
+            running_turn: s.running.as_ref().map(|r| RunningTurn {
+                started_at: r.started_at,
+                running_tool: (!r.tools.is_empty()).then(|| r.tools.join(", ")),
+            }),
+            last_error: s.last_error.clone(),
+            running_cli: None,
+        }
+    }
+
+    /// Records a (redacted) error for `GetStatus`.
+    pub fn record_error(&self, message: &str) {
+        self.lock().last_error = Some(message.to_owned());
+    }
+}
+
+/// The right to run the one turn; dropping it ends the busy window.
+#[derive(Debug)]
+pub struct Permit {
+    gate: Gate,
+    id: u64,
+}
+
+impl Permit {
+    fn with_running(&self, f: impl FnOnce(&mut Running)) {
+        let mut s = self.gate.lock();
+        if let Some(r) = s.running.as_mut().filter(|r| r.id == self.id) {
+            f(r);
+        }
+    }
+
+    /// Marks `name` as running.
+    pub fn tool_started(&self, name: &str) {
+        self.with_running(|r| r.tools.push(name.to_owned()));
+    }
+
+    /// Marks one running `name` as finished.
+    pub fn tool_finished(&self, name: &str) {
+        self.with_running(|r| {
+            if let Some(at) = r.tools.iter().position(|t| t == name) {
+                r.tools.remove(at);
+            }
+        });
+    }
+
+    /// Marks every tool as finished.
+    pub fn tools_finished(&self) {
+        self.with_running(|r| r.tools.clear());
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        let mut s = self.gate.lock();
+        if s.running.as_ref().is_some_and(|r| r.id == self.id) {
+            s.running = None;
+            s.refusals = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_turn_at_a_time_with_busy_windows() {
+        let gate = Gate::default();
+        let permit = gate.try_enter(CancellationToken::new()).unwrap();
+        assert_eq!(
+            gate.try_enter(CancellationToken::new()).unwrap_err(),
+            Busy {
+                first_in_window: true
+            }
+        );
+        assert_eq!(
+            gate.try_enter(CancellationToken::new()).unwrap_err(),
+            Busy {
+                first_in_window: false
+            }
+        );
+        drop(permit);
+        let permit = gate.try_enter(CancellationToken::new()).unwrap();
+        assert_eq!(
+            gate.try_enter(CancellationToken::new()).unwrap_err(),
+            Busy {
+                first_in_window: true
+            }
+        );
+        drop(permit);
+        assert!(gate.status().running_turn.is_none());
+    }
+
+    #[test]
+    fn cancel_reaches_the_running_turn_only() {
+        let gate = Gate::default();
+        assert!(!gate.cancel());
+        let token = CancellationToken::new();
+        let permit = gate.try_enter(token.clone()).unwrap();
+        assert!(gate.cancel());
+        assert!(token.is_cancelled());
+        drop(permit);
+        assert!(!gate.cancel());
+    }
+
+    #[test]
+    fn status_shows_running_tools_and_last_error() {
+        let gate = Gate::default();
+        let permit = gate.try_enter(CancellationToken::new()).unwrap();
+        permit.tool_started("search");
+        permit.tool_started("echo");
+        assert_eq!(
+            gate.status().running_turn.unwrap().running_tool.as_deref(),
+            Some("search, echo")
+        );
+        permit.tool_finished("search");
+        assert_eq!(
+            gate.status().running_turn.unwrap().running_tool.as_deref(),
+            Some("echo")
+        );
+        permit.tools_finished();
+        assert_eq!(gate.status().running_turn.unwrap().running_tool, None);
+        gate.record_error("rate limited");
+        drop(permit);
+        let status = gate.status();
+        assert_eq!(
+            (status.running_turn, status.last_error.as_deref()),
+            (None, Some("rate limited"))
+        );
+    }
+}

@@ -1,0 +1,422 @@
+//! One running turn: context, the model/tool loop, cancellation, persistence and the final event.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use chrono::Utc;
+use futures::StreamExt as _;
+use futures::stream::FuturesUnordered;
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use super::gate::Permit;
+use super::summary::{input_summary, result_summary};
+use super::{MAX_TOOL_CALLS, TurnEvent};
+use crate::agent::Agent;
+use crate::context::{assemble, format_now, per_turn_block, window_rounds};
+use crate::conversation::{Block, Message, Role, ToolSpec, Usage};
+use crate::llm::{LlmError, ModelRequest, ModelResponse, Provider, StreamEvent};
+use crate::repair::repair;
+use crate::slim::slim;
+use crate::tools::{ToolContext, ToolOutput};
+
+/// What the owner sees when the conversation cannot be saved (the cause is logged).
+const STORE_FAILED: &str = "could not save the conversation (database error); see the agent log";
+/// The result of a call that was running (or about to run) when the owner cancelled.
+const CANCELLED_BY_USER: &str = "cancelled by the user";
+/// Appended (in memory only) to the last message before the final, tool-less model call.
+const LIMIT_NOTE: &str = "[系统提示] 本条消息的工具调用已达上限（25 次），不能再调用工具。请根据已有结果直接给出最终回答，并说明因达到工具调用上限而停止。";
+/// Fallback answer when the model says nothing after the limit.
+const LIMIT_FALLBACK: &str = "已达到本条消息的工具调用上限（25 次），已停止。";
+
+/// A tool call of the current step, owned.
+#[derive(Debug, Clone)]
+struct Call {
+    id: String,
+    name: String,
+    input: Value,
+}
+
+/// Why a turn stopped before a final answer.
+#[derive(Debug)]
+enum Stop {
+    Cancelled,
+    /// A redacted message for the owner.
+    Failed(String),
+}
+
+/// Everything a turn starts with.
+pub(super) struct TurnSetup {
+    pub agent: Agent,
+    pub permit: Permit,
+    pub events: UnboundedSender<TurnEvent>,
+    pub cancel: CancellationToken,
+    pub session_id: i64,
+    pub provider: Arc<dyn Provider>,
+    pub model: String,
+    pub kind: &'static str,
+    pub user: Message,
+}
+
+pub(super) struct Turn {
+    agent: Agent,
+    /// Held until just before the last event, so a follow-up `Chat` is never refused as busy.
+    permit: Option<Permit>,
+    events: UnboundedSender<TurnEvent>,
+    listener_gone: AtomicBool,
+    cancel: CancellationToken,
+    session_id: i64,
+    id: String,
+    provider: Arc<dyn Provider>,
+    model: String,
+    kind: &'static str,
+    user: Message,
+    system: Arc<str>,
+    specs: Vec<ToolSpec>,
+    /// What the model sees: full content (the store gets the slimmed form).
+    messages: Vec<Message>,
+    stable_prefix: usize,
+    usage: Usage,
+    calls_used: usize,
+}
+
+impl Turn {
+    pub(super) fn new(s: TurnSetup) -> Self {
+        let id = format!("{}-{}", s.session_id, Utc::now().timestamp_micros());
+        Self {
+            agent: s.agent,
+            permit: Some(s.permit),
+            events: s.events,
+            listener_gone: AtomicBool::new(false),
+            cancel: s.cancel,
+            session_id: s.session_id,
+            id,
+            provider: s.provider,
+            model: s.model,
+            kind: s.kind,
+            user: s.user,
+            system: Arc::from(""),
+            specs: Vec::new(),
+            messages: Vec::new(),
+            stable_prefix: 0,
+            usage: Usage::default(),
+            calls_used: 0,
+        }
+    }
+
+    pub(super) fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Runs the turn to its end and sends the last event.
+    pub(super) async fn run(mut self) {
+        tracing::info!(model = %self.model, "turn started");
+        self.emit(TurnEvent::Started {
+            session_id: self.session_id,
+            turn_id: self.id.clone(),
+        });
+        let outcome = self.drive().await;
+        self.finish(outcome);
+    }
+
+    fn emit(&self, event: TurnEvent) {
+        if self.events.send(event).is_err() && !self.listener_gone.swap(true, Ordering::Relaxed) {
+            tracing::info!("the client went away; the turn continues without it");
+        }
+    }
+
+    fn finish(&mut self, outcome: Result<String, Stop>) {
+        let turns = &self.agent.inner.turns;
+        let outcome = outcome.map_err(|stop| match stop {
+            Stop::Failed(message) => Stop::Failed(turns.redactor.redact(&message)),
+            other => other,
+        });
+        match &outcome {
+            Ok(_) => {
+                tracing::info!(tool_calls = self.calls_used, usage = ?self.usage, "turn completed")
+            }
+            Err(Stop::Cancelled) => tracing::info!(tool_calls = self.calls_used, "turn cancelled"),
+            Err(Stop::Failed(message)) => {
+                tracing::warn!(error = %message, "turn failed");
+                turns.gate.record_error(message);
+            }
+        }
+        drop(self.permit.take());
+        match outcome {
+            Ok(text) => {
+                self.emit(TurnEvent::Completed {
+                    text,
+                    usage: self.usage,
+                });
+                self.agent.after_round(self.session_id);
+            }
+            Err(Stop::Failed(message)) => self.emit(TurnEvent::Failed { message }),
+            Err(Stop::Cancelled) => self.emit(TurnEvent::Cancelled),
+        }
+    }
+
+    async fn drive(&mut self) -> Result<String, Stop> {
+        self.prepare().await?;
+        loop {
+            let tools_allowed = self.calls_used < MAX_TOOL_CALLS;
+            let response = self.model_step(tools_allowed).await?;
+            self.usage += response.usage;
+            let message = response.message;
+            self.persist(&message, &[]).await?;
+            self.messages.push(message.clone());
+            let calls: Vec<Call> = message
+                .tool_calls()
+                .map(|c| Call {
+                    id: c.id.to_owned(),
+                    name: c.name.to_owned(),
+                    input: c.input.clone(),
+                })
+                .collect();
+            if calls.is_empty() {
+                return Ok(message.text());
+            }
+            if !tools_allowed {
+                tracing::warn!(
+                    calls = calls.len(),
+                    "the model asked for tools after the limit"
+                );
+                self.answer_calls(&calls, vec![None; calls.len()], limit_output)
+                    .await?;
+                let text = message.text();
+                return Ok(if text.trim().is_empty() {
+                    LIMIT_FALLBACK.to_owned()
+                } else {
+                    text
+                });
+            }
+            self.run_tools(calls).await?;
+            self.stable_prefix = self.messages.len();
+            if self.calls_used >= MAX_TOOL_CALLS {
+                if let Some(last) = self.messages.last_mut() {
+                    last.content.push(Block::text(LIMIT_NOTE));
+                }
+            }
+        }
+    }
+
+    /// Loads and repairs the history window, stores the user message, and builds the request.
+    async fn prepare(&mut self) -> Result<(), Stop> {
+        let general = &self.agent.config().general;
+        let (rounds, k, tz) = (
+            general.context_rounds,
+            general.memory_recall_k,
+            general.timezone,
+        );
+        let stored = self
+            .agent
+            .store()
+            .load_last_rounds(self.session_id, rounds)
+            .await
+            .map_err(store_failed)?;
+        let history = window_rounds(
+            repair(stored.into_iter().map(|s| s.message).collect(), self.kind),
+            rounds,
+        );
+        self.persist(&self.user.clone(), &[]).await?;
+        let turns = &self.agent.inner.turns;
+        self.system = turns.soul.system_prompt().await;
+        self.specs = turns.tools.specs();
+        let query = self.user.text();
+        let memories = if k == 0 || query.trim().is_empty() {
+            Vec::new()
+        } else {
+            let recall = self.agent.memory_recall();
+            tokio::select! {
+                biased;
+                () = self.cancel.cancelled() => return Err(Stop::Cancelled),
+                m = recall.recall(&query, k) => m.into_iter().take(k).collect(),
+            }
+        };
+        let per_turn = per_turn_block(&format_now(Utc::now(), tz), &memories);
+        let assembled = assemble(history, &self.user, &per_turn);
+        self.messages = assembled.messages;
+        self.stable_prefix = assembled.stable_prefix;
+        Ok(())
+    }
+
+    /// One model call, streamed; stops at once on cancellation (the stream is dropped).
+    async fn model_step(&mut self, tools_allowed: bool) -> Result<ModelResponse, Stop> {
+        let mut partial = String::new();
+        let result = self.stream_model(tools_allowed, &mut partial).await;
+        if result.is_err() && !partial.trim().is_empty() {
+            let message = Message::assistant_text(partial);
+            if self.persist(&message, &[]).await.is_ok() {
+                self.messages.push(message);
+            }
+        }
+        result
+    }
+
+    async fn stream_model(
+        &self,
+        tools_allowed: bool,
+        partial: &mut String,
+    ) -> Result<ModelResponse, Stop> {
+        let request = ModelRequest {
+            model: &self.model,
+            system: &self.system,
+            tools: if tools_allowed { &self.specs } else { &[] },
+            messages: &self.messages,
+            stable_prefix: self.stable_prefix,
+        };
+        let mut stream = tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => return Err(Stop::Cancelled),
+            s = self.provider.stream(request) => s.map_err(llm_failed)?,
+        };
+        loop {
+            let item = tokio::select! {
+                biased;
+                () = self.cancel.cancelled() => return Err(Stop::Cancelled),
+                item = stream.next() => item,
+            };
+            match item {
+                Some(Ok(StreamEvent::TextDelta(text))) => {
+                    partial.push_str(&text);
+                    self.emit(TurnEvent::TextDelta(text));
+                }
+                Some(Ok(StreamEvent::ToolCallStarted { .. })) => {}
+                Some(Ok(StreamEvent::Done(response))) => return Ok(response),
+                Some(Err(e)) => return Err(llm_failed(e)),
+                None => {
+                    return Err(llm_failed(LlmError::Stream {
+                        message: "the stream ended without a final message".into(),
+                    }));
+                }
+            }
+        }
+    }
+
+    /// Runs a step's calls concurrently (up to the turn's budget), then stores their results in
+    /// call order as one user message. On cancellation, calls without a result get a synthetic
+    /// "cancelled by the user" one.
+    async fn run_tools(&mut self, calls: Vec<Call>) -> Result<(), Stop> {
+        let budget = MAX_TOOL_CALLS
+            .saturating_sub(self.calls_used)
+            .min(calls.len());
+        self.calls_used += budget;
+        let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
+        for slot in outputs.iter_mut().skip(budget) {
+            *slot = Some(limit_output());
+        }
+        let turns = &self.agent.inner.turns;
+        let mut running = FuturesUnordered::new();
+        for (i, call) in calls.iter().enumerate().take(budget) {
+            let input_summary = input_summary(&call.input, &turns.redactor);
+            tracing::info!(tool = %call.name, call = %call.id, input = %input_summary, "tool started");
+            self.emit(TurnEvent::ToolStarted {
+                call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                input_summary,
+            });
+            self.with_permit(|p| p.tool_started(&call.name));
+            let ctx = ToolContext {
+                cancel: self.cancel.child_token(),
+                call_id: call.id.clone(),
+                session_id: self.session_id,
+            };
+            let (tools, name, input) = (turns.tools.clone(), call.name.clone(), call.input.clone());
+            running.push(async move { (i, tools.call(&name, input, ctx).await) });
+        }
+        let mut cancelled = false;
+        while !running.is_empty() {
+            tokio::select! {
+                biased;
+                () = self.cancel.cancelled() => {
+                    cancelled = true;
+                    break;
+                }
+                Some((i, output)) = running.next() => {
+                    let call = &calls[i];
+                    let summary = result_summary(&output, &turns.redactor);
+                    tracing::info!(tool = %call.name, call = %call.id, ok = !output.is_error, "tool finished");
+                    self.emit(TurnEvent::ToolFinished { call_id: call.id.clone(), ok: !output.is_error, summary });
+                    self.with_permit(|p| p.tool_finished(&call.name));
+                    outputs[i] = Some(output);
+                }
+            }
+        }
+        drop(running);
+        self.with_permit(Permit::tools_finished);
+        self.answer_calls(&calls, outputs, || ToolOutput::error(CANCELLED_BY_USER))
+            .await?;
+        if cancelled {
+            Err(Stop::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Stores and appends the results message for `calls` (`missing()` for calls without output).
+    async fn answer_calls(
+        &mut self,
+        calls: &[Call],
+        outputs: Vec<Option<ToolOutput>>,
+        missing: impl Fn() -> ToolOutput,
+    ) -> Result<(), Stop> {
+        let content = calls
+            .iter()
+            .zip(outputs)
+            .map(|(call, output)| {
+                let ToolOutput { content, is_error } = output.unwrap_or_else(&missing);
+                Block::ToolResult {
+                    call_id: call.id.clone(),
+                    content,
+                    is_error,
+                }
+            })
+            .collect();
+        let message = Message {
+            role: Role::User,
+            content,
+        };
+        let names: Vec<(&str, &str)> = calls
+            .iter()
+            .map(|c| (c.id.as_str(), c.name.as_str()))
+            .collect();
+        self.persist(&message, &names).await?;
+        self.messages.push(message);
+        Ok(())
+    }
+
+    fn with_permit(&self, f: impl FnOnce(&Permit)) {
+        if let Some(p) = &self.permit {
+            f(p);
+        }
+    }
+
+    /// Appends `message`, slimmed, to the session (one transaction). `tool_names` maps call ids
+    /// to tool names for the results in it.
+    async fn persist(&self, message: &Message, tool_names: &[(&str, &str)]) -> Result<(), Stop> {
+        let names: HashMap<&str, &str> = tool_names.iter().copied().collect();
+        let stored = slim(message, |id| names.get(id).copied());
+        self.agent
+            .store()
+            .append_messages(self.session_id, &[stored])
+            .await
+            .map_err(store_failed)?;
+        Ok(())
+    }
+}
+
+fn limit_output() -> ToolOutput {
+    ToolOutput::error(format!(
+        "not run: the limit of {MAX_TOOL_CALLS} tool calls for this message was reached"
+    ))
+}
+
+fn llm_failed(e: LlmError) -> Stop {
+    Stop::Failed(e.to_string())
+}
+
+fn store_failed(e: crate::store::StoreError) -> Stop {
+    tracing::error!(error = %e, "cannot save the conversation");
+    Stop::Failed(STORE_FAILED.to_owned())
+}
