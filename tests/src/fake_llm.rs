@@ -18,6 +18,7 @@
 
 mod anthropic;
 mod body;
+mod log_capture;
 mod openai;
 mod provider;
 mod script;
@@ -36,6 +37,7 @@ use bytes::Bytes;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+pub use log_capture::LogCapture;
 pub use provider::{Drained, FAKE_KEY, FAKE_MODEL, drain};
 pub use script::{
     DEFAULT_TEXT, ErrorKind, FakeToolCall, FakeUsage, HttpError, Quirks, Release, Reply, Script,
@@ -62,6 +64,46 @@ impl RecordedRequest {
             .iter()
             .find(|(n, _)| *n == name)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// The raw body from its start through element `k - 1` of the top-level `messages` array
+    /// (through `"messages":[` when `k` is 0): the bytes a prompt cache can reuse when the
+    /// caller's stable prefix is `k`. Panics when the body has fewer than `k` messages.
+    pub fn messages_prefix(&self, k: usize) -> &str {
+        let raw = self.raw_body.as_str();
+        let key = "\"messages\":[";
+        let start = raw.find(key).expect("a messages array") + key.len();
+        if k == 0 {
+            return &raw[..start];
+        }
+        let (mut depth, mut in_string, mut escaped, mut seen) = (0usize, false, false, 0usize);
+        for (i, c) in raw[start..].char_indices() {
+            if in_string {
+                match (escaped, c) {
+                    (true, _) => escaped = false,
+                    (false, '\\') => escaped = true,
+                    (false, '"') => in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match c {
+                '"' => in_string = true,
+                '{' | '[' => depth += 1,
+                ']' if depth == 0 => break,
+                '}' | ']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        seen += 1;
+                        if seen == k {
+                            return &raw[..start + i + 1];
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        panic!("fewer than {k} messages in {raw}");
     }
 
     /// Whether the body asked for streaming.

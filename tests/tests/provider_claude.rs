@@ -4,14 +4,14 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use kernel_agentd::conversation::{Block, Message, Role, ToolSpec};
+use kernel_agentd::conversation::{Message, Role, ToolSpec};
 use kernel_agentd::llm::{self, LlmError, ModelRequest, Provider, StopReason};
 use kernel_common::Secret;
 use kernel_common::config::{ProviderConfig, ProviderKind};
 use serde_json::{Value, json};
 use tests::fake_llm::{
-    ErrorKind, FAKE_KEY, FAKE_MODEL, FakeLlm, FakeToolCall, FakeUsage, HttpError, Reply, Script,
-    drain,
+    ErrorKind, FAKE_KEY, FAKE_MODEL, FakeLlm, FakeToolCall, FakeUsage, HttpError, LogCapture,
+    Reply, Script, drain,
 };
 
 const SYSTEM: &str = "You are Kernel, a helpful assistant.";
@@ -68,6 +68,9 @@ async fn call(
         },
     }
 }
+
+/// A predicate on the error a case must produce.
+type Check = fn(&LlmError) -> bool;
 
 fn assert_no_secret(e: &LlmError, secrets: &[&str]) {
     for text in [e.to_string(), format!("{e:?}")] {
@@ -185,36 +188,6 @@ async fn input_in_many_pieces_and_empty_input() {
 }
 
 #[tokio::test]
-async fn images_go_as_base64_source_blocks() {
-    let fake = FakeLlm::start().await;
-    let provider = llm::build(&config(&fake)).unwrap();
-    let png = vec![0x89, b'P', b'N', b'G', 1, 2, 3];
-    let message = Message {
-        role: Role::User,
-        content: vec![
-            Block::Image {
-                mime_type: "image/png".into(),
-                data: png.clone(),
-            },
-            Block::text("what is this?"),
-        ],
-    };
-    call(&*provider, &[message], 0).await.response();
-    let req = fake.last_request().unwrap();
-    // The conversation model's own serde encodes bytes as standard base64.
-    let b64 = serde_json::to_value(Block::Image {
-        mime_type: "image/png".into(),
-        data: png,
-    })
-    .unwrap()["data"]
-        .clone();
-    assert_eq!(
-        req.body["messages"][0]["content"][0],
-        json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64}})
-    );
-}
-
-#[tokio::test]
 async fn usage_includes_cache_fields() {
     let fake = FakeLlm::start().await;
     let usage = FakeUsage {
@@ -243,7 +216,7 @@ async fn http_errors_are_typed_and_redacted() {
         Secret::new("org-header-secret-value"),
     );
     let provider = llm::build(&cfg).unwrap();
-    let cases: Vec<(ErrorKind, fn(&LlmError) -> bool)> = vec![
+    let cases: Vec<(ErrorKind, Check)> = vec![
         (ErrorKind::Unauthorized, |e| {
             matches!(e, LlmError::Authentication { status: 401, .. })
         }),
@@ -448,213 +421,6 @@ async fn custom_headers_and_api_base_are_honoured() {
 }
 
 #[tokio::test]
-async fn thinking_round_trips_with_its_signature_and_foreign_reasoning_is_dropped() {
-    let fake = FakeLlm::start().await;
-    fake.push(
-        Reply::default()
-            .thinking("Let me think.", "sig-abc")
-            .tool(FakeToolCall::new("get_time", "{}").id("toolu_t")),
-    );
-    let provider = llm::build(&config(&fake)).unwrap();
-    let mut messages = vec![Message::user_text("time?")];
-    let response = call(&*provider, &messages, 0).await.response();
-    let Block::Reasoning {
-        provider: tag,
-        data,
-    } = &response.message.content[0]
-    else {
-        panic!("{response:?}")
-    };
-    assert_eq!(tag, "claude");
-    assert_eq!(
-        data,
-        &json!({"type": "thinking", "thinking": "Let me think.", "signature": "sig-abc"})
-    );
-    let mut assistant = response.message;
-    assistant.content.push(Block::Reasoning {
-        provider: "openai_compat".into(),
-        data: json!({"reasoning_content": "x"}),
-    });
-    messages.push(assistant);
-    messages.push(Message {
-        role: Role::User,
-        content: vec![Block::ToolResult {
-            call_id: "toolu_t".into(),
-            content: "12:00".into(),
-            is_error: false,
-        }],
-    });
-    call(&*provider, &messages, 0).await.response();
-    let sent = &fake.last_request().unwrap().body["messages"][1]["content"];
-    assert_eq!(
-        sent[0],
-        json!({"type": "thinking", "thinking": "Let me think.", "signature": "sig-abc"})
-    );
-    assert_eq!(sent[1]["type"], "tool_use");
-    assert_eq!(
-        sent.as_array().unwrap().len(),
-        2,
-        "foreign reasoning must be dropped: {sent}"
-    );
-}
-
-#[tokio::test]
-async fn same_role_messages_are_merged_with_tool_results_first() {
-    let fake = FakeLlm::start().await;
-    fake.push(Reply::default().tool(FakeToolCall::new("get_time", "{}").id("toolu_1")));
-    let provider = llm::build(&config(&fake)).unwrap();
-    let mut messages = vec![Message::user_text("a"), Message::user_text("b")];
-    let response = call(&*provider, &messages, 0).await.response();
-    messages.push(response.message);
-    messages.push(Message {
-        role: Role::User,
-        content: vec![Block::ToolResult {
-            call_id: "toolu_1".into(),
-            content: "cancelled".into(),
-            is_error: true,
-        }],
-    });
-    messages.push(Message::user_text("next question"));
-    call(&*provider, &messages, 0).await.response();
-    let body = fake.last_request().unwrap().body;
-    let wire = body["messages"].as_array().unwrap();
-    assert_eq!(wire.len(), 3, "{wire:?}");
-    assert_eq!(wire[0]["content"].as_array().unwrap().len(), 2);
-    assert_eq!(
-        wire[2]["content"][0],
-        json!({"type": "tool_result", "tool_use_id": "toolu_1", "content": "cancelled", "is_error": true})
-    );
-    assert_eq!(
-        wire[2]["content"][1],
-        json!({"type": "text", "text": "next question"})
-    );
-}
-
-#[tokio::test]
-async fn strict_fake_rejects_an_unanswered_tool_use() {
-    let fake = FakeLlm::start().await;
-    let provider = llm::build(&config(&fake)).unwrap();
-    let messages = vec![
-        Message::user_text("a"),
-        Message {
-            role: Role::Assistant,
-            content: vec![Block::ToolCall {
-                id: "toolu_x".into(),
-                name: "get_time".into(),
-                input: json!({}),
-            }],
-        },
-        Message::user_text("b"),
-    ];
-    let e = call(&*provider, &messages, 0).await.error();
-    assert!(
-        matches!(&e, LlmError::BadRequest { status: 400, message } if message.contains("toolu_x")),
-        "{e:?}"
-    );
-}
-
-/// Byte offset just after element `k - 1` of the top-level `"messages"` array in `raw`.
-fn messages_prefix_end(raw: &str, k: usize) -> usize {
-    let start = raw.find("\"messages\":[").unwrap() + "\"messages\":[".len();
-    let (mut depth, mut in_string, mut escaped, mut done) = (0usize, false, false, 0usize);
-    for (i, c) in raw[start..].char_indices() {
-        if in_string {
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            '"' => in_string = true,
-            '{' | '[' => depth += 1,
-            '}' | ']' => {
-                depth -= 1;
-                if depth == 0 {
-                    done += 1;
-                    if done == k {
-                        return start + i + 1;
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    panic!("fewer than {k} messages in {raw}");
-}
-
-#[tokio::test]
-async fn cache_breakpoints_and_a_byte_identical_prefix() {
-    let fake = FakeLlm::start().await;
-    let provider = llm::build(&config(&fake)).unwrap();
-    let mut history = vec![
-        Message::user_text("first question"),
-        Message::assistant_text("first answer"),
-    ];
-    history.push(Message::user_text("what time is it?"));
-    // Turn 2, step 1: the model calls a tool.
-    fake.push(
-        Reply::default().tool(FakeToolCall::new("get_time", r#"{"tz":"UTC"}"#).id("toolu_a")),
-    );
-    let response = call(&*provider, &history, 2).await.response();
-    let first = fake.last_request().unwrap();
-    let msgs = first.body["messages"].as_array().unwrap();
-    assert_eq!(
-        msgs[1]["content"][0]["cache_control"],
-        json!({"type": "ephemeral"})
-    );
-    assert!(msgs[0]["content"][0].get("cache_control").is_none());
-    assert!(msgs[2]["content"][0].get("cache_control").is_none());
-    assert_eq!(first.raw_body.matches("\"cache_control\"").count(), 3);
-    // Step 2 of the same turn: the prefix (system + tools + messages[..2]) is byte-identical.
-    history.push(response.message);
-    history.push(Message {
-        role: Role::User,
-        content: vec![Block::ToolResult {
-            call_id: "toolu_a".into(),
-            content: "12:00".into(),
-            is_error: false,
-        }],
-    });
-    fake.push(Script::text("It is noon."));
-    let response = call(&*provider, &history, 2).await.response();
-    let second = fake.last_request().unwrap();
-    let end = messages_prefix_end(&first.raw_body, 2);
-    assert_eq!(&second.raw_body[..end], &first.raw_body[..end]);
-    // Next turn: the stable prefix grows to cover the whole previous turn; apart from the
-    // moved breakpoint marker, the old prefix is unchanged.
-    history.push(response.message);
-    history.push(Message::user_text("thanks"));
-    call(&*provider, &history, 6).await.response();
-    let third = fake.last_request().unwrap();
-    let msgs = third.body["messages"].as_array().unwrap();
-    assert_eq!(
-        msgs[5]["content"][0]["cache_control"],
-        json!({"type": "ephemeral"})
-    );
-    let strip = |s: &str| s.replace(",\"cache_control\":{\"type\":\"ephemeral\"}", "");
-    let end2 = messages_prefix_end(&second.raw_body, 5);
-    let prefix2 = strip(&second.raw_body[..end2]);
-    assert!(strip(&third.raw_body).starts_with(&prefix2));
-    assert_eq!(
-        third.raw_body[..end].matches("cache_control").count(),
-        2,
-        "system and tools keep theirs"
-    );
-}
-
-#[tokio::test]
-async fn build_refuses_a_claude_provider_without_max_tokens() {
-    let fake = FakeLlm::start().await;
-    let mut cfg = config(&fake);
-    cfg.max_tokens = None;
-    let e = llm::build(&cfg).unwrap_err();
-    assert!(e.to_string().contains("max_tokens"), "{e}");
-}
-
-#[tokio::test]
 async fn a_held_reply_continues_after_release() {
     let fake = FakeLlm::start().await;
     let (script, release) = Script::hold("Held then released.");
@@ -676,64 +442,9 @@ async fn a_held_reply_continues_after_release() {
     assert_eq!(rest.response().message.text(), "Held then released.");
 }
 
-mod log_capture {
-    //! A minimal `tracing` subscriber that keeps every event and span field as text.
-
-    use std::fmt::Write as _;
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::sync::{Arc, Mutex};
-
-    use tracing::field::{Field, Visit};
-    use tracing::span::{Attributes, Id, Record};
-    use tracing::{Event, Metadata, Subscriber};
-
-    /// Captured log text, shared with the test.
-    #[derive(Clone, Default)]
-    pub struct Capture {
-        pub lines: Arc<Mutex<Vec<String>>>,
-        next: Arc<AtomicU64>,
-    }
-
-    struct Line(String);
-
-    impl Visit for Line {
-        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-            let _ = write!(self.0, " {}={:?}", field.name(), value);
-        }
-    }
-
-    impl Capture {
-        fn push(&self, target: &str, visit: impl FnOnce(&mut Line)) {
-            let mut line = Line(target.to_owned());
-            visit(&mut line);
-            self.lines.lock().unwrap().push(line.0);
-        }
-    }
-
-    impl Subscriber for Capture {
-        fn enabled(&self, _: &Metadata<'_>) -> bool {
-            true
-        }
-        fn new_span(&self, span: &Attributes<'_>) -> Id {
-            self.push(span.metadata().target(), |l| span.record(l));
-            Id::from_u64(self.next.fetch_add(1, Ordering::SeqCst) + 1)
-        }
-        fn record(&self, _: &Id, values: &Record<'_>) {
-            self.push("record", |l| values.record(l));
-        }
-        fn record_follows_from(&self, _: &Id, _: &Id) {}
-        fn event(&self, event: &Event<'_>) {
-            self.push(event.metadata().target(), |l| event.record(l));
-        }
-        fn enter(&self, _: &Id) {}
-        fn exit(&self, _: &Id) {}
-    }
-}
-
 #[tokio::test]
 async fn the_key_and_header_values_never_reach_a_log_line() {
-    let capture = log_capture::Capture::default();
-    let _guard = tracing::subscriber::set_default(capture.clone());
+    let (capture, _guard) = LogCapture::install();
     let fake = FakeLlm::start().await;
     let mut cfg = config(&fake);
     cfg.headers.insert(
@@ -757,7 +468,7 @@ async fn the_key_and_header_values_never_reach_a_log_line() {
     call(&*provider, &[Message::user_text("hi")], 0)
         .await
         .response();
-    let lines = capture.lines.lock().unwrap().clone();
+    let lines = capture.lines();
     assert!(
         lines.iter().any(|l| l.contains("kernel_agentd")),
         "nothing was logged: {lines:?}"
@@ -768,4 +479,24 @@ async fn the_key_and_header_values_never_reach_a_log_line() {
             "leaked: {line}"
         );
     }
+}
+
+#[tokio::test(start_paused = true)]
+async fn stall_with_the_default_idle_timeout_in_paused_time() {
+    let fake = FakeLlm::start().await;
+    let mut cfg = config(&fake);
+    cfg.stream_idle_timeout = Duration::from_secs(120);
+    let provider = llm::build(&cfg).unwrap();
+    fake.push(Script::stall());
+    let started = tokio::time::Instant::now();
+    let e = call(&*provider, &[Message::user_text("hi")], 0)
+        .await
+        .error();
+    assert_eq!(
+        e,
+        LlmError::Stalled {
+            after: Duration::from_secs(120)
+        }
+    );
+    assert!(started.elapsed() >= Duration::from_secs(120));
 }

@@ -54,6 +54,9 @@ async fn call(provider: &dyn Provider, messages: &[Message]) -> Drained {
     }
 }
 
+/// A predicate on the error a case must produce.
+type Check = fn(&LlmError) -> bool;
+
 fn assert_no_secret(e: &LlmError, secrets: &[&str]) {
     for text in [e.to_string(), format!("{e:?}")] {
         for secret in secrets {
@@ -368,7 +371,7 @@ async fn http_errors_are_typed_and_redacted() {
         Secret::new("org-secret-header-value"),
     );
     let provider = llm::build(&cfg).unwrap();
-    let cases: Vec<(ErrorKind, fn(&LlmError) -> bool)> = vec![
+    let cases: Vec<(ErrorKind, Check)> = vec![
         (ErrorKind::Unauthorized, |e| {
             matches!(e, LlmError::Authentication { status: 401, .. })
         }),
@@ -414,7 +417,7 @@ async fn http_errors_are_typed_and_redacted() {
 async fn non_standard_error_shapes_and_missing_capabilities() {
     let fake = FakeLlm::start().await;
     let provider = llm::build(&config(&fake)).unwrap();
-    let cases: Vec<(Script, fn(&LlmError) -> bool)> = vec![
+    let cases: Vec<(Script, Check)> = vec![
         (
             Script::raw_error(400, r#"{"error":"model is required"}"#),
             |e| matches!(e, LlmError::BadRequest { message, .. } if message == "model is required"),

@@ -167,10 +167,9 @@ impl HttpFailure {
     ) -> Self {
         let status = response.status();
         let retry_after = retry_after(response.headers());
-        let body = match tokio::time::timeout(deadline, read_bounded(response)).await {
-            Ok(body) => body,
-            Err(_) => String::new(),
-        };
+        let body = tokio::time::timeout(deadline, read_bounded(response))
+            .await
+            .unwrap_or_default();
         Self::from_body(status, retry_after, &body, redactor)
     }
 

@@ -1,60 +1,33 @@
-//! `Redactor`: scrubs one provider's secrets (its key, its configured header values) out of any
-//! text before it can reach an error message, a log line or the owner.
+//! `Redactor`: one provider's secrets (its key, its configured header values) scrubbed out of
+//! any text or [`LlmError`] before it can reach an error message, a log line or the owner.
+//! The rules themselves live in [`kernel_common::redact`].
 
 use std::collections::BTreeMap;
 
 use kernel_common::Secret;
-use kernel_common::redact::mask;
+use kernel_common::redact::Redactor as Rules;
 
 use super::LlmError;
 
-/// What a configured header value is replaced by (spec §7: header values are replaced whole).
-const HEADER_PLACEHOLDER: &str = "[REDACTED]";
-
-/// Replaces every known secret value of one provider with a safe stand-in: the API key with its
-/// mask (first 4 + `…` + last 4), header values with `[REDACTED]`.
-#[derive(Clone, Default)]
+/// Replaces a provider's API key with its mask (first 4 + `…` + last 4) and its header values
+/// with `[REDACTED]`; credential patterns (`Bearer …`, `x-api-key: …`, URL userinfo) are
+/// masked too.
+#[derive(Clone, Debug, Default)]
 pub struct Redactor {
-    /// (secret, replacement), longest secret first so a secret containing another is caught whole.
-    rules: Vec<(String, String)>,
-}
-
-impl std::fmt::Debug for Redactor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Redactor")
-            .field("rules", &self.rules.len())
-            .finish()
-    }
+    rules: Rules,
 }
 
 impl Redactor {
     /// A redactor for a provider with `key` and extra `headers`.
     pub fn new(key: Option<&Secret>, headers: &BTreeMap<String, Secret>) -> Self {
-        let mut rules: Vec<(String, String)> = Vec::new();
-        if let Some(key) = key.map(Secret::expose).filter(|k| !k.is_empty()) {
-            rules.push((key.to_owned(), mask(key)));
-        }
-        for value in headers
-            .values()
-            .map(Secret::expose)
-            .filter(|v| !v.trim().is_empty())
-        {
-            rules.push((value.to_owned(), HEADER_PLACEHOLDER.to_owned()));
-        }
-        rules.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
-        rules.dedup_by(|a, b| a.0 == b.0);
+        let rules = Rules::new(key.map(Secret::expose))
+            .with_header_values(headers.values().map(Secret::expose));
         Self { rules }
     }
 
     /// `text` with every secret replaced.
     pub fn redact(&self, text: &str) -> String {
-        let mut out = text.to_owned();
-        for (secret, replacement) in &self.rules {
-            if out.contains(secret.as_str()) {
-                out = out.replace(secret.as_str(), replacement);
-            }
-        }
-        out
+        self.rules.redact(text)
     }
 
     /// `error` with every message it carries redacted.
@@ -116,10 +89,18 @@ mod tests {
     }
 
     #[test]
-    fn longer_secret_wins_over_its_substring() {
-        let mut headers = BTreeMap::new();
-        headers.insert("x-a".to_owned(), Secret::new("abcdefghij"));
-        let r = Redactor::new(Some(&Secret::new("abcdefghij-longer-key")), &headers);
-        assert_eq!(r.redact("abcdefghij-longer-key"), "abcd…-key");
+    fn errors_are_redacted() {
+        let r = Redactor::new(Some(&Secret::new("sk-abcdefghijklmnop")), &BTreeMap::new());
+        let e = r.error(LlmError::Authentication {
+            status: 401,
+            message: "bad key sk-abcdefghijklmnop".into(),
+        });
+        assert_eq!(
+            e,
+            LlmError::Authentication {
+                status: 401,
+                message: "bad key sk-a…mnop".into()
+            }
+        );
     }
 }

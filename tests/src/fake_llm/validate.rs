@@ -62,10 +62,10 @@ pub(crate) fn anthropic(headers: &HeaderMap, body: &Value) -> Result<(), Rejecti
     if str_at(body, "model").is_empty() {
         return Err(invalid("model: Field required"));
     }
-    if !body
+    if body
         .get("max_tokens")
         .and_then(Value::as_u64)
-        .is_some_and(|n| n > 0)
+        .is_none_or(|n| n == 0)
     {
         return Err(invalid("max_tokens: Field required"));
     }
