@@ -598,3 +598,43 @@ async fn a_held_reply_continues_after_release_and_a_dropped_stream_ends_the_call
         "after cancel"
     );
 }
+
+#[tokio::test]
+async fn network_errors_and_log_lines_never_show_secrets() {
+    let (capture, _guard) = tests::fake_llm::LogCapture::install();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let fake = FakeLlm::start().await;
+    let mut cfg = config(&fake);
+    cfg.headers
+        .insert("x-team".into(), Secret::new("team-header-secret"));
+    let provider = llm::build(&cfg).unwrap();
+    fake.push(HttpError::new(ErrorKind::Unauthorized));
+    fake.push(Script::MidStreamError {
+        text: "x".into(),
+        error: HttpError::new(ErrorKind::Unauthorized),
+    });
+    for _ in 0..2 {
+        let e = call(&*provider, &[Message::user_text("hi")]).await.error();
+        assert_no_secret(&e, &[FAKE_KEY, "team-header-secret"]);
+    }
+    cfg.api_base = format!("http://127.0.0.1:{port}/v1");
+    let unreachable = llm::build(&cfg).unwrap();
+    let e = call(&*unreachable, &[Message::user_text("hi")])
+        .await
+        .error();
+    assert!(matches!(e, LlmError::Network { .. }), "{e:?}");
+    assert_no_secret(&e, &[FAKE_KEY, "team-header-secret"]);
+    let lines = capture.lines();
+    assert!(
+        lines.iter().any(|l| l.contains("kernel_agentd")),
+        "nothing was logged"
+    );
+    for line in &lines {
+        assert!(
+            !line.contains(FAKE_KEY) && !line.contains("team-header-secret"),
+            "leaked: {line}"
+        );
+    }
+}
