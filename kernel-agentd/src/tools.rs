@@ -1,5 +1,5 @@
-//! The tool registry interface: the `Tool` trait, `ToolRegistry` (register, list specs in a
-//! stable order, look up, call safely), and the seam that hands a registry to a starting agent.
+//! The tool registry interface: the `Tool` trait and `ToolRegistry` (register, list specs in a
+//! stable order, look up, call safely).
 //!
 //! Concrete tools (memory, CLI delegation, MCP) register themselves here in later issues. A call
 //! through [`ToolRegistry::call`] never fails the turn: an unknown tool, input that does not match
@@ -8,7 +8,6 @@
 mod validate;
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::sync::{Arc, RwLock};
 
 use futures::FutureExt as _;
@@ -209,22 +208,6 @@ pub fn valid_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-}
-
-tokio::task_local! {
-    static PROVIDED: ToolRegistry;
-}
-
-/// Runs `fut` (e.g. `kernel_agentd::run(..)`) so that an agent started inside it uses `tools` as
-/// its registry: the seam for embedding and for tests that need their own tools.
-pub async fn provide<F: Future>(tools: ToolRegistry, fut: F) -> F::Output {
-    PROVIDED.scope(tools, fut).await
-}
-
-/// The registry for an agent starting now: the one [`provide`]d to the current task, else an
-/// empty one (built-in tools land with the tools issue).
-pub(crate) fn registry_for_start() -> ToolRegistry {
-    PROVIDED.try_with(Clone::clone).unwrap_or_default()
 }
 
 #[cfg(test)]

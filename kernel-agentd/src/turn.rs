@@ -8,6 +8,7 @@
 //! A cancelled or failed model stream keeps its partial text: it is stored as an assistant
 //! message when it has any, since the owner saw it.
 
+mod extensions;
 mod gate;
 mod input;
 mod run;
@@ -25,6 +26,7 @@ use crate::conversation::Usage;
 use crate::error::ApiError;
 use crate::tools::ToolRegistry;
 
+pub use extensions::{Extensions, provide};
 pub use gate::{Busy, Gate, Permit, RunningTurn, TurnStatus};
 pub use input::{Attachment, IMAGE_TYPES, MAX_ATTACHMENT_BYTES, MAX_TEXT_CHARS, UserInput};
 pub use summary::SUMMARY_CHARS;
@@ -76,14 +78,15 @@ pub struct Turns {
 }
 
 impl Turns {
-    /// Fresh state for `config`, with the registry [`crate::tools::provide`]d to the starting
-    /// task (if any) and no memory recall.
+    /// Fresh state for `config`, with the [`Extensions`] [`provide`]d to the starting task (if
+    /// any): otherwise no tools (built-in ones land with the tools issue) and no memory recall.
     pub fn new(config: &Config) -> Self {
+        let ext = extensions::for_start();
         Self {
             gate: Gate::default(),
-            tools: crate::tools::registry_for_start(),
+            tools: ext.tools,
             soul: Soul::new(config.general.soul_file.clone()),
-            recall: Mutex::new(Arc::new(NoRecall)),
+            recall: Mutex::new(ext.recall.unwrap_or_else(|| Arc::new(NoRecall))),
             redactor: config.redactor(),
         }
     }

@@ -2,6 +2,7 @@
 //! tonic client, for tests that drive the real gRPC service.
 
 use hyper_util::rt::TokioIo;
+use kernel_agentd::turn::Extensions;
 use kernel_proto::v1::agent_client::AgentClient;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -13,6 +14,8 @@ use crate::config::TestConfig;
 pub struct Harness {
     pub cfg: TestConfig,
     pub client: AgentClient<Channel>,
+    /// The agent's tools and memory recall (the registry is shared: tests may register more).
+    pub ext: Extensions,
     stop: CancellationToken,
     server: JoinHandle<anyhow::Result<()>>,
 }
@@ -21,15 +24,35 @@ impl Harness {
     /// Starts the service from `cfg` (its socket is bound before the server task is spawned, so the
     /// client can connect at once).
     pub async fn start(cfg: TestConfig) -> Harness {
+        Harness::start_with(cfg, Extensions::default()).await
+    }
+
+    /// Like [`Harness::start`], with the agent's tools and memory recall from `ext`.
+    pub async fn start_with(cfg: TestConfig, ext: Extensions) -> Harness {
         let config = cfg.load();
         let unix_path = config.agentd.socket.clone();
         std::fs::create_dir_all(unix_path.parent().expect("socket dir")).expect("create data dir");
-        let unix = kernel_agentd::listen::bind_unix(&unix_path).await.expect("bind socket");
-        let listeners = kernel_agentd::Listeners { unix, unix_path: unix_path.clone(), tcp: None };
+        let unix = kernel_agentd::listen::bind_unix(&unix_path)
+            .await
+            .expect("bind socket");
+        let listeners = kernel_agentd::Listeners {
+            unix,
+            unix_path: unix_path.clone(),
+            tcp: None,
+        };
         let stop = CancellationToken::new();
-        let server = tokio::spawn(kernel_agentd::run(config, listeners, stop.clone().cancelled_owned()));
+        let server = tokio::spawn(kernel_agentd::turn::provide(
+            ext.clone(),
+            kernel_agentd::run(config, listeners, stop.clone().cancelled_owned()),
+        ));
         let client = AgentClient::new(connect(unix_path).await);
-        Harness { cfg, client, stop, server }
+        Harness {
+            cfg,
+            client,
+            ext,
+            stop,
+            server,
+        }
     }
 
     /// Another client on the same socket.
@@ -40,14 +63,18 @@ impl Harness {
     /// Stops the server (graceful) and returns the config dir for a restart.
     pub async fn stop(self) -> TestConfig {
         self.stop.cancel();
-        self.server.await.expect("server task").expect("server stopped cleanly");
+        self.server
+            .await
+            .expect("server task")
+            .expect("server stopped cleanly");
         self.cfg
     }
 
     /// Stops and starts again on the same config and database.
     pub async fn restart(self) -> Harness {
+        let ext = self.ext.clone();
         let cfg = self.stop().await;
-        Harness::start(cfg).await
+        Harness::start_with(cfg, ext).await
     }
 }
 
@@ -55,7 +82,11 @@ async fn connect(path: std::path::PathBuf) -> Channel {
     Endpoint::from_static("http://localhost")
         .connect_with_connector(tower::service_fn(move |_| {
             let path = path.clone();
-            async move { tokio::net::UnixStream::connect(path).await.map(TokioIo::new) }
+            async move {
+                tokio::net::UnixStream::connect(path)
+                    .await
+                    .map(TokioIo::new)
+            }
         }))
         .await
         .expect("connect to the in-process agentd")

@@ -1,7 +1,9 @@
 //! Shared test support: fakes that speak real wire formats, and helpers.
 #![forbid(unsafe_code)]
 
+pub mod chat;
 pub mod config;
 pub mod fake_llm;
 pub mod harness;
 pub mod process;
+pub mod test_tools;

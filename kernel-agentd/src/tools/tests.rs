@@ -105,12 +105,3 @@ async fn calls_never_fail_the_caller() {
         "{panicked:?}"
     );
 }
-
-#[tokio::test]
-async fn provide_hands_a_registry_to_code_running_inside() {
-    let r = ToolRegistry::new();
-    r.register(Arc::new(Echo("echo"))).unwrap();
-    let seen = provide(r, async { registry_for_start().names() }).await;
-    assert_eq!(seen, vec!["echo"]);
-    assert!(registry_for_start().names().is_empty());
-}
