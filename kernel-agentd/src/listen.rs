@@ -18,7 +18,10 @@ pub enum ListenError {
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> ListenError + '_ {
-    move |source| ListenError::Io { path: path.to_path_buf(), source }
+    move |source| ListenError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// The bound endpoints handed to [`crate::run`].
@@ -49,7 +52,9 @@ pub fn lock_data_dir(data_dir: &Path) -> Result<DataDirLock, ListenError> {
         .map_err(io_err(&path))?;
     match file.try_lock() {
         Ok(()) => Ok(DataDirLock { _file: file }),
-        Err(std::fs::TryLockError::WouldBlock) => Err(ListenError::AlreadyRunning(data_dir.to_path_buf())),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            Err(ListenError::AlreadyRunning(data_dir.to_path_buf()))
+        }
         Err(std::fs::TryLockError::Error(e)) => Err(ListenError::Io { path, source: e }),
     }
 }
@@ -92,5 +97,9 @@ pub async fn bind(config: &kernel_common::Config) -> Result<Listeners, ListenErr
         Some(addr) => Some(bind_tcp(addr).await?),
         None => None,
     };
-    Ok(Listeners { unix, unix_path, tcp })
+    Ok(Listeners {
+        unix,
+        unix_path,
+        tcp,
+    })
 }

@@ -55,8 +55,12 @@ fn main() -> ExitCode {
 
 async fn serve(config: Config) -> anyhow::Result<()> {
     let _lock = kernel_agentd::listen::lock_data_dir(&config.general.data_dir)?;
-    let _log = kernel_common::logging::init_with_redactor("kernel-agentd", &config.general.data_dir, config.redactor())
-        .context("cannot start logging")?;
+    let _log = kernel_common::logging::init_with_redactor(
+        "kernel-agentd",
+        &config.general.data_dir,
+        config.redactor(),
+    )
+    .context("cannot start logging")?;
     for warning in &config.warnings {
         tracing::warn!(%warning, "config");
     }

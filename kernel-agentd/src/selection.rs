@@ -35,15 +35,24 @@ pub struct ProviderListing {
 impl Selection {
     /// The saved choice if it is still usable, else the default provider and its default model.
     pub async fn restore(config: &Config, store: &Store) -> Result<Selection, ApiError> {
-        let saved_provider = store.get_setting(PROVIDER_KEY).await.map_err(ApiError::internal)?;
-        let saved_model = store.get_setting(MODEL_KEY).await.map_err(ApiError::internal)?;
+        let saved_provider = store
+            .get_setting(PROVIDER_KEY)
+            .await
+            .map_err(ApiError::internal)?;
+        let saved_model = store
+            .get_setting(MODEL_KEY)
+            .await
+            .map_err(ApiError::internal)?;
         if let Some(name) = saved_provider {
             match config.providers.get(&name) {
                 Some(p) if p.available() => {
                     let model = saved_model
                         .filter(|m| p.models.contains(m))
                         .unwrap_or_else(|| p.default_model.clone());
-                    return Ok(Selection { provider: name, model });
+                    return Ok(Selection {
+                        provider: name,
+                        model,
+                    });
                 }
                 _ => tracing::warn!(provider = %name, fallback = %config.general.default_provider,
                     "the saved provider is unusable (removed or no key); using the default provider"),
@@ -54,23 +63,40 @@ impl Selection {
             .providers
             .get(&name)
             .map(|p| p.default_model.clone())
-            .ok_or_else(|| ApiError::FailedPrecondition(format!("default provider {name} is not configured")))?;
-        Ok(Selection { provider: name, model })
+            .ok_or_else(|| {
+                ApiError::FailedPrecondition(format!("default provider {name} is not configured"))
+            })?;
+        Ok(Selection {
+            provider: name,
+            model,
+        })
     }
 }
 
 impl Agent {
     /// The current provider/model choice.
     pub fn selection(&self) -> Selection {
-        self.inner.selection.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.inner
+            .selection
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The current provider's client and model.
     pub fn current_provider(&self) -> Result<(Arc<dyn Provider>, String), ApiError> {
         let s = self.selection();
-        let provider = self.inner.providers.get(&s.provider).cloned().ok_or_else(|| {
-            ApiError::FailedPrecondition(format!("provider {} is unavailable (no API key)", s.provider))
-        })?;
+        let provider = self
+            .inner
+            .providers
+            .get(&s.provider)
+            .cloned()
+            .ok_or_else(|| {
+                ApiError::FailedPrecondition(format!(
+                    "provider {} is unavailable (no API key)",
+                    s.provider
+                ))
+            })?;
         Ok((provider, s.model))
     }
 
@@ -102,7 +128,10 @@ impl Agent {
                 provider_key_env(name)
             )));
         }
-        let selection = Selection { provider: name.to_string(), model: p.default_model.clone() };
+        let selection = Selection {
+            provider: name.to_string(),
+            model: p.default_model.clone(),
+        };
         self.save_selection(selection).await
     }
 
@@ -117,21 +146,38 @@ impl Agent {
                 p.models.join(", ")
             )));
         }
-        self.save_selection(Selection { provider: current.provider, model: model.to_string() }).await
+        self.save_selection(Selection {
+            provider: current.provider,
+            model: model.to_string(),
+        })
+        .await
     }
 
     fn provider_config(&self, name: &str) -> Result<&ProviderConfig, ApiError> {
         self.config().providers.get(name).ok_or_else(|| {
             let names: Vec<&str> = self.config().providers.keys().map(String::as_str).collect();
-            ApiError::InvalidArgument(format!("unknown provider {name:?}; configured: {}", names.join(", ")))
+            ApiError::InvalidArgument(format!(
+                "unknown provider {name:?}; configured: {}",
+                names.join(", ")
+            ))
         })
     }
 
     async fn save_selection(&self, selection: Selection) -> Result<Selection, ApiError> {
         let store = self.store();
-        store.set_setting(PROVIDER_KEY, &selection.provider).await.map_err(ApiError::internal)?;
-        store.set_setting(MODEL_KEY, &selection.model).await.map_err(ApiError::internal)?;
-        *self.inner.selection.lock().unwrap_or_else(|e| e.into_inner()) = selection.clone();
+        store
+            .set_setting(PROVIDER_KEY, &selection.provider)
+            .await
+            .map_err(ApiError::internal)?;
+        store
+            .set_setting(MODEL_KEY, &selection.model)
+            .await
+            .map_err(ApiError::internal)?;
+        *self
+            .inner
+            .selection
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = selection.clone();
         tracing::info!(provider = %selection.provider, model = %selection.model, "provider selected");
         Ok(selection)
     }
@@ -139,6 +185,15 @@ impl Agent {
 
 /// `KERNEL_PROVIDER_<NAME>_API_KEY` for a provider section name.
 pub fn provider_key_env(name: &str) -> String {
-    let upper: String = name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
+    let upper: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
     format!("KERNEL_PROVIDER_{upper}_API_KEY")
 }

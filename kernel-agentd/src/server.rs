@@ -52,20 +52,29 @@ pub async fn run(
         let incoming = UnixListenerStream::new(listeners.unix);
         tracing::info!(socket = %listeners.unix_path.display(), "serving gRPC on the Unix socket");
         tasks.spawn(async move {
-            router.serve_with_incoming_shutdown(incoming, token.cancelled_owned()).await
+            router
+                .serve_with_incoming_shutdown(incoming, token.cancelled_owned())
+                .await
         });
     }
     if let Some(tcp) = listeners.tcp {
         let addr = tcp.local_addr()?;
-        let token = config.agentd.token.clone().ok_or_else(|| anyhow::anyhow!("agentd.token is required for TCP"))?;
+        let token = config
+            .agentd
+            .token
+            .clone()
+            .ok_or_else(|| anyhow::anyhow!("agentd.token is required for TCP"))?;
         let mut builder = Server::builder();
         if let Some(tls) = &config.agentd.tls {
             let cert = std::fs::read(&tls.cert)?;
             let key = std::fs::read(&tls.key)?;
-            builder = builder.tls_config(ServerTlsConfig::new().identity(Identity::from_pem(cert, key)))?;
+            builder = builder
+                .tls_config(ServerTlsConfig::new().identity(Identity::from_pem(cert, key)))?;
         }
         let router = builder
-            .layer(tonic::service::InterceptorLayer::new(BearerAuth::new(token)))
+            .layer(tonic::service::InterceptorLayer::new(BearerAuth::new(
+                token,
+            )))
             .add_service(health_service)
             .add_service(reflection_v1)
             .add_service(reflection_v1alpha)

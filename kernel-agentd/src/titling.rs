@@ -11,8 +11,12 @@ use crate::llm::LlmError;
 use crate::sessions::SessionInfo;
 
 /// Delays before each automatic attempt.
-pub const RETRY_SCHEDULE: [Duration; 4] =
-    [Duration::ZERO, Duration::from_secs(3), Duration::from_secs(15), Duration::from_secs(60)];
+pub const RETRY_SCHEDULE: [Duration; 4] = [
+    Duration::ZERO,
+    Duration::from_secs(3),
+    Duration::from_secs(15),
+    Duration::from_secs(60),
+];
 
 /// Longest fallback title (characters) when no `[titles]` provider is configured.
 const FALLBACK_TITLE_CHARS: usize = 30;
@@ -35,7 +39,9 @@ impl Agent {
         match self.store().get_session(session_id).await {
             Ok(Some(row)) if row.title.is_none() => {}
             Ok(_) => return,
-            Err(e) => return tracing::warn!(session = session_id, error = %e, "cannot load session for titling"),
+            Err(e) => {
+                return tracing::warn!(session = session_id, error = %e, "cannot load session for titling");
+            }
         }
         if self.inner.titles.is_none() {
             if let Err(e) = self.fallback_title(session_id).await {
@@ -54,14 +60,22 @@ impl Agent {
     pub async fn retitle_session(&self, number: Option<u32>) -> Result<SessionInfo, ApiError> {
         let row = self.session_by_number(number).await?;
         if self.inner.titles.is_none() {
-            return Err(ApiError::FailedPrecondition("no [titles] provider is configured".into()));
+            return Err(ApiError::FailedPrecondition(
+                "no [titles] provider is configured".into(),
+            ));
         }
         match self.generate_title(row.id).await {
             Ok(_) => {}
             Err(TitleError::Empty) => {
-                return Err(ApiError::FailedPrecondition("the session has no completed round to title yet".into()));
+                return Err(ApiError::FailedPrecondition(
+                    "the session has no completed round to title yet".into(),
+                ));
             }
-            Err(TitleError::Llm(e)) => return Err(ApiError::FailedPrecondition(format!("title generation failed: {e}"))),
+            Err(TitleError::Llm(e)) => {
+                return Err(ApiError::FailedPrecondition(format!(
+                    "title generation failed: {e}"
+                )));
+            }
             Err(TitleError::Api(e)) => return Err(e),
         }
         let row = self
@@ -74,43 +88,75 @@ impl Agent {
     }
 
     async fn first_exchange(&self, session_id: i64) -> Result<Option<(String, String)>, ApiError> {
-        let messages = self.store().load_messages(session_id).await.map_err(ApiError::internal)?;
+        let messages = self
+            .store()
+            .load_messages(session_id)
+            .await
+            .map_err(ApiError::internal)?;
         let text_of = |role: Role| {
-            messages.iter().map(|m| &m.message).filter(|m| m.role == role).find_map(|m| {
-                let t: String = m
-                    .content
-                    .iter()
-                    .filter_map(|b| if let Block::Text { text } = b { Some(text.as_str()) } else { None })
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                (!t.trim().is_empty()).then_some(t)
-            })
+            messages
+                .iter()
+                .map(|m| &m.message)
+                .filter(|m| m.role == role)
+                .find_map(|m| {
+                    let t: String = m
+                        .content
+                        .iter()
+                        .filter_map(|b| {
+                            if let Block::Text { text } = b {
+                                Some(text.as_str())
+                            } else {
+                                None
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    (!t.trim().is_empty()).then_some(t)
+                })
         };
         Ok(text_of(Role::User).zip(text_of(Role::Assistant)))
     }
 
     async fn generate_title(&self, session_id: i64) -> Result<String, TitleError> {
         let client = self.inner.titles.clone().ok_or(TitleError::Empty)?;
-        let (user, answer) = self.first_exchange(session_id).await?.ok_or(TitleError::Empty)?;
+        let (user, answer) = self
+            .first_exchange(session_id)
+            .await?
+            .ok_or(TitleError::Empty)?;
         let title = client.title(&user, &answer).await?;
-        self.store().set_session_title(session_id, &title).await.map_err(ApiError::internal)?;
+        self.store()
+            .set_session_title(session_id, &title)
+            .await
+            .map_err(ApiError::internal)?;
         Ok(title)
     }
 
     async fn fallback_title(&self, session_id: i64) -> Result<(), ApiError> {
-        let Some((user, _)) = self.first_exchange(session_id).await? else { return Ok(()) };
-        let line = user.lines().find(|l| !l.trim().is_empty()).unwrap_or_default().trim();
+        let Some((user, _)) = self.first_exchange(session_id).await? else {
+            return Ok(());
+        };
+        let line = user
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or_default()
+            .trim();
         let mut title: String = line.chars().take(FALLBACK_TITLE_CHARS).collect();
         if line.chars().count() > FALLBACK_TITLE_CHARS {
             title.push('…');
         }
-        self.store().set_session_title(session_id, &title).await.map_err(ApiError::internal)
+        self.store()
+            .set_session_title(session_id, &title)
+            .await
+            .map_err(ApiError::internal)
     }
 }
 
 /// Runs `attempt` after each delay of `schedule` until it succeeds, fails for good (429 or a
 /// non-transient error), or the schedule runs out; returns the last result.
-async fn retry_on_schedule<T, F, Fut>(schedule: &[Duration], mut attempt: F) -> Result<T, TitleError>
+async fn retry_on_schedule<T, F, Fut>(
+    schedule: &[Duration],
+    mut attempt: F,
+) -> Result<T, TitleError>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, TitleError>>,
@@ -148,16 +194,25 @@ mod tests {
     use super::*;
 
     fn transient() -> TitleError {
-        TitleError::Llm(LlmError::Overloaded { status: 503, message: "busy".into() })
+        TitleError::Llm(LlmError::Overloaded {
+            status: 503,
+            message: "busy".into(),
+        })
     }
 
-    async fn run(results: Vec<Result<&'static str, TitleError>>) -> (Result<&'static str, TitleError>, Vec<u64>) {
+    async fn run(
+        results: Vec<Result<&'static str, TitleError>>,
+    ) -> (Result<&'static str, TitleError>, Vec<u64>) {
         let start = Instant::now();
         let times = Arc::new(Mutex::new(Vec::new()));
         let results = Arc::new(Mutex::new(results.into_iter()));
         let out = retry_on_schedule(&RETRY_SCHEDULE, || {
             times.lock().unwrap().push(start.elapsed().as_secs());
-            let next = results.lock().unwrap().next().expect("no more scripted results");
+            let next = results
+                .lock()
+                .unwrap()
+                .next()
+                .expect("no more scripted results");
             async move { next }
         })
         .await;
@@ -167,27 +222,54 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn retries_transient_failures_at_0_3_15_60() {
-        let (out, times) = run(vec![Err(transient()), Err(transient()), Err(transient()), Ok("标题")]).await;
+        let (out, times) = run(vec![
+            Err(transient()),
+            Err(transient()),
+            Err(transient()),
+            Ok("标题"),
+        ])
+        .await;
         assert_eq!(out.unwrap(), "标题");
         assert_eq!(times, vec![0, 3, 18, 78]);
     }
 
     #[tokio::test(start_paused = true)]
     async fn gives_up_after_the_schedule() {
-        let (out, times) = run(vec![Err(transient()), Err(transient()), Err(transient()), Err(transient())]).await;
-        assert!(matches!(out, Err(TitleError::Llm(LlmError::Overloaded { .. }))));
+        let (out, times) = run(vec![
+            Err(transient()),
+            Err(transient()),
+            Err(transient()),
+            Err(transient()),
+        ])
+        .await;
+        assert!(matches!(
+            out,
+            Err(TitleError::Llm(LlmError::Overloaded { .. }))
+        ));
         assert_eq!(times.len(), 4);
     }
 
     #[tokio::test(start_paused = true)]
     async fn gives_up_at_once_on_429_and_on_permanent_errors() {
-        let limited = TitleError::Llm(LlmError::RateLimited { retry_after: None, message: "slow down".into() });
+        let limited = TitleError::Llm(LlmError::RateLimited {
+            retry_after: None,
+            message: "slow down".into(),
+        });
         let (out, times) = run(vec![Err(limited)]).await;
-        assert!(matches!(out, Err(TitleError::Llm(LlmError::RateLimited { .. }))));
+        assert!(matches!(
+            out,
+            Err(TitleError::Llm(LlmError::RateLimited { .. }))
+        ));
         assert_eq!(times, vec![0]);
-        let auth = TitleError::Llm(LlmError::Authentication { status: 401, message: "bad key".into() });
+        let auth = TitleError::Llm(LlmError::Authentication {
+            status: 401,
+            message: "bad key".into(),
+        });
         let (out, times) = run(vec![Err(transient()), Err(auth)]).await;
-        assert!(matches!(out, Err(TitleError::Llm(LlmError::Authentication { .. }))));
+        assert!(matches!(
+            out,
+            Err(TitleError::Llm(LlmError::Authentication { .. }))
+        ));
         assert_eq!(times, vec![0, 3]);
     }
 }

@@ -10,4 +10,5 @@ pub mod v1 {
 }
 
 /// Encoded `FileDescriptorSet` of the API, for server reflection.
-pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kernel_descriptor.bin"));
+pub const FILE_DESCRIPTOR_SET: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/kernel_descriptor.bin"));

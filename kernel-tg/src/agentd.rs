@@ -49,7 +49,11 @@ pub async fn connect(endpoint: &str, token: Option<&Secret>) -> Result<Client, C
             .connect_timeout(Duration::from_secs(5))
             .connect_with_connector(tower::service_fn(move |_| {
                 let path = path.clone();
-                async move { tokio::net::UnixStream::connect(path).await.map(TokioIo::new) }
+                async move {
+                    tokio::net::UnixStream::connect(path)
+                        .await
+                        .map(TokioIo::new)
+                }
             }))
             .await
             .map_err(unreachable)?
@@ -64,11 +68,18 @@ pub async fn connect(endpoint: &str, token: Option<&Secret>) -> Result<Client, C
         return Err(ConnectError::BadEndpoint(endpoint.to_string()));
     };
     let header = token.and_then(|t| format!("Bearer {}", t.expose()).parse().ok());
-    Ok(AgentClient::with_interceptor(channel, TokenInterceptor { header }))
+    Ok(AgentClient::with_interceptor(
+        channel,
+        TokenInterceptor { header },
+    ))
 }
 
 /// Like [`connect`], retrying every 500 ms up to `attempts` times while agentd is unreachable.
-pub async fn connect_with_retry(endpoint: &str, token: Option<&Secret>, attempts: u32) -> Result<Client, ConnectError> {
+pub async fn connect_with_retry(
+    endpoint: &str,
+    token: Option<&Secret>,
+    attempts: u32,
+) -> Result<Client, ConnectError> {
     let mut tries = 0;
     loop {
         match connect(endpoint, token).await {

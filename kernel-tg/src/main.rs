@@ -47,7 +47,11 @@ fn main() -> ExitCode {
 }
 
 async fn run(config: Config) -> ExitCode {
-    let _log = match kernel_common::logging::init_with_redactor("kernel-tg", &config.general.data_dir, config.redactor()) {
+    let _log = match kernel_common::logging::init_with_redactor(
+        "kernel-tg",
+        &config.general.data_dir,
+        config.redactor(),
+    ) {
         Ok(guard) => guard,
         Err(e) => {
             eprintln!("kernel-tg: cannot start logging: {e}");
@@ -56,14 +60,17 @@ async fn run(config: Config) -> ExitCode {
     };
     let endpoint = &config.agentd.endpoint;
     // agentd may be starting at the same time (systemd, scripts/run): give it a few seconds.
-    let mut client = match kernel_tg::agentd::connect_with_retry(endpoint, config.agentd.token.as_ref(), 20).await {
-        Ok(c) => c,
-        Err(e) => {
-            tracing::error!(error = %e, "cannot reach kernel-agentd");
-            eprintln!("kernel-tg: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let mut client =
+        match kernel_tg::agentd::connect_with_retry(endpoint, config.agentd.token.as_ref(), 20)
+            .await
+        {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot reach kernel-agentd");
+                eprintln!("kernel-tg: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
     match client.get_status(GetStatusRequest {}).await {
         Ok(status) => {
             let status = status.into_inner();
@@ -72,7 +79,11 @@ async fn run(config: Config) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(status) => {
-            eprintln!("kernel-tg: kernel-agentd at {endpoint} answered {:?}: {}", status.code(), status.message());
+            eprintln!(
+                "kernel-tg: kernel-agentd at {endpoint} answered {:?}: {}",
+                status.code(),
+                status.message()
+            );
             ExitCode::FAILURE
         }
     }

@@ -27,7 +27,11 @@ impl TestConfig {
     pub fn with_kind(kind: &str, llm_url: &str, extra: &str) -> TestConfig {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("config.toml");
-        let api_base = if kind == "claude" { llm_url.to_string() } else { format!("{llm_url}/v1") };
+        let api_base = if kind == "claude" {
+            llm_url.to_string()
+        } else {
+            format!("{llm_url}/v1")
+        };
         let toml = format!(
             r#"
 [telegram]
@@ -56,8 +60,12 @@ models = ["fake-model", "fake-model-2"]
 
     /// Loads it as kernel-agentd would, with an empty environment.
     pub fn load(&self) -> kernel_common::Config {
-        kernel_common::Config::load_with_env(&self.path, kernel_common::config::Component::Agentd, &|_| None)
-            .expect("valid test config")
+        kernel_common::Config::load_with_env(
+            &self.path,
+            kernel_common::config::Component::Agentd,
+            &|_| None,
+        )
+        .expect("valid test config")
     }
 
     /// Rewrites the config file (e.g. to drop a key before a restart).

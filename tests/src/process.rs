@@ -10,7 +10,10 @@ use std::time::Duration;
 pub fn bin_path(name: &str) -> PathBuf {
     // target/<profile>/deps/<test-exe> → target/<profile>/<name>
     let exe = std::env::current_exe().expect("current exe");
-    let dir = exe.parent().and_then(Path::parent).expect("target profile dir");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target profile dir");
     let path = dir.join(name);
     assert!(
         path.exists(),
@@ -28,7 +31,10 @@ pub fn grpcurl_path() -> PathBuf {
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let path = root.join("target/venv/bin/grpcurl");
-    assert!(path.exists(), "grpcurl is missing: run scripts/test (it installs it into target/venv)");
+    assert!(
+        path.exists(),
+        "grpcurl is missing: run scripts/test (it installs it into target/venv)"
+    );
     path
 }
 
@@ -52,7 +58,10 @@ impl AgentdProcess {
     /// stdout, no polling) until it logs that it is ready. Panics with its output if it exits.
     pub fn start(config: &Path, env: &[(&str, &str)]) -> AgentdProcess {
         let mut cmd = Command::new(bin_path("kernel-agentd"));
-        cmd.arg("--config").arg(config).env("NO_COLOR", "1").env("RUST_LOG", "info");
+        cmd.arg("--config")
+            .arg(config)
+            .env("NO_COLOR", "1")
+            .env("RUST_LOG", "info");
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -101,7 +110,10 @@ impl AgentdProcess {
 
     /// Sends SIGTERM and waits for the exit status.
     pub fn terminate(mut self) -> std::process::ExitStatus {
-        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
         self.child.wait().expect("wait for kernel-agentd")
     }
 }

@@ -11,7 +11,13 @@ use tests::process::{AgentdProcess, bin_path, grpcurl};
 
 fn unix_args(socket: &std::path::Path) -> Vec<String> {
     // grpcurl ≤ 1.8.6 needs an explicit authority over a Unix socket.
-    vec!["-plaintext".into(), "-unix".into(), "-authority".into(), "localhost".into(), socket.display().to_string()]
+    vec![
+        "-plaintext".into(),
+        "-unix".into(),
+        "-authority".into(),
+        "localhost".into(),
+        socket.display().to_string(),
+    ]
 }
 
 fn run_grpcurl(pre: &[&str], socket: &std::path::Path, post: &[&str]) -> (bool, String) {
@@ -20,7 +26,11 @@ fn run_grpcurl(pre: &[&str], socket: &std::path::Path, post: &[&str]) -> (bool, 
     args.extend(post.iter().map(|s| s.to_string()));
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = grpcurl(&refs);
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     (out.status.success(), text)
 }
 
@@ -32,7 +42,11 @@ fn grpcurl_lists_describes_checks_health_and_gets_status() {
 
     let mode = std::fs::metadata(&socket).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600, "socket mode");
-    let data_mode = std::fs::metadata(cfg.data_dir()).unwrap().permissions().mode() & 0o777;
+    let data_mode = std::fs::metadata(cfg.data_dir())
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
     assert_eq!(data_mode, 0o700, "data dir mode");
 
     let (ok, out) = run_grpcurl(&[], &socket, &["list"]);
@@ -42,7 +56,13 @@ fn grpcurl_lists_describes_checks_health_and_gets_status() {
 
     let (ok, out) = run_grpcurl(&[], &socket, &["describe", "kernel.v1.Agent"]);
     assert!(ok, "{out}");
-    for rpc in ["rpc Chat", "rpc Cancel", "rpc GetStatus", "rpc ListSessions", "rpc SearchMemories"] {
+    for rpc in [
+        "rpc Chat",
+        "rpc Cancel",
+        "rpc GetStatus",
+        "rpc ListSessions",
+        "rpc SearchMemories",
+    ] {
         assert!(out.contains(rpc), "missing {rpc}: {out}");
     }
 
@@ -55,10 +75,19 @@ fn grpcurl_lists_describes_checks_health_and_gets_status() {
     let status: serde_json::Value = serde_json::from_str(&out).expect("GetStatus JSON");
     assert_eq!(status["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(status["fts5Available"], true);
-    assert!(status["databasePath"].as_str().unwrap().starts_with(cfg.data_dir().to_str().unwrap()));
+    assert!(
+        status["databasePath"]
+            .as_str()
+            .unwrap()
+            .starts_with(cfg.data_dir().to_str().unwrap())
+    );
 
     // A second agentd on the same data dir refuses and leaves the first one serving.
-    let second = Command::new(bin_path("kernel-agentd")).arg("--config").arg(&cfg.path).output().unwrap();
+    let second = Command::new(bin_path("kernel-agentd"))
+        .arg("--config")
+        .arg(&cfg.path)
+        .output()
+        .unwrap();
     assert!(!second.status.success());
     let err = String::from_utf8_lossy(&second.stderr);
     assert!(err.contains("already"), "{err}");
@@ -66,7 +95,10 @@ fn grpcurl_lists_describes_checks_health_and_gets_status() {
     assert!(ok && out.contains("SERVING"), "{out}");
 
     let log = agentd.output();
-    assert!(!log.contains(PROVIDER_KEY) && !log.contains(TELEGRAM_TOKEN), "secret in log: {log}");
+    assert!(
+        !log.contains(PROVIDER_KEY) && !log.contains(TELEGRAM_TOKEN),
+        "secret in log: {log}"
+    );
     let status = agentd.terminate();
     assert!(status.success(), "graceful shutdown on SIGTERM: {status:?}");
     assert!(!socket.exists() || std::os::unix::net::UnixStream::connect(&socket).is_err());
@@ -85,12 +117,27 @@ fn unimplemented_rpcs_say_so() {
 fn check_prints_a_redacted_summary() {
     let cfg = TestConfig::new("http://127.0.0.1:9", "");
     for bin in ["kernel-agentd", "kernel-tg"] {
-        let out = Command::new(bin_path(bin)).arg("--config").arg(&cfg.path).arg("--check").output().unwrap();
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let out = Command::new(bin_path(bin))
+            .arg("--config")
+            .arg(&cfg.path)
+            .arg("--check")
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(out.status.success(), "{bin}: {text}");
-        assert!(text.contains("fake"), "{bin} summary names the provider: {text}");
+        assert!(
+            text.contains("fake"),
+            "{bin} summary names the provider: {text}"
+        );
         assert!(!text.contains(PROVIDER_KEY), "{bin} leaked the key: {text}");
-        assert!(!text.contains(TELEGRAM_TOKEN), "{bin} leaked the token: {text}");
+        assert!(
+            !text.contains(TELEGRAM_TOKEN),
+            "{bin} leaked the token: {text}"
+        );
     }
 }
 
@@ -118,28 +165,55 @@ async fn tcp_requires_the_bearer_token() {
         "http://127.0.0.1:9",
         &format!("[agentd]\nlisten = \"127.0.0.1:0\"\ntoken = \"{AGENTD_TOKEN}\"\n"),
     );
-    let config = kernel_common::Config::load_with_env(&cfg.path, kernel_common::config::Component::Agentd, &|_| None)
-        .expect("config");
+    let config = kernel_common::Config::load_with_env(
+        &cfg.path,
+        kernel_common::config::Component::Agentd,
+        &|_| None,
+    )
+    .expect("config");
     let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = tcp.local_addr().unwrap();
     let unix_path = cfg.dir.path().join("t.sock");
     let unix = kernel_agentd::listen::bind_unix(&unix_path).await.unwrap();
-    let listeners = kernel_agentd::Listeners { unix, unix_path, tcp: Some(tcp) };
+    let listeners = kernel_agentd::Listeners {
+        unix,
+        unix_path,
+        tcp: Some(tcp),
+    };
     let stop = tokio_util::sync::CancellationToken::new();
-    let server = tokio::spawn(kernel_agentd::run(config, listeners, stop.clone().cancelled_owned()));
+    let server = tokio::spawn(kernel_agentd::run(
+        config,
+        listeners,
+        stop.clone().cancelled_owned(),
+    ));
 
-    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}")).unwrap().connect().await.unwrap();
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
     let mut client = AgentClient::new(channel.clone());
     let err = client.get_status(GetStatusRequest {}).await.unwrap_err();
     assert_eq!(err.code(), tonic::Code::Unauthenticated);
 
     let mut req = tonic::Request::new(GetStatusRequest {});
-    req.metadata_mut().insert("authorization", "Bearer wrong-token".parse().unwrap());
-    assert_eq!(client.get_status(req).await.unwrap_err().code(), tonic::Code::Unauthenticated);
+    req.metadata_mut()
+        .insert("authorization", "Bearer wrong-token".parse().unwrap());
+    assert_eq!(
+        client.get_status(req).await.unwrap_err().code(),
+        tonic::Code::Unauthenticated
+    );
 
     let mut req = tonic::Request::new(GetStatusRequest {});
-    req.metadata_mut().insert("authorization", format!("Bearer {AGENTD_TOKEN}").parse().unwrap());
-    let status = client.get_status(req).await.expect("authorized").into_inner();
+    req.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {AGENTD_TOKEN}").parse().unwrap(),
+    );
+    let status = client
+        .get_status(req)
+        .await
+        .expect("authorized")
+        .into_inner();
     assert_eq!(status.version, env!("CARGO_PKG_VERSION"));
 
     // The real grpcurl over TCP, with and without the token.
@@ -154,11 +228,21 @@ async fn tcp_requires_the_bearer_token() {
     assert!(String::from_utf8_lossy(&no_token.stderr).contains("Unauthenticated"));
     let header = format!("authorization: Bearer {AGENTD_TOKEN}");
     let with_token = tokio::task::spawn_blocking(move || {
-        grpcurl(&["-plaintext", "-H", &header, &target, "kernel.v1.Agent/GetStatus"])
+        grpcurl(&[
+            "-plaintext",
+            "-H",
+            &header,
+            &target,
+            "kernel.v1.Agent/GetStatus",
+        ])
     })
     .await
     .unwrap();
-    assert!(with_token.status.success(), "{}", String::from_utf8_lossy(&with_token.stderr));
+    assert!(
+        with_token.status.success(),
+        "{}",
+        String::from_utf8_lossy(&with_token.stderr)
+    );
 
     stop.cancel();
     server.await.unwrap().expect("clean shutdown");

@@ -26,17 +26,31 @@ async fn harness() -> Harness {
 }
 
 async fn list(h: &mut Harness) -> Vec<pb::SessionInfo> {
-    h.client.list_sessions(pb::ListSessionsRequest {}).await.unwrap().into_inner().sessions
+    h.client
+        .list_sessions(pb::ListSessionsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .sessions
 }
 
 async fn new_session(h: &mut Harness) -> pb::SessionInfo {
-    h.client.new_session(pb::NewSessionRequest {}).await.unwrap().into_inner().session.unwrap()
+    h.client
+        .new_session(pb::NewSessionRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .session
+        .unwrap()
 }
 
 #[tokio::test]
 async fn sessions_are_numbered_newest_first_and_resumable() {
     let mut h = harness().await;
-    assert!(list(&mut h).await.is_empty(), "a fresh start has no sessions");
+    assert!(
+        list(&mut h).await.is_empty(),
+        "a fresh start has no sessions"
+    );
     let a = new_session(&mut h).await;
     let b = new_session(&mut h).await;
     let c = new_session(&mut h).await;
@@ -45,21 +59,41 @@ async fn sessions_are_numbered_newest_first_and_resumable() {
     let listed = list(&mut h).await;
     let ids: Vec<i64> = listed.iter().map(|s| s.id).collect();
     assert_eq!(ids, vec![c.id, b.id, a.id]);
-    assert_eq!(listed.iter().map(|s| s.number).collect::<Vec<_>>(), vec![1, 2, 3]);
+    assert_eq!(
+        listed.iter().map(|s| s.number).collect::<Vec<_>>(),
+        vec![1, 2, 3]
+    );
     assert!(listed[0].current && !listed[1].current);
     let date = &listed[0].date;
-    assert!(date.len() == 10 && date.as_bytes()[4] == b'-' && date.as_bytes()[7] == b'-', "{date}");
+    assert!(
+        date.len() == 10 && date.as_bytes()[4] == b'-' && date.as_bytes()[7] == b'-',
+        "{date}"
+    );
     assert!(listed.iter().all(|s| s.title.is_empty()), "untitled");
 
-    let resumed = h.client.resume_session(pb::ResumeSessionRequest { number: 3 }).await.unwrap().into_inner();
+    let resumed = h
+        .client
+        .resume_session(pb::ResumeSessionRequest { number: 3 })
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(resumed.session.unwrap().id, a.id);
-    let status = h.client.get_status(pb::GetStatusRequest {}).await.unwrap().into_inner();
+    let status = h
+        .client
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(status.current_session.unwrap().id, a.id);
     assert_eq!(status.provider, "fake");
     assert_eq!(status.model, "fake-model");
 
     for bad in [0, 4, 99] {
-        let err = h.client.resume_session(pb::ResumeSessionRequest { number: bad }).await.unwrap_err();
+        let err = h
+            .client
+            .resume_session(pb::ResumeSessionRequest { number: bad })
+            .await
+            .unwrap_err();
         assert_eq!(err.code(), Code::InvalidArgument, "#{bad}: {err:?}");
     }
     h.stop().await;
@@ -74,21 +108,49 @@ async fn deleting_several_and_the_current_one() {
     list(&mut h).await; // #1 = c (current), #2 = b, #3 = a
 
     // A bad number anywhere refuses the whole request and deletes nothing.
-    let err = h.client.delete_sessions(pb::DeleteSessionsRequest { numbers: vec![1, 7] }).await.unwrap_err();
+    let err = h
+        .client
+        .delete_sessions(pb::DeleteSessionsRequest {
+            numbers: vec![1, 7],
+        })
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
-    let err = h.client.delete_sessions(pb::DeleteSessionsRequest { numbers: vec![] }).await.unwrap_err();
+    let err = h
+        .client
+        .delete_sessions(pb::DeleteSessionsRequest { numbers: vec![] })
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
     assert_eq!(list(&mut h).await.len(), 3);
 
-    let reply = h.client.delete_sessions(pb::DeleteSessionsRequest { numbers: vec![1, 3, 3] }).await.unwrap().into_inner();
+    let reply = h
+        .client
+        .delete_sessions(pb::DeleteSessionsRequest {
+            numbers: vec![1, 3, 3],
+        })
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(reply.deleted, 2);
-    let fresh = reply.new_current.expect("the current session was deleted: a fresh one starts");
+    let fresh = reply
+        .new_current
+        .expect("the current session was deleted: a fresh one starts");
     assert!(fresh.current && fresh.id != c.id && fresh.id != a.id);
 
     // #n still means what the last listing showed: #1 (c) is gone now.
-    let err = h.client.resume_session(pb::ResumeSessionRequest { number: 1 }).await.unwrap_err();
+    let err = h
+        .client
+        .resume_session(pb::ResumeSessionRequest { number: 1 })
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), Code::NotFound);
-    let resumed = h.client.resume_session(pb::ResumeSessionRequest { number: 2 }).await.unwrap().into_inner();
+    let resumed = h
+        .client
+        .resume_session(pb::ResumeSessionRequest { number: 2 })
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(resumed.session.unwrap().id, b.id);
 
     let ids: Vec<i64> = list(&mut h).await.iter().map(|s| s.id).collect();
@@ -99,46 +161,139 @@ async fn deleting_several_and_the_current_one() {
 #[tokio::test]
 async fn provider_and_model_selection_is_validated_and_persisted() {
     let mut h = harness().await;
-    let listed = h.client.list_providers(pb::ListProvidersRequest {}).await.unwrap().into_inner();
+    let listed = h
+        .client
+        .list_providers(pb::ListProvidersRequest {})
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(listed.current_provider, "fake");
     assert_eq!(listed.current_model, "fake-model");
-    let by_name = |n: &str| listed.providers.iter().find(|p| p.name == n).cloned().unwrap();
+    let by_name = |n: &str| {
+        listed
+            .providers
+            .iter()
+            .find(|p| p.name == n)
+            .cloned()
+            .unwrap()
+    };
     assert!(by_name("fake").current && by_name("fake").available);
     assert_eq!(by_name("fake").r#type, "claude");
-    assert!(!by_name("nokey").available, "a provider without a key is listed but unavailable");
+    assert!(
+        !by_name("nokey").available,
+        "a provider without a key is listed but unavailable"
+    );
     assert_eq!(by_name("second").models, vec!["m2", "m3"]);
 
-    let err = h.client.select_model(pb::SelectModelRequest { model: "gpt-9".into() }).await.unwrap_err();
+    let err = h
+        .client
+        .select_model(pb::SelectModelRequest {
+            model: "gpt-9".into(),
+        })
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
-    assert!(err.message().contains("fake-model"), "lists the allowed models: {}", err.message());
-    let err = h.client.select_provider(pb::SelectProviderRequest { name: "nope".into() }).await.unwrap_err();
+    assert!(
+        err.message().contains("fake-model"),
+        "lists the allowed models: {}",
+        err.message()
+    );
+    let err = h
+        .client
+        .select_provider(pb::SelectProviderRequest {
+            name: "nope".into(),
+        })
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
-    let err = h.client.select_provider(pb::SelectProviderRequest { name: "nokey".into() }).await.unwrap_err();
+    let err = h
+        .client
+        .select_provider(pb::SelectProviderRequest {
+            name: "nokey".into(),
+        })
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), Code::FailedPrecondition);
-    assert!(err.message().contains("KERNEL_PROVIDER_NOKEY_API_KEY"), "{}", err.message());
+    assert!(
+        err.message().contains("KERNEL_PROVIDER_NOKEY_API_KEY"),
+        "{}",
+        err.message()
+    );
 
-    let sel = h.client.select_model(pb::SelectModelRequest { model: "fake-model-2".into() }).await.unwrap().into_inner();
-    assert_eq!((sel.provider.as_str(), sel.model.as_str()), ("fake", "fake-model-2"));
+    let sel = h
+        .client
+        .select_model(pb::SelectModelRequest {
+            model: "fake-model-2".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        (sel.provider.as_str(), sel.model.as_str()),
+        ("fake", "fake-model-2")
+    );
 
     // Restored after a restart of the service on the same database.
     let mut h = h.restart().await;
-    let status = h.client.get_status(pb::GetStatusRequest {}).await.unwrap().into_inner();
-    assert_eq!((status.provider.as_str(), status.model.as_str()), ("fake", "fake-model-2"));
-    assert!(status.current_session.is_none(), "a restart never resumes a session by itself");
+    let status = h
+        .client
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        (status.provider.as_str(), status.model.as_str()),
+        ("fake", "fake-model-2")
+    );
+    assert!(
+        status.current_session.is_none(),
+        "a restart never resumes a session by itself"
+    );
 
-    let sel = h.client.select_provider(pb::SelectProviderRequest { name: "second".into() }).await.unwrap().into_inner();
-    assert_eq!((sel.provider.as_str(), sel.model.as_str()), ("second", "m2"));
-    let sel = h.client.select_model(pb::SelectModelRequest { model: "m3".into() }).await.unwrap().into_inner();
+    let sel = h
+        .client
+        .select_provider(pb::SelectProviderRequest {
+            name: "second".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        (sel.provider.as_str(), sel.model.as_str()),
+        ("second", "m2")
+    );
+    let sel = h
+        .client
+        .select_model(pb::SelectModelRequest { model: "m3".into() })
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(sel.model, "m3");
     let mut h = h.restart().await;
-    let status = h.client.get_status(pb::GetStatusRequest {}).await.unwrap().into_inner();
-    assert_eq!((status.provider.as_str(), status.model.as_str()), ("second", "m3"));
+    let status = h
+        .client
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        (status.provider.as_str(), status.model.as_str()),
+        ("second", "m3")
+    );
 
     // The saved provider loses its key: the next start falls back to the default provider.
     let cfg = h.stop().await;
     cfg.rewrite(|t| t.replace("api_key = \"sk-second-provider-key-abcdef\"\n", ""));
     let mut h = Harness::start(cfg).await;
-    let status = h.client.get_status(pb::GetStatusRequest {}).await.unwrap().into_inner();
-    assert_eq!((status.provider.as_str(), status.model.as_str()), ("fake", "fake-model"));
+    let status = h
+        .client
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        (status.provider.as_str(), status.model.as_str()),
+        ("fake", "fake-model")
+    );
     h.stop().await;
 }

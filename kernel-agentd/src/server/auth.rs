@@ -22,11 +22,16 @@ impl Interceptor for BearerAuth {
             .metadata()
             .get("authorization")
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")));
+            .and_then(|v| {
+                v.strip_prefix("Bearer ")
+                    .or_else(|| v.strip_prefix("bearer "))
+            });
         match given {
             Some(t) if constant_time_eq(t.as_bytes(), self.expected.expose().as_bytes()) => Ok(req),
             Some(_) => Err(Status::unauthenticated("invalid bearer token")),
-            None => Err(Status::unauthenticated("missing bearer token: send `authorization: Bearer <token>`")),
+            None => Err(Status::unauthenticated(
+                "missing bearer token: send `authorization: Bearer <token>`",
+            )),
         }
     }
 }
@@ -45,16 +50,26 @@ mod tests {
     fn call(header: Option<&str>) -> Result<(), tonic::Code> {
         let mut req = Request::new(());
         if let Some(h) = header {
-            req.metadata_mut().insert("authorization", h.parse().unwrap());
+            req.metadata_mut()
+                .insert("authorization", h.parse().unwrap());
         }
-        BearerAuth::new(Secret::new("s3cret-token-123")).call(req).map(|_| ()).map_err(|s| s.code())
+        BearerAuth::new(Secret::new("s3cret-token-123"))
+            .call(req)
+            .map(|_| ())
+            .map_err(|s| s.code())
     }
 
     #[test]
     fn checks_the_token() {
         assert_eq!(call(Some("Bearer s3cret-token-123")), Ok(()));
-        assert_eq!(call(Some("Bearer wrong")), Err(tonic::Code::Unauthenticated));
-        assert_eq!(call(Some("s3cret-token-123")), Err(tonic::Code::Unauthenticated));
+        assert_eq!(
+            call(Some("Bearer wrong")),
+            Err(tonic::Code::Unauthenticated)
+        );
+        assert_eq!(
+            call(Some("s3cret-token-123")),
+            Err(tonic::Code::Unauthenticated)
+        );
         assert_eq!(call(None), Err(tonic::Code::Unauthenticated));
     }
 }
