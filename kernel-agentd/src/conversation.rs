@@ -23,12 +23,18 @@ pub struct Message {
 impl Message {
     /// A user message with one text block.
     pub fn user_text(text: impl Into<String>) -> Self {
-        Self { role: Role::User, content: vec![Block::text(text)] }
+        Self {
+            role: Role::User,
+            content: vec![Block::text(text)],
+        }
     }
 
     /// An assistant message with one text block.
     pub fn assistant_text(text: impl Into<String>) -> Self {
-        Self { role: Role::Assistant, content: vec![Block::text(text)] }
+        Self {
+            role: Role::Assistant,
+            content: vec![Block::text(text)],
+        }
     }
 
     /// The concatenated text blocks.
@@ -72,12 +78,23 @@ pub enum Block {
         data: Vec<u8>,
     },
     /// The model asks for a tool.
-    ToolCall { id: String, name: String, input: serde_json::Value },
+    ToolCall {
+        id: String,
+        name: String,
+        input: serde_json::Value,
+    },
     /// A tool's answer to the call with `call_id`.
-    ToolResult { call_id: String, content: String, is_error: bool },
+    ToolResult {
+        call_id: String,
+        content: String,
+        is_error: bool,
+    },
     /// Opaque provider reasoning (Anthropic `thinking`/`redacted_thinking` with signature,
     /// OpenAI-compatible `reasoning_content`), round-tripped to the same provider kind only.
-    Reasoning { provider: String, data: serde_json::Value },
+    Reasoning {
+        provider: String,
+        data: serde_json::Value,
+    },
 }
 
 impl Block {

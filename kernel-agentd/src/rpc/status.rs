@@ -28,8 +28,13 @@ mod tests {
     #[test]
     fn codes_and_messages() {
         let s = to_status(ApiError::InvalidArgument("empty message".into()));
-        assert_eq!((s.code(), s.message()), (Code::InvalidArgument, "empty message"));
-        let s = to_status(ApiError::internal(anyhow::anyhow!("SELECT * FROM secrets failed")));
+        assert_eq!(
+            (s.code(), s.message()),
+            (Code::InvalidArgument, "empty message")
+        );
+        let s = to_status(ApiError::internal(anyhow::anyhow!(
+            "SELECT * FROM secrets failed"
+        )));
         assert_eq!(s.code(), Code::Internal);
         assert!(!s.message().contains("SELECT"));
         let s = to_status(ApiError::Unimplemented("Chat"));
