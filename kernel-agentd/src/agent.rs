@@ -40,6 +40,8 @@ pub(crate) struct Inner {
     pub(crate) sessions: Mutex<SessionState>,
     /// The turn loop's state: gate, tools, persona, memory recall (see `turn.rs`).
     pub(crate) turns: crate::turn::Turns,
+    /// Long-term memory: store, search, `#n` listing, recall (see `memory.rs`).
+    pub(crate) memory: Arc<crate::memory::Memories>,
 }
 
 /// What `GetStatus` reports (domain form; `rpc` converts it).
@@ -71,7 +73,10 @@ impl Agent {
         };
         let selection = Selection::restore(&config, &store).await?;
         tracing::info!(provider = %selection.provider, model = %selection.model, "provider selected");
-        let turns = crate::turn::Turns::new(&config);
+        let tz = config.general.timezone;
+        let memory = Arc::new(crate::memory::Memories::open(store.clone(), tz).await);
+        let turns = crate::turn::Turns::new(&config, memory.clone());
+        crate::memory::register_tools(&turns.tools, &memory).map_err(ApiError::internal)?;
         Ok(Agent {
             inner: Arc::new(Inner {
                 config,
@@ -84,6 +89,7 @@ impl Agent {
                 selection: Mutex::new(selection),
                 sessions: Mutex::new(SessionState::default()),
                 turns,
+                memory,
             }),
         })
     }

@@ -3,6 +3,7 @@
 
 mod chat;
 mod convert;
+mod memory;
 mod status;
 
 use std::pin::Pin;
@@ -12,7 +13,7 @@ use kernel_proto::v1 as pb;
 use tonic::{Request, Response, Status};
 
 use crate::agent::Agent;
-use convert::{memory_unimplemented, session_info};
+use convert::session_info;
 
 pub use status::to_status;
 
@@ -93,19 +94,19 @@ impl pb::agent_server::Agent for AgentService {
         Ok(Response::new(pb::SelectModelResponse { provider: s.provider, model: s.model }))
     }
 
-    async fn add_memory(&self, _req: Request<pb::AddMemoryRequest>) -> RpcResult<pb::AddMemoryResponse> {
-        memory_unimplemented()
+    async fn add_memory(&self, req: Request<pb::AddMemoryRequest>) -> RpcResult<pb::AddMemoryResponse> {
+        self.add_memory_rpc(req.into_inner()).await.map(Response::new)
     }
 
     async fn list_memories(&self, _req: Request<pb::ListMemoriesRequest>) -> RpcResult<pb::ListMemoriesResponse> {
-        memory_unimplemented()
+        self.list_memories_rpc().await.map(Response::new)
     }
 
-    async fn search_memories(&self, _req: Request<pb::SearchMemoriesRequest>) -> RpcResult<pb::SearchMemoriesResponse> {
-        memory_unimplemented()
+    async fn search_memories(&self, req: Request<pb::SearchMemoriesRequest>) -> RpcResult<pb::SearchMemoriesResponse> {
+        self.search_memories_rpc(req.into_inner()).await.map(Response::new)
     }
 
-    async fn delete_memories(&self, _req: Request<pb::DeleteMemoriesRequest>) -> RpcResult<pb::DeleteMemoriesResponse> {
-        memory_unimplemented()
+    async fn delete_memories(&self, req: Request<pb::DeleteMemoriesRequest>) -> RpcResult<pb::DeleteMemoriesResponse> {
+        self.delete_memories_rpc(req.into_inner()).await.map(Response::new)
     }
 }

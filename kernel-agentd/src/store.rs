@@ -7,6 +7,7 @@
 //! even when two sessions are touched within the same millisecond.
 
 mod error;
+pub mod memory;
 mod messages;
 mod sessions;
 mod settings;

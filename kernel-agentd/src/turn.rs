@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 use tracing::Instrument as _;
 
 use crate::agent::Agent;
-use crate::context::{MemoryRecall, NoRecall, Soul};
+use crate::context::{MemoryRecall, Soul};
 use crate::conversation::Usage;
 use crate::error::ApiError;
 use crate::tools::ToolRegistry;
@@ -79,14 +79,14 @@ pub struct Turns {
 
 impl Turns {
     /// Fresh state for `config`, with the [`Extensions`] [`provide`]d to the starting task (if
-    /// any): otherwise no tools (built-in ones land with the tools issue) and no memory recall.
-    pub fn new(config: &Config) -> Self {
+    /// any): otherwise an empty registry (the agent adds the built-in tools) and `recall`.
+    pub fn new(config: &Config, recall: Arc<dyn MemoryRecall>) -> Self {
         let ext = extensions::for_start();
         Self {
             gate: Gate::default(),
             tools: ext.tools,
             soul: Soul::new(config.general.soul_file.clone()),
-            recall: Mutex::new(ext.recall.unwrap_or_else(|| Arc::new(NoRecall))),
+            recall: Mutex::new(ext.recall.unwrap_or(recall)),
             redactor: config.redactor(),
         }
     }

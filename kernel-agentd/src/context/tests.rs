@@ -54,7 +54,7 @@ fn per_turn_block_lists_memories_on_one_line_each() {
     let b = per_turn_block("T", &["likes tea".into(), "lives in\nShanghai".into()]);
     assert_eq!(
         b,
-        "[当前时间: T]\n[相关记忆]\n- likes tea\n- lives in Shanghai"
+        "[当前时间: T]\n## 长期记忆（自动召回）\n- likes tea\n- lives in Shanghai"
     );
 }
 

@@ -1,10 +1,8 @@
 //! Domain → proto conversions for the RPC replies.
 
 use kernel_proto::v1 as pb;
-use tonic::{Response, Status};
 
 use crate::agent;
-use crate::error::ApiError;
 use crate::selection::{ProviderListing, Selection};
 use crate::sessions::SessionInfo;
 
@@ -44,9 +42,4 @@ pub fn status(s: agent::Status) -> pb::GetStatusResponse {
         model: s.model,
         ..Default::default()
     }
-}
-
-/// Memory RPCs land with the tools issue.
-pub fn memory_unimplemented<T>() -> Result<Response<T>, Status> {
-    Err(super::to_status(ApiError::Unimplemented("long-term memory")))
 }

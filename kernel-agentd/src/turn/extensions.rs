@@ -13,7 +13,7 @@ use crate::tools::ToolRegistry;
 pub struct Extensions {
     /// The tool registry (shared with the caller: tools registered later are offered too).
     pub tools: ToolRegistry,
-    /// Long-term memory recall; `None` keeps the default (none yet).
+    /// Long-term memory recall; `None` keeps the default (the agent's long-term memory).
     pub recall: Option<Arc<dyn MemoryRecall>>,
 }
 

@@ -1,0 +1,264 @@
+//! Long-term memory: [`Memories`] adds, lists, searches and deletes memories and recalls them
+//! for each turn; the `memory_*` tools, the memory RPCs (`#n` listings) and recall all use it.
+//!
+//! Search: the query is segmented like the indexed text (jieba search mode); FTS5 ranks by BM25
+//! with the terms ANDed, then ORed when AND finds nothing; when FTS5 is unavailable, fails or
+//! finds nothing, LIKE substring matching takes over (all terms, then any). Every term is a
+//! quoted string token, so no user text is ever FTS5 query syntax, and nothing a user types
+//! makes a search fail.
+
+mod listing;
+mod recall;
+pub mod segment;
+mod tools;
+
+use std::sync::Mutex;
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+
+use crate::error::ApiError;
+use crate::store::memory::LikeMatch;
+use crate::store::{Store, StoreError};
+use segment::Combine;
+
+pub use crate::store::memory::MemoryRow;
+pub use listing::{LISTING_LIMIT, MemoryInfo};
+pub use tools::{TOOL_NAMES, register_tools};
+
+/// Longest memory text, in characters.
+pub const MAX_TEXT_CHARS: usize = 10_000;
+/// Search results when no limit is given.
+pub const DEFAULT_SEARCH_LIMIT: usize = 5;
+/// Most search results.
+pub const MAX_SEARCH_LIMIT: usize = 50;
+/// Most memories `memory_list` returns (also its default).
+pub const MAX_LIST_LIMIT: usize = 200;
+
+/// How a search ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchMode {
+    /// The FTS5 index (BM25 order).
+    Fts5,
+    /// LIKE substring matching (FTS5 unavailable or it found nothing).
+    Like,
+}
+
+impl SearchMode {
+    /// `"fts5"` or `"like"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SearchMode::Fts5 => "fts5",
+            SearchMode::Like => "like",
+        }
+    }
+}
+
+/// A search's results, best first, and how it ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub memories: Vec<MemoryRow>,
+    pub mode: SearchMode,
+}
+
+/// Why a memory operation was refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryError {
+    #[error("the memory text is empty")]
+    Empty,
+    #[error("the memory text is too long ({chars} characters; at most {MAX_TEXT_CHARS})")]
+    TooLong { chars: usize },
+    #[error("the search query is empty")]
+    EmptyQuery,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<MemoryError> for ApiError {
+    fn from(e: MemoryError) -> Self {
+        match e {
+            MemoryError::Store(e) => ApiError::internal(e),
+            refused => ApiError::InvalidArgument(refused.to_string()),
+        }
+    }
+}
+
+/// The long-term memory store of one agent.
+#[derive(Debug)]
+pub struct Memories {
+    store: Store,
+    /// Whether searches use the FTS5 index (FTS5 available and the index ready).
+    fts: bool,
+    tz: Tz,
+    /// The memory ids of the latest listing: `#n` is `listing[n - 1]`.
+    pub(crate) listing: Mutex<Vec<i64>>,
+}
+
+impl Memories {
+    /// Memories in `store`, with times shown in `tz`. Builds the segmenter and, when the store
+    /// has FTS5, creates the index and indexes memories it lacks; if that fails, search uses LIKE.
+    pub async fn open(store: Store, tz: Tz) -> Memories {
+        segment::warm_up().await;
+        let fts = store.fts5_available() && prepare_index(&store).await;
+        tracing::info!(
+            search = if fts { "fts5" } else { "like" },
+            "long-term memory ready"
+        );
+        Memories {
+            store,
+            fts,
+            tz,
+            listing: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// How searches run: `Fts5` when the index is in use.
+    pub fn mode(&self) -> SearchMode {
+        if self.fts {
+            SearchMode::Fts5
+        } else {
+            SearchMode::Like
+        }
+    }
+
+    /// Remembers `text` (trimmed; 1..=[`MAX_TEXT_CHARS`] characters). A text already
+    /// remembered is not stored twice: its existing memory is returned.
+    pub async fn add(&self, text: &str) -> Result<MemoryRow, MemoryError> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(MemoryError::Empty);
+        }
+        let chars = text.chars().count();
+        if chars > MAX_TEXT_CHARS {
+            return Err(MemoryError::TooLong { chars });
+        }
+        if let Some(existing) = self.store.find_memory(text).await? {
+            tracing::info!(memory = existing.id, "memory already stored");
+            return Ok(existing);
+        }
+        let terms = self.fts.then(|| segment::index_terms(text));
+        let row = self.store.add_memory(text, terms.as_deref()).await?;
+        tracing::info!(memory = row.id, chars, "memory added");
+        Ok(row)
+    }
+
+    /// Up to `limit` (clamped to 1..=[`MAX_SEARCH_LIMIT`]) memories matching `query`, best first.
+    pub async fn search(&self, query: &str, limit: usize) -> Result<Found, MemoryError> {
+        if query.trim().is_empty() {
+            return Err(MemoryError::EmptyQuery);
+        }
+        self.find(query, limit.clamp(1, MAX_SEARCH_LIMIT)).await
+    }
+
+    /// The search behind [`Memories::search`] and recall (`limit` ≥ 1, not clamped).
+    async fn find(&self, query: &str, limit: usize) -> Result<Found, MemoryError> {
+        let terms = segment::query_terms(query);
+        if self.fts && !terms.is_empty() {
+            if let Some(memories) = self.find_fts(&terms, limit).await {
+                return Ok(Found {
+                    memories,
+                    mode: SearchMode::Fts5,
+                });
+            }
+        }
+        let terms = if terms.is_empty() {
+            vec![query.trim().chars().take(segment::MAX_QUERY_CHARS).collect()]
+        } else {
+            terms
+        };
+        let mut memories = self
+            .store
+            .search_memories_like(&terms, LikeMatch::All, limit)
+            .await?;
+        if memories.is_empty() && terms.len() > 1 {
+            memories = self
+                .store
+                .search_memories_like(&terms, LikeMatch::Any, limit)
+                .await?;
+        }
+        Ok(Found {
+            memories,
+            mode: SearchMode::Like,
+        })
+    }
+
+    /// FTS5 with the terms ANDed, then ORed; `None` when neither finds anything (or FTS5 fails,
+    /// which is logged: the caller falls back to LIKE).
+    async fn find_fts(&self, terms: &[String], limit: usize) -> Option<Vec<MemoryRow>> {
+        let mut ways = vec![Combine::And];
+        if terms.len() > 1 {
+            ways.push(Combine::Or);
+        }
+        for how in ways {
+            let expr = segment::match_expr(terms, how);
+            match self.store.search_memories_fts(&expr, limit).await {
+                Ok(found) if !found.is_empty() => return Some(found),
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "full-text search failed; using LIKE");
+                    return None;
+                }
+            }
+        }
+        None
+    }
+
+    /// Up to `limit` (clamped to 1..=[`MAX_LIST_LIMIT`]) memories, newest first.
+    pub async fn list(&self, limit: usize) -> Result<Vec<MemoryRow>, MemoryError> {
+        Ok(self
+            .store
+            .recent_memories(limit.clamp(1, MAX_LIST_LIMIT))
+            .await?)
+    }
+
+    /// Deletes the memories `ids` (with their index entries, in one transaction); how many
+    /// existed.
+    pub async fn delete(&self, ids: &[i64]) -> Result<u64, MemoryError> {
+        let deleted = self.store.delete_memories(ids, self.fts).await?;
+        tracing::info!(requested = ids.len(), deleted, "memories deleted");
+        Ok(deleted)
+    }
+
+    /// `time` in the configured time zone, RFC 3339 (`2026-02-11T21:42:00+08:00`).
+    pub fn local_time(&self, time: DateTime<Utc>) -> String {
+        time.with_timezone(&self.tz)
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    }
+
+    /// `time`'s date (`YYYY-MM-DD`) in the configured time zone.
+    pub fn local_date(&self, time: DateTime<Utc>) -> String {
+        time.with_timezone(&self.tz).format("%Y-%m-%d").to_string()
+    }
+}
+
+/// Creates the FTS5 index and indexes the memories it lacks; whether the index can be used.
+async fn prepare_index(store: &Store) -> bool {
+    let result = async {
+        let missing = store.prepare_memory_index().await?;
+        if missing.is_empty() {
+            return Ok(0);
+        }
+        let entries = tokio::task::spawn_blocking(move || {
+            missing
+                .into_iter()
+                .map(|(id, text)| (id, segment::index_terms(&text)))
+                .collect::<Vec<_>>()
+        })
+        .await
+        .map_err(|e| StoreError::Corrupt(format!("segmenting memories failed: {e}")))?;
+        store.index_memories(&entries).await?;
+        Ok::<_, StoreError>(entries.len())
+    }
+    .await;
+    match result {
+        Ok(0) => true,
+        Ok(indexed) => {
+            tracing::info!(indexed, "indexed memories missing from the full-text index");
+            true
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "the full-text index cannot be prepared; memory search uses LIKE");
+            false
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! Recall for the turn: the top-k memories matching the owner's message, or the k most recent
+//! when none match, as `[id] text` lines for the per-turn block (`context::per_turn_block`).
+//! Recall never fails a turn: a failing search is logged and recalls what it can.
+
+use crate::context::MemoryRecall;
+
+use super::{Memories, MemoryRow};
+
+impl Memories {
+    /// Up to `k` memories for a turn whose user text is `query`: the best matches, else the
+    /// most recent ones.
+    pub async fn recall_rows(&self, query: &str, k: usize) -> Vec<MemoryRow> {
+        if k == 0 {
+            return Vec::new();
+        }
+        if !query.trim().is_empty() {
+            match self.find(query, k).await {
+                Ok(found) if !found.memories.is_empty() => return found.memories,
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "memory recall search failed"),
+            }
+        }
+        self.store.recent_memories(k).await.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "memory recall failed");
+            Vec::new()
+        })
+    }
+}
+
+/// One recalled memory as the per-turn block shows it (after `- `).
+pub fn recall_line(m: &MemoryRow) -> String {
+    format!("[{}] {}", m.id, m.text)
+}
+
+#[async_trait::async_trait]
+impl MemoryRecall for Memories {
+    async fn recall(&self, query: &str, k: usize) -> Vec<String> {
+        let rows = self.recall_rows(query, k).await;
+        tracing::debug!(recalled = rows.len(), "memories recalled");
+        rows.iter().map(recall_line).collect()
+    }
+}

@@ -1,0 +1,131 @@
+//! Word segmentation for memory search: jieba (search mode) for both the indexed text and the
+//! queries, and FTS5 query building in which every term is a quoted string token — user text is
+//! never interpreted as FTS5 query syntax.
+//!
+//! The segmenter is created once per process ([`warm_up`] builds it off the async runtime; it
+//! takes a noticeable moment) and shared.
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use jieba_rs::Jieba;
+
+/// The shared segmenter with jieba's default dictionary.
+static JIEBA: LazyLock<Jieba> = LazyLock::new(Jieba::new);
+
+/// At most this many characters of a query are segmented (recall queries are whole messages).
+pub const MAX_QUERY_CHARS: usize = 2_000;
+/// At most this many distinct terms of a query are used.
+pub const MAX_QUERY_TERMS: usize = 32;
+
+/// Words too common to narrow a search; dropped from queries that have other terms.
+const STOPWORDS: &[&str] = &[
+    "的", "了", "是", "我", "你", "他", "她", "它", "们", "我们", "你们", "他们", "吗", "呢", "吧",
+    "啊", "呀", "和", "与", "跟", "在", "也", "就", "都", "而", "及", "或", "把", "被", "这", "那",
+    "这个", "那个", "一个", "有", "没有", "不", "要", "会", "能", "很", "还", "又", "请", "帮",
+    "帮我", "什么", "怎么", "怎么样", "a", "an", "the", "is", "are", "was", "were", "be", "to",
+    "of", "and", "or", "in", "on", "at", "for", "with", "it", "this", "that", "i", "you", "me",
+    "my", "do", "does", "what", "how",
+];
+
+/// Builds the segmenter now, on a blocking thread, so the first search does not wait for it.
+pub async fn warm_up() {
+    let started = std::time::Instant::now();
+    match tokio::task::spawn_blocking(|| LazyLock::force(&JIEBA).has_word("天气")).await {
+        Ok(_) => tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, "segmenter ready"),
+        Err(e) => tracing::warn!(error = %e, "building the segmenter failed"),
+    }
+}
+
+/// The words of `text` in jieba's search mode, lower-cased, without pure punctuation/space.
+fn words(text: &str) -> Vec<String> {
+    JIEBA
+        .cut_for_search(text, true)
+        .into_iter()
+        .map(|t| t.word.trim().to_lowercase())
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+        .collect()
+}
+
+/// What the FTS5 index stores for a memory: its words separated by spaces.
+pub fn index_terms(text: &str) -> String {
+    words(text).join(" ")
+}
+
+/// The distinct search terms of `query` in order (the first [`MAX_QUERY_CHARS`] characters,
+/// at most [`MAX_QUERY_TERMS`] terms); stopwords are dropped unless nothing else remains.
+pub fn query_terms(query: &str) -> Vec<String> {
+    let query = match query.char_indices().nth(MAX_QUERY_CHARS) {
+        Some((cut, _)) => &query[..cut],
+        None => query,
+    };
+    let mut seen = HashSet::new();
+    let all: Vec<String> = words(query).into_iter().filter(|w| seen.insert(w.clone())).collect();
+    let content: Vec<String> = all
+        .iter()
+        .filter(|w| !STOPWORDS.contains(&w.as_str()))
+        .cloned()
+        .collect();
+    let mut terms = if content.is_empty() { all } else { content };
+    terms.truncate(MAX_QUERY_TERMS);
+    terms
+}
+
+/// How the terms of an FTS5 query are combined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Combine {
+    And,
+    Or,
+}
+
+/// An FTS5 query over `terms`: each term a quoted string (inner `"` doubled), joined by
+/// `AND`/`OR`. Quoted strings are never operators, column filters, prefixes or `NEAR` groups.
+pub fn match_expr(terms: &[String], how: Combine) -> String {
+    let op = match how {
+        Combine::And => " AND ",
+        Combine::Or => " OR ",
+    };
+    terms
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect::<Vec<_>>()
+        .join(op)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chinese_is_segmented_into_words() {
+        let terms = index_terms("北京明天的天气怎么样");
+        let words: Vec<&str> = terms.split(' ').collect();
+        assert!(words.contains(&"天气") && words.contains(&"北京"), "{terms}");
+        assert_eq!(query_terms("北京天气"), ["北京", "天气"]);
+    }
+
+    #[test]
+    fn queries_drop_punctuation_stopwords_and_duplicates() {
+        assert_eq!(query_terms("北京的天气，北京！"), ["北京", "天气"]);
+        assert_eq!(query_terms("The Cat"), ["cat"]);
+        assert_eq!(query_terms("the"), ["the"]);
+        assert!(query_terms("\"*( :").is_empty());
+    }
+
+    #[test]
+    fn queries_are_bounded() {
+        let long: String = (0..5_000).map(|i| format!("w{i} ")).collect();
+        assert!(query_terms(&long).len() <= MAX_QUERY_TERMS);
+        assert!(query_terms(&"天".repeat(100_000)).len() <= MAX_QUERY_TERMS);
+    }
+
+    #[test]
+    fn every_term_is_a_quoted_string() {
+        let terms = vec!["near(".to_string(), "a\"b".to_string(), "or".to_string()];
+        assert_eq!(
+            match_expr(&terms, Combine::And),
+            r#""near(" AND "a""b" AND "or""#
+        );
+        assert_eq!(match_expr(&terms[2..], Combine::Or), r#""or""#);
+    }
+}

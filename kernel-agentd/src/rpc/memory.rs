@@ -1,0 +1,68 @@
+//! The memory RPC bodies: `AddMemory`, `ListMemories` (`#n`), `SearchMemories` and
+//! `DeleteMemories` (`#n`), proto ⇄ domain over the agent's memory operations.
+
+use kernel_proto::v1 as pb;
+use tonic::Status;
+
+use super::{AgentService, to_status};
+use crate::memory::MemoryInfo;
+
+impl AgentService {
+    /// Remembers a text directly (no model call).
+    pub(super) async fn add_memory_rpc(
+        &self,
+        req: pb::AddMemoryRequest,
+    ) -> Result<pb::AddMemoryResponse, Status> {
+        let id = self.agent.add_memory(&req.text).await.map_err(to_status)?;
+        Ok(pb::AddMemoryResponse { id })
+    }
+
+    /// Lists memories numbered `#1..` (the mapping for `DeleteMemories`).
+    pub(super) async fn list_memories_rpc(&self) -> Result<pb::ListMemoriesResponse, Status> {
+        let list = self.agent.list_memories().await.map_err(to_status)?;
+        Ok(pb::ListMemoriesResponse {
+            memories: list.into_iter().map(memory_info).collect(),
+        })
+    }
+
+    /// Searches memories; says whether FTS5 or LIKE answered.
+    pub(super) async fn search_memories_rpc(
+        &self,
+        req: pb::SearchMemoriesRequest,
+    ) -> Result<pb::SearchMemoriesResponse, Status> {
+        let (list, mode) = self
+            .agent
+            .search_memories(&req.query, req.limit)
+            .await
+            .map_err(to_status)?;
+        Ok(pb::SearchMemoriesResponse {
+            memories: list.into_iter().map(memory_info).collect(),
+            mode: mode.as_str().to_string(),
+        })
+    }
+
+    /// Deletes memories by `#n` of the latest listing.
+    pub(super) async fn delete_memories_rpc(
+        &self,
+        req: pb::DeleteMemoriesRequest,
+    ) -> Result<pb::DeleteMemoriesResponse, Status> {
+        let deleted = self
+            .agent
+            .delete_memories(&req.numbers)
+            .await
+            .map_err(to_status)?;
+        Ok(pb::DeleteMemoriesResponse {
+            deleted: u32::try_from(deleted).unwrap_or(u32::MAX),
+        })
+    }
+}
+
+/// A memory for the wire.
+fn memory_info(m: MemoryInfo) -> pb::MemoryInfo {
+    pb::MemoryInfo {
+        number: m.number,
+        id: m.id,
+        text: m.text,
+        date: m.date,
+    }
+}
