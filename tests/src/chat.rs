@@ -134,3 +134,18 @@ pub fn system_text(body: &Value) -> String {
 
 /// Both provider kinds, for tests that run against each.
 pub const KINDS: [&str; 2] = ["claude", "openai_compat"];
+
+/// `value` without Anthropic `cache_control` markers (their placement moves with the stable
+/// prefix; the content they mark is what a prompt cache matches).
+pub fn without_cache_control(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| *k != "cache_control")
+                .map(|(k, v)| (k.clone(), without_cache_control(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_cache_control).collect()),
+        other => other.clone(),
+    }
+}

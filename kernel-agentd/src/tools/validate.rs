@@ -29,11 +29,11 @@ fn check(schema: &Value, value: &Value, at: &str, depth: usize) -> Result<(), St
             return Err(format!("{at} must be {}", allowed.join(" or ")));
         }
     }
-    if let Some(options) = schema.get("enum").and_then(Value::as_array) {
-        if !options.contains(value) {
-            let shown: Vec<String> = options.iter().map(Value::to_string).collect();
-            return Err(format!("{at} must be one of {}", shown.join(", ")));
-        }
+    if let Some(options) = schema.get("enum").and_then(Value::as_array)
+        && !options.contains(value)
+    {
+        let shown: Vec<String> = options.iter().map(Value::to_string).collect();
+        return Err(format!("{at} must be one of {}", shown.join(", ")));
     }
     check_bounds(schema, value, at)?;
     match value {

@@ -26,6 +26,8 @@ use crate::tools::{ToolContext, ToolOutput};
 const STORE_FAILED: &str = "could not save the conversation (database error); see the agent log";
 /// The result of a call that was running (or about to run) when the owner cancelled.
 const CANCELLED_BY_USER: &str = "cancelled by the user";
+/// How long cancelled tools may take to notice their token before they are dropped.
+const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
 /// Appended (in memory only) to the last message before the final, tool-less model call.
 const LIMIT_NOTE: &str = "[系统提示] 本条消息的工具调用已达上限（25 次），不能再调用工具。请根据已有结果直接给出最终回答，并说明因达到工具调用上限而停止。";
 /// Fallback answer when the model says nothing after the limit.
@@ -193,10 +195,10 @@ impl Turn {
             }
             self.run_tools(calls).await?;
             self.stable_prefix = self.messages.len();
-            if self.calls_used >= MAX_TOOL_CALLS {
-                if let Some(last) = self.messages.last_mut() {
-                    last.content.push(Block::text(LIMIT_NOTE));
-                }
+            if self.calls_used >= MAX_TOOL_CALLS
+                && let Some(last) = self.messages.last_mut()
+            {
+                last.content.push(Block::text(LIMIT_NOTE));
             }
         }
     }
@@ -342,6 +344,12 @@ impl Turn {
                     outputs[i] = Some(output);
                 }
             }
+        }
+        if cancelled {
+            // Let the tools see their token and clean up (kill a process group…), briefly;
+            // whatever they answer now is replaced by the "cancelled" result.
+            let drain = async { while running.next().await.is_some() {} };
+            let _ = tokio::time::timeout(CANCEL_GRACE, drain).await;
         }
         drop(running);
         self.with_permit(Permit::tools_finished);

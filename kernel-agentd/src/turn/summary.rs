@@ -87,7 +87,7 @@ fn hide_credentials(value: &Value) -> Value {
 /// Whether a field name such as `api_key`, `X-Auth-Token` or `password` names a credential.
 fn is_sensitive(field: &str) -> bool {
     field
-        .split(|c: char| c == '_' || c == '-' || c == '.' || c == ' ')
+        .split(['_', '-', '.', ' '])
         .flat_map(split_camel)
         .any(|part| SENSITIVE_PARTS.contains(&part.to_ascii_lowercase().as_str()))
 }
