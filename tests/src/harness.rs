@@ -1,7 +1,10 @@
 //! An in-process kernel-agentd: `kernel_agentd::run` on a temp Unix socket with a connected
 //! tonic client, for tests that drive the real gRPC service.
 
+use std::sync::Arc;
+
 use hyper_util::rt::TokioIo;
+use kernel_agentd::tools::{Tool, ToolRegistry};
 use kernel_agentd::turn::Extensions;
 use kernel_proto::v1::agent_client::AgentClient;
 use tokio::task::JoinHandle;
@@ -16,6 +19,8 @@ pub struct Harness {
     pub client: AgentClient<Channel>,
     /// The agent's tools and memory recall (the registry is shared: tests may register more).
     pub ext: Extensions,
+    /// The tools the test registered before start (kept for a restart).
+    own_tools: Vec<Arc<dyn Tool>>,
     stop: CancellationToken,
     server: JoinHandle<anyhow::Result<()>>,
 }
@@ -29,6 +34,12 @@ impl Harness {
 
     /// Like [`Harness::start`], with the agent's tools and memory recall from `ext`.
     pub async fn start_with(cfg: TestConfig, ext: Extensions) -> Harness {
+        let own_tools = ext
+            .tools
+            .names()
+            .iter()
+            .filter_map(|name| ext.tools.get(name))
+            .collect();
         let config = cfg.load();
         let unix_path = config.agentd.socket.clone();
         std::fs::create_dir_all(unix_path.parent().expect("socket dir")).expect("create data dir");
@@ -50,6 +61,7 @@ impl Harness {
             cfg,
             client,
             ext,
+            own_tools,
             stop,
             server,
         }
@@ -70,9 +82,18 @@ impl Harness {
         self.cfg
     }
 
-    /// Stops and starts again on the same config and database.
+    /// Stops and starts again on the same config and database, with the tools the test gave
+    /// (the agent registers its built-in tools again).
     pub async fn restart(self) -> Harness {
-        let ext = self.ext.clone();
+        let ext = Extensions {
+            tools: ToolRegistry::new(),
+            recall: self.ext.recall.clone(),
+        };
+        for tool in &self.own_tools {
+            ext.tools
+                .register(tool.clone())
+                .expect("re-register a test tool");
+        }
         let cfg = self.stop().await;
         Harness::start_with(cfg, ext).await
     }
