@@ -54,6 +54,8 @@ pub struct Status {
     pub current_session: Option<crate::sessions::SessionInfo>,
     pub provider: String,
     pub model: String,
+    /// The running turn, running CLI and last error.
+    pub turn: crate::turn::TurnStatus,
 }
 
 impl Agent {
@@ -123,6 +125,7 @@ impl Agent {
             current_session: self.current_session_info().await?,
             provider: selection.provider,
             model: selection.model,
+            turn: self.turn_status(),
         })
     }
 }

@@ -40,6 +40,14 @@ pub fn status(s: agent::Status) -> pb::GetStatusResponse {
         current_session: s.current_session.map(session_info),
         provider: s.provider,
         model: s.model,
+        running_turn: s.turn.running_turn.map(|r| pb::RunningTurn {
+            started_at: r
+                .started_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            running_tool: r.running_tool,
+        }),
+        running_cli: s.turn.running_cli,
+        last_error: s.turn.last_error,
         ..Default::default()
     }
 }
