@@ -40,6 +40,8 @@ pub(crate) struct Inner {
     pub(crate) sessions: Mutex<SessionState>,
     /// The turn loop's state: gate, tools, persona, memory recall (see `turn.rs`).
     pub(crate) turns: crate::turn::Turns,
+    /// The MCP servers and their tools (see `mcp.rs`).
+    pub(crate) mcp: crate::mcp::Mcp,
     /// Long-term memory: store, search, `#n` listing, recall (see `memory.rs`).
     pub(crate) memory: Arc<crate::memory::Memories>,
 }
@@ -56,6 +58,8 @@ pub struct Status {
     pub model: String,
     /// The running turn, running CLI and last error.
     pub turn: crate::turn::TurnStatus,
+    /// Configured MCP servers and their state.
+    pub mcp_servers: Vec<crate::mcp::McpServerStatus>,
 }
 
 impl Agent {
@@ -78,6 +82,12 @@ impl Agent {
         let tz = config.general.timezone;
         let memory = Arc::new(crate::memory::Memories::open(store.clone(), tz).await);
         let turns = crate::turn::Turns::new(&config, memory.clone());
+        let mcp = crate::mcp::Mcp::start(
+            &config,
+            turns.tools.clone(),
+            crate::mcp::McpSettings::default(),
+            root.child_token(),
+        );
         crate::memory::register_tools(&turns.tools, &memory).map_err(ApiError::internal)?;
         Ok(Agent {
             inner: Arc::new(Inner {
@@ -91,6 +101,7 @@ impl Agent {
                 selection: Mutex::new(selection),
                 sessions: Mutex::new(SessionState::default()),
                 turns,
+                mcp,
                 memory,
             }),
         })
@@ -111,6 +122,7 @@ impl Agent {
         self.inner.root.cancel();
         self.inner.tasks.close();
         self.inner.tasks.wait().await;
+        self.inner.mcp.shutdown().await;
         self.inner.store.close().await;
     }
 
@@ -126,6 +138,7 @@ impl Agent {
             provider: selection.provider,
             model: selection.model,
             turn: self.turn_status(),
+            mcp_servers: self.inner.mcp.status(),
         })
     }
 }

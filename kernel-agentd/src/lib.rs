@@ -8,6 +8,7 @@ pub mod conversation;
 pub mod error;
 pub mod listen;
 pub mod llm;
+pub mod mcp;
 pub mod memory;
 pub mod repair;
 pub mod rpc;

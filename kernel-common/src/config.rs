@@ -45,6 +45,8 @@ pub struct Config {
     pub cli: BTreeMap<String, CliConfig>,
     /// MCP servers that can be started (those with an unset `${VAR}` are left out, with a warning).
     pub mcp_servers: Vec<McpServerConfig>,
+    /// MCP servers left out because a `${VAR}` they use is unset (also in `warnings`).
+    pub skipped_mcp: Vec<SkippedMcpServer>,
     pub agentd: AgentdConfig,
     pub stt: Option<SttConfig>,
     pub tts: Option<TtsConfig>,
@@ -177,6 +179,13 @@ pub enum McpTransport {
 pub struct McpServerConfig {
     pub name: String,
     pub transport: McpTransport,
+}
+
+/// An `[[mcp.servers]]` entry that is not started, and why (names variables, never values).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedMcpServer {
+    pub name: String,
+    pub reason: String,
 }
 
 /// `[agentd]`: where the gRPC API listens.

@@ -5,5 +5,6 @@ pub mod chat;
 pub mod config;
 pub mod fake_llm;
 pub mod harness;
+pub mod mcp_support;
 pub mod process;
 pub mod test_tools;

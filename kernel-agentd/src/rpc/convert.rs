@@ -48,6 +48,15 @@ pub fn status(s: agent::Status) -> pb::GetStatusResponse {
         }),
         running_cli: s.turn.running_cli,
         last_error: s.turn.last_error,
-        ..Default::default()
+        mcp_servers: s
+            .mcp_servers
+            .into_iter()
+            .map(|m| pb::McpServerStatus {
+                name: m.name,
+                state: m.state.as_str().to_owned(),
+                tool_count: m.tool_count,
+                detail: m.detail,
+            })
+            .collect(),
     }
 }

@@ -242,7 +242,7 @@ fn build(
     let stt = raw.stt.as_ref().map(|s| providers::stt(&mut ctx, s));
     let tts = raw.tts.as_ref().map(|t| providers::tts(&mut ctx, t));
     let cli = cli(&mut ctx, &raw.cli);
-    let mcp_servers = mcp::servers(&mut ctx, &raw.mcp.servers);
+    let (mcp_servers, skipped_mcp) = mcp::servers(&mut ctx, &raw.mcp.servers);
     let agentd = agentd::agentd(&mut ctx, &raw.agentd, &general.data_dir);
     if !ctx.problems.is_empty() {
         return Err(ConfigError::Invalid {
@@ -258,6 +258,7 @@ fn build(
         titles,
         cli,
         mcp_servers,
+        skipped_mcp,
         agentd,
         stt,
         tts,

@@ -7,24 +7,33 @@ use std::collections::BTreeMap;
 use super::{Ctx, given};
 use crate::config::env::{ExpandError, expand};
 use crate::config::raw::RawMcpServer;
-use crate::config::{Component, McpServerConfig, McpTransport};
+use crate::config::{Component, McpServerConfig, McpTransport, SkippedMcpServer};
 use crate::secret::Secret;
 
-/// The servers that can be started, in file order.
-pub(super) fn servers(ctx: &mut Ctx<'_>, raw: &[RawMcpServer]) -> Vec<McpServerConfig> {
+/// The servers that can be started, and those skipped for an unset variable, in file order.
+pub(super) fn servers(
+    ctx: &mut Ctx<'_>,
+    raw: &[RawMcpServer],
+) -> (Vec<McpServerConfig>, Vec<SkippedMcpServer>) {
     let mut out: Vec<McpServerConfig> = Vec::new();
+    let mut skipped: Vec<SkippedMcpServer> = Vec::new();
     let mut seen: Vec<String> = Vec::new();
     for (i, server) in raw.iter().enumerate() {
         let Some(name) = name(ctx, i, server, &seen) else {
             continue;
         };
         seen.push(name.clone());
-        if let Some(transport) = transport(ctx, &name, server) {
-            out.push(McpServerConfig { name, transport });
+        match transport(ctx, &name, server) {
+            Ok(Some(transport)) => out.push(McpServerConfig { name, transport }),
+            Ok(None) => {}
+            Err(reason) => skipped.push(SkippedMcpServer { name, reason }),
         }
     }
-    out
+    (out, skipped)
 }
+
+/// `Ok(None)`: refused (a problem was recorded); `Err(reason)`: skipped for an unset variable.
+type Outcome = Result<Option<McpTransport>, String>;
 
 /// The server's name: required, unique, usable in tool names (`mcp_{server}__{tool}`).
 fn name(ctx: &mut Ctx<'_>, i: usize, raw: &RawMcpServer, seen: &[String]) -> Option<String> {
@@ -53,7 +62,7 @@ fn name(ctx: &mut Ctx<'_>, i: usize, raw: &RawMcpServer, seen: &[String]) -> Opt
     Some(name.to_owned())
 }
 
-fn transport(ctx: &mut Ctx<'_>, name: &str, raw: &RawMcpServer) -> Option<McpTransport> {
+fn transport(ctx: &mut Ctx<'_>, name: &str, raw: &RawMcpServer) -> Outcome {
     let key = format!("mcp server \"{name}\"");
     match given(raw.kind.as_deref()).map(str::trim) {
         Some("http") => http(ctx, name, &key, raw),
@@ -62,18 +71,18 @@ fn transport(ctx: &mut Ctx<'_>, name: &str, raw: &RawMcpServer) -> Option<McpTra
             ctx.refuse(format!(
                 "{key}: type = \"{other}\" is unknown: use \"http\" or \"stdio\""
             ));
-            None
+            Ok(None)
         }
         None => {
             ctx.refuse(format!(
                 "{key}: type is missing: set type = \"http\" or type = \"stdio\""
             ));
-            None
+            Ok(None)
         }
     }
 }
 
-fn http(ctx: &mut Ctx<'_>, name: &str, key: &str, raw: &RawMcpServer) -> Option<McpTransport> {
+fn http(ctx: &mut Ctx<'_>, name: &str, key: &str, raw: &RawMcpServer) -> Outcome {
     let misplaced = [
         ("command", raw.command.is_some()),
         ("args", raw.args.is_some()),
@@ -84,28 +93,27 @@ fn http(ctx: &mut Ctx<'_>, name: &str, key: &str, raw: &RawMcpServer) -> Option<
         ctx.refuse(format!(
             "{key}: url is missing: http servers need url = \"https://…\""
         ));
-        return None;
+        return Ok(None);
     };
     if !(url.starts_with("http://") || url.starts_with("https://")) {
         ctx.refuse(format!("{key}: url must start with http:// or https://"));
-        return None;
+        return Ok(None);
     }
     let headers =
         super::providers::headers(ctx, &format!("mcp.servers.{name}"), raw.headers.as_ref());
     let mut missing = Missing::default();
-    let url = missing.expand(ctx, key, "url", url)?;
+    let url = missing.expand(ctx, key, "url", url);
     let mut out = BTreeMap::new();
     for (header, value) in headers {
         if let Some(v) = missing.expand(ctx, key, &format!("headers.{header}"), value.expose()) {
             out.insert(header, Secret::new(v));
         }
     }
-    missing
-        .into_result(ctx, name)
-        .then_some(McpTransport::Http { url, headers: out })
+    missing.into_result(ctx, name)?;
+    Ok(url.map(|url| McpTransport::Http { url, headers: out }))
 }
 
-fn stdio(ctx: &mut Ctx<'_>, name: &str, key: &str, raw: &RawMcpServer) -> Option<McpTransport> {
+fn stdio(ctx: &mut Ctx<'_>, name: &str, key: &str, raw: &RawMcpServer) -> Outcome {
     let misplaced = [
         ("url", raw.url.is_some()),
         ("headers", raw.headers.is_some()),
@@ -115,7 +123,7 @@ fn stdio(ctx: &mut Ctx<'_>, name: &str, key: &str, raw: &RawMcpServer) -> Option
         ctx.refuse(format!(
             "{key}: command is missing: stdio servers need command = \"npx\" (or similar)"
         ));
-        return None;
+        return Ok(None);
     };
     let mut missing = Missing::default();
     let mut env = BTreeMap::new();
@@ -125,11 +133,12 @@ fn stdio(ctx: &mut Ctx<'_>, name: &str, key: &str, raw: &RawMcpServer) -> Option
         }
     }
     let args = raw.args.clone().unwrap_or_default();
-    missing.into_result(ctx, name).then(|| McpTransport::Stdio {
+    missing.into_result(ctx, name)?;
+    Ok(Some(McpTransport::Stdio {
         command: command.to_owned(),
         args,
         env,
-    })
+    }))
 }
 
 fn refuse_misplaced(ctx: &mut Ctx<'_>, key: &str, other: &str, fields: &[(&str, bool)]) {
@@ -145,7 +154,6 @@ fn refuse_misplaced(ctx: &mut Ctx<'_>, key: &str, other: &str, fields: &[(&str, 
 struct Missing {
     /// (variable, field)
     found: Vec<(String, String)>,
-    malformed: bool,
 }
 
 impl Missing {
@@ -160,16 +168,16 @@ impl Missing {
             }
             Err(ExpandError::Malformed(why)) => {
                 ctx.refuse(format!("{key}: {field}: {why}"));
-                self.malformed = true;
                 None
             }
         }
     }
 
-    /// Whether the server can be used; warns (naming server and variables) when it is skipped.
-    fn into_result(self, ctx: &mut Ctx<'_>, name: &str) -> bool {
+    /// `Err(reason)` when the server is skipped for unset variables, with a warning naming the
+    /// server and the variables; `Ok` otherwise (a malformed reference was already refused).
+    fn into_result(self, ctx: &mut Ctx<'_>, name: &str) -> Result<(), String> {
         if self.found.is_empty() {
-            return !self.malformed;
+            return Ok(());
         }
         let vars: Vec<String> = self
             .found
@@ -186,6 +194,6 @@ impl Missing {
             Component::Agentd,
             format!("mcp server \"{name}\" is skipped: environment {what}"),
         );
-        false
+        Err(format!("environment {what}"))
     }
 }

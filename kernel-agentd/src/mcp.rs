@@ -1,0 +1,242 @@
+//! The MCP client: every `[[mcp.servers]]` entry connected in the background (never blocking
+//! start-up), its tools registered as `mcp_{server}__{tool}` and kept in step with the server
+//! (reconnect with backoff, disable, `tools/list_changed`), and each server's state for
+//! `GetStatus`.
+//!
+//! One supervisor task per server ([`server`]); tools ([`tool`]) reach the server's live
+//! connection through the state they share with it.
+
+mod connect;
+mod naming;
+mod result;
+mod server;
+mod tool;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kernel_common::Config;
+use tokio::sync::watch;
+use tokio_util::sync::{CancellationToken, DropGuard};
+use tokio_util::task::TaskTracker;
+
+use crate::agent::Agent;
+use crate::tools::ToolRegistry;
+
+pub use naming::exposed_name;
+pub use result::{MAX_RESULT_CHARS, external_marker};
+
+/// Timing of connections and calls.
+#[derive(Debug, Clone)]
+pub struct McpSettings {
+    /// Longest wait to connect, initialise and list tools (default 10 s).
+    pub connect_timeout: Duration,
+    /// Longest wait for one tool call (default 120 s).
+    pub call_timeout: Duration,
+    /// First wait before reconnecting (default 1 s); it doubles per failure…
+    pub backoff_initial: Duration,
+    /// …up to this (default 60 s), which is also the slow retry rate once disabled.
+    pub backoff_max: Duration,
+    /// Failed attempts in a row after which the server's tools are disabled (default 6).
+    pub reconnect_tries: u32,
+}
+
+impl Default for McpSettings {
+    fn default() -> Self {
+        Self {
+            connect_timeout: Duration::from_secs(10),
+            call_timeout: Duration::from_secs(120),
+            backoff_initial: Duration::from_secs(1),
+            backoff_max: Duration::from_secs(60),
+            reconnect_tries: 6,
+        }
+    }
+}
+
+/// Where a server stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpState {
+    /// First connection in progress (or retrying before being disabled).
+    Connecting,
+    /// Connected; its tools are registered.
+    Connected,
+    /// It dropped; reconnecting (its tools stay registered and answer with an error meanwhile).
+    Reconnecting,
+    /// Reconnecting failed too often: its tools are removed; retried at the slow rate.
+    Disabled,
+    /// Not started: the config left it out (an unset `${VAR}`).
+    Skipped,
+}
+
+impl McpState {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Connecting => "connecting",
+            Self::Connected => "connected",
+            Self::Reconnecting => "reconnecting",
+            Self::Disabled => "disabled",
+            Self::Skipped => "skipped",
+        }
+    }
+}
+
+/// One server in `GetStatus`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpServerStatus {
+    pub name: String,
+    pub state: McpState,
+    /// Tools registered from it.
+    pub tool_count: u32,
+    /// Why it is not connected (redacted).
+    pub detail: Option<String>,
+}
+
+/// The MCP servers of a running agent. Cheap to clone; dropping the last clone stops them.
+#[derive(Clone)]
+pub struct Mcp {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    servers: Vec<Arc<server::Shared>>,
+    skipped: Vec<McpServerStatus>,
+    changed: Arc<watch::Sender<u64>>,
+    cancel: CancellationToken,
+    tasks: TaskTracker,
+    _stop_on_drop: DropGuard,
+}
+
+impl std::fmt::Debug for Mcp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mcp")
+            .field("servers", &self.status())
+            .finish()
+    }
+}
+
+impl Mcp {
+    /// Starts one background task per configured server (returns at once): each connects and
+    /// registers its tools in `registry`. `cancel` (or [`Mcp::shutdown`]) stops them.
+    pub fn start(
+        config: &Config,
+        registry: ToolRegistry,
+        settings: McpSettings,
+        cancel: CancellationToken,
+    ) -> Mcp {
+        let changed = Arc::new(watch::Sender::new(0));
+        let tasks = TaskTracker::new();
+        let redactor = config.redactor();
+        let mut servers = Vec::new();
+        for cfg in &config.mcp_servers {
+            let shared = Arc::new(server::Shared::new(cfg.name.clone(), changed.clone()));
+            let supervisor = server::Supervisor::new(
+                cfg.clone(),
+                shared.clone(),
+                registry.clone(),
+                settings.clone(),
+                redactor.clone(),
+                cancel.child_token(),
+            );
+            tasks.spawn(supervisor.run());
+            servers.push(shared);
+        }
+        tasks.close();
+        let skipped = config
+            .skipped_mcp
+            .iter()
+            .map(|s| McpServerStatus {
+                name: s.name.clone(),
+                state: McpState::Skipped,
+                tool_count: 0,
+                detail: Some(s.reason.clone()),
+            })
+            .collect();
+        Mcp {
+            inner: Arc::new(Inner {
+                servers,
+                skipped,
+                changed,
+                _stop_on_drop: cancel.clone().drop_guard(),
+                cancel,
+                tasks,
+            }),
+        }
+    }
+
+    /// Every configured server (file order), then the skipped ones.
+    pub fn status(&self) -> Vec<McpServerStatus> {
+        self.inner
+            .servers
+            .iter()
+            .map(|s| s.status())
+            .chain(self.inner.skipped.iter().cloned())
+            .collect()
+    }
+
+    /// Waits until `ready` holds for the status (checked now and after every change).
+    pub async fn wait_until(&self, ready: impl Fn(&[McpServerStatus]) -> bool) {
+        let mut rx = self.inner.changed.subscribe();
+        loop {
+            rx.mark_unchanged();
+            if ready(&self.status()) {
+                return;
+            }
+            if rx.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Stops every server: closes the clients, ends stdio children (reaped, no zombies).
+    pub async fn shutdown(&self) {
+        self.inner.cancel.cancel();
+        self.inner.tasks.wait().await;
+    }
+}
+
+impl Agent {
+    /// The MCP servers.
+    pub fn mcp(&self) -> &Mcp {
+        &self.inner.mcp
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_max() {
+        let s = McpSettings::default();
+        let secs: Vec<u64> = [1, 2, 3, 6, 7, 40, u32::MAX]
+            .into_iter()
+            .map(|n| s.backoff(n).as_secs())
+            .collect();
+        assert_eq!(secs, [1, 2, 4, 32, 60, 60, 60]);
+    }
+
+    #[test]
+    fn states_have_their_wire_names() {
+        let names: Vec<&str> = [
+            McpState::Connecting,
+            McpState::Connected,
+            McpState::Reconnecting,
+            McpState::Disabled,
+            McpState::Skipped,
+        ]
+        .into_iter()
+        .map(McpState::as_str)
+        .collect();
+        assert_eq!(
+            names,
+            [
+                "connecting",
+                "connected",
+                "reconnecting",
+                "disabled",
+                "skipped"
+            ]
+        );
+    }
+}
