@@ -153,16 +153,23 @@ impl Memories {
     /// The search behind [`Memories::search`] and recall (`limit` ≥ 1, not clamped).
     async fn find(&self, query: &str, limit: usize) -> Result<Found, MemoryError> {
         let terms = segment::query_terms(query);
-        if self.fts && !terms.is_empty() {
-            if let Some(memories) = self.find_fts(&terms, limit).await {
-                return Ok(Found {
-                    memories,
-                    mode: SearchMode::Fts5,
-                });
-            }
+        if self.fts
+            && !terms.is_empty()
+            && let Some(memories) = self.find_fts(&terms, limit).await
+        {
+            return Ok(Found {
+                memories,
+                mode: SearchMode::Fts5,
+            });
         }
         let terms = if terms.is_empty() {
-            vec![query.trim().chars().take(segment::MAX_QUERY_CHARS).collect()]
+            vec![
+                query
+                    .trim()
+                    .chars()
+                    .take(segment::MAX_QUERY_CHARS)
+                    .collect(),
+            ]
         } else {
             terms
         };

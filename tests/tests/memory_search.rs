@@ -97,7 +97,10 @@ async fn chinese_and_english_words_are_found_with_fts5() {
         (SearchMode::Fts5, vec!["The owner's cat is called Miso"])
     );
     let found = m.search("dark mode", 5).await.unwrap();
-    assert_eq!(texts(&found), ["The owner prefers dark mode in every editor"]);
+    assert_eq!(
+        texts(&found),
+        ["The owner prefers dark mode in every editor"]
+    );
 }
 
 #[tokio::test]
@@ -150,7 +153,10 @@ async fn like_takes_over_when_fts5_finds_nothing() {
         .unwrap();
     let found = m.search("cali", 5).await.unwrap();
     assert_eq!(found.mode, SearchMode::Like);
-    assert_eq!(texts(&found), ["The password manager is supercalifragilistic"]);
+    assert_eq!(
+        texts(&found),
+        ["The password manager is supercalifragilistic"]
+    );
     let found = m.search("nothing-like-this", 5).await.unwrap();
     assert!(found.memories.is_empty());
 }
@@ -254,6 +260,14 @@ async fn hostile_queries_are_searched_as_words_and_never_fail() {
             "{q:?} finds the memory containing it: {found:?}"
         );
     }
+    for q in ["NEAR(", "col:", "OR", "NEAR(\"北京\" \"天气\", 2)"] {
+        let found = m.search(q, 5).await.unwrap();
+        assert_eq!(
+            found.mode,
+            SearchMode::Fts5,
+            "{q:?} ran as FTS5 words: {found:?}"
+        );
+    }
     let found = m.search("terms:天气", 5).await.unwrap();
     assert!(texts(&found).contains(&"北京的天气很好"), "{found:?}");
     // A LIKE wildcard matches only itself.
@@ -294,7 +308,10 @@ async fn texts_are_validated_and_not_stored_twice() {
         Err(MemoryError::TooLong { .. })
     ));
     assert!(m.add(&"长".repeat(MAX_TEXT_CHARS)).await.is_ok());
-    assert!(matches!(m.search("  ", 5).await, Err(MemoryError::EmptyQuery)));
+    assert!(matches!(
+        m.search("  ", 5).await,
+        Err(MemoryError::EmptyQuery)
+    ));
 
     let first = m.add("  主人的生日是五月三日 ").await.unwrap();
     assert_eq!(first.text, "主人的生日是五月三日");

@@ -129,8 +129,17 @@ mod tests {
         let listing = [30, 20, 10];
         assert_eq!(resolve(&listing, 1).unwrap(), 30);
         assert_eq!(resolve(&listing, 3).unwrap(), 10);
-        assert!(matches!(resolve(&listing, 0), Err(ApiError::InvalidArgument(_))));
-        assert!(matches!(resolve(&listing, 4), Err(ApiError::InvalidArgument(_))));
-        assert!(matches!(resolve(&[], 1), Err(ApiError::FailedPrecondition(_))));
+        assert!(matches!(
+            resolve(&listing, 0),
+            Err(ApiError::InvalidArgument(_))
+        ));
+        assert!(matches!(
+            resolve(&listing, 4),
+            Err(ApiError::InvalidArgument(_))
+        ));
+        assert!(matches!(
+            resolve(&[], 1),
+            Err(ApiError::FailedPrecondition(_))
+        ));
     }
 }

@@ -20,19 +20,93 @@ pub const MAX_QUERY_TERMS: usize = 32;
 
 /// Words too common to narrow a search; dropped from queries that have other terms.
 const STOPWORDS: &[&str] = &[
-    "的", "了", "是", "我", "你", "他", "她", "它", "们", "我们", "你们", "他们", "吗", "呢", "吧",
-    "啊", "呀", "和", "与", "跟", "在", "也", "就", "都", "而", "及", "或", "把", "被", "这", "那",
-    "这个", "那个", "一个", "有", "没有", "不", "要", "会", "能", "很", "还", "又", "请", "帮",
-    "帮我", "什么", "怎么", "怎么样", "a", "an", "the", "is", "are", "was", "were", "be", "to",
-    "of", "and", "or", "in", "on", "at", "for", "with", "it", "this", "that", "i", "you", "me",
-    "my", "do", "does", "what", "how",
+    "的",
+    "了",
+    "是",
+    "我",
+    "你",
+    "他",
+    "她",
+    "它",
+    "们",
+    "我们",
+    "你们",
+    "他们",
+    "吗",
+    "呢",
+    "吧",
+    "啊",
+    "呀",
+    "和",
+    "与",
+    "跟",
+    "在",
+    "也",
+    "就",
+    "都",
+    "而",
+    "及",
+    "或",
+    "把",
+    "被",
+    "这",
+    "那",
+    "这个",
+    "那个",
+    "一个",
+    "有",
+    "没有",
+    "不",
+    "要",
+    "会",
+    "能",
+    "很",
+    "还",
+    "又",
+    "请",
+    "帮",
+    "帮我",
+    "什么",
+    "怎么",
+    "怎么样",
+    "a",
+    "an",
+    "the",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "to",
+    "of",
+    "and",
+    "or",
+    "in",
+    "on",
+    "at",
+    "for",
+    "with",
+    "it",
+    "this",
+    "that",
+    "i",
+    "you",
+    "me",
+    "my",
+    "do",
+    "does",
+    "what",
+    "how",
 ];
 
 /// Builds the segmenter now, on a blocking thread, so the first search does not wait for it.
 pub async fn warm_up() {
     let started = std::time::Instant::now();
     match tokio::task::spawn_blocking(|| LazyLock::force(&JIEBA).has_word("天气")).await {
-        Ok(_) => tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, "segmenter ready"),
+        Ok(_) => tracing::debug!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "segmenter ready"
+        ),
         Err(e) => tracing::warn!(error = %e, "building the segmenter failed"),
     }
 }
@@ -60,7 +134,10 @@ pub fn query_terms(query: &str) -> Vec<String> {
         None => query,
     };
     let mut seen = HashSet::new();
-    let all: Vec<String> = words(query).into_iter().filter(|w| seen.insert(w.clone())).collect();
+    let all: Vec<String> = words(query)
+        .into_iter()
+        .filter(|w| seen.insert(w.clone()))
+        .collect();
     let content: Vec<String> = all
         .iter()
         .filter(|w| !STOPWORDS.contains(&w.as_str()))
@@ -100,7 +177,10 @@ mod tests {
     fn chinese_is_segmented_into_words() {
         let terms = index_terms("北京明天的天气怎么样");
         let words: Vec<&str> = terms.split(' ').collect();
-        assert!(words.contains(&"天气") && words.contains(&"北京"), "{terms}");
+        assert!(
+            words.contains(&"天气") && words.contains(&"北京"),
+            "{terms}"
+        );
         assert_eq!(query_terms("北京天气"), ["北京", "天气"]);
     }
 

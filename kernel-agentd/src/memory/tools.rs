@@ -14,7 +14,12 @@ use super::{DEFAULT_SEARCH_LIMIT, MAX_LIST_LIMIT, Memories, MemoryRow};
 use crate::tools::{RegistryError, Tool, ToolContext, ToolOutput, ToolRegistry};
 
 /// The memory tools' names.
-pub const TOOL_NAMES: [&str; 4] = ["memory_add", "memory_search", "memory_list", "memory_delete"];
+pub const TOOL_NAMES: [&str; 4] = [
+    "memory_add",
+    "memory_search",
+    "memory_list",
+    "memory_delete",
+];
 
 /// Registers the memory tools on `registry`, replacing earlier ones of the same names (a
 /// registry shared across agent restarts must reach the new agent's store).
@@ -84,7 +89,9 @@ struct MemoryTool<I> {
 
 impl<I: Action> std::fmt::Debug for MemoryTool<I> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MemoryTool").field("name", &I::NAME).finish()
+        f.debug_struct("MemoryTool")
+            .field("name", &I::NAME)
+            .finish()
     }
 }
 

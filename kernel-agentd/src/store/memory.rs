@@ -75,13 +75,12 @@ impl Store {
             .execute(&self.pool)
             .await
             .map_err(StoreError::db(op))?;
-        let pruned = sqlx::query(
-            "DELETE FROM memories_fts WHERE rowid NOT IN (SELECT id FROM memories)",
-        )
-        .execute(&self.pool)
-        .await
-        .map_err(StoreError::db(op))?
-        .rows_affected();
+        let pruned =
+            sqlx::query("DELETE FROM memories_fts WHERE rowid NOT IN (SELECT id FROM memories)")
+                .execute(&self.pool)
+                .await
+                .map_err(StoreError::db(op))?
+                .rows_affected();
         if pruned > 0 {
             tracing::info!(pruned, "dropped index entries of deleted memories");
         }
@@ -191,13 +190,12 @@ impl Store {
 
     /// Up to `limit` memories, newest first.
     pub async fn recent_memories(&self, limit: usize) -> Result<Vec<MemoryRow>, StoreError> {
-        let raws = sqlx::query_as(
-            "SELECT id, text, created_at FROM memories ORDER BY id DESC LIMIT ?1",
-        )
-        .bind(sql_limit(limit))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(StoreError::db("list memories"))?;
+        let raws =
+            sqlx::query_as("SELECT id, text, created_at FROM memories ORDER BY id DESC LIMIT ?1")
+                .bind(sql_limit(limit))
+                .fetch_all(&self.pool)
+                .await
+                .map_err(StoreError::db("list memories"))?;
         rows(raws)
     }
 
