@@ -18,86 +18,11 @@ pub const MAX_QUERY_CHARS: usize = 2_000;
 /// At most this many distinct terms of a query are used.
 pub const MAX_QUERY_TERMS: usize = 32;
 
-/// Words too common to narrow a search; dropped from queries that have other terms.
-const STOPWORDS: &[&str] = &[
-    "的",
-    "了",
-    "是",
-    "我",
-    "你",
-    "他",
-    "她",
-    "它",
-    "们",
-    "我们",
-    "你们",
-    "他们",
-    "吗",
-    "呢",
-    "吧",
-    "啊",
-    "呀",
-    "和",
-    "与",
-    "跟",
-    "在",
-    "也",
-    "就",
-    "都",
-    "而",
-    "及",
-    "或",
-    "把",
-    "被",
-    "这",
-    "那",
-    "这个",
-    "那个",
-    "一个",
-    "有",
-    "没有",
-    "不",
-    "要",
-    "会",
-    "能",
-    "很",
-    "还",
-    "又",
-    "请",
-    "帮",
-    "帮我",
-    "什么",
-    "怎么",
-    "怎么样",
-    "a",
-    "an",
-    "the",
-    "is",
-    "are",
-    "was",
-    "were",
-    "be",
-    "to",
-    "of",
-    "and",
-    "or",
-    "in",
-    "on",
-    "at",
-    "for",
-    "with",
-    "it",
-    "this",
-    "that",
-    "i",
-    "you",
-    "me",
-    "my",
-    "do",
-    "does",
-    "what",
-    "how",
-];
+/// Words too common to narrow a search (space-separated); dropped from queries that have other
+/// terms.
+const STOPWORDS: &str = "的 了 是 我 你 他 她 它 们 我们 你们 他们 吗 呢 吧 啊 呀 和 与 跟 在 也 就 都 而 \
+    及 或 把 被 这 那 这个 那个 一个 有 没有 不 要 会 能 很 还 又 请 帮 帮我 什么 怎么 怎么样 a \
+    an the is are was were be to of and or in on at for with it this that i you me my do does what how";
 
 /// Builds the segmenter now, on a blocking thread, so the first search does not wait for it.
 pub async fn warm_up() {
@@ -138,14 +63,14 @@ pub fn query_terms(query: &str) -> Vec<String> {
         .into_iter()
         .filter(|w| seen.insert(w.clone()))
         .collect();
-    let content: Vec<String> = all
-        .iter()
-        .filter(|w| !STOPWORDS.contains(&w.as_str()))
-        .cloned()
-        .collect();
+    let content: Vec<String> = all.iter().filter(|w| !is_stopword(w)).cloned().collect();
     let mut terms = if content.is_empty() { all } else { content };
     terms.truncate(MAX_QUERY_TERMS);
     terms
+}
+
+fn is_stopword(word: &str) -> bool {
+    STOPWORDS.split_whitespace().any(|s| s == word)
 }
 
 /// How the terms of an FTS5 query are combined.
