@@ -1,0 +1,195 @@
+//! Where a long reply is cut. Each chunk takes as much as fits in the limit (counted in UTF-16
+//! units, for the HTML's visible text and for the plain text alike), ending at the best boundary
+//! available: between blocks, then between lines (each if that fills at least half the limit),
+//! then the latest block, line or word boundary (CJK text breaks between characters), and only
+//! then inside a word at a grapheme boundary. Whitespace at a cut is dropped, except a code
+//! line's indentation at the start of a chunk.
+
+use std::ops::Range;
+
+use unicode_segmentation::UnicodeSegmentation;
+
+use super::doc::Doc;
+use super::text::cjk_break;
+
+/// How good a cut is, best first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    /// Before a blank line: between paragraphs, list blocks, code blocks.
+    Block = 0,
+    /// Before a newline.
+    Line = 1,
+    /// Before a space, or between CJK characters.
+    Word = 2,
+    /// Between grapheme clusters inside a word.
+    Grapheme = 3,
+    /// Between characters inside a grapheme cluster (only for clusters longer than the limit).
+    Char = 4,
+}
+
+/// The latest cut of each class seen so far: (byte position, UTF-16 units before it).
+type Best = [Option<(usize, usize)>; 5];
+
+/// The byte ranges of `doc.text` to send as chunks, in order. Each range starts and ends at a
+/// non-whitespace character (a code line may start with its indentation), has visible text, and
+/// fits in `limit`.
+pub(crate) fn pieces(doc: &Doc, limit: usize) -> Vec<Range<usize>> {
+    let boundaries = grapheme_boundaries(&doc.text);
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < doc.text.len() {
+        let start = skip_leading(doc, pos);
+        if start >= doc.text.len() {
+            break;
+        }
+        let end = choose_end(doc, &boundaries, start, limit);
+        let trimmed = start + doc.text[start..end].trim_end().len();
+        if doc.has_visible(start..trimmed) {
+            out.push(start..trimmed);
+        }
+        pos = end.max(start + 1);
+        while pos < doc.text.len() && !doc.text.is_char_boundary(pos) {
+            pos += 1;
+        }
+    }
+    out
+}
+
+/// `bits[i]` is true when byte `i` starts a grapheme cluster (or is the end of the text).
+fn grapheme_boundaries(text: &str) -> Vec<bool> {
+    let mut bits = vec![false; text.len() + 1];
+    for (index, _) in text.grapheme_indices(true) {
+        bits[index] = true;
+    }
+    bits[text.len()] = true;
+    bits
+}
+
+/// Skips the whitespace at a cut; inside a code block only newlines, keeping indentation.
+fn skip_leading(doc: &Doc, mut pos: usize) -> usize {
+    while let Some(c) = doc.text[pos..].chars().next() {
+        if !c.is_whitespace() || doc.is_glue(pos) || (c != '\n' && doc.in_pre(pos)) {
+            break;
+        }
+        pos += c.len_utf8();
+    }
+    pos
+}
+
+/// The end of the chunk that starts at `start`.
+fn choose_end(doc: &Doc, boundaries: &[bool], start: usize, limit: usize) -> usize {
+    let text = &doc.text;
+    let (mut html, mut plain) = (0usize, 0usize);
+    let mut best: Best = [None; 5];
+    let mut span = doc.span_at(start);
+    let mut prev: Option<char> = None;
+    for (offset, c) in text[start..].char_indices() {
+        let pos = start + offset;
+        while doc.spans[span].end <= pos {
+            span += 1;
+        }
+        let glue = doc.spans[span].glue;
+        if let (Some(before), false) = (prev, glue) {
+            let class = classify(text, boundaries, pos, before, c);
+            let units = html.max(plain);
+            best[class as usize] = Some((pos, units));
+            if class != Class::Char {
+                best[Class::Char as usize] = Some((pos, units));
+            }
+        }
+        let units = c.len_utf16();
+        plain += units;
+        if !glue {
+            html += units;
+        }
+        if html > limit || plain > limit {
+            return pick(&best, limit).unwrap_or_else(|| forced_end(doc, pos));
+        }
+        prev = Some(c);
+    }
+    text.len()
+}
+
+/// The class of a cut at `pos`, between `before` and `c`.
+fn classify(text: &str, boundaries: &[bool], pos: usize, before: char, c: char) -> Class {
+    if !boundaries[pos] {
+        return Class::Char;
+    }
+    if c.is_whitespace() && !before.is_whitespace() {
+        let run = text[pos..]
+            .char_indices()
+            .find(|(_, c)| !c.is_whitespace())
+            .map_or(text.len() - pos, |(index, _)| index);
+        return match text[pos..pos + run].matches('\n').count() {
+            0 => Class::Word,
+            1 => Class::Line,
+            _ => Class::Block,
+        };
+    }
+    if cjk_break(before, c) {
+        Class::Word
+    } else {
+        Class::Grapheme
+    }
+}
+
+/// The best recorded cut: a block or line boundary that fills at least half the limit, else the
+/// latest block, line or word boundary, else the latest grapheme or character boundary.
+fn pick(best: &Best, limit: usize) -> Option<usize> {
+    let half = limit / 2;
+    for class in [Class::Block, Class::Line] {
+        if let Some((pos, units)) = best[class as usize]
+            && units >= half
+        {
+            return Some(pos);
+        }
+    }
+    let soft = [Class::Block, Class::Line, Class::Word]
+        .iter()
+        .filter_map(|class| best[*class as usize])
+        .max_by_key(|(pos, _)| *pos);
+    soft.or(best[Class::Grapheme as usize])
+        .or(best[Class::Char as usize])
+        .map(|(pos, _)| pos)
+}
+
+/// No cut fitted (only possible with glue longer than the limit, which the limits rule out):
+/// end after the glue that follows `pos`, so the splitter still makes progress.
+fn forced_end(doc: &Doc, pos: usize) -> usize {
+    let mut end = pos;
+    while let Some(c) = doc.text[end..].chars().next() {
+        end += c.len_utf8();
+        if !doc.is_glue(end) {
+            break;
+        }
+    }
+    end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picks_a_half_full_block_boundary_over_a_later_word() {
+        let mut best: Best = [None; 5];
+        best[Class::Block as usize] = Some((60, 60));
+        best[Class::Word as usize] = Some((99, 99));
+        assert_eq!(pick(&best, 100), Some(60));
+        best[Class::Block as usize] = Some((10, 10));
+        assert_eq!(pick(&best, 100), Some(99));
+        best[Class::Word as usize] = None;
+        best[Class::Grapheme as usize] = Some((100, 100));
+        assert_eq!(pick(&best, 100), Some(10));
+    }
+
+    #[test]
+    fn whitespace_runs_classify_by_newlines() {
+        let text = "a b\nc\n\nd中文";
+        let bits = grapheme_boundaries(text);
+        assert_eq!(classify(text, &bits, 1, 'a', ' '), Class::Word);
+        assert_eq!(classify(text, &bits, 3, 'b', '\n'), Class::Line);
+        assert_eq!(classify(text, &bits, 5, 'c', '\n'), Class::Block);
+        assert_eq!(classify(text, &bits, 11, '中', '文'), Class::Word);
+    }
+}

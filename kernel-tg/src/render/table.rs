@@ -1,0 +1,128 @@
+//! GFM tables as monospace text: cells collected as plain text, columns padded to their display
+//! width (CJK and emoji count as 2) and aligned as the table asks, a rule under the header.
+
+use pulldown_cmark::Alignment;
+
+use super::text::display_width;
+
+/// A table being collected from parser events.
+#[derive(Debug)]
+pub(crate) struct Table {
+    aligns: Vec<Alignment>,
+    rows: Vec<Vec<String>>,
+    header_rows: usize,
+    cell: Option<String>,
+}
+
+impl Table {
+    pub fn new(aligns: Vec<Alignment>) -> Self {
+        Table {
+            aligns,
+            rows: Vec::new(),
+            header_rows: 0,
+            cell: None,
+        }
+    }
+
+    pub fn start_row(&mut self) {
+        self.rows.push(Vec::new());
+    }
+
+    /// Ends the header row (pulldown-cmark gives the header's cells without a row of their own).
+    pub fn end_header(&mut self) {
+        self.header_rows = self.rows.len();
+    }
+
+    pub fn start_cell(&mut self) {
+        self.cell = Some(String::new());
+    }
+
+    pub fn end_cell(&mut self) {
+        let cell = self.cell.take().unwrap_or_default();
+        let cell = cell.split_whitespace().collect::<Vec<_>>().join(" ");
+        match self.rows.last_mut() {
+            Some(row) => row.push(cell),
+            None => self.rows.push(vec![cell]),
+        }
+    }
+
+    /// Adds text to the current cell (text outside a cell is ignored).
+    pub fn push(&mut self, text: &str) {
+        if let Some(cell) = &mut self.cell {
+            cell.push_str(text);
+        }
+    }
+
+    /// The laid-out table, one line per row, no trailing spaces.
+    pub fn layout(&self) -> String {
+        let columns = self.rows.iter().map(Vec::len).max().unwrap_or(0);
+        let mut widths = vec![1; columns];
+        for row in &self.rows {
+            for (width, cell) in widths.iter_mut().zip(row) {
+                *width = (*width).max(display_width(cell));
+            }
+        }
+        let mut lines = Vec::with_capacity(self.rows.len() + 1);
+        for (index, row) in self.rows.iter().enumerate() {
+            let cells = (0..columns).map(|column| {
+                let cell = row.get(column).map_or("", String::as_str);
+                self.pad(cell, widths[column], column)
+            });
+            lines.push(cells.collect::<Vec<_>>().join(" | ").trim_end().to_owned());
+            if index + 1 == self.header_rows {
+                let rule = widths.iter().map(|w| "-".repeat(*w));
+                lines.push(rule.collect::<Vec<_>>().join("-+-"));
+            }
+        }
+        lines.join("\n")
+    }
+
+    fn pad(&self, cell: &str, width: usize, column: usize) -> String {
+        let gap = width.saturating_sub(display_width(cell));
+        let (left, right) = match self.aligns.get(column) {
+            Some(Alignment::Right) => (gap, 0),
+            Some(Alignment::Center) => (gap / 2, gap - gap / 2),
+            _ => (0, gap),
+        };
+        format!("{}{cell}{}", " ".repeat(left), " ".repeat(right))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(aligns: Vec<Alignment>, rows: &[&[&str]]) -> Table {
+        let mut table = Table::new(aligns);
+        for (index, row) in rows.iter().enumerate() {
+            table.start_row();
+            for cell in *row {
+                table.start_cell();
+                table.push(cell);
+                table.end_cell();
+            }
+            if index == 0 {
+                table.end_header();
+            }
+        }
+        table
+    }
+
+    #[test]
+    fn aligns_cjk_by_display_width() {
+        let t = table(
+            vec![Alignment::None, Alignment::Right],
+            &[&["名字", "n"], &["张三", "10"], &["Bob", "7"]],
+        );
+        assert_eq!(t.layout(), "名字 |  n\n-----+---\n张三 | 10\nBob  |  7");
+    }
+
+    #[test]
+    fn centers_and_fills_missing_cells() {
+        let t = table(
+            vec![Alignment::Center, Alignment::None],
+            &[&["a", "b"], &["wide"]],
+        );
+        assert_eq!(t.layout(), " a   | b\n-----+--\nwide |");
+    }
+}
