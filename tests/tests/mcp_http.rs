@@ -1,6 +1,9 @@
 //! The MCP client against server-everything's streamable HTTP mode: tools listed, a call works,
 //! a `${VAR}` header value reaches the server (seen by a recording proxy in front of it) and never
 //! a log line; a server whose variable is unset is reported as skipped.
+//!
+//! The only test in this binary: `LogCapture` asserts on log lines, and tracing's per-callsite
+//! interest cache can miss events when another test hits the same callsites concurrently.
 
 use std::time::Duration;
 
@@ -20,6 +23,7 @@ fn ctx() -> ToolContext {
         cancel: CancellationToken::new(),
         call_id: "call-1".into(),
         session_id: 1,
+        ..ToolContext::default()
     }
 }
 
@@ -101,55 +105,12 @@ async fn http_tools_work_and_a_header_variable_reaches_the_server_but_no_log() {
     mcp.shutdown().await;
     everything.stop().await;
     let lines = logs.lines();
-    assert!(lines.iter().any(|l| l.contains("mcp server connected")));
+    assert!(
+        lines.iter().any(|l| l.contains("mcp server connected")),
+        "{lines:#?}"
+    );
     assert!(
         !lines.iter().any(|l| l.contains(TOKEN)),
         "a header value reached the log"
     );
-}
-
-#[tokio::test]
-async fn a_vanished_http_server_fails_calls_cleanly_and_ends_up_disabled() {
-    let everything = HttpEverything::start().await;
-    let cfg = TestConfig::new(
-        "http://127.0.0.1:9",
-        &http_toml("remote", &everything.url(), ""),
-    );
-    let registry = ToolRegistry::new();
-    let settings = McpSettings {
-        backoff_initial: Duration::from_millis(20),
-        backoff_max: Duration::from_millis(200),
-        reconnect_tries: 3,
-        ..McpSettings::default()
-    };
-    let mcp = Mcp::start(
-        &cfg.load(),
-        registry.clone(),
-        settings,
-        CancellationToken::new(),
-    );
-    let state = |mcp: &Mcp| server(&mcp.status(), "remote").state;
-    tokio::time::timeout(
-        Duration::from_secs(30),
-        mcp.wait_until(|s| server(s, "remote").state == McpState::Connected),
-    )
-    .await
-    .expect("connected in time");
-
-    everything.stop().await;
-    let out = registry
-        .call("mcp_remote__echo", json!({"message": "anyone?"}), ctx())
-        .await;
-    assert!(out.is_error, "{out:?}");
-    assert!(out.content.contains("remote"), "{out:?}");
-
-    tokio::time::timeout(
-        Duration::from_secs(30),
-        mcp.wait_until(|s| server(s, "remote").state == McpState::Disabled),
-    )
-    .await
-    .unwrap_or_else(|_| panic!("not disabled: {:?}", mcp.status()));
-    assert_eq!(state(&mcp), McpState::Disabled);
-    assert!(!registry.names().iter().any(|n| n.starts_with("mcp_remote")));
-    mcp.shutdown().await;
 }

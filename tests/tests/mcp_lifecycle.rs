@@ -1,6 +1,7 @@
 //! The MCP client's lifecycle with short timings: a server that never comes back is disabled
 //! (tools gone) and returns by itself later; a server that never answers hits the connect
-//! timeout; a slow call hits the per-call timeout; a cancelled turn stops a call at once;
+//! timeout; a vanished HTTP server fails calls cleanly and is disabled; a slow call hits the
+//! per-call timeout; a cancelled turn stops a call at once;
 //! `tools/list_changed` re-lists; an unreachable server does not delay start-up, and `GetStatus`
 //! shows it (and a skipped one) meanwhile.
 
@@ -12,7 +13,8 @@ use serde_json::json;
 use tests::config::TestConfig;
 use tests::harness::Harness;
 use tests::mcp_support::{
-    Blackhole, KillableStdio, everything_js, http_toml, process_gone, stdio_toml, wait_for_server,
+    Blackhole, HttpEverything, KillableStdio, everything_js, http_toml, process_gone, stdio_toml,
+    wait_for_server,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -33,6 +35,7 @@ fn ctx(cancel: CancellationToken) -> ToolContext {
         cancel,
         call_id: "call-1".into(),
         session_id: 1,
+        ..ToolContext::default()
     }
 }
 
@@ -276,4 +279,26 @@ async fn an_unreachable_server_does_not_delay_start_up() {
     wait_for_server(&mut h.client, "everything", "connected").await;
     assert!(began.elapsed() < Duration::from_secs(10), "not serialised");
     h.stop().await;
+}
+
+#[tokio::test]
+async fn a_vanished_http_server_fails_calls_cleanly_and_ends_up_disabled() {
+    let everything = HttpEverything::start().await;
+    let (mcp, registry, _cfg) = start(&http_toml("remote", &everything.url(), ""), fast()).await;
+    wait(&mcp, "remote", McpState::Connected).await;
+
+    everything.stop().await;
+    let out = registry
+        .call(
+            "mcp_remote__echo",
+            json!({"message": "anyone?"}),
+            ctx(CancellationToken::new()),
+        )
+        .await;
+    assert!(out.is_error, "{out:?}");
+    assert!(out.content.contains("remote"), "{out:?}");
+
+    wait(&mcp, "remote", McpState::Disabled).await;
+    assert!(!registry.names().iter().any(|n| n.starts_with("mcp_remote")));
+    mcp.shutdown().await;
 }
