@@ -44,6 +44,8 @@ pub(crate) struct Inner {
     pub(crate) mcp: crate::mcp::Mcp,
     /// Long-term memory: store, search, `#n` listing, recall (see `memory.rs`).
     pub(crate) memory: Arc<crate::memory::Memories>,
+    /// CLI delegation: one at a time, the running one (see `delegate.rs`).
+    pub(crate) cli: Arc<crate::delegate::Delegator>,
 }
 
 /// What `GetStatus` reports (domain form; `rpc` converts it).
@@ -89,13 +91,17 @@ impl Agent {
             root.child_token(),
         );
         crate::memory::register_tools(&turns.tools, &memory).map_err(ApiError::internal)?;
+        let tasks = TaskTracker::new();
+        let cli = Arc::new(crate::delegate::Delegator::new(&config, tasks.clone()));
+        crate::delegate::register_tool(&turns.tools, &cli).map_err(ApiError::internal)?;
+        crate::retention::spawn(&tasks, config.general.data_dir.clone(), root.child_token());
         Ok(Agent {
             inner: Arc::new(Inner {
                 config,
                 store,
                 started: Instant::now(),
                 root,
-                tasks: TaskTracker::new(),
+                tasks,
                 providers,
                 titles,
                 selection: Mutex::new(selection),
@@ -103,6 +109,7 @@ impl Agent {
                 turns,
                 mcp,
                 memory,
+                cli,
             }),
         })
     }

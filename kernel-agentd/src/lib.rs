@@ -5,12 +5,14 @@
 pub mod agent;
 pub mod context;
 pub mod conversation;
+pub mod delegate;
 pub mod error;
 pub mod listen;
 pub mod llm;
 pub mod mcp;
 pub mod memory;
 pub mod repair;
+pub mod retention;
 pub mod rpc;
 pub mod selection;
 pub mod server;

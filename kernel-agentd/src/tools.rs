@@ -5,6 +5,7 @@
 //! through [`ToolRegistry::call`] never fails the turn: an unknown tool, input that does not match
 //! the tool's schema, or a panicking tool all become `is_error` results for the model to read.
 
+mod events;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -16,13 +17,14 @@ use tokio_util::sync::CancellationToken;
 
 use crate::conversation::ToolSpec;
 
+pub use events::{ToolEvent, ToolEvents};
 pub use validate::check_input;
 
 /// Longest tool name the providers accept.
 const MAX_NAME_LEN: usize = 64;
 
 /// What a tool gets besides its input.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ToolContext {
     /// Cancelled when the owner cancels the turn (or the daemon shuts down): stop promptly,
     /// kill subprocesses.
@@ -31,6 +33,8 @@ pub struct ToolContext {
     pub call_id: String,
     /// The session the turn belongs to.
     pub session_id: i64,
+    /// Progress the caller should see now (forwarded as turn events); the default drops it.
+    pub events: ToolEvents,
 }
 
 /// A tool's answer, fed back to the model as a `ToolResult`.

@@ -47,6 +47,8 @@ pub enum TurnEvent {
         tool_name: String,
         input_summary: String,
     },
+    /// A CLI delegation's subprocess started (reported by the tool while it runs).
+    CliStarted { cli: String, cwd: String },
     /// A tool call ended.
     ToolFinished {
         call_id: String,
@@ -136,7 +138,10 @@ impl Agent {
 
     /// The running turn (if any), the running CLI and the last error, for `GetStatus`.
     pub fn turn_status(&self) -> TurnStatus {
-        self.inner.turns.gate.status()
+        TurnStatus {
+            running_cli: self.running_cli(),
+            ..self.inner.turns.gate.status()
+        }
     }
 
     /// The tools offered to the model.

@@ -155,7 +155,15 @@ pub struct CliConfig {
     pub name: String,
     pub command: String,
     pub args: Vec<String>,
+    /// How long a delegation may run before its process group is killed
+    /// (`timeout_secs`, default [`DEFAULT_CLI_TIMEOUT`]).
+    pub timeout: std::time::Duration,
 }
+
+/// A delegation's time limit when `[cli.<name>] timeout_secs` is not set: 10 minutes.
+pub const DEFAULT_CLI_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+/// The longest `timeout_secs` accepted: 7 days (a larger value is a unit mistake).
+pub const MAX_CLI_TIMEOUT_SECS: u64 = 7 * 24 * 3600;
 
 /// How an MCP server is reached.
 #[derive(Debug, Clone)]

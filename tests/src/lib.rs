@@ -3,6 +3,7 @@
 
 pub mod chat;
 pub mod config;
+pub mod fake_cli;
 pub mod fake_llm;
 pub mod harness;
 pub mod mcp_support;

@@ -23,11 +23,13 @@ impl AgentService {
         ))
     }
 
-    /// Cancels the running turn, if any.
+    /// Cancels the running turn, if any, naming the CLI delegation it kills.
     pub(super) fn cancel_turn(&self) -> pb::CancelResponse {
+        let running_cli = self.agent.running_cli();
+        let cancelled = self.agent.cancel_turn();
         pb::CancelResponse {
-            cancelled: self.agent.cancel_turn(),
-            killed_cli: None,
+            cancelled,
+            killed_cli: running_cli.filter(|_| cancelled).map(|c| c.name),
         }
     }
 }
@@ -79,6 +81,7 @@ pub fn chat_event(event: TurnEvent) -> pb::ChatEvent {
             tool_name,
             input_summary,
         }),
+        TurnEvent::CliStarted { cli, cwd } => Event::CliStarted(pb::CliStarted { cli, cwd }),
         TurnEvent::ToolFinished {
             call_id,
             ok,

@@ -46,7 +46,7 @@ pub fn status(s: agent::Status) -> pb::GetStatusResponse {
                 .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             running_tool: r.running_tool,
         }),
-        running_cli: s.turn.running_cli,
+        running_cli: s.turn.running_cli.map(|c| c.to_string()),
         last_error: s.turn.last_error,
         mcp_servers: s
             .mcp_servers

@@ -39,6 +39,7 @@ fn ctx() -> ToolContext {
         cancel: CancellationToken::new(),
         call_id: "c".into(),
         session_id: 1,
+        ..ToolContext::default()
     }
 }
 

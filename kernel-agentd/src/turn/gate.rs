@@ -51,8 +51,8 @@ pub struct TurnStatus {
     pub running_turn: Option<RunningTurn>,
     /// The last turn error (redacted).
     pub last_error: Option<String>,
-    /// The CLI delegation running now (filled by the tools issue).
-    pub running_cli: Option<String>,
+    /// The CLI delegation running now, and since when.
+    pub running_cli: Option<crate::delegate::RunningCli>,
 }
 
 impl Gate {

@@ -20,7 +20,7 @@ use crate::conversation::{Block, Message, Role, ToolSpec, Usage};
 use crate::llm::{LlmError, ModelRequest, ModelResponse, Provider, StreamEvent};
 use crate::repair::repair;
 use crate::slim::slim;
-use crate::tools::{ToolContext, ToolOutput};
+use crate::tools::{ToolContext, ToolEvent, ToolEvents, ToolOutput};
 
 /// What the owner sees when the conversation cannot be saved (the cause is logged).
 const STORE_FAILED: &str = "could not save the conversation (database error); see the agent log";
@@ -323,6 +323,7 @@ impl Turn {
                 cancel: self.cancel.child_token(),
                 call_id: call.id.clone(),
                 session_id: self.session_id,
+                events: self.tool_events(),
             };
             let (tools, name, input) = (turns.tools.clone(), call.name.clone(), call.input.clone());
             running.push(async move { (i, tools.call(&name, input, ctx).await) });
@@ -392,6 +393,18 @@ impl Turn {
         self.persist(&message, &names).await?;
         self.messages.push(message);
         Ok(())
+    }
+
+    /// Forwards what tools report as turn events (e.g. `CliStarted`), in order with the rest.
+    fn tool_events(&self) -> ToolEvents {
+        let events = self.events.clone();
+        ToolEvents::new(move |event| {
+            let event = match event {
+                ToolEvent::CliStarted { cli, cwd } => TurnEvent::CliStarted { cli, cwd },
+            };
+            // A listener that went away is noticed (and logged) by the turn's own events.
+            let _ = events.send(event);
+        })
     }
 
     fn with_permit(&self, f: impl FnOnce(&Permit)) {

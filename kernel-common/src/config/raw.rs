@@ -92,6 +92,8 @@ pub struct RawTitles {
 pub struct RawCli {
     pub command: Option<String>,
     pub args: Option<Vec<String>>,
+    /// Seconds a delegation may run before its process group is killed (default 600).
+    pub timeout_secs: Option<u64>,
 }
 
 /// `[mcp]`.

@@ -366,10 +366,22 @@ fn cli(
             continue;
         };
         let args = entry.args.clone().unwrap_or_default();
+        let timeout = match entry.timeout_secs {
+            None => super::DEFAULT_CLI_TIMEOUT,
+            Some(secs @ 1..=super::MAX_CLI_TIMEOUT_SECS) => std::time::Duration::from_secs(secs),
+            Some(_) => {
+                ctx.refuse(format!(
+                    "cli.{name}.timeout_secs must be between 1 and {} seconds (default 600)",
+                    super::MAX_CLI_TIMEOUT_SECS
+                ));
+                continue;
+            }
+        };
         let cli = CliConfig {
             name: name.clone(),
             command: command.trim().to_owned(),
             args,
+            timeout,
         };
         out.insert(name.clone(), cli);
     }

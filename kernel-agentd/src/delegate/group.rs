@@ -1,0 +1,135 @@
+//! The delegated CLI's process group: started as its own group, and ended as a whole — TERM to
+//! every process in it, KILL to whatever is left after a grace period, the leader reaped (no
+//! zombie of ours). Windows has no process groups: there the process tree is killed with
+//! `taskkill /T /F`.
+
+use std::time::Duration;
+
+use tokio::process::{Child, Command};
+
+/// How often the group is checked while it winds down after TERM.
+#[cfg(unix)]
+const POLL: Duration = Duration::from_millis(20);
+
+/// Makes the child the leader of a new process group (unix), or of a new console process group
+/// (Windows), so signals for the group never reach agentd.
+pub(super) fn isolate(cmd: &mut Command) {
+    #[cfg(unix)]
+    cmd.process_group(0);
+    #[cfg(windows)]
+    {
+        const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+        cmd.creation_flags(CREATE_NEW_PROCESS_GROUP);
+    }
+}
+
+/// A started group: its id is the leader's pid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Group {
+    pid: u32,
+}
+
+impl Group {
+    pub(super) fn of(child: &Child) -> Option<Group> {
+        child.id().map(|pid| Group { pid })
+    }
+
+    /// Ends every process of the group: TERM, then KILL for what is still there after `grace`;
+    /// the leader is reaped. Returns at once when nothing of the group is left.
+    #[cfg(unix)]
+    pub(super) async fn terminate(self, leader: &mut Child, grace: Duration) {
+        use nix::sys::signal::Signal;
+        if !self.signal(Some(Signal::SIGTERM)) {
+            let _ = leader.wait().await;
+            return;
+        }
+        let deadline = tokio::time::Instant::now() + grace;
+        loop {
+            // Reap the leader as soon as it exits: a zombie leader keeps the group alive.
+            let _ = leader.try_wait();
+            if !self.signal(None) {
+                return;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                break;
+            }
+            tokio::time::sleep(POLL).await;
+        }
+        tracing::info!(
+            pgid = self.pid,
+            "the CLI's process group outlived TERM; killing it"
+        );
+        self.signal(Some(Signal::SIGKILL));
+        let _ = leader.wait().await;
+    }
+
+    /// Windows: kills the process tree at once (console programs ignore polite requests).
+    #[cfg(windows)]
+    pub(super) async fn terminate(self, leader: &mut Child, _grace: Duration) {
+        let _ = Command::new("taskkill")
+            .args(["/PID", &self.pid.to_string(), "/T", "/F"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .await;
+        let _ = leader.kill().await;
+    }
+
+    /// Sends `signal` (`None`: only checks) to the whole group; whether any process was there.
+    #[cfg(unix)]
+    fn signal(self, signal: Option<nix::sys::signal::Signal>) -> bool {
+        let Ok(pgid) = i32::try_from(self.pid) else {
+            return false;
+        };
+        match nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal) {
+            Ok(()) => true,
+            Err(nix::errno::Errno::ESRCH) => false,
+            Err(e) => {
+                tracing::warn!(pgid, error = %e, "cannot signal the CLI's process group");
+                false
+            }
+        }
+    }
+
+    /// Last resort when the supervising task is dropped without finishing (runtime shutdown):
+    /// KILL the group at once, without waiting.
+    pub(super) fn kill_now(self) {
+        #[cfg(unix)]
+        self.signal(Some(nix::sys::signal::Signal::SIGKILL));
+        #[cfg(windows)]
+        {
+            let _ = std::process::Command::new("taskkill")
+                .args(["/PID", &self.pid.to_string(), "/T", "/F"])
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn();
+        }
+    }
+}
+
+/// Kills the group on drop unless [`GroupGuard::disarm`]ed.
+#[derive(Debug)]
+pub(super) struct GroupGuard {
+    group: Option<Group>,
+}
+
+impl GroupGuard {
+    pub(super) fn new(group: Group) -> Self {
+        Self { group: Some(group) }
+    }
+
+    /// The group has been dealt with; dropping the guard does nothing.
+    pub(super) fn disarm(&mut self) {
+        self.group = None;
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if let Some(group) = self.group.take() {
+            group.kill_now();
+        }
+    }
+}

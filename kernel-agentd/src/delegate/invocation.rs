@@ -1,0 +1,261 @@
+//! What exactly a delegation runs: the program, its argument vector, the working directory and
+//! which environment variables it must not inherit.
+//!
+//! The task is always one argument and never goes through a shell. A task that starts with `-`
+//! must never be read as a flag. Both real CLIs were checked (Claude Code 2.1, Codex 0.169): they
+//! take everything after a `--` as the prompt, verbatim (`claude -p -- "-v …"` sends `-v …`;
+//! without `--` it prints its version). `--` also stops Codex from reading a task such as
+//! `review` or `resume` as its own subcommand. So Claude Code and Codex always get
+//! `… -- <task>`. Any other configured CLI may not know `--`: it gets the task as is, except that
+//! a task starting with `-` gets a leading space (no option parser reads ` -x` as an option).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use kernel_common::config::CliConfig;
+
+/// How Kernel talks to a configured CLI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CliKind {
+    /// Claude Code (`claude -p …`): `… -- <task>`, the answer is its output.
+    ClaudeCode,
+    /// Codex (`codex exec …`): also `-C <cwd>` and `--output-last-message <file>`; the answer is
+    /// read from that file (fallback: its output).
+    Codex,
+    /// Anything else: `command + args + [task]`.
+    Other,
+}
+
+impl CliKind {
+    /// The kind of `cli`: by its section name (`claude_code`, `codex`), else by the command's
+    /// file name (`claude`, `codex`, with any extension).
+    pub fn of(cli: &CliConfig) -> CliKind {
+        match cli.name.as_str() {
+            "claude_code" => return CliKind::ClaudeCode,
+            "codex" => return CliKind::Codex,
+            _ => {}
+        }
+        // Either separator: a Windows config may name `C:\npm\codex.cmd`.
+        let file = cli.command.rsplit(['/', '\\']).next().unwrap_or_default();
+        let stem = file.split('.').next().unwrap_or_default();
+        match stem {
+            "claude" => CliKind::ClaudeCode,
+            "codex" => CliKind::Codex,
+            _ => CliKind::Other,
+        }
+    }
+}
+
+/// One delegation's command line, ready to spawn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    pub cwd: PathBuf,
+    /// Variables of agentd's environment the child must not see (Kernel's own secrets).
+    pub env_remove: Vec<OsString>,
+}
+
+/// The command line for `task` on `cli` in `cwd`. `last_message` is where Codex writes its final
+/// answer (ignored for other kinds).
+pub fn invocation(cli: &CliConfig, task: &str, cwd: &Path, last_message: &Path) -> Invocation {
+    let kind = CliKind::of(cli);
+    let mut args: Vec<OsString> = cli.args.iter().map(OsString::from).collect();
+    if kind == CliKind::Codex {
+        args.push("-C".into());
+        args.push(cwd.as_os_str().to_owned());
+        args.push("--output-last-message".into());
+        args.push(last_message.as_os_str().to_owned());
+    }
+    match kind {
+        CliKind::ClaudeCode | CliKind::Codex => {
+            args.push("--".into());
+            args.push(task.into());
+        }
+        CliKind::Other if task.starts_with('-') => args.push(format!(" {task}").into()),
+        CliKind::Other => args.push(task.into()),
+    }
+    Invocation {
+        program: program(&cli.command),
+        args,
+        cwd: cwd.to_path_buf(),
+        env_remove: secret_vars(std::env::vars_os().map(|(k, _)| k)),
+    }
+}
+
+/// The names among `names` that are Kernel's own secrets (`KERNEL_TELEGRAM_TOKEN`,
+/// `KERNEL_PROVIDER_*_API_KEY`, …): a prompt-injected "print your environment" must show none.
+pub fn secret_vars(names: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    names
+        .into_iter()
+        .filter(|name| {
+            name.to_str()
+                .is_some_and(kernel_common::config::is_secret_env)
+        })
+        .collect()
+}
+
+/// The program to start for `command`. On Windows, `claude` / `codex` are npm `.cmd` shims that
+/// process creation does not find by bare name, so the name is resolved along `PATH` and
+/// `PATHEXT` first.
+fn program(command: &str) -> PathBuf {
+    #[cfg(windows)]
+    {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let pathext = std::env::var("PATHEXT").unwrap_or_else(|_| ".COM;.EXE;.BAT;.CMD".into());
+        if let Some(found) = resolve_with_extensions(command, &path, &pathext, &|p| p.is_file()) {
+            return found;
+        }
+    }
+    PathBuf::from(command)
+}
+
+/// `command` found along `path` (or as given, when it names a folder) with the first extension
+/// of `pathext` that exists; `None` when it already has an extension or nothing matches.
+#[cfg_attr(not(windows), allow(dead_code))]
+fn resolve_with_extensions(
+    command: &str,
+    path: &std::ffi::OsStr,
+    pathext: &str,
+    exists: &dyn Fn(&Path) -> bool,
+) -> Option<PathBuf> {
+    let given = Path::new(command);
+    if given.extension().is_some() {
+        return None;
+    }
+    let dirs: Vec<PathBuf> = if given.components().count() > 1 || given.is_absolute() {
+        vec![PathBuf::new()]
+    } else {
+        std::env::split_paths(path).collect()
+    };
+    let exts: Vec<&str> = pathext.split(';').filter(|e| !e.is_empty()).collect();
+    dirs.iter().find_map(|dir| {
+        exts.iter().find_map(|ext| {
+            let candidate = dir.join(format!("{command}{}", ext.to_ascii_lowercase()));
+            exists(&candidate).then_some(candidate)
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cli(name: &str, command: &str, args: &[&str]) -> CliConfig {
+        CliConfig {
+            name: name.into(),
+            command: command.into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            timeout: kernel_common::config::DEFAULT_CLI_TIMEOUT,
+        }
+    }
+
+    fn args(inv: &Invocation) -> Vec<&str> {
+        inv.args.iter().map(|a| a.to_str().unwrap()).collect()
+    }
+
+    #[test]
+    fn claude_code_gets_args_then_the_task_after_a_double_dash() {
+        let c = cli("claude_code", "claude", &["-p", "--output-format", "text"]);
+        let inv = invocation(&c, "-rf everything", Path::new("/w"), Path::new("/o/last"));
+        assert_eq!(inv.program, PathBuf::from("claude"));
+        assert_eq!(
+            args(&inv),
+            ["-p", "--output-format", "text", "--", "-rf everything"]
+        );
+        assert_eq!(inv.cwd, PathBuf::from("/w"));
+    }
+
+    #[test]
+    fn codex_gets_its_directory_and_last_message_file() {
+        let c = cli("codex", "codex", &["exec", "--color", "never"]);
+        let inv = invocation(&c, "review", Path::new("/w"), Path::new("/o/last"));
+        assert_eq!(
+            args(&inv),
+            [
+                "exec",
+                "--color",
+                "never",
+                "-C",
+                "/w",
+                "--output-last-message",
+                "/o/last",
+                "--",
+                "review"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_kind_comes_from_the_name_or_the_command() {
+        assert_eq!(
+            CliKind::of(&cli("claude_code", "/opt/x", &[])),
+            CliKind::ClaudeCode
+        );
+        assert_eq!(
+            CliKind::of(&cli("cc", "/usr/bin/claude", &[])),
+            CliKind::ClaudeCode
+        );
+        assert_eq!(
+            CliKind::of(&cli("oai", "C:\\npm\\codex.cmd", &[])),
+            CliKind::Codex
+        );
+        assert_eq!(CliKind::of(&cli("aider", "aider", &[])), CliKind::Other);
+    }
+
+    #[test]
+    fn other_clis_never_see_a_leading_dash() {
+        let c = cli("aider", "aider", &["--yes"]);
+        let inv = invocation(&c, "--help me", Path::new("/w"), Path::new("/o/l"));
+        assert_eq!(args(&inv), ["--yes", " --help me"]);
+        let inv = invocation(&c, "fix it", Path::new("/w"), Path::new("/o/l"));
+        assert_eq!(args(&inv), ["--yes", "fix it"]);
+    }
+
+    #[test]
+    fn only_kernel_secrets_are_removed() {
+        let names = [
+            "PATH",
+            "KERNEL_TELEGRAM_TOKEN",
+            "KERNEL_PROVIDER_ANTHROPIC_API_KEY",
+            "KERNEL_AGENTD_TOKEN",
+            "KERNEL_TITLES_API_KEY",
+            "KERNEL_CONFIG",
+            "ANTHROPIC_API_KEY",
+        ]
+        .map(OsString::from);
+        assert_eq!(
+            secret_vars(names),
+            [
+                "KERNEL_TELEGRAM_TOKEN",
+                "KERNEL_PROVIDER_ANTHROPIC_API_KEY",
+                "KERNEL_AGENTD_TOKEN",
+                "KERNEL_TITLES_API_KEY"
+            ]
+            .map(OsString::from)
+        );
+    }
+
+    #[test]
+    fn windows_shims_resolve_along_path_and_pathext() {
+        let path = std::env::join_paths(["/a", "/b"]).unwrap();
+        let exists = |p: &Path| p == Path::new("/b/claude.cmd");
+        assert_eq!(
+            resolve_with_extensions("claude", &path, ".EXE;.CMD", &exists),
+            Some(PathBuf::from("/b/claude.cmd"))
+        );
+        assert_eq!(
+            resolve_with_extensions("claude.exe", &path, ".EXE;.CMD", &exists),
+            None
+        );
+        assert_eq!(
+            resolve_with_extensions("codex", &path, ".EXE;.CMD", &exists),
+            None
+        );
+        let exists = |p: &Path| p == Path::new("/b/claude.exe");
+        assert_eq!(
+            resolve_with_extensions("/b/claude", &path, ".EXE;.CMD", &exists),
+            Some(PathBuf::from("/b/claude.exe"))
+        );
+    }
+}

@@ -1,0 +1,145 @@
+//! Running one delegation's subprocess: stdin from `/dev/null`, stdout and stderr straight into
+//! the output file (so the full output streams to disk as it arrives and nothing is buffered in
+//! agentd), its own process group, Kernel's secrets removed from its environment; then waiting
+//! for it to exit, time out or be cancelled, and ending its whole process group.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::process::{Child, Command};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use super::group::{self, Group, GroupGuard};
+use super::invocation::Invocation;
+
+/// How a delegation's subprocess ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// It exited by itself: its exit code, or the signal that ended it.
+    Exited {
+        code: Option<i32>,
+        signal: Option<i32>,
+    },
+    /// It ran past its time limit; the group was killed.
+    TimedOut(Duration),
+    /// The turn was cancelled; the group was killed.
+    Cancelled,
+}
+
+impl Exit {
+    /// The exit code, when it exited by itself with one.
+    pub fn code(self) -> Option<i32> {
+        match self {
+            Exit::Exited { code, .. } => code,
+            Exit::TimedOut(_) | Exit::Cancelled => None,
+        }
+    }
+
+    /// A line for the model (and the output file) when it did not simply exit with a code.
+    pub fn note(self) -> Option<String> {
+        match self {
+            Exit::Exited { code: Some(_), .. } => None,
+            Exit::Exited { signal, .. } => Some(format!(
+                "[Kernel: the CLI was ended by signal {}]",
+                signal.map_or_else(|| "?".to_owned(), |s| s.to_string())
+            )),
+            Exit::TimedOut(limit) => Some(format!(
+                "[Kernel: the CLI ran longer than its {} s time limit and was stopped (its whole \
+                 process group was killed)]",
+                limit.as_secs()
+            )),
+            Exit::Cancelled => Some(
+                "[Kernel: cancelled by the owner; the CLI's whole process group was killed]"
+                    .to_owned(),
+            ),
+        }
+    }
+}
+
+/// A started subprocess, not yet supervised.
+#[derive(Debug)]
+pub struct Started {
+    child: Child,
+    group: Group,
+    guard: GroupGuard,
+}
+
+/// Starts `inv` with stdout and stderr appended to `log`.
+pub fn start(inv: &Invocation, log: std::fs::File) -> std::io::Result<Started> {
+    let mut cmd = Command::new(&inv.program);
+    cmd.args(&inv.args)
+        .current_dir(&inv.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(log.try_clone()?))
+        .stderr(Stdio::from(log))
+        .kill_on_drop(false);
+    for name in &inv.env_remove {
+        cmd.env_remove(name);
+    }
+    group::isolate(&mut cmd);
+    let child = cmd.spawn()?;
+    let group = Group::of(&child).ok_or_else(|| std::io::Error::other("the CLI has no pid"))?;
+    Ok(Started {
+        child,
+        guard: GroupGuard::new(group),
+        group,
+    })
+}
+
+impl Started {
+    /// Waits until the subprocess exits, `limit` passes or `cancel` fires (then its group is
+    /// ended: TERM, KILL after `grace`). Sends how it ended on `done` as soon as the leader is
+    /// gone, then ends whatever else is left in the group before returning.
+    pub async fn supervise(
+        mut self,
+        limit: Duration,
+        grace: Duration,
+        cancel: CancellationToken,
+        done: oneshot::Sender<Exit>,
+    ) {
+        let exit = tokio::select! {
+            status = self.child.wait() => exited(status),
+            () = tokio::time::sleep(limit) => {
+                tracing::warn!(limit_s = limit.as_secs(), "the CLI timed out; killing its process group");
+                self.group.terminate(&mut self.child, grace).await;
+                Exit::TimedOut(limit)
+            }
+            () = cancel.cancelled() => {
+                tracing::info!("delegation cancelled; killing the CLI's process group");
+                self.group.terminate(&mut self.child, grace).await;
+                Exit::Cancelled
+            }
+        };
+        let _ = done.send(exit);
+        // Whatever the CLI left running in its group (background jobs) ends with it.
+        self.group.terminate(&mut self.child, grace).await;
+        self.guard.disarm();
+    }
+}
+
+fn exited(status: std::io::Result<std::process::ExitStatus>) -> Exit {
+    match status {
+        Ok(status) => Exit::Exited {
+            code: status.code(),
+            signal: signal_of(status),
+        },
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot wait for the CLI");
+            Exit::Exited {
+                code: None,
+                signal: None,
+            }
+        }
+    }
+}
+
+#[cfg(unix)]
+fn signal_of(status: std::process::ExitStatus) -> Option<i32> {
+    std::os::unix::process::ExitStatusExt::signal(&status)
+}
+
+#[cfg(not(unix))]
+fn signal_of(_: std::process::ExitStatus) -> Option<i32> {
+    None
+}
