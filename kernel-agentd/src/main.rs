@@ -1,53 +1,30 @@
 //! `kernel-agentd [--config PATH] [--check]`: load config, start logging, bind, serve until a signal.
 #![forbid(unsafe_code)]
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use clap::Parser;
 use kernel_common::Config;
 use kernel_common::config::Component;
+use kernel_common::startup;
 
-/// The Kernel agent daemon.
-#[derive(Debug, Parser)]
-#[command(version, about)]
-struct Args {
-    /// Config file (default: $KERNEL_CONFIG, else ./config.toml).
-    #[arg(long)]
-    config: Option<PathBuf>,
-    /// Validate the config, print a redacted summary and exit.
-    #[arg(long)]
-    check: bool,
-}
+const BINARY: &str = "kernel-agentd";
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    let path = Config::locate(args.config);
-    let config = match Config::load(&path, Component::Agentd) {
+    let about = "The Kernel agent daemon: turn loop, tools and SQLite behind a gRPC API.";
+    let config = match startup::load_config(BINARY, about, Component::Agentd) {
         Ok(config) => config,
-        Err(e) => {
-            eprintln!("kernel-agentd: {}: {e}", path.display());
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
-    if args.check {
-        println!("{}", config.summary());
-        println!("config OK");
-        return ExitCode::SUCCESS;
-    }
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match startup::runtime(BINARY) {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("kernel-agentd: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     match runtime.block_on(serve(config)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!(error = %format!("{e:#}"), "kernel-agentd failed");
-            eprintln!("kernel-agentd: {e:#}");
+            eprintln!("{BINARY}: {e:#}");
             ExitCode::FAILURE
         }
     }

@@ -5,6 +5,7 @@ pub mod config;
 pub mod logging;
 pub mod redact;
 pub mod secret;
+pub mod startup;
 
 pub use config::Config;
 pub use redact::Redactor;

@@ -1,49 +1,25 @@
 //! `kernel-tg [--config PATH] [--check]`: load config, reach kernel-agentd, run the adapter.
 #![forbid(unsafe_code)]
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Parser;
 use kernel_common::Config;
 use kernel_common::config::Component;
+use kernel_common::startup;
 use kernel_proto::v1::GetStatusRequest;
 
-/// The Kernel Telegram adapter.
-#[derive(Debug, Parser)]
-#[command(version, about)]
-struct Args {
-    /// Config file (default: $KERNEL_CONFIG, else ./config.toml).
-    #[arg(long)]
-    config: Option<PathBuf>,
-    /// Validate the config, print a redacted summary and exit.
-    #[arg(long)]
-    check: bool,
-}
+const BINARY: &str = "kernel-tg";
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    let path = Config::locate(args.config);
-    let config = match Config::load(&path, Component::Tg) {
+    let about = "The Kernel Telegram adapter: stateless, forwards to kernel-agentd.";
+    let config = match startup::load_config(BINARY, about, Component::Tg) {
         Ok(config) => config,
-        Err(e) => {
-            eprintln!("kernel-tg: {}: {e}", path.display());
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
-    if args.check {
-        println!("{}", config.summary());
-        println!("config OK");
-        return ExitCode::SUCCESS;
+    match startup::runtime(BINARY) {
+        Ok(runtime) => runtime.block_on(run(config)),
+        Err(code) => code,
     }
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("kernel-tg: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    runtime.block_on(run(config))
 }
 
 async fn run(config: Config) -> ExitCode {
