@@ -103,7 +103,9 @@ fn program(command: &str) -> PathBuf {
     {
         let path = std::env::var_os("PATH").unwrap_or_default();
         let pathext = std::env::var("PATHEXT").unwrap_or_else(|_| ".COM;.EXE;.BAT;.CMD".into());
-        if let Some(found) = resolve_with_extensions(command, &path, &pathext, &|p| p.is_file()) {
+        if let Some(found) =
+            resolve_with_extensions(command, &path, &pathext, &|p: &Path| p.is_file())
+        {
             return found;
         }
     }
