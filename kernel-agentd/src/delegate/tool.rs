@@ -14,18 +14,19 @@ use crate::tools::{RegistryError, Tool, ToolContext, ToolOutput, ToolRegistry};
 /// The tool's name.
 pub const TOOL_NAME: &str = "delegate_to_cli";
 
-/// Registers `delegate_to_cli` on `registry` (replacing an earlier one: a registry shared across
+/// Registers `delegate_to_cli` on `registry`, replacing an earlier one (a registry shared across
 /// agent restarts must reach the new agent). Without any `[cli.*]` section there is nothing to
-/// delegate to, and the tool is not offered.
+/// delegate to: the tool is not offered, and the registry is left as it is (a test may provide
+/// its own tool of that name).
 pub fn register_tool(
     registry: &ToolRegistry,
     delegator: &Arc<Delegator>,
 ) -> Result<(), RegistryError> {
-    registry.unregister(TOOL_NAME);
     if delegator.clis().is_empty() {
         tracing::info!("no [cli.*] configured: delegate_to_cli is not offered");
         return Ok(());
     }
+    registry.unregister(TOOL_NAME);
     registry.register(Arc::new(DelegateTool::new(delegator.clone())))
 }
 
