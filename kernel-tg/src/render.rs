@@ -16,15 +16,17 @@ mod link;
 mod split;
 mod table;
 mod text;
+mod urls;
 
 /// Telegram's limit on one message's text, in UTF-16 code units, counted after entity parsing.
 pub const MAX_CHUNK_UTF16: usize = 4096;
 
 /// The smallest limit [`render_with_limit`] honours; smaller values are raised to it (a link's
-/// plain-text URL, up to [`MAX_PLAIN_URL`] characters, is never cut from its link text).
+/// plain-text URL, up to [`MAX_PLAIN_URL`] UTF-16 units, is never cut from its link text).
 pub const MIN_LIMIT_UTF16: usize = 256;
 
-/// Links whose URL is longer than this are shown without the URL in the plain fallback.
+/// Links whose URL is longer than this (in UTF-16 units) are shown without the URL in the plain
+/// fallback.
 pub const MAX_PLAIN_URL: usize = 200;
 
 /// One Telegram message's worth of a reply.

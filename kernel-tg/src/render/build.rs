@@ -16,11 +16,12 @@ use pulldown_cmark::{
     BlockQuoteKind, CodeBlockKind, Event, LinkType, Options, Parser, Tag, TagEnd,
 };
 
-use super::MAX_PLAIN_URL;
 use super::doc::{Doc, Style, Styles};
 use super::link;
 use super::table::Table;
 use super::text::sanitize;
+use super::urls::protect_bare_urls;
+use super::{MAX_PLAIN_URL, utf16_len};
 use lists::Lists;
 
 /// What a horizontal rule becomes.
@@ -30,8 +31,9 @@ const RULE: &str = "——————————";
 /// the Markdown renders to nothing (say, an empty link), its source is shown as plain text.
 pub(crate) fn build(markdown: &str) -> Doc {
     let source = sanitize(markdown);
+    let parsed = protect_bare_urls(&source, options());
     let mut builder = Builder::default();
-    for event in Parser::new_ext(&source, options()) {
+    for event in Parser::new_ext(&parsed, options()) {
         builder.event(event);
     }
     let doc = builder.doc;
@@ -195,7 +197,12 @@ impl Builder {
     fn end(&mut self, tag: TagEnd) {
         match tag {
             TagEnd::Paragraph => self.end_block(),
-            TagEnd::Heading(_) | TagEnd::DefinitionListTitle | TagEnd::DefinitionListDefinition => {
+            TagEnd::Heading(_) => {
+                self.pop_inline();
+                self.end_block();
+                self.doc.keep_with_next.push(self.doc.text.len());
+            }
+            TagEnd::DefinitionListTitle | TagEnd::DefinitionListDefinition => {
                 self.pop_inline();
                 self.end_block();
             }
@@ -318,7 +325,7 @@ impl Builder {
 
     /// Writes a whole `pre` block (a code block or a table).
     fn write_pre(&mut self, language: Option<Rc<str>>, code: &str) {
-        self.begin_line();
+        self.begin_block(false);
         let mut styles: Vec<Style> = self.quote.iter().map(|_| Style::Quote).collect();
         styles.push(Style::Pre(language));
         self.doc.push(code, &Styles::from(styles), false);
@@ -356,10 +363,7 @@ impl Builder {
             .chars()
             .next_back()
             .is_some_and(|c| !c.is_whitespace());
-        if ends_visible
-            && !link::same_as_text(&href, shown)
-            && href.chars().count() <= MAX_PLAIN_URL
-        {
+        if ends_visible && !link::same_as_text(&href, shown) && utf16_len(&href) <= MAX_PLAIN_URL {
             let styles = self.styles();
             self.doc.push(&format!(" ({href})"), &styles, true);
         }
@@ -434,6 +438,10 @@ impl Builder {
 
     /// Starts the current block's first line: separator, list marker or indent, lead text.
     fn begin_line(&mut self) {
+        self.begin_block(true);
+    }
+
+    fn begin_block(&mut self, indent: bool) {
         if self.in_block {
             return;
         }
@@ -454,7 +462,8 @@ impl Builder {
             };
             self.doc.push(sep, &styles, false);
         }
-        self.doc.push(&self.lists.first_line_prefix(), &base, false);
+        self.doc
+            .push(&self.lists.first_line_prefix(indent), &base, false);
         if let Some(lead) = self.lead.take() {
             self.doc.push(&lead, &base, false);
         }

@@ -39,6 +39,8 @@ pub(crate) struct Span {
 pub(crate) struct Doc {
     pub text: String,
     pub spans: Vec<Span>,
+    /// Ascending positions that should not end a chunk (right after a heading).
+    pub keep_with_next: Vec<usize>,
 }
 
 impl Doc {

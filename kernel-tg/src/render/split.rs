@@ -2,8 +2,9 @@
 //! units, for the HTML's visible text and for the plain text alike), ending at the best boundary
 //! available: between blocks, then between lines (each if that fills at least half the limit),
 //! then the latest block, line or word boundary (CJK text breaks between characters), and only
-//! then inside a word at a grapheme boundary. Whitespace at a cut is dropped, except a code
-//! line's indentation at the start of a chunk.
+//! then inside a word at a grapheme boundary. In code, a line that starts unindented counts as a
+//! block boundary; a heading's end counts only as a word boundary, so a heading stays with its
+//! section. Whitespace at a cut is dropped, except a code line's indentation at a chunk start.
 
 use std::ops::Range;
 
@@ -90,7 +91,7 @@ fn choose_end(doc: &Doc, boundaries: &[bool], start: usize, limit: usize) -> usi
         }
         let glue = doc.spans[span].glue;
         if let (Some(before), false) = (prev, glue) {
-            let class = classify(text, boundaries, pos, before, c);
+            let class = classify(doc, boundaries, pos, before, c);
             let units = html.max(plain);
             best[class as usize] = Some((pos, units));
             if class != Class::Char {
@@ -111,7 +112,8 @@ fn choose_end(doc: &Doc, boundaries: &[bool], start: usize, limit: usize) -> usi
 }
 
 /// The class of a cut at `pos`, between `before` and `c`.
-fn classify(text: &str, boundaries: &[bool], pos: usize, before: char, c: char) -> Class {
+fn classify(doc: &Doc, boundaries: &[bool], pos: usize, before: char, c: char) -> Class {
+    let text = &doc.text;
     if !boundaries[pos] {
         return Class::Char;
     }
@@ -120,8 +122,12 @@ fn classify(text: &str, boundaries: &[bool], pos: usize, before: char, c: char) 
             .char_indices()
             .find(|(_, c)| !c.is_whitespace())
             .map_or(text.len() - pos, |(index, _)| index);
-        return match text[pos..pos + run].matches('\n').count() {
+        let newlines = text[pos..pos + run].matches('\n').count();
+        let unindented = text[..pos + run].ends_with('\n');
+        return match newlines {
             0 => Class::Word,
+            _ if doc.keep_with_next.binary_search(&pos).is_ok() => Class::Word,
+            1 if unindented && doc.in_pre(pos) => Class::Block,
             1 => Class::Line,
             _ => Class::Block,
         };
@@ -185,11 +191,13 @@ mod tests {
 
     #[test]
     fn whitespace_runs_classify_by_newlines() {
-        let text = "a b\nc\n\nd中文";
-        let bits = grapheme_boundaries(text);
-        assert_eq!(classify(text, &bits, 1, 'a', ' '), Class::Word);
-        assert_eq!(classify(text, &bits, 3, 'b', '\n'), Class::Line);
-        assert_eq!(classify(text, &bits, 5, 'c', '\n'), Class::Block);
-        assert_eq!(classify(text, &bits, 11, '中', '文'), Class::Word);
+        let mut doc = Doc::plain("a b\nc\n\nd中文");
+        let bits = grapheme_boundaries(&doc.text);
+        assert_eq!(classify(&doc, &bits, 1, 'a', ' '), Class::Word);
+        assert_eq!(classify(&doc, &bits, 3, 'b', '\n'), Class::Line);
+        assert_eq!(classify(&doc, &bits, 5, 'c', '\n'), Class::Block);
+        assert_eq!(classify(&doc, &bits, 11, '中', '文'), Class::Word);
+        doc.keep_with_next.push(5);
+        assert_eq!(classify(&doc, &bits, 5, 'c', '\n'), Class::Word);
     }
 }

@@ -112,13 +112,15 @@ impl Lists {
         }
     }
 
-    /// What starts a block's first line: the item's marker, indented by its depth, or the
+    /// What starts a block's first line: the item's marker, indented by its depth, or (if
+    /// `indent`; not before a code block, which Telegram draws as a box of its own) the
     /// indentation of the enclosing items.
-    pub fn first_line_prefix(&mut self) -> String {
+    pub fn first_line_prefix(&mut self, indent: bool) -> String {
         let depth = self.items.len().min(MAX_DEPTH);
         match self.items.last_mut().and_then(|item| item.marker.take()) {
             Some(marker) => INDENT.repeat(depth.saturating_sub(1)) + &marker,
-            None => INDENT.repeat(depth),
+            None if indent => INDENT.repeat(depth),
+            None => String::new(),
         }
     }
 

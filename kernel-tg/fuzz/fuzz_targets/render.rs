@@ -1,0 +1,18 @@
+//! Fuzz target: any bytes (as lossy UTF-8) through the renderer and splitter, at a limit taken
+//! from the first byte and at Telegram's 4096; every chunk must pass the strict Telegram-HTML
+//! validator and the text-preservation checks the tests use.
+#![no_main]
+
+#[path = "../../tests/support/invariants.rs"]
+mod invariants;
+#[path = "../../tests/support/telegram_html.rs"]
+mod telegram_html;
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let limit = 256 + usize::from(data.first().copied().unwrap_or(0)) * 8;
+    let text = String::from_utf8_lossy(data.get(1..).unwrap_or_default());
+    invariants::checked_render(&text, limit);
+    invariants::checked_render(&text, kernel_tg::render::MAX_CHUNK_UTF16);
+});
