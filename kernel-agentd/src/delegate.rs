@@ -402,11 +402,6 @@ impl Agent {
     pub fn running_cli(&self) -> Option<RunningCli> {
         self.inner.cli.running()
     }
-
-    /// The delegator (for tests and embedding).
-    pub fn delegator(&self) -> &Arc<Delegator> {
-        &self.inner.cli
-    }
 }
 
 #[cfg(test)]
