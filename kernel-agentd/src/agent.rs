@@ -12,8 +12,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::error::ApiError;
-use crate::llm::{self, Provider};
 use crate::llm::titles::TitlesClient;
+use crate::llm::{self, Provider};
 use crate::selection::Selection;
 use crate::sessions::SessionState;
 use crate::store::Store;
@@ -76,7 +76,9 @@ impl Agent {
             providers.insert(name.clone(), provider);
         }
         let titles = match &config.titles {
-            Some(t) if t.api_key.is_some() => Some(Arc::new(TitlesClient::new(t).map_err(ApiError::internal)?)),
+            Some(t) if t.api_key.is_some() => {
+                Some(Arc::new(TitlesClient::new(t).map_err(ApiError::internal)?))
+            }
             _ => None,
         };
         let selection = Selection::restore(&config, &store).await?;

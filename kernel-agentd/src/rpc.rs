@@ -44,69 +44,148 @@ impl pb::agent_server::Agent for AgentService {
         Ok(Response::new(self.cancel_turn()))
     }
 
-    async fn get_status(&self, _req: Request<pb::GetStatusRequest>) -> RpcResult<pb::GetStatusResponse> {
+    async fn get_status(
+        &self,
+        _req: Request<pb::GetStatusRequest>,
+    ) -> RpcResult<pb::GetStatusResponse> {
         let s = self.agent.status().await.map_err(to_status)?;
         Ok(Response::new(convert::status(s)))
     }
 
-    async fn new_session(&self, _req: Request<pb::NewSessionRequest>) -> RpcResult<pb::NewSessionResponse> {
+    async fn new_session(
+        &self,
+        _req: Request<pb::NewSessionRequest>,
+    ) -> RpcResult<pb::NewSessionResponse> {
         let info = self.agent.new_session().await.map_err(to_status)?;
-        Ok(Response::new(pb::NewSessionResponse { session: Some(session_info(info)) }))
+        Ok(Response::new(pb::NewSessionResponse {
+            session: Some(session_info(info)),
+        }))
     }
 
-    async fn list_sessions(&self, _req: Request<pb::ListSessionsRequest>) -> RpcResult<pb::ListSessionsResponse> {
+    async fn list_sessions(
+        &self,
+        _req: Request<pb::ListSessionsRequest>,
+    ) -> RpcResult<pb::ListSessionsResponse> {
         let list = self.agent.list_sessions().await.map_err(to_status)?;
-        Ok(Response::new(pb::ListSessionsResponse { sessions: list.into_iter().map(session_info).collect() }))
+        Ok(Response::new(pb::ListSessionsResponse {
+            sessions: list.into_iter().map(session_info).collect(),
+        }))
     }
 
-    async fn resume_session(&self, req: Request<pb::ResumeSessionRequest>) -> RpcResult<pb::ResumeSessionResponse> {
-        let info = self.agent.resume_session(req.into_inner().number).await.map_err(to_status)?;
-        Ok(Response::new(pb::ResumeSessionResponse { session: Some(session_info(info)) }))
+    async fn resume_session(
+        &self,
+        req: Request<pb::ResumeSessionRequest>,
+    ) -> RpcResult<pb::ResumeSessionResponse> {
+        let info = self
+            .agent
+            .resume_session(req.into_inner().number)
+            .await
+            .map_err(to_status)?;
+        Ok(Response::new(pb::ResumeSessionResponse {
+            session: Some(session_info(info)),
+        }))
     }
 
-    async fn delete_sessions(&self, req: Request<pb::DeleteSessionsRequest>) -> RpcResult<pb::DeleteSessionsResponse> {
-        let (deleted, fresh) = self.agent.delete_sessions(&req.into_inner().numbers).await.map_err(to_status)?;
+    async fn delete_sessions(
+        &self,
+        req: Request<pb::DeleteSessionsRequest>,
+    ) -> RpcResult<pb::DeleteSessionsResponse> {
+        let (deleted, fresh) = self
+            .agent
+            .delete_sessions(&req.into_inner().numbers)
+            .await
+            .map_err(to_status)?;
         Ok(Response::new(pb::DeleteSessionsResponse {
             deleted: u32::try_from(deleted).unwrap_or(u32::MAX),
             new_current: fresh.map(session_info),
         }))
     }
 
-    async fn retitle_session(&self, req: Request<pb::RetitleSessionRequest>) -> RpcResult<pb::RetitleSessionResponse> {
-        let info = self.agent.retitle_session(req.into_inner().number).await.map_err(to_status)?;
-        Ok(Response::new(pb::RetitleSessionResponse { session: Some(session_info(info)) }))
+    async fn retitle_session(
+        &self,
+        req: Request<pb::RetitleSessionRequest>,
+    ) -> RpcResult<pb::RetitleSessionResponse> {
+        let info = self
+            .agent
+            .retitle_session(req.into_inner().number)
+            .await
+            .map_err(to_status)?;
+        Ok(Response::new(pb::RetitleSessionResponse {
+            session: Some(session_info(info)),
+        }))
     }
 
-    async fn list_providers(&self, _req: Request<pb::ListProvidersRequest>) -> RpcResult<pb::ListProvidersResponse> {
+    async fn list_providers(
+        &self,
+        _req: Request<pb::ListProvidersRequest>,
+    ) -> RpcResult<pb::ListProvidersResponse> {
         let (list, current) = self.agent.list_providers();
         Ok(Response::new(convert::providers(list, current)))
     }
 
-    async fn select_provider(&self, req: Request<pb::SelectProviderRequest>) -> RpcResult<pb::SelectProviderResponse> {
+    async fn select_provider(
+        &self,
+        req: Request<pb::SelectProviderRequest>,
+    ) -> RpcResult<pb::SelectProviderResponse> {
         let name = req.into_inner().name;
-        let s = self.agent.select_provider(name.trim()).await.map_err(to_status)?;
-        Ok(Response::new(pb::SelectProviderResponse { provider: s.provider, model: s.model }))
+        let s = self
+            .agent
+            .select_provider(name.trim())
+            .await
+            .map_err(to_status)?;
+        Ok(Response::new(pb::SelectProviderResponse {
+            provider: s.provider,
+            model: s.model,
+        }))
     }
 
-    async fn select_model(&self, req: Request<pb::SelectModelRequest>) -> RpcResult<pb::SelectModelResponse> {
+    async fn select_model(
+        &self,
+        req: Request<pb::SelectModelRequest>,
+    ) -> RpcResult<pb::SelectModelResponse> {
         let model = req.into_inner().model;
-        let s = self.agent.select_model(model.trim()).await.map_err(to_status)?;
-        Ok(Response::new(pb::SelectModelResponse { provider: s.provider, model: s.model }))
+        let s = self
+            .agent
+            .select_model(model.trim())
+            .await
+            .map_err(to_status)?;
+        Ok(Response::new(pb::SelectModelResponse {
+            provider: s.provider,
+            model: s.model,
+        }))
     }
 
-    async fn add_memory(&self, req: Request<pb::AddMemoryRequest>) -> RpcResult<pb::AddMemoryResponse> {
-        self.add_memory_rpc(req.into_inner()).await.map(Response::new)
+    async fn add_memory(
+        &self,
+        req: Request<pb::AddMemoryRequest>,
+    ) -> RpcResult<pb::AddMemoryResponse> {
+        self.add_memory_rpc(req.into_inner())
+            .await
+            .map(Response::new)
     }
 
-    async fn list_memories(&self, _req: Request<pb::ListMemoriesRequest>) -> RpcResult<pb::ListMemoriesResponse> {
+    async fn list_memories(
+        &self,
+        _req: Request<pb::ListMemoriesRequest>,
+    ) -> RpcResult<pb::ListMemoriesResponse> {
         self.list_memories_rpc().await.map(Response::new)
     }
 
-    async fn search_memories(&self, req: Request<pb::SearchMemoriesRequest>) -> RpcResult<pb::SearchMemoriesResponse> {
-        self.search_memories_rpc(req.into_inner()).await.map(Response::new)
+    async fn search_memories(
+        &self,
+        req: Request<pb::SearchMemoriesRequest>,
+    ) -> RpcResult<pb::SearchMemoriesResponse> {
+        self.search_memories_rpc(req.into_inner())
+            .await
+            .map(Response::new)
     }
 
-    async fn delete_memories(&self, req: Request<pb::DeleteMemoriesRequest>) -> RpcResult<pb::DeleteMemoriesResponse> {
-        self.delete_memories_rpc(req.into_inner()).await.map(Response::new)
+    async fn delete_memories(
+        &self,
+        req: Request<pb::DeleteMemoriesRequest>,
+    ) -> RpcResult<pb::DeleteMemoriesResponse> {
+        self.delete_memories_rpc(req.into_inner())
+            .await
+            .map(Response::new)
     }
 }

@@ -8,7 +8,13 @@ use crate::sessions::SessionInfo;
 
 /// A session for the wire.
 pub fn session_info(s: SessionInfo) -> pb::SessionInfo {
-    pb::SessionInfo { number: s.number, id: s.id, title: s.title, date: s.date, current: s.current }
+    pb::SessionInfo {
+        number: s.number,
+        id: s.id,
+        title: s.title,
+        date: s.date,
+        current: s.current,
+    }
 }
 
 /// `ListProviders`' reply.
