@@ -4,7 +4,7 @@
 //! grandchild that ignores TERM (it would outlive a naive kill of the CLI alone), write the Codex
 //! last-message file, exit non-zero, print the environment.
 //!
-//! ```ignore
+//! ```text
 //! let cli = FakeCli::new(&[SPAWN_GRANDCHILD, &print("working"), SLEEP_FOREVER].concat());
 //! let toml = cli.toml("claude_code", &["-p"], Some(1));   // a [cli.claude_code] section
 //! ```

@@ -2,7 +2,7 @@
 //! (`POST /v1/messages`) and OpenAI chat completions (`POST /v1/chat/completions` and
 //! `/chat/completions`), streaming and non-streaming, exactly in the documented wire formats.
 //!
-//! ```ignore
+//! ```text
 //! let fake = FakeLlm::start().await;
 //! fake.push(Script::text("hello"));                       // next call streams "hello"
 //! fake.push(Script::tool_call("get_time", r#"{"tz":"UTC"}"#));
