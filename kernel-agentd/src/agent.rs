@@ -66,8 +66,13 @@ pub struct Status {
 
 impl Agent {
     /// Opens the database under `data_dir`, builds the providers and restores the saved
-    /// provider/model choice. `root` is the server's root cancellation token.
-    pub async fn start(config: Config, root: CancellationToken) -> Result<Agent, ApiError> {
+    /// provider/model choice. `root` is the server's root cancellation token; `ext` carries the
+    /// tool registry and an optional memory recall (defaults for the daemon, test doubles in tests).
+    pub async fn start(
+        config: Config,
+        root: CancellationToken,
+        ext: crate::turn::Extensions,
+    ) -> Result<Agent, ApiError> {
         let db = config.general.data_dir.join("kernel.db");
         let store = Store::open(&db).await.map_err(ApiError::internal)?;
         let mut providers = BTreeMap::new();
@@ -85,7 +90,7 @@ impl Agent {
         tracing::info!(provider = %selection.provider, model = %selection.model, "provider selected");
         let tz = config.general.timezone;
         let memory = Arc::new(crate::memory::Memories::open(store.clone(), tz).await);
-        let turns = crate::turn::Turns::new(&config, memory.clone());
+        let turns = crate::turn::Turns::new(&config, memory.clone(), ext);
         let mcp = crate::mcp::Mcp::start(
             &config,
             turns.tools.clone(),

@@ -14,6 +14,7 @@ use tonic::transport::{Identity, Server, ServerTlsConfig};
 use crate::agent::Agent;
 use crate::listen::Listeners;
 use crate::rpc::AgentService;
+use crate::turn::Extensions;
 
 pub use auth::BearerAuth;
 
@@ -26,8 +27,19 @@ pub async fn run(
     listeners: Listeners,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    run_with(config, listeners, shutdown, Extensions::default()).await
+}
+
+/// [`run`] with explicit [`Extensions`]: the tool registry the agent fills and offers (shared with
+/// the caller) and an optional memory recall. Tests use it to add their own tools.
+pub async fn run_with(
+    config: Config,
+    listeners: Listeners,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    ext: Extensions,
+) -> anyhow::Result<()> {
     let root = CancellationToken::new();
-    let agent = Agent::start(config.clone(), root.child_token()).await?;
+    let agent = Agent::start(config.clone(), root.child_token(), ext).await?;
     let service = AgentServer::new(AgentService::new(agent.clone()))
         .max_decoding_message_size(MAX_REQUEST_BYTES);
 

@@ -26,7 +26,7 @@ use crate::conversation::Usage;
 use crate::error::ApiError;
 use crate::tools::ToolRegistry;
 
-pub use extensions::{Extensions, provide};
+pub use extensions::Extensions;
 pub use gate::{Busy, Gate, Permit, RunningTurn, TurnStatus};
 pub use input::{Attachment, IMAGE_TYPES, MAX_ATTACHMENT_BYTES, MAX_TEXT_CHARS, UserInput};
 pub use summary::SUMMARY_CHARS;
@@ -80,10 +80,9 @@ pub struct Turns {
 }
 
 impl Turns {
-    /// Fresh state for `config`, with the [`Extensions`] [`provide`]d to the starting task (if
-    /// any): otherwise an empty registry (the agent adds the built-in tools) and `recall`.
-    pub fn new(config: &Config, recall: Arc<dyn MemoryRecall>) -> Self {
-        let ext = extensions::for_start();
+    /// Fresh state for `config` using `ext`'s registry (the agent adds the built-in tools to it)
+    /// and `ext`'s recall if it has one, else `recall`.
+    pub fn new(config: &Config, recall: Arc<dyn MemoryRecall>, ext: Extensions) -> Self {
         Self {
             gate: Gate::default(),
             tools: ext.tools,

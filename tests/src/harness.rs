@@ -52,9 +52,11 @@ impl Harness {
             tcp: None,
         };
         let stop = CancellationToken::new();
-        let server = tokio::spawn(kernel_agentd::turn::provide(
+        let server = tokio::spawn(kernel_agentd::server::run_with(
+            config,
+            listeners,
+            stop.clone().cancelled_owned(),
             ext.clone(),
-            kernel_agentd::run(config, listeners, stop.clone().cancelled_owned()),
         ));
         let client = AgentClient::new(connect(unix_path).await);
         Harness {
