@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use kernel_common::Config;
-use kernel_common::config::ProviderConfig;
+use kernel_common::config::{ProviderConfig, provider_key_env};
 
 use crate::agent::Agent;
 use crate::error::ApiError;
@@ -181,19 +181,4 @@ impl Agent {
         tracing::info!(provider = %selection.provider, model = %selection.model, "provider selected");
         Ok(selection)
     }
-}
-
-/// `KERNEL_PROVIDER_<NAME>_API_KEY` for a provider section name.
-pub fn provider_key_env(name: &str) -> String {
-    let upper: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("KERNEL_PROVIDER_{upper}_API_KEY")
 }
