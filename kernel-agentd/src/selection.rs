@@ -13,6 +13,17 @@ use crate::store::Store;
 
 const PROVIDER_KEY: &str = "provider";
 const MODEL_KEY: &str = "model";
+/// Most characters of a rejected name echoed back in an error message.
+const SHOWN_CHARS: usize = 64;
+
+/// `name` as echoed in an error: cut to [`SHOWN_CHARS`] characters (a careless script may send
+/// megabytes).
+fn shown(name: &str) -> String {
+    match name.char_indices().nth(SHOWN_CHARS) {
+        Some((cut, _)) => format!("{}…", &name[..cut]),
+        None => name.to_string(),
+    }
+}
 
 /// The current provider/model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,7 +152,8 @@ impl Agent {
         let p = self.provider_config(&current.provider)?;
         if !p.models.iter().any(|m| m == model) {
             return Err(ApiError::InvalidArgument(format!(
-                "model {model:?} is not configured for provider {}; choose one of: {}",
+                "model {:?} is not configured for provider {}; choose one of: {}",
+                shown(model),
                 p.name,
                 p.models.join(", ")
             )));
@@ -157,7 +169,8 @@ impl Agent {
         self.config().providers.get(name).ok_or_else(|| {
             let names: Vec<&str> = self.config().providers.keys().map(String::as_str).collect();
             ApiError::InvalidArgument(format!(
-                "unknown provider {name:?}; configured: {}",
+                "unknown provider {:?}; configured: {}",
+                shown(name),
                 names.join(", ")
             ))
         })

@@ -14,6 +14,8 @@ pub const MAX_TEXT_CHARS: usize = 100_000;
 pub const MAX_ATTACHMENT_BYTES: usize = 20 * 1024 * 1024;
 /// Image types both providers accept.
 pub const IMAGE_TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/webp"];
+/// Most characters of a refused MIME type echoed back in the error message.
+const MAX_SHOWN_MIME_CHARS: usize = 64;
 
 /// One user message as received.
 #[derive(Debug, Clone, Default)]
@@ -79,8 +81,9 @@ fn attachment_block(attachment: Attachment) -> Result<Block, ApiError> {
         Attachment::Image { mime_type, data } => {
             let mime_type = mime_type.trim().to_ascii_lowercase();
             if !IMAGE_TYPES.contains(&mime_type.as_str()) {
+                let shown: String = mime_type.chars().take(MAX_SHOWN_MIME_CHARS).collect();
                 return Err(ApiError::InvalidArgument(format!(
-                    "unsupported image type {mime_type:?}: send JPEG, PNG, GIF or WebP"
+                    "unsupported image type {shown:?}: send JPEG, PNG, GIF or WebP"
                 )));
             }
             check_size(data.len(), "image")?;
