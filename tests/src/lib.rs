@@ -8,4 +8,5 @@ pub mod fake_llm;
 pub mod harness;
 pub mod mcp_support;
 pub mod process;
+pub mod provider_calls;
 pub mod test_tools;

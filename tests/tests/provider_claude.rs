@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use kernel_agentd::conversation::{Message, Role, ToolSpec};
-use kernel_agentd::llm::{self, LlmError, ModelRequest, Provider, StopReason};
+use kernel_agentd::conversation::{Message, Role};
+use kernel_agentd::llm::{self, LlmError, StopReason};
 use kernel_common::Secret;
 use kernel_common::config::{ProviderConfig, ProviderKind};
 use serde_json::{Value, json};
@@ -13,60 +13,10 @@ use tests::fake_llm::{
     ErrorKind, FAKE_KEY, FAKE_MODEL, FakeLlm, FakeToolCall, FakeUsage, HttpError, LogCapture,
     Reply, Script, drain,
 };
-
-const SYSTEM: &str = "You are Kernel, a helpful assistant.";
+use tests::provider_calls::{SYSTEM, call, request, sample_tools as tools};
 
 fn config(fake: &FakeLlm) -> ProviderConfig {
     fake.provider_config(ProviderKind::Claude)
-}
-
-fn tools() -> Vec<ToolSpec> {
-    let schema =
-        json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]});
-    vec![
-        ToolSpec {
-            name: "get_weather".into(),
-            description: "Weather for a city.".into(),
-            input_schema: schema,
-        },
-        ToolSpec {
-            name: "get_time".into(),
-            description: "The current time.".into(),
-            input_schema: json!({"type": "object"}),
-        },
-    ]
-}
-
-fn request<'a>(
-    messages: &'a [Message],
-    tools: &'a [ToolSpec],
-    stable_prefix: usize,
-) -> ModelRequest<'a> {
-    ModelRequest {
-        model: FAKE_MODEL,
-        system: SYSTEM,
-        tools,
-        messages,
-        stable_prefix,
-    }
-}
-
-async fn call(
-    provider: &dyn Provider,
-    messages: &[Message],
-    stable_prefix: usize,
-) -> tests::fake_llm::Drained {
-    let tools = tools();
-    match provider
-        .stream(request(messages, &tools, stable_prefix))
-        .await
-    {
-        Ok(stream) => drain(stream).await,
-        Err(e) => tests::fake_llm::Drained {
-            events: Vec::new(),
-            result: Err(e),
-        },
-    }
 }
 
 /// A predicate on the error a case must produce.

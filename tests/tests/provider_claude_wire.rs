@@ -1,65 +1,15 @@
 //! The `claude` provider's request shape against the strict fake: images, thinking round
 //! trips, role merging, validation, and prompt-cache breakpoints with a byte-stable prefix.
 
-use kernel_agentd::conversation::{Block, Message, Role, ToolSpec};
-use kernel_agentd::llm::{self, LlmError, ModelRequest, Provider};
+use kernel_agentd::conversation::{Block, Message, Role};
+use kernel_agentd::llm::{self, LlmError};
 use kernel_common::config::{ProviderConfig, ProviderKind};
 use serde_json::json;
-use tests::fake_llm::{FAKE_MODEL, FakeLlm, FakeToolCall, Reply, Script, drain};
-
-const SYSTEM: &str = "You are Kernel, a helpful assistant.";
+use tests::fake_llm::{FakeLlm, FakeToolCall, Reply, Script};
+use tests::provider_calls::call;
 
 fn config(fake: &FakeLlm) -> ProviderConfig {
     fake.provider_config(ProviderKind::Claude)
-}
-
-fn tools() -> Vec<ToolSpec> {
-    let schema =
-        json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]});
-    vec![
-        ToolSpec {
-            name: "get_weather".into(),
-            description: "Weather for a city.".into(),
-            input_schema: schema,
-        },
-        ToolSpec {
-            name: "get_time".into(),
-            description: "The current time.".into(),
-            input_schema: json!({"type": "object"}),
-        },
-    ]
-}
-
-fn request<'a>(
-    messages: &'a [Message],
-    tools: &'a [ToolSpec],
-    stable_prefix: usize,
-) -> ModelRequest<'a> {
-    ModelRequest {
-        model: FAKE_MODEL,
-        system: SYSTEM,
-        tools,
-        messages,
-        stable_prefix,
-    }
-}
-
-async fn call(
-    provider: &dyn Provider,
-    messages: &[Message],
-    stable_prefix: usize,
-) -> tests::fake_llm::Drained {
-    let tools = tools();
-    match provider
-        .stream(request(messages, &tools, stable_prefix))
-        .await
-    {
-        Ok(stream) => drain(stream).await,
-        Err(e) => tests::fake_llm::Drained {
-            events: Vec::new(),
-            result: Err(e),
-        },
-    }
 }
 
 #[tokio::test]

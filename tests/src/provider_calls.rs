@@ -1,0 +1,59 @@
+//! Calling a provider directly in tests: a system prompt, sample tools, a request builder and
+//! `call`, which drains the stream (or keeps the error that came before it).
+
+use kernel_agentd::conversation::{Message, ToolSpec};
+use kernel_agentd::llm::{ModelRequest, Provider};
+use serde_json::json;
+
+use crate::fake_llm::{Drained, FAKE_MODEL, drain};
+
+/// The system prompt the provider tests send.
+pub const SYSTEM: &str = "You are Kernel, a helpful assistant.";
+
+/// Two tools: `get_weather(city)` and `get_time()`.
+pub fn sample_tools() -> Vec<ToolSpec> {
+    let schema =
+        json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]});
+    vec![
+        ToolSpec {
+            name: "get_weather".into(),
+            description: "Weather for a city.".into(),
+            input_schema: schema,
+        },
+        ToolSpec {
+            name: "get_time".into(),
+            description: "The current time.".into(),
+            input_schema: json!({"type": "object"}),
+        },
+    ]
+}
+
+/// A request for the fake model with [`SYSTEM`].
+pub fn request<'a>(
+    messages: &'a [Message],
+    tools: &'a [ToolSpec],
+    stable_prefix: usize,
+) -> ModelRequest<'a> {
+    ModelRequest {
+        model: FAKE_MODEL,
+        system: SYSTEM,
+        tools,
+        messages,
+        stable_prefix,
+    }
+}
+
+/// Streams `messages` with the sample tools and collects everything.
+pub async fn call(provider: &dyn Provider, messages: &[Message], stable_prefix: usize) -> Drained {
+    let tools = sample_tools();
+    match provider
+        .stream(request(messages, &tools, stable_prefix))
+        .await
+    {
+        Ok(stream) => drain(stream).await,
+        Err(e) => Drained {
+            events: Vec::new(),
+            result: Err(e),
+        },
+    }
+}
