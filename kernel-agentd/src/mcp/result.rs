@@ -4,6 +4,7 @@
 
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
+use crate::delegate::cut_middle;
 use crate::tools::ToolOutput;
 
 /// Most characters of a tool result the model sees (like CLI output).
@@ -24,7 +25,7 @@ pub fn to_output(server: &str, result: CallToolResult) -> ToolOutput {
     {
         parts.push(structured.to_string());
     }
-    let body = truncate(&parts.join("\n"), MAX_RESULT_CHARS);
+    let body = cut_middle(&parts.join("\n"), MAX_RESULT_CHARS);
     ToolOutput {
         content: format!("{}\n{body}", external_marker(server)),
         is_error: result.is_error.unwrap_or(false),
@@ -77,27 +78,6 @@ fn decoded_len(b64: &str) -> usize {
     b64.trim_end_matches('=').len() * 3 / 4
 }
 
-/// `text` if it has at most `max` characters; otherwise its first and last `max / 2`
-/// characters around a marker saying how many were cut.
-pub fn truncate(text: &str, max: usize) -> String {
-    let total = text.chars().count();
-    if total <= max {
-        return text.to_owned();
-    }
-    let half = max / 2;
-    let head_end = text.char_indices().nth(half).map_or(text.len(), |(i, _)| i);
-    let tail_start = text
-        .char_indices()
-        .nth(total - half)
-        .map_or(text.len(), |(i, _)| i);
-    format!(
-        "{}\n\n[… {} characters cut …]\n\n{}",
-        &text[..head_end],
-        total - 2 * half,
-        &text[tail_start..]
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use rmcp::model::Resource;
@@ -137,10 +117,10 @@ mod tests {
     #[test]
     fn long_text_keeps_head_and_tail() {
         let text = format!("{}{}", "头".repeat(30_000), "尾".repeat(30_000));
-        let out = truncate(&text, MAX_RESULT_CHARS);
+        let out = cut_middle(&text, MAX_RESULT_CHARS);
         assert!(out.starts_with(&"头".repeat(25_000)));
         assert!(out.ends_with(&"尾".repeat(25_000)));
         assert!(out.contains("[… 10000 characters cut …]"));
-        assert_eq!(truncate("short", 10), "short");
+        assert_eq!(cut_middle("short", 10), "short");
     }
 }
