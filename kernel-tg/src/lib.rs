@@ -3,4 +3,6 @@
 #![forbid(unsafe_code)]
 
 pub mod agentd;
+pub mod command;
 pub mod render;
+pub mod texts;

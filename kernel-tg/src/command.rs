@@ -1,0 +1,324 @@
+//! Bot command parsing: turns a Telegram message text into a [`Command`] of the spec's table (§2).
+//!
+//! Pure and dependency-free so the adapter can branch on the result and `texts` can render the
+//! hints. Numbers (`#n`) are the ones of agentd's latest listing; this module only checks their
+//! shape (u32 ≥ 1, at most [`MAX_NUMBERS`] of them).
+
+use kernel_common::config::Locale;
+
+/// The most `#n` numbers one `/del_history` or `/forget` accepts.
+pub const MAX_NUMBERS: usize = 20;
+
+/// Longest provider/model name accepted (characters).
+pub const MAX_NAME_CHARS: usize = 100;
+
+/// Longest command name Telegram allows; longer unknown names are cut to this in errors.
+const MAX_COMMAND_CHARS: usize = 32;
+
+/// A parsed bot command with its arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    Start,
+    Help,
+    New,
+    History,
+    /// `/resume #n`.
+    Resume(u32),
+    /// `/retitle [#n]`: `None` is the current session.
+    Retitle(Option<u32>),
+    /// `/del_history #a[/#b/...]`: distinct numbers in the order given.
+    DelHistory(Vec<u32>),
+    /// `/provider [name]`: `None` shows the list.
+    Provider(Option<String>),
+    /// `/model [name]`: `None` shows the list.
+    Model(Option<String>),
+    /// `/remember <text>`: the text, trimmed at both ends, inner lines kept verbatim.
+    Remember(String),
+    Memory,
+    /// `/forget #a[/#b/...]`: distinct numbers in the order given.
+    Forget(Vec<u32>),
+    Cancel,
+    Status,
+}
+
+/// Which command of the table, without arguments (for errors, menus and help).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CommandKind {
+    Start,
+    Help,
+    New,
+    History,
+    Resume,
+    Retitle,
+    DelHistory,
+    Provider,
+    Model,
+    Remember,
+    Memory,
+    Forget,
+    Cancel,
+    Status,
+}
+
+/// Why a command could not be used; each variant maps to a localized hint in `texts`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    /// A `/name` that is not in the table (name lowercased, at most 32 characters).
+    #[error("unknown command /{name}")]
+    Unknown { name: String },
+    /// The command needs a `#n` and got none.
+    #[error("/{} needs a number", command.name())]
+    MissingNumber { command: CommandKind },
+    /// A token that is not a number ≥ 1 fitting in u32 (malformed, zero or huge).
+    #[error("/{}: invalid number {token:?}", command.name())]
+    InvalidNumber { command: CommandKind, token: String },
+    /// More numbers than the command accepts (`max` is 1 for `/resume` and `/retitle`).
+    #[error("/{} takes at most {max} number(s)", command.name())]
+    TooManyNumbers { command: CommandKind, max: usize },
+    /// `/remember` without text.
+    #[error("/{} needs text", command.name())]
+    MissingText { command: CommandKind },
+    /// A provider/model name with whitespace in it or longer than [`MAX_NAME_CHARS`].
+    #[error("/{}: invalid name", command.name())]
+    InvalidName { command: CommandKind },
+}
+
+impl CommandKind {
+    /// Every command, in menu/help order.
+    pub const ALL: [CommandKind; 14] = [
+        CommandKind::Start,
+        CommandKind::Help,
+        CommandKind::New,
+        CommandKind::History,
+        CommandKind::Resume,
+        CommandKind::Retitle,
+        CommandKind::DelHistory,
+        CommandKind::Provider,
+        CommandKind::Model,
+        CommandKind::Remember,
+        CommandKind::Memory,
+        CommandKind::Forget,
+        CommandKind::Cancel,
+        CommandKind::Status,
+    ];
+
+    /// The command's name without the slash, as typed and as registered with setMyCommands.
+    pub fn name(self) -> &'static str {
+        match self {
+            CommandKind::Start => "start",
+            CommandKind::Help => "help",
+            CommandKind::New => "new",
+            CommandKind::History => "history",
+            CommandKind::Resume => "resume",
+            CommandKind::Retitle => "retitle",
+            CommandKind::DelHistory => "del_history",
+            CommandKind::Provider => "provider",
+            CommandKind::Model => "model",
+            CommandKind::Remember => "remember",
+            CommandKind::Memory => "memory",
+            CommandKind::Forget => "forget",
+            CommandKind::Cancel => "cancel",
+            CommandKind::Status => "status",
+        }
+    }
+
+    /// Looks a lowercase name up in the table.
+    pub fn from_name(name: &str) -> Option<CommandKind> {
+        CommandKind::ALL
+            .into_iter()
+            .find(|kind| kind.name() == name)
+    }
+
+    /// The argument synopsis, e.g. `#n` for `/resume`; empty when it takes none.
+    pub fn usage(self) -> &'static str {
+        match self {
+            CommandKind::Resume => "#n",
+            CommandKind::Retitle => "[#n]",
+            CommandKind::DelHistory | CommandKind::Forget => "#a/#b/…",
+            CommandKind::Provider | CommandKind::Model => "[name]",
+            CommandKind::Remember => "text",
+            _ => "",
+        }
+    }
+
+    /// Short menu description (setMyCommands wants 1–256 characters).
+    pub fn description(self, locale: Locale) -> &'static str {
+        let (zh, en) = match self {
+            CommandKind::Start => ("开始使用", "Get started"),
+            CommandKind::Help => ("帮助与命令列表", "Help and command list"),
+            CommandKind::New => ("开始新会话", "Start a new session"),
+            CommandKind::History => ("历史会话列表", "List past sessions"),
+            CommandKind::Resume => ("继续某个会话：/resume #n", "Resume a session: /resume #n"),
+            CommandKind::Retitle => ("重新生成标题", "Regenerate a session title"),
+            CommandKind::DelHistory => (
+                "删除会话：/del_history #a/#b",
+                "Delete sessions: /del_history #a/#b",
+            ),
+            CommandKind::Provider => ("查看或切换提供方", "Show or switch provider"),
+            CommandKind::Model => ("查看或切换模型", "Show or switch model"),
+            CommandKind::Remember => ("记住一条长期记忆", "Add a long-term memory"),
+            CommandKind::Memory => ("长期记忆列表", "List memories"),
+            CommandKind::Forget => ("删除记忆：/forget #a/#b", "Delete memories: /forget #a/#b"),
+            CommandKind::Cancel => ("取消正在进行的任务", "Cancel the running task"),
+            CommandKind::Status => ("运行状态", "Show status"),
+        };
+        match locale {
+            Locale::Zh => zh,
+            Locale::En => en,
+        }
+    }
+}
+
+impl Command {
+    /// Which command this is.
+    pub fn kind(&self) -> CommandKind {
+        match self {
+            Command::Start => CommandKind::Start,
+            Command::Help => CommandKind::Help,
+            Command::New => CommandKind::New,
+            Command::History => CommandKind::History,
+            Command::Resume(_) => CommandKind::Resume,
+            Command::Retitle(_) => CommandKind::Retitle,
+            Command::DelHistory(_) => CommandKind::DelHistory,
+            Command::Provider(_) => CommandKind::Provider,
+            Command::Model(_) => CommandKind::Model,
+            Command::Remember(_) => CommandKind::Remember,
+            Command::Memory => CommandKind::Memory,
+            Command::Forget(_) => CommandKind::Forget,
+            Command::Cancel => CommandKind::Cancel,
+            Command::Status => CommandKind::Status,
+        }
+    }
+}
+
+/// The setMyCommands list `(name, description)` for `locale`: every command but `/start`
+/// (Telegram's Start button sends it).
+pub fn menu(locale: Locale) -> Vec<(&'static str, &'static str)> {
+    CommandKind::ALL
+        .into_iter()
+        .filter(|kind| *kind != CommandKind::Start)
+        .map(|kind| (kind.name(), kind.description(locale)))
+        .collect()
+}
+
+/// Parses a message text.
+///
+/// `None` when the text is not a command for this bot: no leading `/` (or `／`), an empty or
+/// non-`[A-Za-z0-9_]` name (`/`, `/ x`, `/usr/bin`), or a `@mention` that is not `bot_username`
+/// (case-insensitive; with `bot_username = None` any mention is refused). Commands taking no
+/// argument ignore trailing text.
+pub fn parse(text: &str, bot_username: Option<&str>) -> Option<Result<Command, CommandError>> {
+    let text = text.trim_start();
+    let rest = text.strip_prefix('/').or_else(|| text.strip_prefix('／'))?;
+    let token_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+    let (token, args) = rest.split_at(token_end);
+    let name = match token.split_once('@') {
+        Some((name, mention)) => {
+            let wanted = bot_username?.trim_start_matches('@');
+            if wanted.is_empty() || !mention.eq_ignore_ascii_case(wanted) {
+                return None;
+            }
+            name
+        }
+        None => token,
+    };
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    let name = name.to_ascii_lowercase();
+    let Some(kind) = CommandKind::from_name(&name) else {
+        let name = name.chars().take(MAX_COMMAND_CHARS).collect();
+        return Some(Err(CommandError::Unknown { name }));
+    };
+    Some(build(kind, args))
+}
+
+fn build(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
+    Ok(match kind {
+        CommandKind::Start => Command::Start,
+        CommandKind::Help => Command::Help,
+        CommandKind::New => Command::New,
+        CommandKind::History => Command::History,
+        CommandKind::Memory => Command::Memory,
+        CommandKind::Cancel => Command::Cancel,
+        CommandKind::Status => Command::Status,
+        CommandKind::Resume => match numbers(kind, args, 1)?.first() {
+            Some(n) => Command::Resume(*n),
+            None => return Err(CommandError::MissingNumber { command: kind }),
+        },
+        CommandKind::Retitle => Command::Retitle(numbers(kind, args, 1)?.first().copied()),
+        CommandKind::DelHistory => Command::DelHistory(non_empty_numbers(kind, args)?),
+        CommandKind::Forget => Command::Forget(non_empty_numbers(kind, args)?),
+        CommandKind::Provider => Command::Provider(optional_name(kind, args)?),
+        CommandKind::Model => Command::Model(optional_name(kind, args)?),
+        CommandKind::Remember => match args.trim() {
+            "" => return Err(CommandError::MissingText { command: kind }),
+            text => Command::Remember(text.to_owned()),
+        },
+    })
+}
+
+fn non_empty_numbers(kind: CommandKind, args: &str) -> Result<Vec<u32>, CommandError> {
+    let list = numbers(kind, args, MAX_NUMBERS)?;
+    if list.is_empty() {
+        return Err(CommandError::MissingNumber { command: kind });
+    }
+    Ok(list)
+}
+
+/// Splits `args` on whitespace, `/`, `,` (and their full-width forms, plus `、`) and parses each
+/// piece as `#n` / `n`; duplicates are dropped; more than `max` distinct-or-not pieces is an error.
+fn numbers(kind: CommandKind, args: &str, max: usize) -> Result<Vec<u32>, CommandError> {
+    let mut out = Vec::new();
+    let pieces = args
+        .split(|c: char| c.is_whitespace() || matches!(c, '/' | '／' | ',' | '，' | '、'))
+        .filter(|piece| !piece.is_empty());
+    for (index, piece) in pieces.enumerate() {
+        if index >= max {
+            return Err(CommandError::TooManyNumbers { command: kind, max });
+        }
+        let n = number(piece).ok_or_else(|| CommandError::InvalidNumber {
+            command: kind,
+            token: piece.chars().take(MAX_COMMAND_CHARS).collect(),
+        })?;
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    Ok(out)
+}
+
+/// `#3`, `＃3`, `3` and full-width digits → 3; anything else, 0 or > u32::MAX → `None`.
+fn number(piece: &str) -> Option<u32> {
+    let digits = piece
+        .strip_prefix('#')
+        .or_else(|| piece.strip_prefix('＃'))
+        .unwrap_or(piece);
+    if digits.is_empty() {
+        return None;
+    }
+    let mut value: u32 = 0;
+    for c in digits.chars() {
+        let digit = match c {
+            '0'..='9' => c as u32 - '0' as u32,
+            '０'..='９' => c as u32 - '０' as u32,
+            _ => return None,
+        };
+        value = value.checked_mul(10)?.checked_add(digit)?;
+    }
+    (value >= 1).then_some(value)
+}
+
+fn optional_name(kind: CommandKind, args: &str) -> Result<Option<String>, CommandError> {
+    let name = args.trim();
+    if name.is_empty() {
+        return Ok(None);
+    }
+    if name.chars().any(char::is_whitespace) || name.chars().count() > MAX_NAME_CHARS {
+        return Err(CommandError::InvalidName { command: kind });
+    }
+    Ok(Some(name.to_owned()))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,149 @@
+//! Every user-facing bot text, Chinese by default and English for `Locale::En`, as Telegram HTML.
+//!
+//! [`Texts`] is a plain value chosen by locale (no global state). Every dynamic value passes
+//! through [`escape_html`]; inputs are plain Rust values (see [`listing`]) so this module stays
+//! free of the gRPC edge.
+
+mod errors;
+mod help;
+pub mod listing;
+
+pub use listing::{McpEntry, MemoryEntry, ProviderEntry, SessionEntry, StatusView};
+
+use kernel_common::config::Locale;
+
+/// Longest title shown in a listing (characters) before it is cut with "…".
+pub const MAX_TITLE_CHARS: usize = 60;
+/// Longest memory text shown in a listing (characters) before it is cut with "…".
+pub const MAX_MEMORY_CHARS: usize = 200;
+/// Longest error/detail text shown (characters) before it is cut with "…".
+pub const MAX_DETAIL_CHARS: usize = 500;
+
+/// Escapes `&`, `<` and `>` for Telegram's HTML parse mode (also `"` for attribute safety).
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// `text` cut to `max` characters (an ellipsis replacing the tail), then escaped.
+pub fn escape_truncated(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return escape_html(text);
+    }
+    let cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    escape_html(&format!("{cut}…"))
+}
+
+/// The bot's texts in one locale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Texts {
+    locale: Locale,
+}
+
+impl Texts {
+    pub fn new(locale: Locale) -> Self {
+        Self { locale }
+    }
+
+    pub fn locale(self) -> Locale {
+        self.locale
+    }
+
+    pub(crate) fn pick(self, zh: &'static str, en: &'static str) -> &'static str {
+        match self.locale {
+            Locale::Zh => zh,
+            Locale::En => en,
+        }
+    }
+
+    /// The placeholder sent when a turn starts.
+    pub fn placeholder(self) -> &'static str {
+        self.pick("正在生成回复…", "Generating a reply…")
+    }
+
+    /// Told once per busy window when a turn is already running.
+    pub fn busy(self) -> &'static str {
+        self.pick(
+            "正在处理上一条，请稍后或 /cancel",
+            "Still working on the previous message; wait or /cancel",
+        )
+    }
+
+    /// `/cancel` succeeded; names the killed CLI when there was one.
+    pub fn cancelled(self, killed_cli: Option<&str>) -> String {
+        match killed_cli.filter(|cli| !cli.is_empty()) {
+            None => self.pick("已取消", "Cancelled").to_owned(),
+            Some(cli) => {
+                let cli = escape_truncated(cli, MAX_TITLE_CHARS);
+                match self.locale {
+                    Locale::Zh => format!("已取消（已终止 <code>{cli}</code>）"),
+                    Locale::En => format!("Cancelled (stopped <code>{cli}</code>)"),
+                }
+            }
+        }
+    }
+
+    /// `/cancel` with no turn running.
+    pub fn nothing_to_cancel(self) -> &'static str {
+        self.pick("没有正在进行的任务", "Nothing is running")
+    }
+
+    /// agentd cannot be reached.
+    pub fn agentd_unavailable(self) -> &'static str {
+        self.pick(
+            "助手后台不可用，稍后重试",
+            "The assistant backend is unavailable; try again later",
+        )
+    }
+
+    /// Progress: a CLI delegation started.
+    pub fn cli_running(self) -> &'static str {
+        self.pick("⏳ 正在执行任务…", "⏳ Running a task…")
+    }
+
+    /// Progress: a tool is running.
+    pub fn tool_running(self, tool: &str) -> String {
+        let tool = escape_truncated(tool, MAX_TITLE_CHARS);
+        match self.locale {
+            Locale::Zh => format!("🔧 正在使用工具 <code>{tool}</code>…"),
+            Locale::En => format!("🔧 Using tool <code>{tool}</code>…"),
+        }
+    }
+
+    /// A turn failed; `error` is agentd's redacted message.
+    pub fn turn_failed(self, error: &str) -> String {
+        let error = escape_truncated(error, MAX_DETAIL_CHARS);
+        match self.locale {
+            Locale::Zh => format!("⚠️ 出错了：{error}"),
+            Locale::En => format!("⚠️ Something went wrong: {error}"),
+        }
+    }
+
+    /// A turn cut off because agentd went away mid-turn.
+    pub fn turn_interrupted(self) -> &'static str {
+        self.pick(
+            "⚠️ 助手后台中断，本次回复未完成，请重试",
+            "⚠️ The assistant backend went away; this reply is incomplete, please retry",
+        )
+    }
+
+    /// An attachment over Telegram's download limit.
+    pub fn file_too_large(self, max_mb: u32) -> String {
+        match self.locale {
+            Locale::Zh => format!("文件太大（上限 {max_mb} MB），未处理"),
+            Locale::En => format!("The file is too large (limit {max_mb} MB); not processed"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

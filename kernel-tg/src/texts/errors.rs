@@ -1,0 +1,77 @@
+//! Localized hints for [`CommandError`]s: what was wrong and how to type it right.
+
+use super::{Texts, escape_html};
+use crate::command::{CommandError, CommandKind};
+use kernel_common::config::Locale;
+
+impl Texts {
+    /// The hint replied for a command that could not be used.
+    pub fn command_error(self, error: &CommandError) -> String {
+        match error {
+            CommandError::Unknown { name } => {
+                let name = escape_html(name);
+                match self.locale() {
+                    Locale::Zh => format!("未知命令 /{name}，发送 /help 查看可用命令"),
+                    Locale::En => format!("Unknown command /{name}; send /help for the list"),
+                }
+            }
+            CommandError::MissingNumber { command } => {
+                let example = self.example(*command);
+                match self.locale() {
+                    Locale::Zh => {
+                        format!("请给出编号，例如 {example}（编号见 {}）", listing(*command))
+                    }
+                    Locale::En => format!(
+                        "Give a number, e.g. {example} (numbers come from {})",
+                        listing(*command)
+                    ),
+                }
+            }
+            CommandError::InvalidNumber { command, token } => {
+                let token = escape_html(token);
+                let example = self.example(*command);
+                match self.locale() {
+                    Locale::Zh => {
+                        format!("编号 <code>{token}</code> 无效：应为正整数，例如 {example}")
+                    }
+                    Locale::En => format!(
+                        "Invalid number <code>{token}</code>: use a positive whole number, e.g. {example}"
+                    ),
+                }
+            }
+            CommandError::TooManyNumbers { command, max } => {
+                let example = self.example(*command);
+                match self.locale() {
+                    Locale::Zh => format!("最多 {max} 个编号，例如 {example}"),
+                    Locale::En => format!("At most {max} number(s), e.g. {example}"),
+                }
+            }
+            CommandError::MissingText { command } => match self.locale() {
+                Locale::Zh => format!("请在 /{} 后写上要记住的内容", command.name()),
+                Locale::En => format!("Write what to remember after /{}", command.name()),
+            },
+            CommandError::InvalidName { command } => match self.locale() {
+                Locale::Zh => format!("名称无效：不能含空格。发送 /{} 查看可选项", command.name()),
+                Locale::En => format!(
+                    "Invalid name: no spaces allowed. Send /{} to see the choices",
+                    command.name()
+                ),
+            },
+        }
+    }
+
+    fn example(self, command: CommandKind) -> String {
+        let args = match command {
+            CommandKind::DelHistory | CommandKind::Forget => "#1/#3",
+            _ => "#1",
+        };
+        format!("<code>/{} {args}</code>", command.name())
+    }
+}
+
+fn listing(command: CommandKind) -> &'static str {
+    match command {
+        CommandKind::Forget => "/memory",
+        _ => "/history",
+    }
+}

@@ -1,0 +1,75 @@
+//! The `/start` and `/help` text: welcome, the command list and key configuration hints.
+
+use super::Texts;
+use crate::command::CommandKind;
+
+impl Texts {
+    /// The help text (`/start` = `/help`).
+    pub fn help(self) -> String {
+        let mut out = String::from(self.pick(
+            "<b>你好，我是 Kernel，你的私人助手。</b>\n直接发消息即可对话；也可以发送图片、文件或语音。\n\n<b>命令</b>\n",
+            "<b>Hi, I am Kernel, your personal assistant.</b>\nJust send a message to chat; photos, files and voice notes work too.\n\n<b>Commands</b>\n",
+        ));
+        for kind in CommandKind::ALL {
+            if kind == CommandKind::Start {
+                continue;
+            }
+            out.push_str(&format!("/{}", kind.name()));
+            let usage = self.usage(kind);
+            if !usage.is_empty() {
+                out.push(' ');
+                out.push_str(usage);
+            }
+            out.push_str(" — ");
+            out.push_str(self.help_line(kind));
+            out.push('\n');
+        }
+        out.push_str(self.pick(
+            "\n<b>提示</b>\n• <code>#n</code> 是最近一次 /history 或 /memory 列表中的编号；多个用 / 分隔，如 <code>/forget #1/#3</code>。\n• 模型只能从配置中该提供方的 <code>models = [...]</code> 里选择。\n• 界面语言由配置 <code>[general] locale</code> 决定（<code>zh</code> / <code>en</code>）。",
+            "\n<b>Hints</b>\n• <code>#n</code> is the number from the latest /history or /memory listing; separate several with /, e.g. <code>/forget #1/#3</code>.\n• Models must come from the provider's configured <code>models = [...]</code>.\n• The language is set by <code>[general] locale</code> in the config (<code>zh</code> / <code>en</code>).",
+        ));
+        out
+    }
+
+    /// The argument synopsis, HTML-escaped and localized.
+    pub fn usage(self, kind: CommandKind) -> &'static str {
+        match kind {
+            CommandKind::Resume => "#n",
+            CommandKind::Retitle => "[#n]",
+            CommandKind::DelHistory | CommandKind::Forget => "#a/#b/…",
+            CommandKind::Provider => self.pick("[名称]", "[name]"),
+            CommandKind::Model => self.pick("[模型]", "[model]"),
+            CommandKind::Remember => self.pick("&lt;内容&gt;", "&lt;text&gt;"),
+            _ => "",
+        }
+    }
+
+    fn help_line(self, kind: CommandKind) -> &'static str {
+        match kind {
+            CommandKind::New => self.pick(
+                "归档当前会话，开始新会话",
+                "archive this session, start a new one",
+            ),
+            CommandKind::History => {
+                self.pick("历史会话（最新在前）", "past sessions, newest first")
+            }
+            CommandKind::Resume => self.pick("继续某个历史会话", "continue a past session"),
+            CommandKind::Retitle => self.pick(
+                "重新生成标题（默认当前会话）",
+                "regenerate a title (default: this session)",
+            ),
+            CommandKind::DelHistory => self.pick("删除会话", "delete sessions"),
+            CommandKind::Provider => self.pick("查看 / 切换提供方", "show / switch provider"),
+            CommandKind::Model => self.pick("查看 / 切换模型", "show / switch model"),
+            CommandKind::Remember => self.pick("直接添加一条长期记忆", "add a long-term memory"),
+            CommandKind::Memory => self.pick("长期记忆列表", "list memories"),
+            CommandKind::Forget => self.pick("删除记忆", "delete memories"),
+            CommandKind::Cancel => self.pick("立即停止正在进行的任务", "stop the running task now"),
+            CommandKind::Status => self.pick(
+                "会话、模型、任务与 MCP 状态",
+                "session, model, task and MCP state",
+            ),
+            CommandKind::Help | CommandKind::Start => self.pick("显示本帮助", "show this help"),
+        }
+    }
+}

@@ -1,0 +1,366 @@
+//! Listings and confirmations: /history, /memory, /status, /provider, /model and what the
+//! session/memory commands answer. Inputs are plain borrowed values mapped from agentd replies.
+
+use super::{
+    MAX_DETAIL_CHARS, MAX_MEMORY_CHARS, MAX_TITLE_CHARS, Texts, escape_html, escape_truncated,
+};
+use kernel_common::config::Locale;
+use std::fmt::Write as _;
+
+/// A session as listed by agentd.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SessionEntry<'a> {
+    /// `#n` in the latest listing (0 when not from a listing).
+    pub number: u32,
+    /// `YYYY-MM-DD` in the configured time zone.
+    pub date: &'a str,
+    /// Empty while untitled.
+    pub title: &'a str,
+    /// Whether it is the current session.
+    pub current: bool,
+}
+
+/// A long-term memory as listed by agentd.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MemoryEntry<'a> {
+    pub number: u32,
+    /// `YYYY-MM-DD`.
+    pub date: &'a str,
+    pub text: &'a str,
+}
+
+/// A configured provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ProviderEntry<'a> {
+    pub name: &'a str,
+    pub models: &'a [String],
+    pub default_model: &'a str,
+    /// False when it has no API key.
+    pub available: bool,
+    pub current: bool,
+}
+
+/// An MCP server's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct McpEntry<'a> {
+    pub name: &'a str,
+    /// "connected", "connecting", "disabled" or "skipped".
+    pub state: &'a str,
+    pub tool_count: u32,
+    pub detail: Option<&'a str>,
+}
+
+/// What `/status` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StatusView<'a> {
+    pub version: &'a str,
+    pub uptime_seconds: u64,
+    pub session: Option<SessionEntry<'a>>,
+    pub provider: &'a str,
+    pub model: &'a str,
+    /// RFC 3339 start of the running turn, if one runs.
+    pub turn_started_at: Option<&'a str>,
+    pub running_tool: Option<&'a str>,
+    pub running_cli: Option<&'a str>,
+    pub last_error: Option<&'a str>,
+    pub fts5_available: bool,
+    pub mcp_servers: &'a [McpEntry<'a>],
+}
+
+impl Texts {
+    fn title(self, title: &str) -> String {
+        match title.trim() {
+            "" => self.pick("（无标题）", "(untitled)").to_owned(),
+            title => escape_truncated(title, MAX_TITLE_CHARS),
+        }
+    }
+
+    /// One session line: `#<n> YYYY-MM-DD <title>` (current one marked).
+    pub fn session_line(self, session: &SessionEntry<'_>) -> String {
+        let mark = if session.current {
+            self.pick(" ← 当前", " ← current")
+        } else {
+            ""
+        };
+        let number = if session.number > 0 {
+            format!("#{} ", session.number)
+        } else {
+            String::new()
+        };
+        format!(
+            "{number}{} {}{mark}",
+            escape_html(session.date),
+            self.title(session.title)
+        )
+    }
+
+    /// The /history reply, newest first as agentd lists them.
+    pub fn history(self, sessions: &[SessionEntry<'_>]) -> String {
+        if sessions.is_empty() {
+            return self.pick("还没有历史会话", "No sessions yet").to_owned();
+        }
+        let mut out = String::from(self.pick("<b>历史会话</b>\n", "<b>Sessions</b>\n"));
+        for session in sessions {
+            out.push_str(&self.session_line(session));
+            out.push('\n');
+        }
+        out.push_str(self.pick(
+            "\n/resume #n 继续，/del_history #n 删除",
+            "\n/resume #n to continue, /del_history #n to delete",
+        ));
+        out
+    }
+
+    /// The /memory reply: `#<n> date text`.
+    pub fn memories(self, memories: &[MemoryEntry<'_>]) -> String {
+        if memories.is_empty() {
+            return self.pick("还没有长期记忆", "No memories yet").to_owned();
+        }
+        let mut out = String::from(self.pick("<b>长期记忆</b>\n", "<b>Memories</b>\n"));
+        for memory in memories {
+            let text = escape_truncated(memory.text, MAX_MEMORY_CHARS);
+            let _ = writeln!(
+                out,
+                "#{} {} {text}",
+                memory.number,
+                escape_html(memory.date)
+            );
+        }
+        out.push_str(self.pick("\n/forget #n 删除", "\n/forget #n to delete"));
+        out
+    }
+
+    /// The /status reply.
+    pub fn status(self, status: &StatusView<'_>) -> String {
+        let zh = self.locale() == Locale::Zh;
+        let mut out = String::from(self.pick("<b>状态</b>\n", "<b>Status</b>\n"));
+        let session = match &status.session {
+            Some(session) => self.session_line(&SessionEntry {
+                current: false,
+                ..*session
+            }),
+            None => self.pick("（无）", "(none)").to_owned(),
+        };
+        let _ = writeln!(out, "{}{session}", self.pick("会话：", "Session: "));
+        let _ = writeln!(
+            out,
+            "{}<code>{}</code> / <code>{}</code>",
+            self.pick("模型：", "Model: "),
+            escape_html(status.provider),
+            escape_html(status.model)
+        );
+        let task = match (status.turn_started_at, status.running_tool) {
+            (None, _) => self.pick("空闲", "idle").to_owned(),
+            (Some(since), None) => format!(
+                "{}{}",
+                self.pick("运行中，开始于 ", "running since "),
+                escape_html(since)
+            ),
+            (Some(since), Some(tool)) => format!(
+                "{}{}{}<code>{}</code>",
+                self.pick("运行中，开始于 ", "running since "),
+                escape_html(since),
+                self.pick("，工具 ", ", tool "),
+                escape_truncated(tool, MAX_TITLE_CHARS)
+            ),
+        };
+        let _ = writeln!(out, "{}{task}", self.pick("任务：", "Task: "));
+        if let Some(cli) = status.running_cli {
+            let _ = writeln!(
+                out,
+                "CLI: <code>{}</code>",
+                escape_truncated(cli, MAX_TITLE_CHARS)
+            );
+        }
+        if let Some(error) = status.last_error {
+            let _ = writeln!(
+                out,
+                "{}{}",
+                self.pick("最近错误：", "Last error: "),
+                escape_truncated(error, MAX_DETAIL_CHARS)
+            );
+        }
+        let fts = match (status.fts5_available, zh) {
+            (true, true) => "可用",
+            (false, true) => "不可用（使用 LIKE 搜索）",
+            (true, false) => "available",
+            (false, false) => "unavailable (LIKE search)",
+        };
+        let _ = writeln!(out, "FTS5: {fts}");
+        self.push_mcp(&mut out, status.mcp_servers);
+        let _ = write!(
+            out,
+            "{}{} · {}",
+            self.pick("版本 ", "Version "),
+            escape_html(status.version),
+            self.uptime(status.uptime_seconds)
+        );
+        out
+    }
+
+    fn push_mcp(self, out: &mut String, servers: &[McpEntry<'_>]) {
+        if servers.is_empty() {
+            let _ = writeln!(out, "MCP: {}", self.pick("未配置", "none configured"));
+            return;
+        }
+        out.push_str("MCP:\n");
+        for server in servers {
+            let _ = write!(
+                out,
+                "• <code>{}</code> {} ({} {})",
+                escape_truncated(server.name, MAX_TITLE_CHARS),
+                escape_html(server.state),
+                server.tool_count,
+                self.pick("个工具", "tools")
+            );
+            if let Some(detail) = server.detail.filter(|detail| !detail.is_empty()) {
+                let _ = write!(out, " — {}", escape_truncated(detail, MAX_DETAIL_CHARS));
+            }
+            out.push('\n');
+        }
+    }
+
+    /// Uptime as `1d 2h 3m` / `1天 2小时 3分`.
+    pub fn uptime(self, seconds: u64) -> String {
+        let (days, hours, minutes) = (
+            seconds / 86_400,
+            seconds % 86_400 / 3_600,
+            seconds % 3_600 / 60,
+        );
+        let (d, h, m) = match self.locale() {
+            Locale::Zh => ("天", "小时", "分"),
+            Locale::En => ("d", "h", "m"),
+        };
+        let label = self.pick("已运行 ", "up ");
+        if days > 0 {
+            format!("{label}{days}{d} {hours}{h} {minutes}{m}")
+        } else if hours > 0 {
+            format!("{label}{hours}{h} {minutes}{m}")
+        } else {
+            format!("{label}{minutes}{m}")
+        }
+    }
+
+    /// The /provider reply without argument.
+    pub fn providers(
+        self,
+        providers: &[ProviderEntry<'_>],
+        current_provider: &str,
+        current_model: &str,
+    ) -> String {
+        let mut out = format!(
+            "{}<code>{}</code> / <code>{}</code>\n",
+            self.pick("当前：", "Current: "),
+            escape_html(current_provider),
+            escape_html(current_model)
+        );
+        for provider in providers {
+            let mark = if provider.current { " ✓" } else { "" };
+            let missing = if provider.available {
+                ""
+            } else {
+                self.pick("（缺少 API key）", " (no API key)")
+            };
+            let _ = writeln!(
+                out,
+                "• <code>{}</code>{mark}{missing} — {}",
+                escape_html(provider.name),
+                self.model_names(provider.models)
+            );
+        }
+        out.push_str(self.pick("\n/provider 名称 切换提供方", "\n/provider name to switch"));
+        out
+    }
+
+    /// The /model reply without argument: the current provider's configured models.
+    pub fn models(self, provider: &str, models: &[String], current_model: &str) -> String {
+        let mut out = format!(
+            "{}<code>{}</code>\n",
+            self.pick("提供方：", "Provider: "),
+            escape_html(provider)
+        );
+        for model in models {
+            let mark = if model == current_model { " ✓" } else { "" };
+            let _ = writeln!(out, "• <code>{}</code>{mark}", escape_html(model));
+        }
+        out.push_str(self.pick("\n/model 名称 切换模型", "\n/model name to switch"));
+        out
+    }
+
+    fn model_names(self, models: &[String]) -> String {
+        if models.is_empty() {
+            return self.pick("（无模型）", "(no models)").to_owned();
+        }
+        models
+            .iter()
+            .map(|model| escape_html(model))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// `/provider x` or `/model y` succeeded.
+    pub fn switched(self, provider: &str, model: &str) -> String {
+        format!(
+            "{}<code>{}</code> / <code>{}</code>",
+            self.pick("已切换到 ", "Switched to "),
+            escape_html(provider),
+            escape_html(model)
+        )
+    }
+
+    /// `/new` succeeded.
+    pub fn new_session(self) -> &'static str {
+        self.pick("已开始新会话", "Started a new session")
+    }
+
+    /// `/resume` succeeded.
+    pub fn resumed(self, session: &SessionEntry<'_>) -> String {
+        format!(
+            "{}{}",
+            self.pick("已切换到会话：", "Resumed: "),
+            self.session_line(&SessionEntry {
+                current: false,
+                ..*session
+            })
+        )
+    }
+
+    /// `/retitle` succeeded.
+    pub fn retitled(self, title: &str) -> String {
+        format!(
+            "{}{}",
+            self.pick("新标题：", "New title: "),
+            self.title(title)
+        )
+    }
+
+    /// `/del_history` succeeded.
+    pub fn sessions_deleted(self, count: usize) -> String {
+        match self.locale() {
+            Locale::Zh => format!("已删除 {count} 个会话"),
+            Locale::En => format!("Deleted {count} session(s)"),
+        }
+    }
+
+    /// `/remember` succeeded.
+    pub fn remembered(self, text: &str) -> String {
+        format!(
+            "{}{}",
+            self.pick("已记住：", "Remembered: "),
+            escape_truncated(text, MAX_MEMORY_CHARS)
+        )
+    }
+
+    /// `/forget` succeeded.
+    pub fn memories_deleted(self, count: usize) -> String {
+        match self.locale() {
+            Locale::Zh => format!("已删除 {count} 条记忆"),
+            Locale::En => format!("Deleted {count} memory(ies)"),
+        }
+    }
+
+    /// agentd refused a command (unknown `#n`, model not in list…): its redacted message.
+    pub fn rejected(self, message: &str) -> String {
+        format!("⚠️ {}", escape_truncated(message, MAX_DETAIL_CHARS))
+    }
+}

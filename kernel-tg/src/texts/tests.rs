@@ -1,0 +1,317 @@
+//! Unit and property tests of the bot texts: both locales, and HTML safety of dynamic values.
+
+use super::*;
+use crate::command::{self, CommandError, CommandKind};
+use proptest::prelude::*;
+
+const ZH: Texts = Texts { locale: Locale::Zh };
+const EN: Texts = Texts { locale: Locale::En };
+
+/// Every `<` opens one of the tags we emit and every `&` starts one of our entities.
+fn assert_html_safe(html: &str) {
+    let allowed_tags = ["<b>", "</b>", "<code>", "</code>"];
+    let entities = ["&amp;", "&lt;", "&gt;", "&quot;"];
+    for (index, _) in html.match_indices('<') {
+        assert!(
+            allowed_tags
+                .iter()
+                .any(|tag| html[index..].starts_with(tag)),
+            "raw < in {html:?}"
+        );
+    }
+    for (index, _) in html.match_indices('&') {
+        assert!(
+            entities.iter().any(|e| html[index..].starts_with(e)),
+            "raw & in {html:?}"
+        );
+    }
+    assert!(
+        !html.contains('>') || html.matches('>').count() == html.matches('<').count(),
+        "raw > in {html:?}"
+    );
+}
+
+#[test]
+fn fixed_texts_in_both_locales() {
+    assert_eq!(ZH.placeholder(), "正在生成回复…");
+    assert_eq!(ZH.busy(), "正在处理上一条，请稍后或 /cancel");
+    assert_eq!(ZH.nothing_to_cancel(), "没有正在进行的任务");
+    assert_eq!(ZH.agentd_unavailable(), "助手后台不可用，稍后重试");
+    assert_eq!(ZH.cli_running(), "⏳ 正在执行任务…");
+    assert_eq!(ZH.cancelled(None), "已取消");
+    assert_eq!(ZH.cancelled(Some("")), "已取消");
+    assert_eq!(EN.cancelled(None), "Cancelled");
+    assert_eq!(EN.placeholder(), "Generating a reply…");
+    assert_eq!(Texts::default(), ZH);
+    assert_eq!(Texts::new(Locale::En).locale(), Locale::En);
+}
+
+#[test]
+fn cancelled_names_the_cli_escaped() {
+    let text = ZH.cancelled(Some("codex <x>"));
+    assert_eq!(text, "已取消（已终止 <code>codex &lt;x&gt;</code>）");
+    assert!(EN.cancelled(Some("claude")).contains("<code>claude</code>"));
+}
+
+#[test]
+fn escape_and_truncate() {
+    assert_eq!(
+        escape_html("a & <b> \"c\""),
+        "a &amp; &lt;b&gt; &quot;c&quot;"
+    );
+    assert_eq!(escape_truncated("abcdef", 4), "abc…");
+    assert_eq!(escape_truncated("abc", 3), "abc");
+    assert_eq!(escape_truncated("<<<<", 3), "&lt;&lt;…");
+}
+
+#[test]
+fn help_lists_every_command_but_start() {
+    for texts in [ZH, EN] {
+        let help = texts.help();
+        for kind in CommandKind::ALL {
+            let listed = help.contains(&format!("/{} ", kind.name()))
+                || help.contains(&format!("/{}\n", kind.name()));
+            assert_eq!(listed, kind != CommandKind::Start, "{kind:?}");
+        }
+        assert!(help.contains("models = [...]"));
+        assert_html_safe(&help);
+    }
+    assert_ne!(ZH.help(), EN.help());
+}
+
+#[test]
+fn every_command_error_has_a_safe_hint() {
+    let errors = [
+        command::parse("/xyz", None),
+        command::parse("/resume", None),
+        command::parse("/resume #<0>", None),
+        command::parse("/resume #1 #2", None),
+        command::parse(
+            "/forget #1 #2 #3 #4 #5 #6 #7 #8 #9 #10 #11 #12 #13 #14 #15 #16 #17 #18 #19 #20 #21",
+            None,
+        ),
+        command::parse("/remember", None),
+        command::parse("/model a b", None),
+    ];
+    for error in errors {
+        let error = error.unwrap().unwrap_err();
+        for texts in [ZH, EN] {
+            let hint = texts.command_error(&error);
+            assert!(!hint.is_empty());
+            assert_html_safe(&hint);
+        }
+    }
+    let hint = EN.command_error(&CommandError::Unknown {
+        name: "a<b>&".into(),
+    });
+    assert!(hint.contains("/a&lt;b&gt;&amp;"), "{hint}");
+    let hint = ZH.command_error(&CommandError::InvalidNumber {
+        command: CommandKind::Resume,
+        token: "#<0>".into(),
+    });
+    assert!(hint.contains("<code>#&lt;0&gt;</code>"), "{hint}");
+    let hint = EN.command_error(&CommandError::MissingNumber {
+        command: CommandKind::Forget,
+    });
+    assert!(
+        hint.contains("/forget #1/#3") && hint.contains("/memory"),
+        "{hint}"
+    );
+}
+
+#[test]
+fn history_lines() {
+    let sessions = [
+        SessionEntry {
+            number: 1,
+            date: "2025-03-02",
+            title: "Rust <tips>",
+            current: true,
+        },
+        SessionEntry {
+            number: 2,
+            date: "2025-03-01",
+            title: "",
+            current: false,
+        },
+    ];
+    let zh = ZH.history(&sessions);
+    assert!(
+        zh.contains("#1 2025-03-02 Rust &lt;tips&gt; ← 当前\n"),
+        "{zh}"
+    );
+    assert!(zh.contains("#2 2025-03-01 （无标题）\n"), "{zh}");
+    assert!(EN.history(&sessions).contains("#2 2025-03-01 (untitled)\n"));
+    assert_eq!(ZH.history(&[]), "还没有历史会话");
+    let long = "t".repeat(200);
+    let line = EN.session_line(&SessionEntry {
+        number: 3,
+        date: "d",
+        title: &long,
+        current: false,
+    });
+    assert_eq!(line.chars().count(), "#3 d ".len() + MAX_TITLE_CHARS);
+}
+
+#[test]
+fn memory_lines() {
+    let memories = [MemoryEntry {
+        number: 4,
+        date: "2025-01-09",
+        text: "likes tea & <cake>",
+    }];
+    assert!(
+        EN.memories(&memories)
+            .contains("#4 2025-01-09 likes tea &amp; &lt;cake&gt;\n")
+    );
+    assert_eq!(EN.memories(&[]), "No memories yet");
+    assert_eq!(ZH.remembered("a<b"), "已记住：a&lt;b");
+}
+
+#[test]
+fn status_shows_everything_escaped() {
+    let mcp = [
+        McpEntry {
+            name: "fs",
+            state: "connected",
+            tool_count: 3,
+            detail: None,
+        },
+        McpEntry {
+            name: "web",
+            state: "skipped",
+            tool_count: 0,
+            detail: Some("missing <cmd>"),
+        },
+    ];
+    let status = StatusView {
+        version: "0.1.0",
+        uptime_seconds: 90_061,
+        session: Some(SessionEntry {
+            number: 0,
+            date: "2025-03-02",
+            title: "a&b",
+            current: true,
+        }),
+        provider: "anthropic",
+        model: "claude-<x>",
+        turn_started_at: Some("2025-03-02T10:00:00Z"),
+        running_tool: Some("shell"),
+        running_cli: Some("codex"),
+        last_error: Some("HTTP 500 <html>"),
+        fts5_available: false,
+        mcp_servers: &mcp,
+    };
+    for texts in [ZH, EN] {
+        let text = texts.status(&status);
+        assert_html_safe(&text);
+        for needle in [
+            "a&amp;b",
+            "claude-&lt;x&gt;",
+            "<code>shell</code>",
+            "<code>codex</code>",
+            "HTTP 500 &lt;html&gt;",
+            "missing &lt;cmd&gt;",
+            "<code>fs</code> connected (3",
+        ] {
+            assert!(text.contains(needle), "{needle} in {text}");
+        }
+    }
+    assert!(EN.status(&status).ends_with("up 1d 1h 1m"));
+    let idle = EN.status(&StatusView::default());
+    assert!(
+        idle.contains("Task: idle")
+            && idle.contains("Session: (none)")
+            && idle.contains("MCP: none configured")
+    );
+    assert_eq!(ZH.uptime(59), "已运行 0分");
+    assert_eq!(ZH.uptime(3_660), "已运行 1小时 1分");
+}
+
+#[test]
+fn provider_and_model_listings() {
+    let models = vec!["m1".to_owned(), "m<2>".to_owned()];
+    let providers = [
+        ProviderEntry {
+            name: "anthropic",
+            models: &models,
+            default_model: "m1",
+            available: true,
+            current: true,
+        },
+        ProviderEntry {
+            name: "local",
+            models: &[],
+            default_model: "",
+            available: false,
+            current: false,
+        },
+    ];
+    let text = EN.providers(&providers, "anthropic", "m1");
+    assert!(
+        text.contains("• <code>anthropic</code> ✓ — m1, m&lt;2&gt;\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("• <code>local</code> (no API key) — (no models)\n"),
+        "{text}"
+    );
+    let text = ZH.models("anthropic", &models, "m<2>");
+    assert!(
+        text.contains("• <code>m&lt;2&gt;</code> ✓\n") && text.contains("• <code>m1</code>\n"),
+        "{text}"
+    );
+    assert_eq!(
+        EN.switched("a", "b&c"),
+        "Switched to <code>a</code> / <code>b&amp;c</code>"
+    );
+}
+
+#[test]
+fn confirmations() {
+    assert_eq!(ZH.sessions_deleted(2), "已删除 2 个会话");
+    assert_eq!(EN.memories_deleted(1), "Deleted 1 memory(ies)");
+    assert_eq!(ZH.retitled(""), "新标题：（无标题）");
+    let resumed = EN.resumed(&SessionEntry {
+        number: 2,
+        date: "2025-01-01",
+        title: "x",
+        current: true,
+    });
+    assert_eq!(resumed, "Resumed: #2 2025-01-01 x");
+    assert_eq!(
+        EN.rejected("model <x> not in list"),
+        "⚠️ model &lt;x&gt; not in list"
+    );
+    assert!(ZH.turn_failed("boom & co").ends_with("boom &amp; co"));
+    assert!(EN.tool_running("<t>").contains("&lt;t&gt;"));
+    assert!(ZH.file_too_large(20).contains("20 MB"));
+    assert!(!ZH.turn_interrupted().is_empty() && !EN.new_session().is_empty());
+}
+
+proptest! {
+    #[test]
+    fn dynamic_values_are_always_escaped(value in "\\PC{0,300}", n in 0u32..100) {
+        let sessions = [SessionEntry { number: n, date: &value, title: &value, current: n % 2 == 0 }];
+        let memories = [MemoryEntry { number: n, date: &value, text: &value }];
+        let models = vec![value.clone()];
+        let providers = [ProviderEntry { name: &value, models: &models, default_model: &value, available: false, current: true }];
+        let mcp = [McpEntry { name: &value, state: &value, tool_count: n, detail: Some(&value) }];
+        let status = StatusView {
+            version: &value, uptime_seconds: u64::from(n), session: Some(sessions[0]), provider: &value, model: &value,
+            turn_started_at: Some(&value), running_tool: Some(&value), running_cli: Some(&value),
+            last_error: Some(&value), fts5_available: true, mcp_servers: &mcp,
+        };
+        for texts in [ZH, EN] {
+            for html in [
+                texts.history(&sessions), texts.memories(&memories), texts.status(&status),
+                texts.providers(&providers, &value, &value), texts.models(&value, &models, &value),
+                texts.cancelled(Some(&value)), texts.tool_running(&value), texts.turn_failed(&value),
+                texts.switched(&value, &value), texts.remembered(&value), texts.rejected(&value),
+                texts.retitled(&value),
+            ] {
+                assert_html_safe(&html);
+            }
+        }
+    }
+}
