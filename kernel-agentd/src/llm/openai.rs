@@ -82,23 +82,14 @@ pub(crate) fn classify(f: &HttpFailure) -> Option<LlmError> {
 impl Provider for OpenAiProvider {
     async fn stream(&self, request: ModelRequest<'_>) -> Result<EventStream, LlmError> {
         let body = wire::body(&request, self.max_tokens, true);
-        let bytes = serde_json::to_vec(&body).map_err(|e| LlmError::BadRequest {
-            status: 0,
-            message: format!("cannot serialize the request: {e}"),
-        })?;
         tracing::debug!(provider = %self.name, model = request.model, messages = request.messages.len(), "chat completions request");
-        let response = self
-            .endpoint
-            .post(bytes, self.idle_timeout, classify)
-            .await?;
-        let redactor = self.endpoint.redactor().clone();
-        let response =
-            sse::ensure_event_stream(response, self.idle_timeout, &redactor, classify).await?;
-        Ok(sse::drive(
-            response,
+        sse::open(
+            &self.endpoint,
+            &body,
             self.idle_timeout,
-            redactor,
+            classify,
             decode::OpenAiDecoder::default(),
-        ))
+        )
+        .await
     }
 }

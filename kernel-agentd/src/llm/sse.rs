@@ -109,6 +109,25 @@ struct Driver<D> {
     redactor: Arc<Redactor>,
 }
 
+/// Serializes `body`, POSTs it to `endpoint`, checks that an event stream came back and drives
+/// it through `decoder`: the whole streaming call both providers make.
+pub(crate) async fn open<D: Decoder>(
+    endpoint: &super::http::Endpoint,
+    body: &impl serde::Serialize,
+    idle: Duration,
+    classify: fn(&HttpFailure) -> Option<LlmError>,
+    decoder: D,
+) -> Result<EventStream, LlmError> {
+    let bytes = serde_json::to_vec(body).map_err(|e| LlmError::BadRequest {
+        status: 0,
+        message: format!("cannot serialize the request: {e}"),
+    })?;
+    let response = endpoint.post(bytes, idle, classify).await?;
+    let redactor = endpoint.redactor().clone();
+    let response = ensure_event_stream(response, idle, &redactor, classify).await?;
+    Ok(drive(response, idle, redactor, decoder))
+}
+
 /// Streams `response` (an SSE body) through `decoder` into an [`EventStream`]. The stream ends
 /// after `Done` or the first error; dropping it closes the connection.
 pub(crate) fn drive<D: Decoder>(
