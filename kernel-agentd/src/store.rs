@@ -39,6 +39,32 @@ pub struct Store {
 }
 
 impl Store {
+    /// Runs `delete_one` (one `?1` id parameter) for each of `ids` in one `BEGIN IMMEDIATE`
+    /// transaction; returns how many rows went.
+    async fn delete_by_ids(
+        &self,
+        delete_one: &'static str,
+        ids: &[i64],
+        op: &'static str,
+    ) -> Result<u64, StoreError> {
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(StoreError::db(op))?;
+        let mut deleted = 0;
+        for &id in ids {
+            let done = sqlx::query(delete_one)
+                .bind(id)
+                .execute(&mut *tx)
+                .await
+                .map_err(StoreError::db(op))?;
+            deleted += done.rows_affected();
+        }
+        tx.commit().await.map_err(StoreError::db(op))?;
+        Ok(deleted)
+    }
+
     /// Opens (creating if missing, mode 0600) the database at `path`, applies pending
     /// migrations and probes for FTS5.
     pub async fn open(path: &Path) -> Result<Store, StoreError> {

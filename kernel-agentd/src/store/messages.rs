@@ -213,23 +213,8 @@ impl Store {
     /// Deletes the messages `ids` (missing ones are skipped) in one transaction; returns how
     /// many were deleted. Ordinals of the others are kept.
     pub async fn delete_message_ids(&self, ids: &[i64]) -> Result<u64, StoreError> {
-        let op = "delete messages";
-        let mut tx = self
-            .pool
-            .begin_with("BEGIN IMMEDIATE")
+        self.delete_by_ids("DELETE FROM messages WHERE id = ?1", ids, "delete messages")
             .await
-            .map_err(StoreError::db(op))?;
-        let mut deleted = 0;
-        for &id in ids {
-            let done = sqlx::query("DELETE FROM messages WHERE id = ?1")
-                .bind(id)
-                .execute(&mut *tx)
-                .await
-                .map_err(StoreError::db(op))?;
-            deleted += done.rows_affected();
-        }
-        tx.commit().await.map_err(StoreError::db(op))?;
-        Ok(deleted)
     }
 
     /// How many messages session `session_id` has.

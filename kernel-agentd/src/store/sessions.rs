@@ -97,22 +97,9 @@ impl Store {
     /// Deletes the sessions `ids` (missing ones are skipped) and, by cascade, their messages,
     /// in one transaction. Returns how many sessions were deleted.
     pub async fn delete_sessions(&self, ids: &[i64]) -> Result<u64, StoreError> {
-        let op = "delete sessions";
-        let mut tx = self
-            .pool
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(StoreError::db(op))?;
-        let mut deleted = 0;
-        for &id in ids {
-            let done = sqlx::query("DELETE FROM sessions WHERE id = ?1")
-                .bind(id)
-                .execute(&mut *tx)
-                .await
-                .map_err(StoreError::db(op))?;
-            deleted += done.rows_affected();
-        }
-        tx.commit().await.map_err(StoreError::db(op))?;
+        let deleted = self
+            .delete_by_ids("DELETE FROM sessions WHERE id = ?1", ids, "delete sessions")
+            .await?;
         tracing::debug!(requested = ids.len(), deleted, "sessions deleted");
         Ok(deleted)
     }
