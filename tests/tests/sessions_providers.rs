@@ -185,52 +185,25 @@ async fn provider_and_model_selection_is_validated_and_persisted() {
     );
     assert_eq!(by_name("second").models, vec!["m2", "m3"]);
 
-    let err = h
-        .client
-        .select_model(pb::SelectModelRequest {
-            model: "gpt-9".into(),
-        })
-        .await
-        .unwrap_err();
+    let err = select_model(&mut h, "gpt-9").await.unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
     assert!(
         err.message().contains("fake-model"),
         "lists the allowed models: {}",
         err.message()
     );
-    let err = h
-        .client
-        .select_provider(pb::SelectProviderRequest {
-            name: "nope".into(),
-        })
-        .await
-        .unwrap_err();
+    let err = select_provider(&mut h, "nope").await.unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
-    let err = h
-        .client
-        .select_provider(pb::SelectProviderRequest {
-            name: "nokey".into(),
-        })
-        .await
-        .unwrap_err();
+    let err = select_provider(&mut h, "nokey").await.unwrap_err();
     assert_eq!(err.code(), Code::FailedPrecondition);
     assert!(
         err.message().contains("KERNEL_PROVIDER_NOKEY_API_KEY"),
         "{}",
         err.message()
     );
-
-    let sel = h
-        .client
-        .select_model(pb::SelectModelRequest {
-            model: "fake-model-2".into(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
     assert_eq!(
-        (sel.provider.as_str(), sel.model.as_str()),
-        ("fake", "fake-model-2")
+        select_model(&mut h, "fake-model-2").await.unwrap(),
+        pair("fake", "fake-model-2")
     );
 
     // Restored after a restart of the service on the same database.
@@ -242,58 +215,63 @@ async fn provider_and_model_selection_is_validated_and_persisted() {
         .unwrap()
         .into_inner();
     assert_eq!(
-        (status.provider.as_str(), status.model.as_str()),
-        ("fake", "fake-model-2")
+        (status.provider, status.model),
+        pair("fake", "fake-model-2")
     );
     assert!(
         status.current_session.is_none(),
         "a restart never resumes a session by itself"
     );
 
-    let sel = h
-        .client
-        .select_provider(pb::SelectProviderRequest {
-            name: "second".into(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
     assert_eq!(
-        (sel.provider.as_str(), sel.model.as_str()),
-        ("second", "m2")
+        select_provider(&mut h, "second").await.unwrap(),
+        pair("second", "m2")
     );
-    let sel = h
-        .client
-        .select_model(pb::SelectModelRequest { model: "m3".into() })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(sel.model, "m3");
+    assert_eq!(
+        select_model(&mut h, "m3").await.unwrap(),
+        pair("second", "m3")
+    );
     let mut h = h.restart().await;
-    let status = h
-        .client
-        .get_status(pb::GetStatusRequest {})
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(
-        (status.provider.as_str(), status.model.as_str()),
-        ("second", "m3")
-    );
+    assert_eq!(current(&mut h).await, pair("second", "m3"));
 
     // The saved provider loses its key: the next start falls back to the default provider.
     let cfg = h.stop().await;
     cfg.rewrite(|t| t.replace("api_key = \"sk-second-provider-key-abcdef\"\n", ""));
     let mut h = Harness::start(cfg).await;
-    let status = h
+    assert_eq!(current(&mut h).await, pair("fake", "fake-model"));
+    h.stop().await;
+}
+
+fn pair(provider: &str, model: &str) -> (String, String) {
+    (provider.to_string(), model.to_string())
+}
+
+async fn current(h: &mut Harness) -> (String, String) {
+    let s = h
         .client
         .get_status(pb::GetStatusRequest {})
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(
-        (status.provider.as_str(), status.model.as_str()),
-        ("fake", "fake-model")
-    );
-    h.stop().await;
+    (s.provider, s.model)
+}
+
+async fn select_provider(h: &mut Harness, name: &str) -> Result<(String, String), tonic::Status> {
+    let name = name.to_string();
+    let s = h
+        .client
+        .select_provider(pb::SelectProviderRequest { name })
+        .await?
+        .into_inner();
+    Ok((s.provider, s.model))
+}
+
+async fn select_model(h: &mut Harness, model: &str) -> Result<(String, String), tonic::Status> {
+    let model = model.to_string();
+    let s = h
+        .client
+        .select_model(pb::SelectModelRequest { model })
+        .await?
+        .into_inner();
+    Ok((s.provider, s.model))
 }
