@@ -227,15 +227,41 @@ pub struct SttConfig {
     pub headers: BTreeMap<String, Secret>,
 }
 
-/// `[tts]`: OpenAI-compatible speech endpoint (`/audio/speech`, Opus output).
+/// Which speech service `[tts]` speaks to (`type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TtsKind {
+    /// OpenAI-compatible `POST {api_base}/audio/speech` with `response_format = "opus"`.
+    #[default]
+    OpenAiCompat,
+}
+
+impl TtsKind {
+    /// The config spelling: `openai_compat`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OpenAiCompat => "openai_compat",
+        }
+    }
+}
+
+/// `[tts]`: speech synthesis for voice replies (Ogg/Opus).
 #[derive(Debug, Clone)]
 pub struct TtsConfig {
+    pub kind: TtsKind,
     pub api_base: String,
     pub api_key: Option<Secret>,
     pub model: String,
     pub voice: String,
     pub headers: BTreeMap<String, Secret>,
+    /// Longest text spoken, in characters (`max_chars`, default [`DEFAULT_TTS_MAX_CHARS`]);
+    /// a longer answer is cut and the voice note says the rest is in the text.
+    pub max_chars: usize,
 }
+
+/// `tts.max_chars` when not set: about a minute and a half of speech.
+pub const DEFAULT_TTS_MAX_CHARS: usize = 1500;
+/// The largest `tts.max_chars` accepted.
+pub const MAX_TTS_MAX_CHARS: usize = 20_000;
 
 impl Config {
     /// Loads, validates and resolves `path` for `component`, reading env overrides from the

@@ -151,6 +151,11 @@ pub struct RawStt {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawTts {
+    /// `"openai_compat"` (the default).
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// Longest spoken text in characters.
+    pub max_chars: Option<u32>,
     pub api_base: Option<String>,
     pub api_key: Option<String>,
     pub model: Option<String>,

@@ -183,10 +183,12 @@ fn extras(out: &mut String, c: &Config) {
     let _ = match &c.tts {
         Some(t) => writeln!(
             out,
-            "tts: {}; model {}; voice {}; key {}{}",
+            "tts: {} at {}; model {}; voice {}; max_chars {}; key {}{}",
+            t.kind.as_str(),
             redact_url(&t.api_base),
             t.model,
             t.voice,
+            t.max_chars,
             key(t.api_key.as_ref()),
             if t.headers.is_empty() {
                 String::new()

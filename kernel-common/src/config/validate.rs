@@ -6,6 +6,7 @@
 mod agentd;
 mod mcp;
 mod providers;
+mod speech;
 
 use std::path::{Component as PathPart, Path, PathBuf};
 use std::sync::LazyLock;
@@ -239,8 +240,8 @@ fn build(
         .titles
         .as_ref()
         .and_then(|t| providers::titles(&mut ctx, t));
-    let stt = raw.stt.as_ref().map(|s| providers::stt(&mut ctx, s));
-    let tts = raw.tts.as_ref().map(|t| providers::tts(&mut ctx, t));
+    let stt = raw.stt.as_ref().map(|s| speech::stt(&mut ctx, s));
+    let tts = raw.tts.as_ref().and_then(|t| speech::tts(&mut ctx, t));
     let cli = cli(&mut ctx, &raw.cli);
     let (mcp_servers, skipped_mcp) = mcp::servers(&mut ctx, &raw.mcp.servers);
     let agentd = agentd::agentd(&mut ctx, &raw.agentd, &general.data_dir);

@@ -1,21 +1,21 @@
-//! `[providers.*]`, `general.default_provider`, `[titles]`, `[stt]` and `[tts]`: the model
-//! endpoints, their keys and their refusals.
+//! `[providers.*]`, `general.default_provider` and `[titles]`: the model endpoints, their keys
+//! and their refusals.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::{Ctx, given, placeholder_note};
-use crate::config::env::{STT_API_KEY_ENV, TITLES_API_KEY_ENV, TTS_API_KEY_ENV, provider_key_env};
-use crate::config::raw::{RawProvider, RawStt, RawTitles, RawTts};
-use crate::config::{Component, ProviderConfig, ProviderKind, SttConfig, TitlesConfig, TtsConfig};
+use crate::config::env::{TITLES_API_KEY_ENV, provider_key_env};
+use crate::config::raw::{RawProvider, RawTitles};
+use crate::config::{Component, ProviderConfig, ProviderKind, TitlesConfig};
 use crate::secret::Secret;
 
 /// `stream_idle_timeout_secs` when not set.
 const DEFAULT_IDLE_SECS: u64 = 120;
 /// `titles.max_tokens` for `openai_compat` when not set: a title is a few words.
 const DEFAULT_TITLE_MAX_TOKENS: u32 = 100;
-/// `[stt]` / `[tts]` endpoint when not set.
-const OPENAI_BASE: &str = "https://api.openai.com/v1";
+/// The OpenAI API (also the `[stt]` / `[tts]` endpoint when not set).
+pub(super) const OPENAI_BASE: &str = "https://api.openai.com/v1";
 
 /// The default `api_base` of a kind.
 pub(super) fn default_api_base(kind: ProviderKind) -> &'static str {
@@ -278,34 +278,4 @@ pub(super) fn titles(ctx: &mut Ctx<'_>, raw: &RawTitles) -> Option<TitlesConfig>
         max_tokens: raw.max_tokens.unwrap_or(DEFAULT_TITLE_MAX_TOKENS),
         headers,
     })
-}
-
-/// `[stt]`: OpenAI-compatible transcription; model defaults to `whisper-1`.
-pub(super) fn stt(ctx: &mut Ctx<'_>, raw: &RawStt) -> SttConfig {
-    SttConfig {
-        api_base: ctx.url("stt.api_base", raw.api_base.as_deref(), OPENAI_BASE),
-        api_key: ctx.secret(raw.api_key.as_deref(), STT_API_KEY_ENV),
-        model: given(raw.model.as_deref())
-            .unwrap_or("whisper-1")
-            .trim()
-            .to_owned(),
-        headers: headers(ctx, "stt", raw.headers.as_ref()),
-    }
-}
-
-/// `[tts]`: OpenAI-compatible speech; model `tts-1`, voice `alloy` by default.
-pub(super) fn tts(ctx: &mut Ctx<'_>, raw: &RawTts) -> TtsConfig {
-    TtsConfig {
-        api_base: ctx.url("tts.api_base", raw.api_base.as_deref(), OPENAI_BASE),
-        api_key: ctx.secret(raw.api_key.as_deref(), TTS_API_KEY_ENV),
-        model: given(raw.model.as_deref())
-            .unwrap_or("tts-1")
-            .trim()
-            .to_owned(),
-        voice: given(raw.voice.as_deref())
-            .unwrap_or("alloy")
-            .trim()
-            .to_owned(),
-        headers: headers(ctx, "tts", raw.headers.as_ref()),
-    }
 }
