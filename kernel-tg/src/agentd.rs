@@ -1,5 +1,7 @@
-//! Reaching kernel-agentd: a gRPC client over the Unix socket or TCP, with the bearer token.
+//! Reaching kernel-agentd: a gRPC client over the Unix socket or TCP, with the bearer token, and
+//! [`Agentd`], the shared handle that reconnects in the background after agentd went away.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hyper_util::rt::TokioIo;
@@ -90,6 +92,116 @@ pub async fn connect_with_retry(
             other => return other,
         }
     }
+}
+
+/// Longest pause between two reconnection attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+/// First pause between two reconnection attempts.
+const FIRST_BACKOFF: Duration = Duration::from_millis(200);
+
+/// A cheap `Clone` handle to kernel-agentd: a cached client, replaced after a transport failure
+/// by a background reconnection loop with backoff.
+#[derive(Clone)]
+pub struct Agentd {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    endpoint: String,
+    token: Option<Secret>,
+    client: Mutex<Option<Client>>,
+    reconnecting: Mutex<bool>,
+}
+
+impl std::fmt::Debug for Agentd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agentd")
+            .field("endpoint", &self.inner.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Agentd {
+    /// A handle that connects on first use.
+    pub fn new(endpoint: impl Into<String>, token: Option<Secret>) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                endpoint: endpoint.into(),
+                token,
+                client: Mutex::new(None),
+                reconnecting: Mutex::new(false),
+            }),
+        }
+    }
+
+    /// The configured endpoint.
+    pub fn endpoint(&self) -> &str {
+        &self.inner.endpoint
+    }
+
+    /// The connected client, connecting now when there is none.
+    pub async fn client(&self) -> Result<Client, ConnectError> {
+        if let Some(client) = self.cached() {
+            return Ok(client);
+        }
+        let client = connect(&self.inner.endpoint, self.inner.token.as_ref()).await?;
+        self.store(Some(client.clone()));
+        Ok(client)
+    }
+
+    /// Reports that agentd went away: drops the cached client and reconnects in the background,
+    /// with backoff, until agentd answers again (one loop at a time).
+    pub fn lost(&self) {
+        self.store(None);
+        {
+            let mut reconnecting = lock(&self.inner.reconnecting);
+            if *reconnecting {
+                return;
+            }
+            *reconnecting = true;
+        }
+        let this = self.clone();
+        tokio::spawn(async move { this.reconnect().await });
+    }
+
+    async fn reconnect(self) {
+        let mut pause = FIRST_BACKOFF;
+        loop {
+            tokio::time::sleep(pause).await;
+            match connect(&self.inner.endpoint, self.inner.token.as_ref()).await {
+                Ok(client) => {
+                    self.store(Some(client));
+                    tracing::info!(endpoint = %self.inner.endpoint, "reconnected to kernel-agentd");
+                    break;
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, "kernel-agentd still unreachable");
+                    pause = (pause * 2).min(MAX_BACKOFF);
+                }
+            }
+        }
+        *lock(&self.inner.reconnecting) = false;
+    }
+
+    fn cached(&self) -> Option<Client> {
+        lock(&self.inner.client).clone()
+    }
+
+    fn store(&self, client: Option<Client>) {
+        *lock(&self.inner.client) = client;
+    }
+}
+
+/// Whether `status` says agentd itself could not be reached or went away mid-call (as opposed
+/// to agentd refusing the request: agentd never answers UNAVAILABLE itself).
+pub fn is_transport_failure(status: &tonic::Status) -> bool {
+    matches!(status.code(), tonic::Code::Unavailable)
+        || (matches!(status.code(), tonic::Code::Unknown | tonic::Code::Cancelled)
+            && std::error::Error::source(status).is_some())
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn source_chain(e: &dyn std::error::Error) -> String {

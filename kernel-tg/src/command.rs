@@ -4,6 +4,10 @@
 //! hints. Numbers (`#n`) are the ones of agentd's latest listing; this module only checks their
 //! shape (u32 ≥ 1, at most [`MAX_NUMBERS`] of them).
 
+mod answer;
+
+pub use answer::answer;
+
 use kernel_common::config::Locale;
 
 /// The most `#n` numbers one `/del_history` or `/forget` accepts.

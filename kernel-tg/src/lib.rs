@@ -1,8 +1,15 @@
-//! kernel-tg as a library: the stateless Telegram adapter. For now it holds the agentd client;
-//! the Telegram side lands with its own issue.
+//! kernel-tg as a library: the stateless Telegram adapter. [`app::run`] is the whole program;
+//! `main` only loads config, starts logging and handles signals.
 #![forbid(unsafe_code)]
 
 pub mod agentd;
+pub mod app;
 pub mod command;
+pub mod gate;
+pub mod incoming;
 pub mod render;
+pub mod telegram;
 pub mod texts;
+pub mod turn;
+
+pub use app::{RunError, run};

@@ -1,4 +1,5 @@
-//! `kernel-tg [--config PATH] [--check]`: load config, reach kernel-agentd, run the adapter.
+//! `kernel-tg [--config PATH] [--check]`: load config, start logging, run the adapter until
+//! SIGINT/SIGTERM.
 #![forbid(unsafe_code)]
 
 use std::process::ExitCode;
@@ -6,7 +7,7 @@ use std::process::ExitCode;
 use kernel_common::Config;
 use kernel_common::config::Component;
 use kernel_common::startup;
-use kernel_proto::v1::GetStatusRequest;
+use tokio_util::sync::CancellationToken;
 
 const BINARY: &str = "kernel-tg";
 
@@ -24,43 +25,46 @@ fn main() -> ExitCode {
 
 async fn run(config: Config) -> ExitCode {
     let _log = match kernel_common::logging::init_with_redactor(
-        "kernel-tg",
+        BINARY,
         &config.general.data_dir,
         config.redactor(),
     ) {
         Ok(guard) => guard,
         Err(e) => {
-            eprintln!("kernel-tg: cannot start logging: {e}");
+            eprintln!("{BINARY}: cannot start logging: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let endpoint = &config.agentd.endpoint;
-    // agentd may be starting at the same time (systemd, scripts/run): give it a few seconds.
-    let mut client =
-        match kernel_tg::agentd::connect_with_retry(endpoint, config.agentd.token.as_ref(), 20)
-            .await
-        {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::error!(error = %e, "cannot reach kernel-agentd");
-                eprintln!("kernel-tg: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
-    match client.get_status(GetStatusRequest {}).await {
-        Ok(status) => {
-            let status = status.into_inner();
-            tracing::info!(agentd_version = %status.version, %endpoint, "connected to kernel-agentd");
-            tracing::warn!("the Telegram side of kernel-tg is not built yet; exiting");
-            ExitCode::SUCCESS
-        }
-        Err(status) => {
-            eprintln!(
-                "kernel-tg: kernel-agentd at {endpoint} answered {:?}: {}",
-                status.code(),
-                status.message()
-            );
+    for warning in &config.warnings {
+        tracing::warn!("{warning}");
+    }
+    let shutdown = CancellationToken::new();
+    tokio::spawn(on_signal(shutdown.clone()));
+    let ready = || println!("kernel-tg ready");
+    match kernel_tg::run(config, shutdown, ready).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %e, "kernel-tg cannot run");
+            eprintln!("{BINARY}: {e}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// Cancels `shutdown` on SIGINT or SIGTERM.
+async fn on_signal(shutdown: CancellationToken) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        tracing::error!("cannot install signal handlers");
+        return;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+    tracing::info!("signal received; shutting down");
+    shutdown.cancel();
 }

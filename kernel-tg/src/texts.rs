@@ -136,6 +136,38 @@ impl Texts {
         )
     }
 
+    /// The model answered with nothing to show.
+    pub fn empty_answer(self) -> &'static str {
+        self.pick("（模型没有返回文字）", "(the model returned no text)")
+    }
+
+    /// Some chunks of an answer could not be sent even after retries.
+    pub fn delivery_failed(self, failed: usize, total: usize) -> String {
+        match self.locale {
+            Locale::Zh => format!("⚠️ 回复有 {failed}/{total} 段未能发送，请重试或查看日志"),
+            Locale::En => format!(
+                "⚠️ {failed} of {total} part(s) of the reply could not be sent; retry or check the logs"
+            ),
+        }
+    }
+
+    /// An attachment could not be fetched from Telegram.
+    pub fn download_failed(self) -> String {
+        self.pick(
+            "⚠️ 无法从 Telegram 下载该文件，请重发",
+            "⚠️ Could not download the file from Telegram; please send it again",
+        )
+        .to_owned()
+    }
+
+    /// A message kind kernel-tg does not handle (stickers, videos, locations…).
+    pub fn unsupported(self) -> &'static str {
+        self.pick(
+            "暂不支持这种消息，请发送文字、图片、文件或语音",
+            "This kind of message is not supported; send text, a photo, a file or a voice note",
+        )
+    }
+
     /// An attachment over Telegram's download limit.
     pub fn file_too_large(self, max_mb: u32) -> String {
         match self.locale {

@@ -1,0 +1,272 @@
+//! `run`: kernel-tg's main loop — long polling, the allow-list, and dispatch of each owner
+//! message to a command answer (at once, concurrently) or a turn (in arrival order).
+//!
+//! `App` is the cheap `Clone` handle every task gets: the Bot API bound to the owner's chat, the
+//! agentd handle and the texts. Nothing survives between updates except what agentd keeps.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use kernel_common::Config;
+use kernel_proto::v1::GetStatusRequest;
+use teloxide::types::{AllowedUpdate, BotCommand, ChatId, Message, MessageId, UserId};
+use teloxide::update_listeners::{AsUpdateStream, Polling, UpdateListener};
+use teloxide::{ApiError, Bot, RequestError};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::agentd::Agentd;
+use crate::command;
+use crate::gate;
+use crate::incoming::{self, Incoming, TurnInput};
+use crate::telegram::Telegram;
+use crate::texts::Texts;
+use crate::turn;
+
+/// How long start-up waits for agentd before polling anyway.
+const AGENTD_STARTUP_ATTEMPTS: u32 = 20;
+/// How long shutdown waits for replies still being sent.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// Turns waiting for their predecessor to reach agentd.
+const TURN_QUEUE: usize = 32;
+
+/// Why kernel-tg could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("telegram.token is not set (or KERNEL_TELEGRAM_TOKEN)")]
+    MissingToken,
+    #[error("telegram.allowed_user is not set to your numeric Telegram user id")]
+    MissingOwner,
+    #[error("telegram.api_url {0:?} is not a valid URL")]
+    BadApiUrl(String),
+    #[error("Telegram refused the bot token (Unauthorized): check telegram.token")]
+    BadToken,
+    #[error("cannot create the HTTP client: {0}")]
+    Http(String),
+}
+
+/// What every task shares.
+#[derive(Clone, Debug)]
+pub struct App {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    telegram: Telegram,
+    agentd: Agentd,
+    texts: Texts,
+    owner: UserId,
+    username: Option<String>,
+}
+
+impl App {
+    pub fn telegram(&self) -> &Telegram {
+        &self.inner.telegram
+    }
+
+    pub fn agentd(&self) -> &Agentd {
+        &self.inner.agentd
+    }
+
+    pub fn texts(&self) -> Texts {
+        self.inner.texts
+    }
+
+    /// Sends `html` to the owner; failures are logged (the owner cannot be told).
+    pub async fn say(&self, html: &str, reply_to: Option<MessageId>) {
+        if let Err(e) = self.telegram().send_html(html, reply_to).await {
+            tracing::error!(error = %e, "a reply could not be sent");
+        }
+    }
+
+    /// Shows `html` in place of the placeholder when there is one, else as a new reply.
+    pub async fn replace_or_say(
+        &self,
+        placeholder: Option<MessageId>,
+        html: &str,
+        reply_to: MessageId,
+    ) {
+        if let Some(id) = placeholder {
+            match self.telegram().edit_html(id, html).await {
+                Ok(()) => return,
+                Err(e) => tracing::warn!(error = %e, "placeholder edit failed; sending instead"),
+            }
+        }
+        self.say(html, Some(reply_to)).await;
+    }
+}
+
+/// Runs the adapter until `shutdown` is cancelled. `on_polling` is called once polling has
+/// started (readiness).
+pub async fn run(
+    config: Config,
+    shutdown: CancellationToken,
+    on_polling: impl FnOnce(),
+) -> Result<(), RunError> {
+    let app = connect(&config).await?;
+    let mut polling = Polling::builder(app.telegram().bot().clone())
+        .drop_pending_updates()
+        .allowed_updates(vec![AllowedUpdate::Message])
+        .build();
+    let stop = polling.stop_token();
+    let tasks = TaskTracker::new();
+    let turns = spawn_turn_intake(app.clone(), &tasks);
+    let updates = polling.as_stream();
+    tokio::pin!(updates);
+    tracing::info!(owner = app.inner.owner.0, "kernel-tg polling Telegram");
+    on_polling();
+    let mut stopping = false;
+    loop {
+        let next = tokio::select! {
+            next = updates.next() => next,
+            () = shutdown.cancelled(), if !stopping => {
+                tracing::info!("stopping: no new updates are taken");
+                stopping = true;
+                stop.stop();
+                continue;
+            }
+        };
+        match next {
+            None => break,
+            Some(Err(e)) => {
+                tracing::warn!(error = %crate::telegram::describe(e), "getUpdates failed; retrying");
+            }
+            Some(Ok(_)) if stopping => {}
+            Some(Ok(update)) => {
+                if let Some(message) = gate::admit(&update, app.inner.owner) {
+                    dispatch(&app, message, &turns, &tasks).await;
+                }
+            }
+        }
+    }
+    drop(turns);
+    tasks.close();
+    if tokio::time::timeout(SHUTDOWN_GRACE, tasks.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("replies still in flight at shutdown were abandoned");
+    }
+    tracing::info!("kernel-tg stopped");
+    Ok(())
+}
+
+/// Builds the bot and the agentd handle, checks the token, registers the command menu.
+async fn connect(config: &Config) -> Result<App, RunError> {
+    let token = config
+        .telegram
+        .token
+        .as_ref()
+        .ok_or(RunError::MissingToken)?;
+    let owner = config
+        .telegram
+        .allowed_user
+        .and_then(|id| u64::try_from(id).ok())
+        .ok_or(RunError::MissingOwner)?;
+    let api_url = url::Url::parse(&config.telegram.api_url)
+        .map_err(|_| RunError::BadApiUrl(config.telegram.api_url.clone()))?;
+    let client = teloxide::net::default_reqwest_settings()
+        .build()
+        .map_err(|e| RunError::Http(e.to_string()))?;
+    let bot = Bot::with_client(token.expose(), client).set_api_url(api_url);
+    let telegram = Telegram::new(bot, ChatId(owner as i64));
+    let texts = Texts::new(config.general.locale);
+    let username = match telegram.username().await {
+        Ok(name) => name,
+        Err(RequestError::Api(ApiError::InvalidToken)) => return Err(RunError::BadToken),
+        Err(e) => {
+            let e = crate::telegram::describe(e);
+            tracing::warn!(error = %e, "getMe failed; /cmd@bot mentions will not be recognised");
+            None
+        }
+    };
+    let menu = command::menu(texts.locale())
+        .into_iter()
+        .map(|(name, description)| BotCommand::new(name, description))
+        .collect();
+    if let Err(e) = telegram.set_commands(menu).await {
+        tracing::warn!(error = %e, "setMyCommands failed; the command menu may be stale");
+    }
+    let agentd = Agentd::new(config.agentd.endpoint.clone(), config.agentd.token.clone());
+    reach_agentd(&agentd).await;
+    Ok(App {
+        inner: Arc::new(Inner {
+            telegram,
+            agentd,
+            texts,
+            owner: UserId(owner),
+            username,
+        }),
+    })
+}
+
+/// Waits a little for agentd (it may be starting too); polls anyway when it does not come.
+async fn reach_agentd(agentd: &Agentd) {
+    for attempt in 1..=AGENTD_STARTUP_ATTEMPTS {
+        if let Ok(mut client) = agentd.client().await
+            && let Ok(status) = client.get_status(GetStatusRequest {}).await
+        {
+            let version = status.into_inner().version;
+            tracing::info!(agentd_version = %version, endpoint = agentd.endpoint(), "connected to kernel-agentd");
+            return;
+        }
+        if attempt < AGENTD_STARTUP_ATTEMPTS {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+    tracing::warn!(
+        endpoint = agentd.endpoint(),
+        "kernel-agentd not reachable yet; polling anyway"
+    );
+    agentd.lost();
+}
+
+/// The task that starts turns one after another, each until agentd accepted or refused it.
+fn spawn_turn_intake(app: App, tasks: &TaskTracker) -> mpsc::Sender<(MessageId, TurnInput)> {
+    let (tx, mut rx) = mpsc::channel::<(MessageId, TurnInput)>(TURN_QUEUE);
+    let spawner = tasks.clone();
+    tasks.spawn(async move {
+        while let Some((reply_to, input)) = rx.recv().await {
+            if let Some(turn) = turn::begin(&app, reply_to, input).await {
+                spawner.spawn(turn.drive());
+            }
+        }
+    });
+    tx
+}
+
+async fn dispatch(
+    app: &App,
+    message: &Message,
+    turns: &mpsc::Sender<(MessageId, TurnInput)>,
+    tasks: &TaskTracker,
+) {
+    let id = message.id;
+    match incoming::classify(message, app.inner.username.as_deref()) {
+        Incoming::Command(parsed) => {
+            let app = app.clone();
+            tasks.spawn(async move {
+                let html = match parsed {
+                    Ok(command) => {
+                        tracing::info!(command = command.kind().name(), "command");
+                        command::answer(command, app.agentd(), app.texts()).await
+                    }
+                    Err(e) => app.texts().command_error(&e),
+                };
+                app.say(&html, Some(id)).await;
+            });
+        }
+        Incoming::Turn(input) => {
+            if turns.send((id, input)).await.is_err() {
+                tracing::error!("the turn intake stopped; message dropped");
+            }
+        }
+        Incoming::Unsupported => {
+            let app = app.clone();
+            tasks.spawn(async move { app.say(app.texts().unsupported(), Some(id)).await });
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! `Incoming`: what an admitted owner message asks for — a command, a turn (text and/or one
+//! attachment to download), or something kernel-tg does not handle.
+
+use teloxide::types::Message;
+
+use crate::command::{self, Command, CommandError};
+
+/// Image types both providers accept; an image sent "as a file" with one of these goes as an image.
+const IMAGE_TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/webp"];
+
+/// What one owner message asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Incoming {
+    Command(Result<Command, CommandError>),
+    Turn(TurnInput),
+    /// Stickers, videos, locations, …: nothing to send to agentd.
+    Unsupported,
+}
+
+/// The content of a turn before its attachment is downloaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnInput {
+    /// The text or the caption (may be empty when an attachment carries the content).
+    pub text: String,
+    pub media: Option<Media>,
+}
+
+/// An attachment still on Telegram's servers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Media {
+    pub file_id: String,
+    /// Telegram's claimed size in bytes (0 when unknown).
+    pub size: u64,
+    pub kind: MediaKind,
+}
+
+/// What the attachment is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MediaKind {
+    Image { mime_type: String },
+    Document { file_name: String },
+    Voice { mime_type: String },
+}
+
+impl Media {
+    /// Whether the turn should come back as a voice note too.
+    pub fn is_voice(&self) -> bool {
+        matches!(self.kind, MediaKind::Voice { .. })
+    }
+}
+
+/// Classifies an admitted message; `bot_username` lets `/cmd@bot` through.
+pub fn classify(message: &Message, bot_username: Option<&str>) -> Incoming {
+    if let Some(text) = message.text() {
+        if let Some(parsed) = command::parse(text, bot_username) {
+            return Incoming::Command(parsed);
+        }
+        return Incoming::Turn(TurnInput {
+            text: text.to_owned(),
+            media: None,
+        });
+    }
+    let text = message.caption().unwrap_or_default().to_owned();
+    match media(message) {
+        Some(media) => Incoming::Turn(TurnInput {
+            text,
+            media: Some(media),
+        }),
+        None => Incoming::Unsupported,
+    }
+}
+
+fn media(message: &Message) -> Option<Media> {
+    if let Some(sizes) = message.photo() {
+        // The largest rendition: Telegram lists them small to large, but do not rely on it.
+        let best = sizes
+            .iter()
+            .max_by_key(|p| (p.width * p.height, p.file.size))?;
+        return Some(Media {
+            file_id: best.file.id.0.clone(),
+            size: u64::from(best.file.size),
+            kind: MediaKind::Image {
+                mime_type: "image/jpeg".to_owned(),
+            },
+        });
+    }
+    if let Some(doc) = message.document() {
+        let mime = doc.mime_type.as_ref().map(|m| m.essence_str().to_owned());
+        let kind = match mime {
+            Some(mime) if IMAGE_TYPES.contains(&mime.as_str()) => {
+                MediaKind::Image { mime_type: mime }
+            }
+            _ => MediaKind::Document {
+                file_name: doc.file_name.clone().unwrap_or_default(),
+            },
+        };
+        return Some(Media {
+            file_id: doc.file.id.0.clone(),
+            size: u64::from(doc.file.size),
+            kind,
+        });
+    }
+    if let Some(voice) = message.voice() {
+        return Some(Media {
+            file_id: voice.file.id.0.clone(),
+            size: u64::from(voice.file.size),
+            kind: MediaKind::Voice {
+                mime_type: voice
+                    .mime_type
+                    .as_ref()
+                    .map_or_else(|| "audio/ogg".to_owned(), |m| m.essence_str().to_owned()),
+            },
+        });
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn message(extra: Value) -> Message {
+        let mut m = json!({
+            "message_id": 3,
+            "date": 1_700_000_000,
+            "chat": { "id": 1, "type": "private", "first_name": "x" },
+            "from": { "id": 1, "is_bot": false, "first_name": "x" },
+        });
+        m.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        serde_json::from_value(m).unwrap()
+    }
+
+    fn file(id: &str, size: u64) -> Value {
+        json!({ "file_id": id, "file_unique_id": format!("u{id}"), "file_size": size })
+    }
+
+    #[test]
+    fn text_is_a_turn_and_slash_text_a_command() {
+        let turn = classify(&message(json!({ "text": "hi" })), None);
+        assert_eq!(
+            turn,
+            Incoming::Turn(TurnInput {
+                text: "hi".into(),
+                media: None
+            })
+        );
+        let cmd = classify(&message(json!({ "text": "/status@kbot" })), Some("kbot"));
+        assert_eq!(cmd, Incoming::Command(Ok(Command::Status)));
+    }
+
+    #[test]
+    fn the_largest_photo_is_taken_with_its_caption() {
+        let mut small = file("small", 10);
+        small["width"] = json!(90);
+        small["height"] = json!(90);
+        let mut big = file("big", 900);
+        big["width"] = json!(1280);
+        big["height"] = json!(960);
+        let m = message(json!({ "photo": [big, small], "caption": "look" }));
+        let Incoming::Turn(turn) = classify(&m, None) else {
+            panic!()
+        };
+        assert_eq!(turn.text, "look");
+        let media = turn.media.unwrap();
+        assert_eq!((media.file_id.as_str(), media.size), ("big", 900));
+        assert_eq!(
+            media.kind,
+            MediaKind::Image {
+                mime_type: "image/jpeg".into()
+            }
+        );
+    }
+
+    #[test]
+    fn documents_keep_their_name_and_image_files_become_images() {
+        let mut doc = file("d", 5);
+        doc["file_name"] = json!("main.py");
+        doc["mime_type"] = json!("text/x-python");
+        let Incoming::Turn(turn) = classify(&message(json!({ "document": doc })), None) else {
+            panic!()
+        };
+        assert_eq!(
+            turn.media.unwrap().kind,
+            MediaKind::Document {
+                file_name: "main.py".into()
+            }
+        );
+        let mut png = file("p", 5);
+        png["file_name"] = json!("shot.png");
+        png["mime_type"] = json!("image/png");
+        let Incoming::Turn(turn) = classify(&message(json!({ "document": png })), None) else {
+            panic!()
+        };
+        assert_eq!(
+            turn.media.unwrap().kind,
+            MediaKind::Image {
+                mime_type: "image/png".into()
+            }
+        );
+    }
+
+    #[test]
+    fn voice_is_voice_and_stickers_are_unsupported() {
+        let mut voice = file("v", 7);
+        voice["duration"] = json!(2);
+        voice["mime_type"] = json!("audio/ogg");
+        let Incoming::Turn(turn) = classify(&message(json!({ "voice": voice })), None) else {
+            panic!()
+        };
+        assert!(turn.media.unwrap().is_voice());
+        let mut sticker = file("s", 1);
+        sticker.as_object_mut().unwrap().extend(
+            json!({ "width": 1, "height": 1, "is_animated": false, "is_video": false, "type": "regular" })
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
+        assert_eq!(
+            classify(&message(json!({ "sticker": sticker })), None),
+            Incoming::Unsupported
+        );
+    }
+}

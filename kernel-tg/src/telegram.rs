@@ -1,0 +1,296 @@
+//! `Telegram`: every call kernel-tg makes to the Bot API, bound to the owner's private chat, with
+//! flood-control waits, bounded retries, HTML→plain fallback and URL-free (token-free) errors.
+//!
+//! Retries never risk a duplicate: a 429 (Telegram did nothing) is retried after its
+//! `retry_after`; a failure to connect (the request never left) is retried with backoff; other
+//! network errors are retried only for idempotent calls (edit, delete, chat action, downloads).
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use teloxide::net::Download;
+use teloxide::payloads::{EditMessageTextSetters, SendMessageSetters, SendVoiceSetters};
+use teloxide::prelude::Requester;
+use teloxide::requests::Output;
+use teloxide::types::{
+    BotCommand, ChatAction, ChatId, FileId, InputFile, MessageId, ParseMode, ReplyParameters,
+};
+use teloxide::{ApiError, Bot, RequestError};
+
+use crate::render::Chunk;
+
+/// Most waits for one call under flood control.
+const MAX_FLOOD_WAITS: u32 = 5;
+/// Longest `retry_after` honoured; longer ones fail the call (and are logged).
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
+/// Most retries after a network error.
+const MAX_NETWORK_RETRIES: u32 = 3;
+
+/// The Bot API, as used for the one chat kernel-tg ever writes to.
+#[derive(Clone)]
+pub struct Telegram {
+    bot: Bot,
+    chat: ChatId,
+}
+
+impl std::fmt::Debug for Telegram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Telegram")
+            .field("chat", &self.chat)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A Bot API call that finally failed; its text never contains a URL (so never the token).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct SendError(String);
+
+/// A file that could not be fetched from Telegram.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum DownloadError {
+    #[error("the file is larger than {limit} bytes")]
+    TooLarge { limit: u64 },
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl Telegram {
+    /// Binds `bot` to the owner's private chat.
+    pub fn new(bot: Bot, chat: ChatId) -> Self {
+        Self { bot, chat }
+    }
+
+    /// The underlying bot (for polling).
+    pub fn bot(&self) -> &Bot {
+        &self.bot
+    }
+
+    /// Sends HTML; `None` reply means a plain new message.
+    pub async fn send_html(
+        &self,
+        html: &str,
+        reply_to: Option<MessageId>,
+    ) -> Result<MessageId, SendError> {
+        self.send(html, Some(ParseMode::Html), reply_to)
+            .await
+            .map_err(describe)
+    }
+
+    /// Sends one rendered chunk; when Telegram rejects its HTML, sends the plain fallback.
+    pub async fn send_chunk(
+        &self,
+        chunk: &Chunk,
+        reply_to: Option<MessageId>,
+    ) -> Result<MessageId, SendError> {
+        match self
+            .send(&chunk.html, Some(ParseMode::Html), reply_to)
+            .await
+        {
+            Err(RequestError::Api(ApiError::CantParseEntities(detail))) => {
+                tracing::warn!(%detail, "Telegram rejected a chunk's HTML; sending it as plain text");
+                self.send(&chunk.plain, None, reply_to)
+                    .await
+                    .map_err(describe)
+            }
+            other => other.map_err(describe),
+        }
+    }
+
+    async fn send(
+        &self,
+        text: &str,
+        mode: Option<ParseMode>,
+        reply_to: Option<MessageId>,
+    ) -> Result<MessageId, RequestError> {
+        let message = retry(false, || {
+            let mut request = self.bot.send_message(self.chat, text);
+            if let Some(mode) = mode {
+                request = request.parse_mode(mode);
+            }
+            if let Some(id) = reply_to {
+                request = request
+                    .reply_parameters(ReplyParameters::new(id).allow_sending_without_reply());
+            }
+            request
+        })
+        .await?;
+        Ok(message.id)
+    }
+
+    /// Replaces a message's HTML; "message is not modified" counts as success.
+    pub async fn edit_html(&self, id: MessageId, html: &str) -> Result<(), SendError> {
+        let result = retry(true, || {
+            self.bot
+                .edit_message_text(self.chat, id, html)
+                .parse_mode(ParseMode::Html)
+        })
+        .await;
+        match result {
+            Ok(_) | Err(RequestError::Api(ApiError::MessageNotModified)) => Ok(()),
+            Err(e) => Err(describe(e)),
+        }
+    }
+
+    /// Deletes a message; one already gone counts as success.
+    pub async fn delete(&self, id: MessageId) -> Result<(), SendError> {
+        match retry(true, || self.bot.delete_message(self.chat, id)).await {
+            Ok(_) | Err(RequestError::Api(ApiError::MessageToDeleteNotFound)) => Ok(()),
+            Err(e) => Err(describe(e)),
+        }
+    }
+
+    /// Shows "typing…" for about five seconds.
+    pub async fn typing(&self) -> Result<(), SendError> {
+        retry(true, || {
+            self.bot.send_chat_action(self.chat, ChatAction::Typing)
+        })
+        .await
+        .map(|_| ())
+        .map_err(describe)
+    }
+
+    /// Sends an Ogg/Opus voice note.
+    pub async fn send_voice(
+        &self,
+        ogg: Vec<u8>,
+        reply_to: Option<MessageId>,
+    ) -> Result<MessageId, SendError> {
+        let message = retry(false, || {
+            let file = InputFile::memory(ogg.clone()).file_name("reply.ogg");
+            let mut request = self.bot.send_voice(self.chat, file);
+            if let Some(id) = reply_to {
+                request = request
+                    .reply_parameters(ReplyParameters::new(id).allow_sending_without_reply());
+            }
+            request
+        })
+        .await
+        .map_err(describe)?;
+        Ok(message.id)
+    }
+
+    /// Registers the command menu.
+    pub async fn set_commands(&self, commands: Vec<BotCommand>) -> Result<(), SendError> {
+        retry(true, || self.bot.set_my_commands(commands.clone()))
+            .await
+            .map(|_| ())
+            .map_err(describe)
+    }
+
+    /// The bot's username, for `/cmd@bot` mentions.
+    pub async fn username(&self) -> Result<Option<String>, RequestError> {
+        let me = retry(true, || self.bot.get_me()).await?;
+        Ok(me.user.username)
+    }
+
+    /// Downloads a file, refusing more than `limit` bytes even if Telegram's size was wrong.
+    pub async fn download(&self, file_id: &str, limit: u64) -> Result<Vec<u8>, DownloadError> {
+        let file = retry(true, || self.bot.get_file(FileId(file_id.to_owned())))
+            .await
+            .map_err(|e| DownloadError::Failed(describe(e).0))?;
+        if u64::from(file.meta.size) > limit {
+            return Err(DownloadError::TooLarge { limit });
+        }
+        let mut stream = self.bot.download_file_stream(&file.path);
+        let mut data = Vec::with_capacity(file.meta.size as usize);
+        while let Some(piece) = stream.next().await {
+            let piece = piece.map_err(|e| DownloadError::Failed(without_url(&e)))?;
+            if (data.len() + piece.len()) as u64 > limit {
+                return Err(DownloadError::TooLarge { limit });
+            }
+            data.extend_from_slice(&piece);
+        }
+        Ok(data)
+    }
+}
+
+/// Sends the request built by `make` until it succeeds or fails for good.
+async fn retry<R, F>(idempotent: bool, make: F) -> Result<Output<R>, RequestError>
+where
+    F: Fn() -> R,
+    R: teloxide::requests::Request<Err = RequestError>,
+{
+    let mut flood_waits = 0;
+    let mut network_retries = 0;
+    loop {
+        match make().send().await {
+            Err(RequestError::RetryAfter(after))
+                if flood_waits < MAX_FLOOD_WAITS && after.duration() <= MAX_RETRY_AFTER =>
+            {
+                flood_waits += 1;
+                tracing::warn!(
+                    retry_after_s = after.seconds(),
+                    "Telegram flood control; waiting"
+                );
+                tokio::time::sleep(after.duration()).await;
+            }
+            Err(RequestError::Network(e))
+                if network_retries < MAX_NETWORK_RETRIES && (idempotent || e.is_connect()) =>
+            {
+                network_retries += 1;
+                tracing::warn!(error = %without_url(&*e), attempt = network_retries, "Telegram unreachable; retrying");
+                tokio::time::sleep(Duration::from_millis(500) * 2u32.pow(network_retries)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// A failed call's text, with any URL (which holds the bot token) left out.
+pub fn describe(e: RequestError) -> SendError {
+    SendError(match e {
+        RequestError::Network(e) => format!("network error: {}", without_url(&*e)),
+        RequestError::InvalidJson { source, .. } => {
+            format!("invalid response from Telegram: {source}")
+        }
+        other => other.to_string(),
+    })
+}
+
+/// An error's chain with every `for url (…)` part (reqwest's, holding the token) cut out.
+fn without_url(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = strip_urls(&e.to_string());
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        out.push_str(": ");
+        out.push_str(&strip_urls(&s.to_string()));
+        cur = s.source();
+    }
+    out
+}
+
+/// `text` without reqwest's ` for url (…)` parts and without anything URL-shaped.
+fn strip_urls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(" for url (") {
+        out.push_str(&rest[..at]);
+        rest = &rest[at + " for url (".len()..];
+        rest = match rest.find(')') {
+            Some(end) => &rest[end + 1..],
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out.split(' ')
+        .map(|word| if word.contains("://") { "[url]" } else { word })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strip_urls;
+
+    #[test]
+    fn urls_and_their_tokens_are_cut_out() {
+        let text =
+            "error sending request for url (http://127.0.0.1:1/bot123:SECRET/SendMessage): connect";
+        let stripped = strip_urls(text);
+        assert_eq!(stripped, "error sending request: connect");
+        let bare = strip_urls("see https://api.telegram.org/bot123:SECRET/GetMe now");
+        assert_eq!(bare, "see [url] now");
+        assert!(!strip_urls("x for url (unterminated bot1:SECRET").contains("SECRET"));
+    }
+}

@@ -1,0 +1,85 @@
+//! `Progress`: while a turn runs, keeps Telegram's "typing…" alive and edits the placeholder to
+//! show what is happening, at most once per [`MIN_EDIT_INTERVAL`].
+
+use std::time::Duration;
+
+use teloxide::types::MessageId;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::telegram::Telegram;
+
+/// Shortest time between two edits of the placeholder.
+pub const MIN_EDIT_INTERVAL: Duration = Duration::from_millis(1500);
+/// How often "typing…" is renewed (Telegram shows it for about five seconds).
+pub const TYPING_EVERY: Duration = Duration::from_secs(4);
+
+/// The running progress display of one turn.
+pub struct Progress {
+    wanted: watch::Sender<String>,
+    stop: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+impl Progress {
+    /// Starts typing now and shows `shown` (the placeholder's current HTML) until told otherwise.
+    pub fn start(telegram: Telegram, placeholder: MessageId, shown: String) -> Self {
+        let (wanted, rx) = watch::channel(shown.clone());
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(run(telegram, placeholder, shown, rx, stop.clone()));
+        Self { wanted, stop, task }
+    }
+
+    /// Asks for `html` to be shown (the latest wish wins; edits are throttled).
+    pub fn show(&self, html: String) {
+        self.wanted.send_replace(html);
+    }
+
+    /// Stops typing and editing; returns once no edit is in flight any more.
+    pub async fn finish(self) {
+        self.stop.cancel();
+        let _ = self.task.await;
+    }
+}
+
+async fn run(
+    telegram: Telegram,
+    placeholder: MessageId,
+    mut shown: String,
+    mut wanted: watch::Receiver<String>,
+    stop: CancellationToken,
+) {
+    let mut typing = tokio::time::interval(TYPING_EVERY);
+    let mut last_edit = Instant::now();
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            _ = typing.tick() => {
+                if let Err(e) = stop.run_until_cancelled(telegram.typing()).await.unwrap_or(Ok(())) {
+                    tracing::debug!(error = %e, "typing action failed");
+                }
+            }
+            changed = wanted.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                let due = last_edit + MIN_EDIT_INTERVAL;
+                if stop.run_until_cancelled(tokio::time::sleep_until(due)).await.is_none() {
+                    return;
+                }
+                let html = wanted.borrow_and_update().clone();
+                if html == shown {
+                    continue;
+                }
+                match stop.run_until_cancelled(telegram.edit_html(placeholder, &html)).await {
+                    None => return,
+                    Some(Err(e)) => tracing::debug!(error = %e, "progress edit failed"),
+                    Some(Ok(())) => shown = html,
+                }
+                last_edit = Instant::now();
+            }
+        }
+    }
+}
