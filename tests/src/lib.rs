@@ -5,6 +5,7 @@ pub mod chat;
 pub mod config;
 pub mod fake_cli;
 pub mod fake_llm;
+pub mod fake_telegram;
 pub mod harness;
 pub mod mcp_support;
 pub mod process;

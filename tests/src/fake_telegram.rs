@@ -1,0 +1,375 @@
+//! `FakeTelegram`: a fake Telegram Bot API server on `127.0.0.1:0` that teloxide talks to
+//! through `set_api_url`, speaking the real wire format and answering with Telegram's real
+//! error texts.
+//!
+//! ```text
+//! let tg = FakeTelegram::start(TELEGRAM_TOKEN).await;     // telegram.api_url = tg.api_url()
+//! tg.wait_polling(Duration::from_secs(5)).await;          // the bot dropped pending updates
+//! let asked = tg.user_text(OWNER_ID, "hello");            // queued for getUpdates
+//! let reply = tg.wait_for_call("sendMessage", |c| c.ok && c.text().is_some(), T).await;
+//! tg.inject("sendMessage", Failure::RetryAfter(1), 1);    // the next sendMessage gets a 429
+//! let chat = tg.messages(OWNER_ID);                       // what the owner sees now
+//! ```
+//!
+//! Served: long-poll `getUpdates` (offsets, negative offset = drop, `timeout`,
+//! `allowed_updates`, 409 when a newer poll starts), `getMe`, `getWebhookInfo`,
+//! `deleteWebhook` (`drop_pending_updates`), `sendMessage`, `editMessageText`,
+//! `deleteMessage`, `sendChatAction`, `setMyCommands`/`getMyCommands`/`deleteMyCommands`,
+//! `getFile` + downloads, `sendVoice` (multipart). Texts are checked with the strict
+//! Telegram-HTML validator of the renderer tests. Anything else is 404 `Not Found`; a wrong
+//! token is 401 `Unauthorized`. Every request is logged as a [`Call`] when it is answered.
+//!
+//! Filtering follows Telegram: once the bot sends `allowed_updates` (teloxide's dispatcher does,
+//! from its handler tree), queued updates of other known types are never delivered; updates
+//! of unknown types (malformed test updates) always are.
+
+mod incoming;
+mod methods;
+mod model;
+mod multipart;
+mod params;
+mod polling;
+mod server;
+mod state;
+mod text;
+mod wire;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use serde_json::Value;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+pub use methods::DOWNLOAD_LIMIT;
+pub use model::{Call, DOWNLOAD, Failure, SentMessage};
+pub use text::{CAPTION_LIMIT, TEXT_LIMIT};
+pub use wire::{BOT_FIRST_NAME, BOT_USERNAME};
+
+use model::Injection;
+use state::State;
+
+/// The allowed user; their private chat's id is the same number.
+pub const OWNER_ID: i64 = 4242;
+
+/// What the server and every handle share.
+pub(crate) struct Shared {
+    token: String,
+    state: Mutex<State>,
+    injections: Mutex<Vec<Injection>>,
+    /// Woken when a call is logged or polling starts.
+    activity: Notify,
+    /// Woken when updates are queued or dropped, or a newer getUpdates starts.
+    updates: Notify,
+    shutdown: CancellationToken,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn record(&self, call: Call) {
+        self.lock().calls.push(call);
+        self.activity.notify_waiters();
+    }
+}
+
+/// Ends the server when the last handle is dropped.
+struct StopOnDrop(CancellationToken);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+/// The fake Bot API; a cheap `Clone` handle. The server stops when the last handle drops.
+#[derive(Clone)]
+pub struct FakeTelegram {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    _stop: Arc<StopOnDrop>,
+}
+
+impl std::fmt::Debug for FakeTelegram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeTelegram")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FakeTelegram {
+    /// Binds `127.0.0.1:0` and serves the bot with `token` (its id is the token's number).
+    pub async fn start(token: &str) -> FakeTelegram {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind the fake Bot API");
+        let addr = listener.local_addr().expect("fake Bot API address");
+        let bot_id = token
+            .split_once(':')
+            .and_then(|(id, _)| id.parse().ok())
+            .unwrap_or(1);
+        let shutdown = CancellationToken::new();
+        let shared = Arc::new(Shared {
+            token: token.to_owned(),
+            state: Mutex::new(State::new(bot_id)),
+            injections: Mutex::new(Vec::new()),
+            activity: Notify::new(),
+            updates: Notify::new(),
+            shutdown: shutdown.clone(),
+        });
+        let app = Router::new()
+            .fallback(server::handle)
+            .layer(DefaultBodyLimit::max(64 * 1024 * 1024))
+            .with_state(shared.clone());
+        let stop = shutdown.clone();
+        tokio::spawn(async move {
+            let serve = axum::serve(listener, app).with_graceful_shutdown(stop.cancelled_owned());
+            if let Err(e) = serve.await {
+                tracing::warn!(error = %e, "fake Bot API stopped");
+            }
+        });
+        FakeTelegram {
+            addr,
+            shared,
+            _stop: Arc::new(StopOnDrop(shutdown)),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT/`: `telegram.api_url`, or teloxide's `set_api_url`.
+    pub fn api_url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+
+    /// The bot's user id (the number before the token's `:`).
+    pub fn bot_id(&self) -> i64 {
+        self.shared.lock().bot_id
+    }
+
+    fn queue<T>(&self, add: impl FnOnce(&mut State) -> T) -> T {
+        let out = add(&mut self.shared.lock());
+        self.shared.updates.notify_waiters();
+        out
+    }
+
+    /// A private text message from `from`; returns its `message_id`.
+    pub fn user_text(&self, from: i64, text: &str) -> i64 {
+        self.queue(|st| st.user_text(from, text))
+    }
+
+    /// A text message from `from` in group `chat_id` (`-100…` ids are supergroups).
+    pub fn group_text(&self, from: i64, chat_id: i64, text: &str) -> i64 {
+        self.queue(|st| st.group_text(from, chat_id, text))
+    }
+
+    /// A private photo: small thumbnails first, `data` as the largest size.
+    pub fn user_photo(&self, from: i64, data: Vec<u8>, caption: Option<&str>) -> i64 {
+        self.queue(|st| st.user_photo(from, data, caption))
+    }
+
+    /// A private document holding `data`.
+    pub fn user_document(
+        &self,
+        from: i64,
+        file_name: &str,
+        data: Vec<u8>,
+        caption: Option<&str>,
+    ) -> i64 {
+        self.queue(|st| st.user_document(from, file_name, data, caption))
+    }
+
+    /// A private voice note (`audio/ogg`).
+    pub fn user_voice(&self, from: i64, data: Vec<u8>) -> i64 {
+        self.queue(|st| st.user_voice(from, data))
+    }
+
+    /// A private document whose update claims `file_size` with no bytes behind it (getFile
+    /// answers `file is too big` above [`DOWNLOAD_LIMIT`]; a download finds nothing).
+    pub fn user_document_claiming_size(&self, from: i64, file_name: &str, file_size: u64) -> i64 {
+        self.queue(|st| st.user_document_claiming_size(from, file_name, file_size))
+    }
+
+    /// An `edited_message` update: `from`'s private message `message_id` now reads `text`.
+    pub fn edited_text(&self, from: i64, message_id: i64, text: &str) {
+        self.queue(|st| st.edited_text(from, message_id, text));
+    }
+
+    /// Queues any update (an `update_id` is added to objects without one). Chats named by
+    /// its `message`, `edited_message`, `channel_post`… become known to the bot.
+    pub fn push_raw_update(&self, update: Value) {
+        self.queue(|st| {
+            for kind in [
+                "message",
+                "edited_message",
+                "channel_post",
+                "edited_channel_post",
+            ] {
+                let chat = update.get(kind).and_then(|m| m.get("chat"));
+                if let Some(id) = chat.and_then(|c| c.get("id")).and_then(Value::as_i64) {
+                    let json = chat.cloned().unwrap_or_default();
+                    st.chat_or_insert(id, || json);
+                }
+            }
+            st.push_raw(update);
+        });
+    }
+
+    /// How many updates are queued and not yet confirmed by an offset.
+    pub fn pending_updates(&self) -> usize {
+        self.shared.lock().queue.len()
+    }
+
+    /// Every request so far, in the order they were answered (a long poll when it returned).
+    pub fn calls(&self) -> Vec<Call> {
+        self.shared.lock().calls.clone()
+    }
+
+    /// The calls of `method` (case-insensitive).
+    pub fn calls_of(&self, method: &str) -> Vec<Call> {
+        let method = method.to_ascii_lowercase();
+        let st = self.shared.lock();
+        st.calls
+            .iter()
+            .filter(|c| c.method == method)
+            .cloned()
+            .collect()
+    }
+
+    /// How many calls are logged (a start for [`Self::wait_for_call_since`]).
+    pub fn call_count(&self) -> usize {
+        self.shared.lock().calls.len()
+    }
+
+    /// The first logged call of `method` matching `pred`, waiting up to `timeout` for it;
+    /// panics with the call log on timeout.
+    pub async fn wait_for_call(
+        &self,
+        method: &str,
+        pred: impl Fn(&Call) -> bool,
+        timeout: Duration,
+    ) -> Call {
+        self.wait_for_call_since(0, method, pred, timeout).await
+    }
+
+    /// Like [`Self::wait_for_call`], among the calls logged from index `since` on.
+    pub async fn wait_for_call_since(
+        &self,
+        since: usize,
+        method: &str,
+        pred: impl Fn(&Call) -> bool,
+        timeout: Duration,
+    ) -> Call {
+        let method = method.to_ascii_lowercase();
+        let found = self
+            .wait_until(timeout, |st| {
+                let calls = st.calls.get(since..).unwrap_or_default();
+                calls
+                    .iter()
+                    .find(|c| c.method == method && pred(c))
+                    .cloned()
+            })
+            .await;
+        found.unwrap_or_else(|| {
+            panic!(
+                "no matching {method} call within {timeout:?}; calls:\n{}",
+                self.call_log()
+            )
+        })
+    }
+
+    /// Returns once a regular getUpdates (not a drop of pending updates) arrived after the
+    /// last drop; panics with the call log on timeout.
+    pub async fn wait_polling(&self, timeout: Duration) {
+        let polling = self
+            .wait_until(timeout, |st| st.polling.then_some(()))
+            .await;
+        if polling.is_none() {
+            panic!(
+                "the bot did not start polling within {timeout:?}; calls:\n{}",
+                self.call_log()
+            );
+        }
+    }
+
+    /// Evaluates `check` whenever something happens until it yields, or `timeout` passes.
+    async fn wait_until<T>(
+        &self,
+        timeout: Duration,
+        mut check: impl FnMut(&State) -> Option<T>,
+    ) -> Option<T> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.shared.activity.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(found) = check(&self.shared.lock()) {
+                return Some(found);
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return check(&self.shared.lock());
+            }
+        }
+    }
+
+    /// The call log, one [`Call::summary`] a line.
+    pub fn call_log(&self) -> String {
+        let st = self.shared.lock();
+        let lines: Vec<String> = st.calls.iter().map(Call::summary).collect();
+        lines.join("\n")
+    }
+
+    /// The bot's messages in `chat_id` as the chat shows them now (deleted ones flagged), in
+    /// send order.
+    pub fn messages(&self, chat_id: i64) -> Vec<SentMessage> {
+        self.shared.lock().sent_messages(chat_id)
+    }
+
+    /// The commands of the last successful setMyCommands (`[{"command", "description"}]`).
+    pub fn commands(&self) -> Option<Value> {
+        self.shared.lock().commands.clone()
+    }
+
+    /// The next `times` calls of `method` (case-insensitive; [`DOWNLOAD`] for downloads)
+    /// fail with `failure` instead of being performed.
+    pub fn inject(&self, method: &str, failure: Failure, times: u32) {
+        self.add_injection(method, None, failure, times);
+    }
+
+    /// Like [`Self::inject`], only for calls whose parameters satisfy `pred`. Injections are
+    /// tried in the order they were added; the first that matches a call is used.
+    pub fn inject_when(
+        &self,
+        method: &str,
+        pred: impl Fn(&Value) -> bool + Send + Sync + 'static,
+        failure: Failure,
+        times: u32,
+    ) {
+        self.add_injection(method, Some(Arc::new(pred)), failure, times);
+    }
+
+    fn add_injection(
+        &self,
+        method: &str,
+        when: Option<model::Predicate>,
+        failure: Failure,
+        times: u32,
+    ) {
+        if times == 0 {
+            return;
+        }
+        let injection = Injection {
+            method: method.to_ascii_lowercase(),
+            when,
+            failure,
+            remaining: times,
+        };
+        self.shared.injections.lock().unwrap().push(injection);
+    }
+}
