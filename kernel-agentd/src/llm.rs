@@ -3,7 +3,7 @@
 
 pub mod claude;
 pub mod error;
-mod http;
+pub(crate) mod http;
 pub mod openai;
 pub mod redactor;
 mod sse;

@@ -1,0 +1,164 @@
+//! Received media and voice: `Media` holds what a turn needs for them — the downloads folder,
+//! the `[stt]` and `[tts]` clients and the owner's locale. The rules live in the submodules:
+//! `document` (which files are read, and how the model sees them), `image`, `speakable`
+//! (Markdown → spoken text), `downloads`, `stt` / `tts` over `speech_http`, and `texts` (the
+//! owner-facing refusals, zh/en).
+
+pub mod document;
+pub mod downloads;
+pub mod image;
+pub mod speakable;
+pub mod speech_http;
+pub mod stt;
+pub mod texts;
+pub mod tts;
+
+use kernel_common::Config;
+use kernel_common::config::Locale;
+use tokio_util::sync::CancellationToken;
+
+pub use downloads::Downloads;
+pub use speech_http::SpeechError;
+pub use stt::{SttClient, VoiceClip};
+pub use texts::{Refusal, What};
+pub use tts::TtsClient;
+
+/// The media side of a running agent, built once from the config.
+#[derive(Debug)]
+pub struct Media {
+    locale: Locale,
+    downloads: Downloads,
+    /// `None` without `[stt]`; an error when its client could not be built (said on use).
+    stt: Option<Result<SttClient, SpeechError>>,
+    /// `None` without `[tts]`, or when its client could not be built (logged at start).
+    tts: Option<TtsClient>,
+}
+
+impl Media {
+    /// Media for `config`: downloads under `data_dir`, `[stt]` / `[tts]` when configured.
+    pub fn new(config: &Config) -> Self {
+        let stt = config.stt.as_ref().map(|c| {
+            SttClient::new(c).inspect_err(|e| {
+                tracing::error!(error = %e, "the [stt] client cannot be built; voice notes will fail");
+            })
+        });
+        let tts = config
+            .tts
+            .as_ref()
+            .and_then(|c| match TtsClient::new(c) {
+                Ok(client) => Some(client),
+                Err(e) => {
+                    tracing::error!(error = %e, "the [tts] client cannot be built; replies are text only");
+                    None
+                }
+            });
+        Self {
+            locale: config.general.locale,
+            downloads: Downloads::new(&config.general.data_dir),
+            stt,
+            tts,
+        }
+    }
+
+    /// The owner's language.
+    pub fn locale(&self) -> Locale {
+        self.locale
+    }
+
+    /// Where received attachments are kept.
+    pub fn downloads(&self) -> &Downloads {
+        &self.downloads
+    }
+
+    /// Whether voice notes can be transcribed (`[stt]` is configured).
+    pub fn stt_configured(&self) -> bool {
+        self.stt.is_some()
+    }
+
+    /// Whether voice replies can be made (`[tts]` is configured and usable).
+    pub fn tts_configured(&self) -> bool {
+        self.tts.is_some()
+    }
+
+    /// The transcript of `clip`, or the owner-facing reason it failed (localized, redacted).
+    pub async fn transcribe(
+        &self,
+        clip: VoiceClip,
+        cancel: &CancellationToken,
+    ) -> Result<String, SttFailure> {
+        let client = match &self.stt {
+            Some(Ok(client)) => client,
+            Some(Err(e)) => {
+                return Err(SttFailure::Failed(texts::stt_failed(
+                    self.locale,
+                    &e.to_string(),
+                )));
+            }
+            None => {
+                return Err(SttFailure::Failed(
+                    Refusal::VoiceNotConfigured.message(self.locale),
+                ));
+            }
+        };
+        let bytes = clip.data.len();
+        match client.transcribe(clip, cancel).await {
+            Ok(text) if text.is_empty() => {
+                tracing::warn!(bytes, "the transcript is empty");
+                Err(SttFailure::Failed(texts::stt_heard_nothing(self.locale)))
+            }
+            Ok(text) => {
+                tracing::info!(
+                    bytes,
+                    chars = text.chars().count(),
+                    "voice note transcribed"
+                );
+                Ok(text)
+            }
+            Err(SpeechError::Cancelled) => Err(SttFailure::Cancelled),
+            Err(e) => {
+                tracing::warn!(error = %e, "speech-to-text failed");
+                Err(SttFailure::Failed(texts::stt_failed(
+                    self.locale,
+                    &e.to_string(),
+                )))
+            }
+        }
+    }
+
+    /// An Ogg/Opus voice version of `answer` (Markdown), or `None` — without `[tts]`, when
+    /// nothing in it reads aloud, on failure (logged at WARN) or when `cancel` fires.
+    pub async fn voice_reply(&self, answer: &str, cancel: &CancellationToken) -> Option<Vec<u8>> {
+        let client = self.tts.as_ref()?;
+        let Some(text) = speakable::speakable(answer, client.max_chars(), self.locale) else {
+            tracing::info!("nothing in the answer reads aloud; no voice reply");
+            return None;
+        };
+        match client.synthesize(&text, cancel).await {
+            Ok(audio) => {
+                tracing::info!(
+                    chars = text.chars().count(),
+                    bytes = audio.len(),
+                    "voice reply synthesised"
+                );
+                Some(audio)
+            }
+            Err(SpeechError::Cancelled) => {
+                tracing::warn!("voice reply cancelled; the answer goes out as text only");
+                None
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "text-to-speech failed; the answer goes out as text only");
+                None
+            }
+        }
+    }
+}
+
+/// Why a voice note produced no transcript.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SttFailure {
+    /// The owner cancelled the turn.
+    Cancelled,
+    /// A message for the owner (localized, redacted).
+    Failed(String),
+}

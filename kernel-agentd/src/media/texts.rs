@@ -1,0 +1,235 @@
+//! What the owner is told when a message or its media is refused, or a voice note cannot be
+//! transcribed, in the owner's language (`general.locale`): kernel-tg shows these verbatim.
+
+use kernel_common::config::Locale;
+
+use crate::error::ApiError;
+
+/// Most characters of a file name, extension or MIME type echoed back.
+const MAX_SHOWN_CHARS: usize = 64;
+
+/// What kind of attachment a refusal is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum What {
+    Image,
+    Document,
+    Voice,
+}
+
+impl What {
+    fn noun(self, locale: Locale) -> &'static str {
+        match (self, locale) {
+            (Self::Image, Locale::Zh) => "图片",
+            (Self::Document, Locale::Zh) => "文件",
+            (Self::Voice, Locale::Zh) => "语音",
+            (Self::Image, Locale::En) => "image",
+            (Self::Document, Locale::En) => "file",
+            (Self::Voice, Locale::En) => "voice note",
+        }
+    }
+}
+
+/// Why a message is refused before its turn starts (nothing stored, no model call).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// No text and no attachment.
+    EmptyMessage,
+    /// The text is longer than `max` characters.
+    TextTooLong { max: usize },
+    /// An attachment whose kind the client did not set.
+    NoContent,
+    /// An attachment with zero bytes.
+    EmptyFile(What),
+    /// An attachment over 20 MB.
+    TooLarge(What),
+    /// An image type neither provider accepts.
+    ImageType { mime: String },
+    /// A document named like an image whose bytes are not one.
+    NotAnImage { name: String },
+    /// PDF or an Office format.
+    OfficeFormat { ext: String },
+    /// An extension that is neither text nor a known unsupported format.
+    UnknownExtension { ext: String },
+    /// No extension and not a known extension-less name.
+    NoExtension { name: String },
+    /// Not UTF-8 text (or binary content).
+    NotUtf8 { name: String },
+    /// A voice note while `[stt]` is not configured.
+    VoiceNotConfigured,
+    /// An audio type the transcription endpoint does not take.
+    AudioType { mime: String },
+}
+
+impl Refusal {
+    /// The message for the owner.
+    pub fn message(&self, locale: Locale) -> String {
+        match locale {
+            Locale::Zh => self.zh(),
+            Locale::En => self.en(),
+        }
+    }
+
+    /// The gRPC-facing error: `FailedPrecondition` for voice that is not set up, else
+    /// `InvalidArgument`.
+    pub fn into_error(self, locale: Locale) -> ApiError {
+        let message = self.message(locale);
+        match self {
+            Self::VoiceNotConfigured => ApiError::FailedPrecondition(message),
+            _ => ApiError::InvalidArgument(message),
+        }
+    }
+
+    fn zh(&self) -> String {
+        let z = Locale::Zh;
+        match self {
+            Self::EmptyMessage => "消息是空的。".into(),
+            Self::TextTooLong { max } => format!("消息太长：最多 {max} 个字符。"),
+            Self::NoContent => "有一个附件没有内容。".into(),
+            Self::EmptyFile(w) => format!("{}是空的。", w.noun(z)),
+            Self::TooLarge(w) => format!("{}太大：最大 20 MB。", w.noun(z)),
+            Self::ImageType { mime } => format!(
+                "不支持该图片格式（{}）：请发送 JPEG、PNG、GIF 或 WebP 图片。",
+                shown(mime)
+            ),
+            Self::NotAnImage { name } => format!("文件 {} 不是有效的图片。", shown(name)),
+            Self::OfficeFormat { ext } => format!(
+                "暂不支持该格式（.{}）：还不能读取 PDF 和 Office 文档。请发送纯文本或代码文件，或直接粘贴文字。",
+                shown(ext)
+            ),
+            Self::UnknownExtension { ext } => format!(
+                "暂不支持 .{} 文件：只能读取 UTF-8 编码的文本和代码文件（如 txt、md、py、json）。",
+                shown(ext)
+            ),
+            Self::NoExtension { name } => format!(
+                "无法识别文件 {} 的类型（没有扩展名）：只能读取 UTF-8 编码的文本和代码文件。",
+                shown(name)
+            ),
+            Self::NotUtf8 { name } => format!(
+                "文件 {} 不是 UTF-8 编码的文本，无法读取：请转成 UTF-8 后再发送。",
+                shown(name)
+            ),
+            Self::VoiceNotConfigured => "语音消息未启用：请在 config.toml 中配置 [stt]（OpenAI 兼容的语音转写接口），然后重启 kernel-agentd。".into(),
+            Self::AudioType { mime } => format!(
+                "不支持该语音格式（{}）：请发送 Ogg/Opus、MP3、M4A、WAV、WebM 或 FLAC。",
+                shown(mime)
+            ),
+        }
+    }
+
+    fn en(&self) -> String {
+        let e = Locale::En;
+        match self {
+            Self::EmptyMessage => "The message is empty.".into(),
+            Self::TextTooLong { max } => {
+                format!("The message is too long: at most {max} characters.")
+            }
+            Self::NoContent => "An attachment has no content.".into(),
+            Self::EmptyFile(w) => format!("The {} is empty.", w.noun(e)),
+            Self::TooLarge(w) => format!("The {} is larger than 20 MB.", w.noun(e)),
+            Self::ImageType { mime } => format!(
+                "Unsupported image type ({}): send a JPEG, PNG, GIF or WebP image.",
+                shown(mime)
+            ),
+            Self::NotAnImage { name } => format!("{} is not a valid image.", shown(name)),
+            Self::OfficeFormat { ext } => format!(
+                "This format is not supported yet (.{}): PDF and Office documents cannot be read. \
+                 Send a plain-text or code file, or paste the text.",
+                shown(ext)
+            ),
+            Self::UnknownExtension { ext } => format!(
+                ".{} files are not supported: only UTF-8 text and code files can be read \
+                 (e.g. txt, md, py, json).",
+                shown(ext)
+            ),
+            Self::NoExtension { name } => format!(
+                "Cannot tell what kind of file {} is (it has no extension): only UTF-8 text and \
+                 code files can be read.",
+                shown(name)
+            ),
+            Self::NotUtf8 { name } => format!(
+                "{} is not UTF-8 text and cannot be read: convert it to UTF-8 and send it again.",
+                shown(name)
+            ),
+            Self::VoiceNotConfigured => "Voice messages are not set up: configure [stt] (an \
+                OpenAI-compatible transcription endpoint) in config.toml, then restart \
+                kernel-agentd."
+                .into(),
+            Self::AudioType { mime } => format!(
+                "Unsupported audio type ({}): send Ogg/Opus, MP3, M4A, WAV, WebM or FLAC.",
+                shown(mime)
+            ),
+        }
+    }
+}
+
+/// Why a voice note could not be turned into text (the turn fails with this).
+pub fn stt_failed(locale: Locale, cause: &str) -> String {
+    match locale {
+        Locale::Zh => format!("语音识别失败：{cause}"),
+        Locale::En => format!("Speech-to-text failed: {cause}"),
+    }
+}
+
+/// The transcript was empty.
+pub fn stt_heard_nothing(locale: Locale) -> String {
+    match locale {
+        Locale::Zh => "语音识别失败：没有识别出任何文字。".into(),
+        Locale::En => "Speech-to-text failed: no words were recognised.".into(),
+    }
+}
+
+/// Closes a voice reply that was cut at `max_chars`.
+pub fn rest_in_text(locale: Locale) -> &'static str {
+    match locale {
+        Locale::Zh => "其余内容请看文字消息。",
+        Locale::En => "The rest is in the text message.",
+    }
+}
+
+/// `s` made safe to echo: control characters dropped, at most [`MAX_SHOWN_CHARS`] characters
+/// (`…` when cut).
+pub fn shown(s: &str) -> String {
+    let clean: String = s.chars().filter(|c| !c.is_control()).collect();
+    match clean.char_indices().nth(MAX_SHOWN_CHARS) {
+        Some((at, _)) => format!("{}…", &clean[..at]),
+        None => clean,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_follow_the_locale() {
+        let r = Refusal::OfficeFormat { ext: "pdf".into() };
+        assert!(r.message(Locale::Zh).starts_with("暂不支持该格式（.pdf）"));
+        assert!(
+            r.message(Locale::En)
+                .starts_with("This format is not supported yet (.pdf)")
+        );
+        let r = Refusal::TooLarge(What::Image);
+        assert_eq!(r.message(Locale::Zh), "图片太大：最大 20 MB。");
+        assert_eq!(r.message(Locale::En), "The image is larger than 20 MB.");
+    }
+
+    #[test]
+    fn voice_not_set_up_is_a_failed_precondition() {
+        assert!(matches!(
+            Refusal::VoiceNotConfigured.into_error(Locale::Zh),
+            ApiError::FailedPrecondition(m) if m.contains("[stt]")
+        ));
+        assert!(matches!(
+            Refusal::NotUtf8 { name: "a.txt".into() }.into_error(Locale::En),
+            ApiError::InvalidArgument(m) if m.contains("a.txt")
+        ));
+    }
+
+    #[test]
+    fn echoed_names_are_clean_and_short() {
+        assert_eq!(shown("a\nb\u{7}.txt"), "ab.txt");
+        let long = shown(&"x".repeat(500));
+        assert_eq!(long.chars().count(), MAX_SHOWN_CHARS + 1);
+        assert!(long.ends_with('…'));
+    }
+}

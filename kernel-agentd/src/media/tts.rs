@@ -1,0 +1,86 @@
+//! `TtsClient`: text-to-speech through an OpenAI-compatible `POST {api_base}/audio/speech`
+//! `{model, voice, input, response_format: "opus"}`, which answers Ogg/Opus — what Telegram
+//! plays as a voice note — so nothing is transcoded.
+
+use std::time::Duration;
+
+use kernel_common::config::{TtsConfig, TtsKind};
+use tokio_util::sync::CancellationToken;
+
+use super::speech_http::{Body, SpeechEndpoint, SpeechError};
+
+/// How long one synthesis may take.
+pub const TTS_TIMEOUT: Duration = Duration::from_secs(90);
+/// Largest audio answer read (Telegram takes voice notes up to 50 MB; 1500 characters of
+/// Opus speech is well under 2 MB).
+const MAX_AUDIO_BYTES: usize = 20 * 1024 * 1024;
+/// How every Ogg file starts.
+const OGG_MAGIC: &[u8] = b"OggS";
+
+/// The speech endpoint.
+#[derive(Debug, Clone)]
+pub struct TtsClient {
+    endpoint: SpeechEndpoint,
+    model: String,
+    voice: String,
+    max_chars: usize,
+}
+
+impl TtsClient {
+    /// A client for `[tts]`.
+    pub fn new(config: &TtsConfig) -> Result<Self, SpeechError> {
+        match config.kind {
+            TtsKind::OpenAiCompat => Ok(Self {
+                endpoint: SpeechEndpoint::new(
+                    &config.api_base,
+                    config.api_key.as_ref(),
+                    &config.headers,
+                )?,
+                model: config.model.clone(),
+                voice: config.voice.clone(),
+                max_chars: config.max_chars,
+            }),
+        }
+    }
+
+    /// The longest text to speak, in characters.
+    pub fn max_chars(&self) -> usize {
+        self.max_chars
+    }
+
+    /// Ogg/Opus audio of `text`.
+    pub async fn synthesize(
+        &self,
+        text: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<u8>, SpeechError> {
+        let body = serde_json::json!({
+            "model": self.model,
+            "voice": self.voice,
+            "input": text,
+            "response_format": "opus",
+        });
+        let reply = self
+            .endpoint
+            .post(
+                "/audio/speech",
+                Body::Json(body),
+                TTS_TIMEOUT,
+                MAX_AUDIO_BYTES,
+                cancel,
+            )
+            .await?;
+        if !reply.body.starts_with(OGG_MAGIC) {
+            return Err(SpeechError::BadResponse(format!(
+                "the answer is not Ogg/Opus audio ({} bytes of {})",
+                reply.body.len(),
+                self.endpoint
+                    .redact(&reply.content_type)
+                    .chars()
+                    .take(64)
+                    .collect::<String>()
+            )));
+        }
+        Ok(reply.body)
+    }
+}
