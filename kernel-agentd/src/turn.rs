@@ -3,6 +3,9 @@
 //!
 //! The turn runs in its own task (tracked for shutdown), so a client that disconnects does not
 //! stop it; its events go through an unbounded channel and are dropped once nobody listens.
+//! Media first: received attachments are kept under `downloads/` and voice notes transcribed
+//! (under the turn's token) before anything is stored; with `want_voice_reply` the final answer
+//! is also synthesised (`Completed.voice_reply`; text only when that fails or is cancelled).
 //! What is stored, and when: the user message before the first model call, then each assistant
 //! message and each step's tool results (one user message) in their own transactions, slimmed.
 //! A cancelled or failed model stream keeps its partial text: it is stored as an assistant
@@ -24,11 +27,15 @@ use crate::agent::Agent;
 use crate::context::{MemoryRecall, Soul};
 use crate::conversation::Usage;
 use crate::error::ApiError;
+use crate::media::Media;
 use crate::tools::ToolRegistry;
 
 pub use extensions::Extensions;
 pub use gate::{Busy, Gate, Permit, RunningTurn, TurnStatus};
-pub use input::{Attachment, IMAGE_TYPES, MAX_ATTACHMENT_BYTES, MAX_TEXT_CHARS, UserInput};
+pub use input::{
+    Accepted, Attachment, IMAGE_TYPES, MAX_ATTACHMENT_BYTES, MAX_TEXT_CHARS, Part, UserInput,
+    voice_text,
+};
 pub use summary::SUMMARY_CHARS;
 
 /// Tool calls allowed for one user message; then the model must answer without tools.
@@ -55,8 +62,13 @@ pub enum TurnEvent {
         ok: bool,
         summary: String,
     },
-    /// The final answer and the usage summed over every model call (last event).
-    Completed { text: String, usage: Usage },
+    /// The final answer, the usage summed over every model call, and an Ogg/Opus voice reply
+    /// when one was wanted and synthesised (last event).
+    Completed {
+        text: String,
+        usage: Usage,
+        voice_reply: Option<Vec<u8>>,
+    },
     /// The turn failed; the message is redacted (last event).
     Failed { message: String },
     /// The turn was cancelled (last event).
@@ -77,6 +89,8 @@ pub struct Turns {
     pub(crate) recall: Mutex<Arc<dyn MemoryRecall>>,
     /// Scrubs every configured secret from summaries and error texts.
     pub(crate) redactor: Redactor,
+    /// Downloads, speech-to-text and text-to-speech.
+    pub(crate) media: Media,
 }
 
 impl Turns {
@@ -89,15 +103,17 @@ impl Turns {
             soul: Soul::new(config.general.soul_file.clone()),
             recall: Mutex::new(ext.recall.unwrap_or(recall)),
             redactor: config.redactor(),
+            media: Media::new(config),
         }
     }
 }
 
 impl Agent {
-    /// Starts a turn for `input` and returns its events. Bad input is refused before the gate;
-    /// while another turn runs, the events are a single `Busy`.
+    /// Starts a turn for `input` and returns its events. Bad input is refused before the gate
+    /// (in the owner's language); while another turn runs, the events are a single `Busy`.
     pub async fn chat(&self, input: UserInput) -> Result<TurnEvents, ApiError> {
-        let user = input.into_message()?;
+        let media = &self.inner.turns.media;
+        let input = input.accept(media.locale(), media.stt_configured())?;
         let cancel = self.inner.root.child_token();
         let permit = match self.inner.turns.gate.try_enter(cancel.clone()) {
             Ok(permit) => permit,
@@ -121,7 +137,7 @@ impl Agent {
             provider,
             model,
             kind,
-            user,
+            input,
         });
         let span = tracing::info_span!("turn", session = session.id, turn = %turn.id());
         self.inner.tasks.spawn(turn.run().instrument(span));

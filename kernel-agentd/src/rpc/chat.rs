@@ -58,6 +58,7 @@ fn user_input(req: pb::ChatRequest) -> UserInput {
     UserInput {
         text: req.text,
         attachments,
+        want_voice_reply: req.want_voice_reply,
     }
 }
 
@@ -91,10 +92,14 @@ pub fn chat_event(event: TurnEvent) -> pb::ChatEvent {
             ok,
             summary,
         }),
-        TurnEvent::Completed { text, usage } => Event::Completed(pb::TurnCompleted {
+        TurnEvent::Completed {
+            text,
+            usage,
+            voice_reply,
+        } => Event::Completed(pb::TurnCompleted {
             text,
             usage: Some(usage_pb(usage)),
-            voice_reply: None,
+            voice_reply,
         }),
         TurnEvent::Failed { message } => Event::Failed(pb::TurnFailed { message }),
         TurnEvent::Cancelled => Event::Cancelled(pb::TurnCancelled {}),

@@ -1,27 +1,33 @@
-//! What the owner sends (`UserInput`) and its validation into the user message's blocks.
+//! What the owner sends (`UserInput`) and its checks: `UserInput::accept` turns it into the
+//! `Accepted` parts of a turn or refuses it with a message in the owner's language.
 //!
-//! Checked before the turn gate is taken, so a bad request is refused whether or not a turn runs.
-//! Images pass straight through as `Block::Image` (JPEG, PNG, GIF or WebP — what both providers
-//! accept — up to 20 MB). Documents and voice notes are refused as not implemented yet (text
-//! extraction and transcription land with the media issue).
+//! Checked before the turn gate is taken, so a bad request is refused whether or not a turn runs,
+//! before anything is stored and before any model call. Images (JPEG, PNG, GIF or WebP, by their
+//! bytes or else their declared type) and documents are at most 20 MB; documents are read by the
+//! `media::document` rules; voice notes need `[stt]` and are transcribed inside the turn.
+
+use kernel_common::config::Locale;
 
 use crate::conversation::{Block, Message, Role};
 use crate::error::ApiError;
+use crate::media::document::{self, FileKind};
+use crate::media::stt::{VoiceClip, audio_format};
+use crate::media::{Refusal, What, image};
+
+pub use crate::media::image::IMAGE_TYPES;
 
 /// Longest text accepted, in characters.
 pub const MAX_TEXT_CHARS: usize = 100_000;
 /// Largest attachment accepted, in bytes.
 pub const MAX_ATTACHMENT_BYTES: usize = 20 * 1024 * 1024;
-/// Image types both providers accept.
-pub const IMAGE_TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/webp"];
-/// Most characters of a refused MIME type echoed back in the error message.
-const MAX_SHOWN_MIME_CHARS: usize = 64;
 
 /// One user message as received.
 #[derive(Debug, Clone, Default)]
 pub struct UserInput {
     pub text: String,
     pub attachments: Vec<Attachment>,
+    /// The client wants the answer spoken too (the owner sent a voice note).
+    pub want_voice_reply: bool,
 }
 
 /// An attached piece of content.
@@ -43,74 +49,176 @@ pub enum Attachment {
     Empty,
 }
 
+/// A message that passed every check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Accepted {
+    /// Attachments in the order sent, then the text (if any).
+    pub parts: Vec<Part>,
+    pub want_voice_reply: bool,
+}
+
+/// One accepted piece of a message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Part {
+    /// The owner's text.
+    Text(String),
+    /// An image for the model.
+    Image {
+        mime_type: &'static str,
+        data: Vec<u8>,
+    },
+    /// A text document: `text` is what the model sees (`[文件: name]` + fenced block), `data`
+    /// the bytes received, kept under a Kernel-made name with extension `ext`.
+    Document {
+        text: String,
+        ext: String,
+        data: Vec<u8>,
+    },
+    /// A voice note, transcribed in the turn.
+    Voice(VoiceClip),
+}
+
+impl Part {
+    /// The extension and bytes to keep in `downloads/`; `None` for text.
+    pub fn download(&self) -> Option<(&str, &[u8])> {
+        match self {
+            Part::Text(_) => None,
+            Part::Image { mime_type, data } => Some((image::extension(mime_type), data)),
+            Part::Document { ext, data, .. } => Some((ext, data)),
+            Part::Voice(clip) => Some((clip.extension(), &clip.data)),
+        }
+    }
+}
+
 impl UserInput {
     /// A text-only message.
     pub fn text(text: impl Into<String>) -> Self {
         Self {
             text: text.into(),
-            attachments: Vec::new(),
+            ..Self::default()
         }
     }
 
-    /// The user message to store and send: images first, then the text.
-    pub fn into_message(self) -> Result<Message, ApiError> {
+    /// Checks everything; refusals are worded in `locale`. `voice` says whether `[stt]` is
+    /// configured.
+    pub fn accept(self, locale: Locale, voice: bool) -> Result<Accepted, ApiError> {
+        self.check(voice).map_err(|r| r.into_error(locale))
+    }
+
+    fn check(self, voice: bool) -> Result<Accepted, Refusal> {
         if self.text.chars().count() > MAX_TEXT_CHARS {
-            return Err(ApiError::InvalidArgument(format!(
-                "the message is too long: at most {MAX_TEXT_CHARS} characters"
-            )));
+            return Err(Refusal::TextTooLong {
+                max: MAX_TEXT_CHARS,
+            });
         }
-        let mut content = Vec::with_capacity(self.attachments.len() + 1);
+        let mut parts = Vec::with_capacity(self.attachments.len() + 1);
         for attachment in self.attachments {
-            content.push(attachment_block(attachment)?);
+            parts.push(accept_attachment(attachment, voice)?);
         }
         if !self.text.trim().is_empty() {
-            content.push(Block::Text { text: self.text });
+            parts.push(Part::Text(self.text));
         }
-        if content.is_empty() {
-            return Err(ApiError::InvalidArgument("the message is empty".into()));
+        if parts.is_empty() {
+            return Err(Refusal::EmptyMessage);
         }
-        Ok(Message {
-            role: Role::User,
-            content,
+        Ok(Accepted {
+            parts,
+            want_voice_reply: self.want_voice_reply,
         })
     }
+
+    /// The user message of a message without voice notes (tests and callers that need no
+    /// transcription); refusals in Chinese.
+    pub fn into_message(self) -> Result<Message, ApiError> {
+        let accepted = self.accept(Locale::Zh, false)?;
+        Ok(accepted.into_message(Vec::new()))
+    }
 }
 
-fn attachment_block(attachment: Attachment) -> Result<Block, ApiError> {
+impl Accepted {
+    /// The user message, with `transcripts` (one per voice part, in order) as `[语音: text]`.
+    pub fn into_message(self, transcripts: Vec<String>) -> Message {
+        let mut transcripts = transcripts.into_iter();
+        let content = self
+            .parts
+            .into_iter()
+            .filter_map(|part| match part {
+                Part::Text(text) => Some(Block::Text { text }),
+                Part::Image { mime_type, data } => Some(Block::Image {
+                    mime_type: mime_type.to_owned(),
+                    data,
+                }),
+                Part::Document { text, .. } => Some(Block::Text { text }),
+                Part::Voice(_) => transcripts.next().map(|t| Block::text(voice_text(&t))),
+            })
+            .collect();
+        Message {
+            role: Role::User,
+            content,
+        }
+    }
+}
+
+/// `[语音: transcript]`, the transcript on one line.
+pub fn voice_text(transcript: &str) -> String {
+    let line = transcript.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!("[语音: {line}]")
+}
+
+fn accept_attachment(attachment: Attachment, voice: bool) -> Result<Part, Refusal> {
     match attachment {
         Attachment::Image { mime_type, data } => {
-            let mime_type = mime_type.trim().to_ascii_lowercase();
-            if !IMAGE_TYPES.contains(&mime_type.as_str()) {
-                let shown: String = mime_type.chars().take(MAX_SHOWN_MIME_CHARS).collect();
-                return Err(ApiError::InvalidArgument(format!(
-                    "unsupported image type {shown:?}: send JPEG, PNG, GIF or WebP"
-                )));
+            check_size(data.len(), What::Image)?;
+            let mime_type = image::image_type(&mime_type, &data).ok_or(Refusal::ImageType {
+                mime: mime_type.trim().to_owned(),
+            })?;
+            Ok(Part::Image { mime_type, data })
+        }
+        Attachment::Document { file_name, data } => {
+            check_size(data.len(), What::Document)?;
+            accept_document(&file_name, data)
+        }
+        Attachment::Voice { mime_type, data } => {
+            if !voice {
+                return Err(Refusal::VoiceNotConfigured);
             }
-            check_size(data.len(), "image")?;
-            Ok(Block::Image { mime_type, data })
+            check_size(data.len(), What::Voice)?;
+            let (_, mime_type) = audio_format(&mime_type).ok_or(Refusal::AudioType {
+                mime: mime_type.trim().to_owned(),
+            })?;
+            Ok(Part::Voice(VoiceClip { mime_type, data }))
         }
-        Attachment::Document { data, .. } => {
-            check_size(data.len(), "document")?;
-            Err(ApiError::Unimplemented("reading attached documents"))
-        }
-        Attachment::Voice { data, .. } => {
-            check_size(data.len(), "voice note")?;
-            Err(ApiError::Unimplemented("transcribing voice notes"))
-        }
-        Attachment::Empty => Err(ApiError::InvalidArgument(
-            "an attachment has no content".into(),
-        )),
+        Attachment::Empty => Err(Refusal::NoContent),
     }
 }
 
-fn check_size(len: usize, what: &str) -> Result<(), ApiError> {
+fn accept_document(file_name: &str, data: Vec<u8>) -> Result<Part, Refusal> {
+    match document::classify(file_name) {
+        FileKind::Text { lang } => Ok(Part::Document {
+            text: document::read_text_document(file_name, &lang, &data)?,
+            ext: document::saved_extension(file_name),
+            data,
+        }),
+        FileKind::Image => match image::sniff(&data) {
+            Some(mime_type) => Ok(Part::Image { mime_type, data }),
+            None => Err(Refusal::NotAnImage {
+                name: document::display_name(file_name),
+            }),
+        },
+        FileKind::Office { ext } => Err(Refusal::OfficeFormat { ext }),
+        FileKind::Unknown { ext } => Err(Refusal::UnknownExtension { ext }),
+        FileKind::NoExtension => Err(Refusal::NoExtension {
+            name: document::display_name(file_name),
+        }),
+    }
+}
+
+fn check_size(len: usize, what: What) -> Result<(), Refusal> {
     if len == 0 {
-        return Err(ApiError::InvalidArgument(format!("the {what} is empty")));
+        return Err(Refusal::EmptyFile(what));
     }
     if len > MAX_ATTACHMENT_BYTES {
-        return Err(ApiError::InvalidArgument(format!(
-            "the {what} is larger than 20 MB"
-        )));
+        return Err(Refusal::TooLarge(what));
     }
     Ok(())
 }
@@ -126,8 +234,30 @@ mod tests {
         }
     }
 
-    fn refused(input: UserInput) -> ApiError {
-        input.into_message().expect_err("refused")
+    fn doc(name: &str, data: &[u8]) -> Attachment {
+        Attachment::Document {
+            file_name: name.into(),
+            data: data.to_vec(),
+        }
+    }
+
+    fn voice(mime: &str) -> Attachment {
+        Attachment::Voice {
+            mime_type: mime.into(),
+            data: b"OggS voice".to_vec(),
+        }
+    }
+
+    fn with(a: Attachment) -> UserInput {
+        UserInput {
+            text: "x".into(),
+            attachments: vec![a],
+            want_voice_reply: false,
+        }
+    }
+
+    fn refused(input: UserInput) -> Refusal {
+        input.check(true).expect_err("refused")
     }
 
     #[test]
@@ -137,6 +267,7 @@ mod tests {
         let m = UserInput {
             text: "  ".into(),
             attachments: vec![image("Image/PNG", 3)],
+            ..UserInput::default()
         }
         .into_message()
         .unwrap();
@@ -150,6 +281,7 @@ mod tests {
         let m = UserInput {
             text: "look".into(),
             attachments: vec![image("image/jpeg", 1)],
+            ..UserInput::default()
         }
         .into_message()
         .unwrap();
@@ -159,53 +291,152 @@ mod tests {
     }
 
     #[test]
+    fn documents_become_fenced_text_and_image_files_images() {
+        let accepted = with(doc("src/x.py", b"print(1)\n")).check(false).unwrap();
+        assert_eq!(
+            accepted.parts[0],
+            Part::Document {
+                text: "[文件: x.py]\n```py\nprint(1)\n```".into(),
+                ext: "py".into(),
+                data: b"print(1)\n".to_vec(),
+            }
+        );
+        assert_eq!(
+            accepted.parts[0].download(),
+            Some(("py", &b"print(1)\n"[..]))
+        );
+        let png = b"\x89PNG\r\n\x1a\nrest";
+        let accepted = with(doc("shot.PNG", png)).check(false).unwrap();
+        assert!(matches!(
+            &accepted.parts[0],
+            Part::Image {
+                mime_type: "image/png",
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn voice_parts_take_their_transcripts_in_order() {
+        let input = UserInput {
+            text: "看看".into(),
+            attachments: vec![voice("audio/ogg"), image("image/png", 2), voice("")],
+            want_voice_reply: true,
+        };
+        let accepted = input.check(true).unwrap();
+        assert!(accepted.want_voice_reply);
+        let m = accepted.into_message(vec!["第一 段".into(), "second\nline".into()]);
+        let texts: Vec<String> = m
+            .content
+            .iter()
+            .map(|b| match b {
+                Block::Text { text } => text.clone(),
+                _ => "<image>".into(),
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            ["[语音: 第一 段]", "<image>", "[语音: second line]", "看看"]
+        );
+    }
+
+    #[test]
     fn bad_input_is_refused() {
-        assert!(matches!(
-            refused(UserInput::text("")),
-            ApiError::InvalidArgument(_)
-        ));
-        assert!(matches!(
-            refused(UserInput::text(" \n\t ")),
-            ApiError::InvalidArgument(_)
-        ));
-        assert!(matches!(
+        assert_eq!(refused(UserInput::text("")), Refusal::EmptyMessage);
+        assert_eq!(refused(UserInput::text(" \n\t ")), Refusal::EmptyMessage);
+        assert_eq!(
             refused(UserInput::text("字".repeat(MAX_TEXT_CHARS + 1))),
-            ApiError::InvalidArgument(_)
-        ));
+            Refusal::TextTooLong {
+                max: MAX_TEXT_CHARS
+            }
+        );
         assert!(
             UserInput::text("字".repeat(MAX_TEXT_CHARS))
                 .into_message()
                 .is_ok()
         );
-        let with = |a: Attachment| UserInput {
-            text: "x".into(),
-            attachments: vec![a],
-        };
         assert!(matches!(
             refused(with(image("image/tiff", 3))),
-            ApiError::InvalidArgument(_)
+            Refusal::ImageType { .. }
         ));
-        assert!(matches!(
+        assert_eq!(
             refused(with(image("image/png", 0))),
-            ApiError::InvalidArgument(_)
-        ));
-        assert!(matches!(
+            Refusal::EmptyFile(What::Image)
+        );
+        assert_eq!(
             refused(with(image("image/png", MAX_ATTACHMENT_BYTES + 1))),
-            ApiError::InvalidArgument(_)
-        ));
+            Refusal::TooLarge(What::Image)
+        );
+        assert_eq!(refused(with(Attachment::Empty)), Refusal::NoContent);
+    }
+
+    #[test]
+    fn documents_are_refused_by_type_encoding_and_size() {
+        let cases = [
+            (
+                doc("a.pdf", b"%PDF"),
+                Refusal::OfficeFormat { ext: "pdf".into() },
+            ),
+            (
+                doc("b.DOCX", b"PK"),
+                Refusal::OfficeFormat { ext: "docx".into() },
+            ),
+            (
+                doc("c.xyz", b"?"),
+                Refusal::UnknownExtension { ext: "xyz".into() },
+            ),
+            (
+                doc("dir/blob", b"?"),
+                Refusal::NoExtension {
+                    name: "blob".into(),
+                },
+            ),
+            (
+                doc("d.txt", b"\xff\xfe"),
+                Refusal::NotUtf8 {
+                    name: "d.txt".into(),
+                },
+            ),
+            (
+                doc("e.png", b"not png"),
+                Refusal::NotAnImage {
+                    name: "e.png".into(),
+                },
+            ),
+            (doc("f.txt", b""), Refusal::EmptyFile(What::Document)),
+        ];
+        for (attachment, expected) in cases {
+            assert_eq!(refused(with(attachment)), expected);
+        }
+        let big = vec![b'a'; MAX_ATTACHMENT_BYTES + 1];
+        assert_eq!(
+            refused(with(doc("g.txt", &big))),
+            Refusal::TooLarge(What::Document)
+        );
+    }
+
+    #[test]
+    fn voice_needs_stt_and_a_known_audio_type() {
+        assert_eq!(
+            with(voice("audio/ogg")).check(false).unwrap_err(),
+            Refusal::VoiceNotConfigured
+        );
         assert!(matches!(
-            refused(with(Attachment::Empty)),
-            ApiError::InvalidArgument(_)
+            with(voice("audio/ogg")).accept(Locale::En, false),
+            Err(ApiError::FailedPrecondition(m)) if m.contains("[stt]")
         ));
-        let doc = Attachment::Document {
-            file_name: "a.py".into(),
-            data: vec![1],
-        };
-        assert!(matches!(refused(with(doc)), ApiError::Unimplemented(_)));
-        let voice = Attachment::Voice {
-            mime_type: "audio/ogg".into(),
-            data: vec![1],
-        };
-        assert!(matches!(refused(with(voice)), ApiError::Unimplemented(_)));
+        assert_eq!(
+            refused(with(voice("text/plain"))),
+            Refusal::AudioType {
+                mime: "text/plain".into()
+            }
+        );
+        assert!(matches!(
+            &with(voice("audio/x-m4a")).check(true).unwrap().parts[0],
+            Part::Voice(VoiceClip {
+                mime_type: "audio/mp4",
+                ..
+            })
+        ));
     }
 }

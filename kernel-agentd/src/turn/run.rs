@@ -1,4 +1,7 @@
-//! One running turn: context, the model/tool loop, cancellation, persistence and the final event.
+//! One running turn: media in, context, the model/tool loop, cancellation, persistence, the
+//! voice reply and the final event.
+
+mod media;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -12,6 +15,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::gate::Permit;
+use super::input::Accepted;
 use super::summary::{input_summary, result_summary};
 use super::{MAX_TOOL_CALLS, TurnEvent};
 use crate::agent::Agent;
@@ -59,7 +63,7 @@ pub(super) struct TurnSetup {
     pub provider: Arc<dyn Provider>,
     pub model: String,
     pub kind: &'static str,
-    pub user: Message,
+    pub input: Accepted,
 }
 
 pub(super) struct Turn {
@@ -74,6 +78,9 @@ pub(super) struct Turn {
     provider: Arc<dyn Provider>,
     model: String,
     kind: &'static str,
+    /// What the owner sent, until `receive` turns it into `user`.
+    input: Option<Accepted>,
+    want_voice_reply: bool,
     user: Message,
     system: Arc<str>,
     specs: Vec<ToolSpec>,
@@ -98,7 +105,12 @@ impl Turn {
             provider: s.provider,
             model: s.model,
             kind: s.kind,
-            user: s.user,
+            want_voice_reply: s.input.want_voice_reply,
+            input: Some(s.input),
+            user: Message {
+                role: Role::User,
+                content: Vec::new(),
+            },
             system: Arc::from(""),
             specs: Vec::new(),
             messages: Vec::new(),
@@ -120,7 +132,11 @@ impl Turn {
             turn_id: self.id.clone(),
         });
         let outcome = self.drive().await;
-        self.finish(outcome);
+        let voice_reply = match &outcome {
+            Ok(text) if self.want_voice_reply => self.voice_reply(text).await,
+            _ => None,
+        };
+        self.finish(outcome, voice_reply);
     }
 
     fn emit(&self, event: TurnEvent) {
@@ -129,7 +145,7 @@ impl Turn {
         }
     }
 
-    fn finish(&mut self, outcome: Result<String, Stop>) {
+    fn finish(&mut self, outcome: Result<String, Stop>, voice_reply: Option<Vec<u8>>) {
         let turns = &self.agent.inner.turns;
         let outcome = outcome.map_err(|stop| match stop {
             Stop::Failed(message) => Stop::Failed(turns.redactor.redact(&message)),
@@ -151,6 +167,7 @@ impl Turn {
                 self.emit(TurnEvent::Completed {
                     text,
                     usage: self.usage,
+                    voice_reply,
                 });
                 self.agent.after_round(self.session_id);
             }
@@ -160,6 +177,7 @@ impl Turn {
     }
 
     async fn drive(&mut self) -> Result<String, Stop> {
+        self.receive().await?;
         self.prepare().await?;
         loop {
             let tools_allowed = self.calls_used < MAX_TOOL_CALLS;
@@ -225,7 +243,7 @@ impl Turn {
         let turns = &self.agent.inner.turns;
         self.system = turns.soul.system_prompt().await;
         self.specs = turns.tools.specs();
-        let query = self.user.text();
+        let query = media::recall_query(&self.user);
         let memories = if k == 0 || query.trim().is_empty() {
             Vec::new()
         } else {
