@@ -1,4 +1,5 @@
-//! `kernel-agentd [--config PATH] [--check]`: load config, start logging, bind, serve until a signal.
+//! `kernel-agentd [--config PATH] [--check]`: make the process non-dumpable, load config, start
+//! logging, bind, serve until a signal (systemd is told when it is ready and when it stops).
 #![forbid(unsafe_code)]
 
 use std::process::ExitCode;
@@ -11,6 +12,7 @@ use kernel_common::startup;
 const BINARY: &str = "kernel-agentd";
 
 fn main() -> ExitCode {
+    startup::make_non_dumpable(BINARY);
     let about = "The Kernel agent daemon: turn loop, tools and SQLite behind a gRPC API.";
     let config = match startup::load_config(BINARY, about, Component::Agentd) {
         Ok(config) => config,
@@ -42,7 +44,11 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         tracing::warn!(%warning, "config");
     }
     let listeners = kernel_agentd::listen::bind(&config).await?;
-    kernel_agentd::run(config, listeners, shutdown_signal()).await
+    let shutdown = async {
+        shutdown_signal().await;
+        kernel_common::notify::stopping();
+    };
+    kernel_agentd::run(config, listeners, shutdown).await
 }
 
 /// Resolves on SIGINT or SIGTERM.

@@ -100,6 +100,7 @@ pub async fn run_with(
         });
     }
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "kernel-agentd ready");
+    kernel_common::notify::ready();
 
     tokio::select! {
         () = shutdown => tracing::info!("shutting down"),

@@ -1,8 +1,10 @@
-//! Configuration, secrets, redaction and logging shared by kernel-agentd and kernel-tg.
+//! Configuration, secrets, redaction, logging and start-up (hardening, systemd readiness) shared
+//! by kernel-agentd and kernel-tg.
 #![forbid(unsafe_code)]
 
 pub mod config;
 pub mod logging;
+pub mod notify;
 pub mod redact;
 pub mod secret;
 pub mod startup;

@@ -1,4 +1,5 @@
-//! Start-up shared by both binaries: the `--config` / `--check` arguments and loading the config.
+//! Start-up shared by both binaries: making the process non-dumpable, the `--config` / `--check`
+//! arguments and loading the config.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -49,4 +50,49 @@ pub fn runtime(binary: &'static str) -> Result<tokio::runtime::Runtime, ExitCode
         eprintln!("{binary}: cannot start the async runtime: {e}");
         ExitCode::FAILURE
     })
+}
+
+/// Makes this process non-dumpable (Linux `PR_SET_DUMPABLE` = 0) and says so on stderr if that
+/// fails. Call it first in `main`, before any secret is read. A non-dumpable process writes no
+/// core dump, and other processes of the same user — a delegated CLI included — can no longer
+/// read its `/proc/<pid>/environ` or memory, nor attach to it. Its children are unaffected: they
+/// become dumpable again when they `exec`. Elsewhere than on Linux this does nothing.
+pub fn make_non_dumpable(binary: &'static str) {
+    if let Err(e) = set_non_dumpable() {
+        eprintln!("{binary}: warning: cannot make the process non-dumpable: {e}");
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn set_non_dumpable() -> std::io::Result<()> {
+    nix::sys::prctl::set_dumpable(false).map_err(std::io::Error::from)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn set_non_dumpable() -> std::io::Result<()> {
+    Ok(())
+}
+
+/// Whether this process may be dumped (Linux `PR_GET_DUMPABLE`); `None` elsewhere.
+pub fn is_dumpable() -> Option<bool> {
+    #[cfg(target_os = "linux")]
+    {
+        nix::sys::prctl::get_dumpable().ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn the_process_becomes_non_dumpable() {
+        make_non_dumpable("kernel-common-test");
+        assert_eq!(is_dumpable(), Some(false));
+    }
 }
