@@ -12,6 +12,8 @@ use tokio_util::sync::CancellationToken;
 const BINARY: &str = "kernel-tg";
 
 fn main() -> ExitCode {
+    // Keep the bot token out of reach of same-user processes (/proc/<pid>/environ, ptrace).
+    startup::make_non_dumpable(BINARY);
     let about = "The Kernel Telegram adapter: stateless, forwards to kernel-agentd.";
     let config = match startup::load_config(BINARY, about, Component::Tg) {
         Ok(config) => config,
@@ -40,8 +42,13 @@ async fn run(config: Config) -> ExitCode {
     }
     let shutdown = CancellationToken::new();
     tokio::spawn(on_signal(shutdown.clone()));
-    let ready = || println!("kernel-tg ready");
-    match kernel_tg::run(config, shutdown, ready).await {
+    let ready = || {
+        println!("kernel-tg ready");
+        kernel_common::notify::ready();
+    };
+    let result = kernel_tg::run(config, shutdown, ready).await;
+    kernel_common::notify::stopping();
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!(error = %e, "kernel-tg cannot run");

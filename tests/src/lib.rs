@@ -10,4 +10,5 @@ pub mod harness;
 pub mod mcp_support;
 pub mod process;
 pub mod provider_calls;
+pub mod stack;
 pub mod test_tools;

@@ -1,0 +1,223 @@
+//! `Stack`: the real `kernel-agentd` and `kernel-tg` binaries wired to the fake LLM and the fake
+//! Telegram Bot API, for end-to-end tests as the owner sees them.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+
+use crate::config::{AGENTD_TOKEN, PROVIDER_KEY, TELEGRAM_TOKEN, TestConfig};
+use crate::fake_llm::FakeLlm;
+use crate::fake_telegram::{Call, FakeTelegram, OWNER_ID, SentMessage};
+use crate::process::{AgentdProcess, bin_path};
+
+/// How long a test waits for something the bot should do promptly.
+pub const PROMPT: Duration = Duration::from_secs(20);
+
+/// Both binaries and both fakes.
+pub struct Stack {
+    pub llm: FakeLlm,
+    pub telegram: FakeTelegram,
+    pub cfg: TestConfig,
+    agentd: Option<AgentdProcess>,
+    bot: Option<BotProcess>,
+}
+
+impl Stack {
+    /// Starts everything with a `claude` provider and no extra config.
+    pub async fn start() -> Stack {
+        Self::start_with("claude", "").await
+    }
+
+    /// Starts everything; `kind` is the default provider's type, `extra` TOML is appended.
+    pub async fn start_with(kind: &str, extra: &str) -> Stack {
+        let llm = FakeLlm::start().await;
+        let telegram = FakeTelegram::start(TELEGRAM_TOKEN).await;
+        let cfg = TestConfig::with_kind(kind, &llm.url(), extra);
+        let api_url = telegram.api_url();
+        cfg.rewrite(|toml| {
+            toml.replace(
+                "allowed_user = 42",
+                &format!("allowed_user = {OWNER_ID}\napi_url = \"{api_url}\""),
+            )
+        });
+        let agentd = Some(AgentdProcess::start(&cfg.path, &[]));
+        // kernel-tg talks to the fake (served by this runtime) before it is ready: wait off-thread.
+        let path = cfg.path.clone();
+        let bot = Some(
+            tokio::task::spawn_blocking(move || BotProcess::start(&path))
+                .await
+                .expect("start kernel-tg"),
+        );
+        telegram.wait_polling(PROMPT).await;
+        Stack {
+            llm,
+            telegram,
+            cfg,
+            agentd,
+            bot,
+        }
+    }
+
+    /// The owner sends `text`; returns its message id.
+    pub fn owner_says(&self, text: &str) -> i64 {
+        self.telegram.user_text(OWNER_ID, text)
+    }
+
+    /// Waits for the bot's first `sendMessage` replying to `message_id`.
+    pub async fn reply_to(&self, message_id: i64) -> Call {
+        self.telegram
+            .wait_for_call("sendMessage", |c| c.ok && reply_target(c) == Some(message_id), PROMPT)
+            .await
+    }
+
+    /// The owner sends a command and gets its reply's text.
+    pub async fn command(&self, text: &str) -> String {
+        let id = self.owner_says(text);
+        text_of(&self.reply_to(id).await)
+    }
+
+    /// The owner's chat as the owner sees it now: messages not deleted.
+    pub fn visible(&self) -> Vec<SentMessage> {
+        self.telegram
+            .messages(OWNER_ID)
+            .into_iter()
+            .filter(|m| !m.deleted)
+            .collect()
+    }
+
+    /// Kills kernel-agentd with SIGKILL.
+    pub fn kill_agentd(&mut self) {
+        self.agentd = None;
+    }
+
+    /// Starts kernel-agentd again on the same config and data dir.
+    pub fn start_agentd(&mut self) {
+        self.agentd = Some(AgentdProcess::start(&self.cfg.path, &[]));
+    }
+
+    /// Every log line written so far: both processes' output and the log files.
+    pub fn logs(&self) -> String {
+        let mut out = String::new();
+        if let Some(a) = &self.agentd {
+            out.push_str(&a.output());
+        }
+        if let Some(b) = &self.bot {
+            out.push_str(&b.output());
+        }
+        let dir = self.cfg.data_dir().join("logs");
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            out.push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
+        }
+        out
+    }
+
+    /// Asserts no secret appears in any log or any message the bot sent.
+    pub fn assert_no_secrets(&self) {
+        let logs = self.logs();
+        let sent: String = self
+            .telegram
+            .calls()
+            .iter()
+            .map(|c| c.params.to_string())
+            .collect();
+        for secret in [TELEGRAM_TOKEN, PROVIDER_KEY, AGENTD_TOKEN] {
+            assert!(!logs.contains(secret), "secret in the logs:\n{logs}");
+            assert!(!sent.contains(secret), "secret in a sent message:\n{sent}");
+        }
+        // The token's secret half alone must not leak either (e.g. through a logged URL).
+        let tail = TELEGRAM_TOKEN.split(':').nth(1).unwrap_or(TELEGRAM_TOKEN);
+        assert!(!logs.contains(tail), "bot token in the logs:\n{logs}");
+        assert!(logs.contains("kernel-tg polling Telegram"), "the logs were not captured:\n{logs}");
+    }
+
+    /// Stops kernel-tg with SIGTERM and returns its exit status.
+    pub fn stop_bot(&mut self) -> std::process::ExitStatus {
+        self.bot.take().expect("kernel-tg running").terminate()
+    }
+}
+
+/// The text of a sendMessage/editMessageText call.
+pub fn text_of(call: &Call) -> String {
+    call.params["text"].as_str().unwrap_or_default().to_owned()
+}
+
+/// The message a sendMessage call replies to.
+pub fn reply_target(call: &Call) -> Option<i64> {
+    call.params["reply_parameters"]["message_id"]
+        .as_i64()
+        .or_else(|| call.params["reply_to_message_id"].as_i64())
+}
+
+/// A running `kernel-tg`; killed on drop.
+pub struct BotProcess {
+    child: Child,
+    lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl BotProcess {
+    /// Starts `kernel-tg --config <config>` and waits until it says it is polling.
+    pub fn start(config: &Path) -> BotProcess {
+        let mut child = Command::new(bin_path("kernel-tg"))
+            .arg("--config")
+            .arg(config)
+            .env("NO_COLOR", "1")
+            .env("RUST_LOG", "debug")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn kernel-tg");
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let (ready_tx, ready_rx) = mpsc::channel();
+        for stream in [
+            Box::new(child.stdout.take().expect("stdout")) as Box<dyn std::io::Read + Send>,
+            Box::new(child.stderr.take().expect("stderr")),
+        ] {
+            let lines = lines.clone();
+            let ready_tx = ready_tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    if line.contains("kernel-tg ready") {
+                        let _ = ready_tx.send(true);
+                    }
+                    lines.lock().unwrap().push(line);
+                }
+                let _ = ready_tx.send(false);
+            });
+        }
+        drop(ready_tx);
+        let mut proc = BotProcess { child, lines };
+        for _ in 0..2 {
+            match ready_rx.recv_timeout(Duration::from_secs(60)) {
+                Ok(true) => return proc,
+                Ok(false) => continue,
+                Err(_) => break,
+            }
+        }
+        let _ = proc.child.kill();
+        panic!("kernel-tg did not become ready:\n{}", proc.output());
+    }
+
+    /// Everything it printed so far.
+    pub fn output(&self) -> String {
+        self.lines.lock().unwrap().join("\n")
+    }
+
+    /// Sends SIGTERM and waits for the exit status.
+    pub fn terminate(mut self) -> std::process::ExitStatus {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
+        self.child.wait().expect("wait for kernel-tg")
+    }
+}
+
+impl Drop for BotProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
