@@ -148,6 +148,31 @@ impl FakeTelegram {
         format!("http://{}/", self.addr)
     }
 
+    /// POSTs a JSON `body` to `path` (e.g. `/bot<token>/getMe`) on a fresh HTTP/1.1
+    /// connection; returns the status and the JSON answer. For tests of the wire itself.
+    pub async fn post_raw(&self, path: &str, body: &str) -> (u16, Value) {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let mut stream = tokio::net::TcpStream::connect(self.addr)
+            .await
+            .expect("connect to the fake Bot API");
+        let request = format!(
+            "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            self.addr,
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await.expect("send");
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).await.expect("read");
+        let status = answer.get(9..12).and_then(|s| s.parse().ok());
+        let body = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+        let json = serde_json::from_str(body).ok();
+        match (status, json) {
+            (Some(status), Some(json)) => (status, json),
+            _ => panic!("not an HTTP answer with a JSON body: {answer:?}"),
+        }
+    }
+
     /// The bot's user id (the number before the token's `:`).
     pub fn bot_id(&self) -> i64 {
         self.shared.lock().bot_id
@@ -296,6 +321,12 @@ impl FakeTelegram {
                 self.call_log()
             );
         }
+    }
+
+    /// Forgets that the bot was polling, so that [`Self::wait_polling`] waits for a new
+    /// process: call it after stopping the bot and before starting it again.
+    pub fn reset_polling(&self) {
+        self.shared.lock().polling = false;
     }
 
     /// Evaluates `check` whenever something happens until it yields, or `timeout` passes.

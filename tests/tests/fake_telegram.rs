@@ -5,7 +5,7 @@ use std::pin::pin;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt as _;
-use serde_json::{Value, json};
+use serde_json::json;
 use teloxide::net::Download as _;
 use teloxide::prelude::*;
 use teloxide::types::{
@@ -16,7 +16,6 @@ use teloxide::update_listeners::{AsUpdateStream as _, Polling};
 use teloxide::{ApiError, RequestError};
 use tests::config::TELEGRAM_TOKEN;
 use tests::fake_telegram::{DOWNLOAD, Failure, FakeTelegram, OWNER_ID};
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 /// Generous: only reached when something is broken.
 const T: Duration = Duration::from_secs(5);
@@ -34,22 +33,19 @@ fn api_error(result: Result<impl std::fmt::Debug, RequestError>) -> ApiError {
     }
 }
 
-/// A raw HTTP/1.1 POST with a JSON body; returns the status and the JSON answer.
-async fn raw_post(fake: &FakeTelegram, path: &str, body: &str) -> (u16, Value) {
-    let url = fake.api_url();
-    let host = url.trim_start_matches("http://").trim_end_matches('/');
-    let mut stream = tokio::net::TcpStream::connect(host).await.unwrap();
-    let request = format!(
-        "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).await.unwrap();
-    let status = response[9..12].parse().unwrap();
-    let (_, body) = response.split_once("\r\n\r\n").unwrap();
-    (status, serde_json::from_str(body).unwrap())
+/// Asserts that `result` is a Bot API error matching `pattern`.
+macro_rules! assert_api {
+    ($result:expr, $pattern:pat) => {{
+        let e = api_error($result);
+        assert!(matches!(e, $pattern), "{e:?}");
+    }};
+}
+
+fn message(update: &Update) -> &Message {
+    match &update.kind {
+        UpdateKind::Message(m) => m,
+        other => panic!("not a message: {other:?}"),
+    }
 }
 
 async fn next_updates(bot: &Bot) -> Vec<Update> {
@@ -89,14 +85,7 @@ async fn updates_deserialize_as_the_messages_teloxide_expects() {
     assert_eq!(updates.len(), 9);
     let ids: Vec<u32> = updates.iter().map(|u| u.id.0).collect();
     assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
-    let messages: Vec<&Message> = updates
-        .iter()
-        .filter_map(|u| match &u.kind {
-            UpdateKind::Message(m) => Some(m),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(messages.len(), 8);
+    let messages: Vec<&Message> = updates[..8].iter().map(message).collect();
 
     let hello = messages[0];
     assert_eq!(hello.id, MessageId(text as i32));
@@ -148,9 +137,7 @@ async fn a_long_poll_waits_for_an_update_and_offsets_confirm_it() {
     let updates = held.await.unwrap().unwrap();
     assert!(started.elapsed() < Duration::from_secs(2));
     assert_eq!(updates.len(), 1);
-    let UpdateKind::Message(m) = &updates[0].kind else {
-        panic!("{updates:?}");
-    };
+    let m = message(&updates[0]);
     assert_eq!((m.id.0 as i64, m.text()), (asked, Some("wake up")));
 
     // Not confirmed yet: delivered again, until an offset past it arrives.
@@ -202,11 +189,7 @@ async fn teloxide_polling_drops_pending_updates_then_delivers_new_ones() {
         fake.wait_polling(T).await;
         fake.user_text(OWNER_ID, "new");
     });
-    let update = update.unwrap().unwrap();
-    let UpdateKind::Message(m) = update.kind else {
-        panic!("{update:?}");
-    };
-    assert_eq!(m.text(), Some("new"));
+    assert_eq!(message(&update.unwrap().unwrap()).text(), Some("new"));
     let polls = fake.calls_of("getUpdates");
     assert_eq!(polls[0].int_param("offset"), Some(-1));
     assert_eq!(polls[0].int_param("timeout"), Some(0));
@@ -215,6 +198,14 @@ async fn teloxide_polling_drops_pending_updates_then_delivers_new_ones() {
     let _ = teloxide::update_listeners::polling_default(bot.clone()).await;
     assert_eq!(fake.calls_of("getWebhookInfo").len(), 1);
     assert!(fake.calls_of("deleteWebhook").is_empty());
+    // After a restart the bot polls again; reset_polling makes wait_polling wait for it.
+    fake.reset_polling();
+    assert_eq!(
+        next_updates(&bot).await.len(),
+        1,
+        "\"new\" is not confirmed yet"
+    );
+    fake.wait_polling(T).await;
 
     // deleteWebhook with drop_pending_updates empties the queue too.
     fake.user_text(OWNER_ID, "dropped");
@@ -286,19 +277,24 @@ async fn send_message_rejections_use_telegram_texts() {
         panic!("{e:?}");
     };
     assert!(description.starts_with("Bad Request: can't parse entities: "));
-    let e = api_error(html("<script>x</script>".into()).await);
-    assert!(matches!(e, ApiError::CantParseEntities(_)), "{e:?}");
-    let e = api_error(html("1 < 2".into()).await);
-    assert!(matches!(e, ApiError::CantParseEntities(_)), "{e:?}");
+    assert_api!(
+        html("<script>x</script>".into()).await,
+        ApiError::CantParseEntities(_)
+    );
+    assert_api!(html("1 < 2".into()).await, ApiError::CantParseEntities(_));
 
     // 4096 visible UTF-16 units pass however long the markup; one more is too long.
     let max = format!("<b>{}</b>", "a".repeat(4096));
     html(max).await.unwrap();
-    let e = api_error(html(format!("<b>{}</b>", "a".repeat(4097))).await);
-    assert!(matches!(e, ApiError::MessageIsTooLong), "{e:?}");
+    assert_api!(
+        html(format!("<b>{}</b>", "a".repeat(4097))).await,
+        ApiError::MessageIsTooLong
+    );
     let emoji = "😀".repeat(2049); // 4098 UTF-16 units, 2049 chars
-    let e = api_error(bot.send_message(ChatId(OWNER_ID), emoji).await);
-    assert!(matches!(e, ApiError::MessageIsTooLong), "{e:?}");
+    assert_api!(
+        bot.send_message(ChatId(OWNER_ID), emoji).await,
+        ApiError::MessageIsTooLong
+    );
 
     for empty in ["", "  \n ", "<b> </b>"] {
         let e = api_error(html(empty.into()).await);
@@ -307,17 +303,21 @@ async fn send_message_rejections_use_telegram_texts() {
             "{empty:?}: {e:?}"
         );
     }
-    let e = api_error(bot.send_message(ChatId(OWNER_ID), " ").await);
-    assert!(matches!(e, ApiError::MessageTextIsEmpty), "{e:?}");
+    assert_api!(
+        bot.send_message(ChatId(OWNER_ID), " ").await,
+        ApiError::MessageTextIsEmpty
+    );
 
-    let e = api_error(bot.send_message(ChatId(999), "hello?").await);
-    assert!(matches!(e, ApiError::ChatNotFound), "{e:?}");
-    let e = api_error(
+    assert_api!(
+        bot.send_message(ChatId(999), "hello?").await,
+        ApiError::ChatNotFound
+    );
+    assert_api!(
         bot.send_message(ChatId(OWNER_ID), "hi")
             .reply_parameters(ReplyParameters::new(MessageId(9_999)))
             .await,
+        ApiError::MessageToReplyNotFound
     );
-    assert!(matches!(e, ApiError::MessageToReplyNotFound), "{e:?}");
 
     assert_eq!(fake.messages(OWNER_ID).len(), 1, "only the valid one");
     let failed = fake.calls_of("sendMessage");
@@ -343,7 +343,7 @@ async fn edit_and_delete_follow_telegram() {
         .edit_message_text(chat, sent.id, "<b>done</b>")
         .parse_mode(ParseMode::Html)
         .await;
-    assert!(matches!(api_error(same), ApiError::MessageNotModified));
+    assert_api!(same, ApiError::MessageNotModified);
     // The same text in another parse mode is a change.
     bot.edit_message_text(chat, sent.id, "<b>done</b>")
         .await
@@ -352,25 +352,19 @@ async fn edit_and_delete_follow_telegram() {
         .edit_message_text(chat, sent.id, "<i>oops")
         .parse_mode(ParseMode::Html)
         .await;
-    assert!(matches!(api_error(bad), ApiError::CantParseEntities(_)));
+    assert_api!(bad, ApiError::CantParseEntities(_));
     let missing = bot.edit_message_text(chat, MessageId(777), "x").await;
-    assert!(matches!(
-        api_error(missing),
-        ApiError::MessageToEditNotFound
-    ));
+    assert_api!(missing, ApiError::MessageToEditNotFound);
     let theirs = bot
         .edit_message_text(chat, MessageId(asked as i32), "x")
         .await;
-    assert!(matches!(api_error(theirs), ApiError::MessageCantBeEdited));
+    assert_api!(theirs, ApiError::MessageCantBeEdited);
 
     bot.delete_message(chat, sent.id).await.unwrap();
     let again = bot.delete_message(chat, sent.id).await;
-    assert!(matches!(
-        api_error(again),
-        ApiError::MessageToDeleteNotFound
-    ));
+    assert_api!(again, ApiError::MessageToDeleteNotFound);
     let gone = bot.edit_message_text(chat, sent.id, "late").await;
-    assert!(matches!(api_error(gone), ApiError::MessageToEditNotFound));
+    assert_api!(gone, ApiError::MessageToEditNotFound);
 
     let shown = fake.messages(OWNER_ID);
     assert_eq!(shown.len(), 1);
@@ -387,8 +381,10 @@ async fn chat_actions_and_commands() {
     bot.send_chat_action(ChatId(OWNER_ID), ChatAction::Typing)
         .await
         .unwrap();
-    let e = api_error(bot.send_chat_action(ChatId(5), ChatAction::Typing).await);
-    assert!(matches!(e, ApiError::ChatNotFound));
+    assert_api!(
+        bot.send_chat_action(ChatId(5), ChatAction::Typing).await,
+        ApiError::ChatNotFound
+    );
 
     let commands = vec![
         BotCommand::new("help", "帮助"),
@@ -418,12 +414,7 @@ async fn get_file_and_download_round_trip() {
     fake.user_photo(OWNER_ID, b"largest photo".to_vec(), None);
     fake.user_document_claiming_size(OWNER_ID, "huge.zip", 25 * 1024 * 1024);
     let updates = next_updates(&bot).await;
-    let message = |i: usize| match &updates[i].kind {
-        UpdateKind::Message(m) => m.clone(),
-        other => panic!("{other:?}"),
-    };
-
-    let document = message(0).document().unwrap().clone();
+    let document = message(&updates[0]).document().unwrap().clone();
     let file = bot.get_file(document.file.id.clone()).await.unwrap();
     assert!(file.path.contains('/'), "{}", file.path);
     assert_eq!(file.size, 5_000);
@@ -433,7 +424,7 @@ async fn get_file_and_download_round_trip() {
         .unwrap();
     assert_eq!(downloaded, data);
 
-    let photo = message(1).photo().unwrap().to_vec();
+    let photo = message(&updates[1]).photo().unwrap().to_vec();
     let largest = bot.get_file(photo[2].file.id.clone()).await.unwrap();
     let mut bytes = Vec::new();
     bot.download_file(&largest.path, &mut bytes).await.unwrap();
@@ -443,7 +434,7 @@ async fn get_file_and_download_round_trip() {
     bot.download_file(&thumb.path, &mut bytes).await.unwrap();
     assert_ne!(bytes, b"largest photo");
 
-    let huge = message(2).document().unwrap().file.id.clone();
+    let huge = message(&updates[2]).document().unwrap().file.id.clone();
     let e = api_error(bot.get_file(huge).await);
     assert_eq!(
         e.to_string(),
@@ -535,7 +526,8 @@ async fn an_injected_429_is_retry_after_and_performs_nothing() {
 
     let (status, body) = {
         fake.inject("getMe", Failure::RetryAfter(7), 1);
-        raw_post(&fake, &format!("/bot{TELEGRAM_TOKEN}/getMe"), "{}").await
+        fake.post_raw(&format!("/bot{TELEGRAM_TOKEN}/getMe"), "{}")
+            .await
     };
     assert_eq!(status, 429);
     assert_eq!(
@@ -571,7 +563,7 @@ async fn inject_when_picks_calls_by_their_parameters() {
     let chat = ChatId(OWNER_ID);
     let one = bot.send_message(chat, "chunk 1").await.unwrap();
     let two = bot.send_message(chat, "chunk 2").await;
-    assert!(matches!(api_error(two), ApiError::CantParseEntities(_)));
+    assert_api!(two, ApiError::CantParseEntities(_));
     bot.send_message(chat, "chunk 2").await.unwrap();
     let action = bot.send_chat_action(chat, ChatAction::Typing).await;
     assert!(
@@ -579,7 +571,7 @@ async fn inject_when_picks_calls_by_their_parameters() {
         "{action:?}"
     );
     let delete = bot.delete_message(chat, one.id).await;
-    assert!(matches!(api_error(delete), ApiError::BotBlocked));
+    assert_api!(delete, ApiError::BotBlocked);
     assert!(!fake.messages(OWNER_ID)[0].deleted);
 
     fake.inject(DOWNLOAD, Failure::ServerError, 1);
@@ -588,7 +580,9 @@ async fn inject_when_picks_calls_by_their_parameters() {
         .await;
     assert!(download.is_err());
     fake.inject("getMe", Failure::ServerError, 1);
-    let (status, body) = raw_post(&fake, &format!("/bot{TELEGRAM_TOKEN}/getme"), "").await;
+    let (status, body) = fake
+        .post_raw(&format!("/bot{TELEGRAM_TOKEN}/getme"), "")
+        .await;
     assert_eq!(status, 500);
     assert_eq!(body["description"], "Internal Server Error");
     let injected: Vec<String> = fake
@@ -612,19 +606,23 @@ async fn inject_when_picks_calls_by_their_parameters() {
 #[tokio::test]
 async fn wrong_tokens_and_unknown_methods_answer_like_telegram() {
     let (fake, bot) = setup().await;
-    let (status, body) = raw_post(&fake, "/bot123:wrong/getMe", "{}").await;
+    let (status, body) = fake.post_raw("/bot123:wrong/getMe", "{}").await;
     assert_eq!(status, 401);
     assert_eq!(
         body,
         json!({ "ok": false, "error_code": 401, "description": "Unauthorized" })
     );
-    let (status, body) = raw_post(&fake, &format!("/bot{TELEGRAM_TOKEN}/sendPigeon"), "{}").await;
+    let (status, body) = fake
+        .post_raw(&format!("/bot{TELEGRAM_TOKEN}/sendPigeon"), "{}")
+        .await;
     assert_eq!(status, 404);
     assert_eq!(
         body,
         json!({ "ok": false, "error_code": 404, "description": "Not Found" })
     );
-    let (status, body) = raw_post(&fake, &format!("/bot{TELEGRAM_TOKEN}/getMe"), "[1]").await;
+    let (status, body) = fake
+        .post_raw(&format!("/bot{TELEGRAM_TOKEN}/getMe"), "[1]")
+        .await;
     assert_eq!((status, body["ok"].clone()), (400, json!(false)));
 
     let wrong = Bot::new("123:wrong").set_api_url(fake.api_url().parse().unwrap());
@@ -636,7 +634,9 @@ async fn wrong_tokens_and_unknown_methods_answer_like_telegram() {
     // Method names are matched case-insensitively and logged in lower case.
     fake.user_text(OWNER_ID, "hi");
     let path = format!("/bot{TELEGRAM_TOKEN}/SENDMESSAGE");
-    let (status, body) = raw_post(&fake, &path, r#"{"chat_id":4242,"text":"hey"}"#).await;
+    let (status, body) = fake
+        .post_raw(&path, r#"{"chat_id":4242,"text":"hey"}"#)
+        .await;
     assert_eq!(
         (status, body["result"]["text"].clone()),
         (200, json!("hey"))
