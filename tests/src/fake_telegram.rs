@@ -74,6 +74,13 @@ impl Shared {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// The pending injections (a panicking predicate does not wedge the server).
+    fn injections(&self) -> MutexGuard<'_, Vec<Injection>> {
+        self.injections
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
     fn record(&self, call: Call) {
         self.lock().calls.push(call);
         self.activity.notify_waiters();
@@ -401,6 +408,6 @@ impl FakeTelegram {
             failure,
             remaining: times,
         };
-        self.shared.injections.lock().unwrap().push(injection);
+        self.shared.injections().push(injection);
     }
 }

@@ -119,7 +119,7 @@ fn download(shared: &Shared, token: &str, path: &str) -> Response {
 
 /// The answer of an injected failure for this call, if one matches (logged).
 fn injected(shared: &Shared, method: &str, params: &Value) -> Option<Response> {
-    let failure = take_injected(&mut shared.injections.lock().unwrap(), method, params)?;
+    let failure = take_injected(&mut shared.injections(), method, params)?;
     let Some(error) = ApiError::injected(&failure) else {
         shared.record(Call {
             method: method.to_owned(),
