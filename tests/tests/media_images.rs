@@ -1,0 +1,170 @@
+//! Images through the gRPC service: base64 image content at the model in both provider formats,
+//! `[图片已处理]` in the stored history, a copy under `downloads/`, and the 20 MB refusal.
+
+use kernel_agentd::conversation::{Block, Role};
+use serde_json::Value;
+use tests::chat::{KINDS, completed, session_id, stored, turn, wire_messages};
+use tests::config::TestConfig;
+use tests::fake_llm::{FakeLlm, Script};
+use tests::harness::Harness;
+use tests::media::{PNG, document, downloads, image, request, turn_with};
+use tonic::Code;
+
+/// How `data` travels inside JSON (the conversation model's own base64).
+fn base64(data: &[u8]) -> String {
+    let block = Block::Image {
+        mime_type: "image/png".into(),
+        data: data.to_vec(),
+    };
+    serde_json::to_value(block).unwrap()["data"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// The image parts of the newest user message of a request body, as (media type, base64 data).
+fn sent_images(kind: &str, body: &Value) -> Vec<(String, String)> {
+    let messages = wire_messages(body);
+    let last = messages.last().expect("a user message");
+    assert_eq!(last["role"], "user");
+    let parts = last["content"].as_array().cloned().unwrap_or_default();
+    parts
+        .iter()
+        .filter_map(|p| match kind {
+            "claude" if p["type"] == "image" => {
+                assert_eq!(p["source"]["type"], "base64", "{p}");
+                Some((
+                    p["source"]["media_type"].as_str()?.to_owned(),
+                    p["source"]["data"].as_str()?.to_owned(),
+                ))
+            }
+            "openai_compat" if p["type"] == "image_url" => {
+                let url = p["image_url"]["url"].as_str()?;
+                let rest = url.strip_prefix("data:")?;
+                let (mime, data) = rest.split_once(";base64,")?;
+                Some((mime.to_owned(), data.to_owned()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_image_reaches_both_providers_as_base64_and_is_slimmed_in_history() {
+    for kind in KINDS {
+        let fake = FakeLlm::start().await;
+        let mut h = Harness::start(TestConfig::with_kind(kind, &fake.url(), "")).await;
+        fake.push(Script::text("一只猫。"));
+        // Telegram calls every photo JPEG; the bytes say PNG, and the providers check.
+        let events = turn_with(
+            &mut h.client,
+            request("图里是什么？", vec![image("image/jpeg", PNG)], false),
+        )
+        .await;
+        assert_eq!(completed(&events).text, "一只猫。", "{kind}");
+
+        let body = fake.requests()[0].body.clone();
+        assert_eq!(
+            sent_images(kind, &body),
+            [("image/png".to_owned(), base64(PNG))],
+            "{kind}: {body}"
+        );
+        assert!(body.to_string().contains("图里是什么？"), "{kind}");
+
+        let transcript = stored(&h.cfg, session_id(&events)).await;
+        assert_eq!(transcript[0].role, Role::User);
+        assert_eq!(
+            transcript[0].content,
+            [Block::text("[图片已处理]"), Block::text("图里是什么？")],
+            "{kind}"
+        );
+
+        fake.push(Script::text("好的"));
+        completed(&turn(&mut h.client, "再说一遍").await);
+        let body = fake.requests()[1].body.clone();
+        assert!(sent_images(kind, &body).is_empty());
+        assert!(body.to_string().contains("[图片已处理]"), "{kind}: {body}");
+
+        let files = downloads(&h.cfg);
+        assert_eq!(files.len(), 1, "{files:?}");
+        assert!(files[0].extension().is_some_and(|e| e == "png"));
+        assert_eq!(std::fs::read(&files[0]).unwrap(), PNG);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&files[0]).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        h.stop().await;
+    }
+}
+
+#[tokio::test]
+async fn an_image_sent_as_a_file_is_an_image() {
+    let fake = FakeLlm::start().await;
+    let mut h = Harness::start(TestConfig::new(&fake.url(), "")).await;
+    let events = turn_with(
+        &mut h.client,
+        request("", vec![document("截图.PNG", PNG)], false),
+    )
+    .await;
+    completed(&events);
+    let body = fake.requests()[0].body.clone();
+    assert_eq!(
+        sent_images("claude", &body),
+        [("image/png".to_owned(), base64(PNG))]
+    );
+    let refused = h
+        .client
+        .chat(request(
+            "",
+            vec![document("fake.jpg", b"not a jpeg")],
+            false,
+        ))
+        .await
+        .expect_err("refused");
+    assert_eq!(refused.code(), Code::InvalidArgument);
+    assert_eq!(refused.message(), "文件 fake.jpg 不是有效的图片。");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_21_mb_image_is_refused_before_any_model_call_and_nothing_is_kept() {
+    let fake = FakeLlm::start().await;
+    let mut h = Harness::start(TestConfig::new(&fake.url(), "")).await;
+    let mut big = PNG.to_vec();
+    big.resize(21 * 1024 * 1024, 0);
+    let refused = h
+        .client
+        .chat(request("看看", vec![image("image/png", &big)], false))
+        .await
+        .expect_err("refused");
+    assert_eq!(refused.code(), Code::InvalidArgument);
+    assert_eq!(refused.message(), "图片太大：最大 20 MB。");
+    assert!(fake.requests().is_empty(), "no model call");
+    assert!(downloads(&h.cfg).is_empty(), "nothing kept");
+
+    // Nothing was stored: the next turn's session holds only its own round.
+    let events = turn(&mut h.client, "你好").await;
+    let transcript = stored(&h.cfg, session_id(&events)).await;
+    assert_eq!(transcript.len(), 2, "{transcript:?}");
+    assert_eq!(transcript[0].text(), "你好");
+
+    // Exactly 20 MB is accepted (what the endpoint then makes of it is its business: the fake,
+    // like many gateways, refuses bodies that large).
+    let mut exactly = PNG.to_vec();
+    exactly.resize(20 * 1024 * 1024, 0);
+    let events = turn_with(
+        &mut h.client,
+        request("", vec![image("image/png", &exactly)], false),
+    )
+    .await;
+    session_id(&events);
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(
+        downloads(&h.cfg)
+            .iter()
+            .any(|f| { std::fs::metadata(f).unwrap().len() == 20 * 1024 * 1024 })
+    );
+    h.stop().await;
+}
