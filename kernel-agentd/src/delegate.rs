@@ -13,12 +13,15 @@
 //! - Time limit `[cli.<name>] timeout_secs` (default 10 minutes); it and cancellation kill the
 //!   whole group: TERM, then KILL after [`KILL_GRACE`]. When the CLI exits by itself, whatever it
 //!   left running in its group is ended the same way, after its result has been returned.
+//! - Each running group is recorded in `data_dir/cli_groups/` until it is gone, so that a group
+//!   left running by a crashed agentd is killed when the next one starts (see [`reaper`]).
 //! - `ok` is exit code 0 and a non-empty answer. A request that cannot run (unknown `cli`, missing
 //!   `cwd`, empty task, a command that cannot start) is an error result, not the JSON shape.
 
 mod excerpt;
 mod group;
 pub mod invocation;
+pub mod reaper;
 mod runner;
 mod tool;
 
@@ -123,6 +126,8 @@ pub struct Delegator {
     clis: BTreeMap<String, CliConfig>,
     default_workspace: PathBuf,
     outputs_dir: PathBuf,
+    /// Where running process groups are recorded (see [`reaper`]).
+    records_dir: PathBuf,
     timezone: chrono_tz::Tz,
     kill_grace: Duration,
     serial: Arc<Semaphore>,
@@ -132,12 +137,22 @@ pub struct Delegator {
 }
 
 impl Delegator {
-    /// A delegator for `config`'s `[cli.*]` sections; supervision runs on `tasks`.
+    /// A delegator for `config`'s `[cli.*]` sections; supervision runs on `tasks`. First kills
+    /// the CLI process groups a crashed agentd left running ([`reaper::reap_stale`]).
     pub fn new(config: &Config, tasks: TaskTracker) -> Self {
+        let records_dir = config.general.data_dir.join(reaper::RECORDS_DIR);
+        let reaped = reaper::reap_stale(&records_dir);
+        if reaped.killed > 0 {
+            tracing::warn!(
+                killed = reaped.killed,
+                "killed CLI process groups left running by the previous agentd"
+            );
+        }
         Self {
             clis: config.cli.clone(),
             default_workspace: config.general.default_workspace.clone(),
             outputs_dir: config.general.data_dir.join(OUTPUTS_DIR),
+            records_dir,
             timezone: config.general.timezone,
             kill_grace: KILL_GRACE,
             serial: Arc::new(Semaphore::new(1)),
@@ -203,7 +218,8 @@ impl Delegator {
             cli: cli.name.clone(),
             cwd: cwd_text.clone(),
         });
-        let exit = self.supervise(started, &cli, cancel, permit).await;
+        let record = reaper::record(&self.records_dir, started.pgid());
+        let exit = self.supervise(started, record, &cli, cancel, permit).await;
         let result = self.result(&cli, cwd_text, &files, exit).await;
         tracing::info!(cli = %cli.name, ok = result.ok, exit_code = ?result.exit_code, "delegation finished");
         Ok(result)
@@ -232,11 +248,12 @@ impl Delegator {
     }
 
     /// Starts supervising on the tracker (so the group is ended even if this call is dropped)
-    /// and waits for how the CLI ended. The running status and `permit` are released once the
-    /// whole group is gone.
+    /// and waits for how the CLI ended. The running status, the group's `record` and `permit` are
+    /// released once the whole group is gone.
     async fn supervise(
         &self,
         started: runner::Started,
+        record: Option<reaper::Record>,
         cli: &CliConfig,
         cancel: &CancellationToken,
         permit: OwnedSemaphorePermit,
@@ -246,6 +263,7 @@ impl Delegator {
         let (limit, grace, cancel) = (cli.timeout, self.kill_grace, cancel.clone());
         self.tasks.spawn(async move {
             started.supervise(limit, grace, cancel, done_tx).await;
+            drop(record);
             *running.lock().unwrap_or_else(|e| e.into_inner()) = None;
             drop(permit);
         });

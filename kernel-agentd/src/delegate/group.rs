@@ -34,6 +34,11 @@ impl Group {
         child.id().map(|pid| Group { pid })
     }
 
+    /// The group id (the leader's pid).
+    pub(super) fn id(self) -> u32 {
+        self.pid
+    }
+
     /// Ends every process of the group: TERM, then KILL for what is still there after `grace`;
     /// the leader is reaped. Returns at once when nothing of the group is left.
     #[cfg(unix)]

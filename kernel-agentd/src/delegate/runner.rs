@@ -88,6 +88,11 @@ pub fn start(inv: &Invocation, log: std::fs::File) -> std::io::Result<Started> {
 }
 
 impl Started {
+    /// The id of its process group.
+    pub fn pgid(&self) -> u32 {
+        self.group.id()
+    }
+
     /// Waits until the subprocess exits, `limit` passes or `cancel` fires (then its group is
     /// ended: TERM, KILL after `grace`). Sends how it ended on `done` as soon as the leader is
     /// gone, then ends whatever else is left in the group before returning.
