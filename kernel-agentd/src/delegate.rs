@@ -207,6 +207,7 @@ impl Delegator {
                 message: e.to_string(),
             }
         })?;
+        let record = reaper::record(&self.records_dir, started.pgid());
         *self.running.lock().unwrap_or_else(|e| e.into_inner()) = Some(RunningCli {
             name: cli.name.clone(),
             since: Utc::now(),
@@ -218,7 +219,6 @@ impl Delegator {
             cli: cli.name.clone(),
             cwd: cwd_text.clone(),
         });
-        let record = reaper::record(&self.records_dir, started.pgid());
         let exit = self.supervise(started, record, &cli, cancel, permit).await;
         let result = self.result(&cli, cwd_text, &files, exit).await;
         tracing::info!(cli = %cli.name, ok = result.ok, exit_code = ?result.exit_code, "delegation finished");
