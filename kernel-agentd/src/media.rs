@@ -89,10 +89,7 @@ impl Media {
         let client = match &self.stt {
             Some(Ok(client)) => client,
             Some(Err(e)) => {
-                return Err(SttFailure::Failed(texts::stt_failed(
-                    self.locale,
-                    &e.to_string(),
-                )));
+                return Err(SttFailure::Failed(texts::stt_failed(self.locale, e)));
             }
             None => {
                 return Err(SttFailure::Failed(
@@ -117,10 +114,7 @@ impl Media {
             Err(SpeechError::Cancelled) => Err(SttFailure::Cancelled),
             Err(e) => {
                 tracing::warn!(error = %e, "speech-to-text failed");
-                Err(SttFailure::Failed(texts::stt_failed(
-                    self.locale,
-                    &e.to_string(),
-                )))
+                Err(SttFailure::Failed(texts::stt_failed(self.locale, &e)))
             }
         }
     }

@@ -183,3 +183,143 @@ fn insert_secret(headers: &mut HeaderMap, name: &str, value: &str) -> Result<(),
     headers.insert(name, value);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    use super::*;
+
+    const KEY: &str = "sk-speech-unit-key-0123456789";
+
+    /// A server on 127.0.0.1 that reads each request, then answers it with `answer` (raw
+    /// HTTP), or never when `answer` is `None`.
+    async fn server(answer: Option<&'static str>) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((mut socket, _)) = listener.accept().await {
+                if let Some(answer) = answer {
+                    read_request(&mut socket).await;
+                    let _ = socket.write_all(answer.as_bytes()).await;
+                }
+                held.push(socket);
+            }
+        });
+        format!("http://{addr}/v1")
+    }
+
+    /// Reads one request's head and its `content-length` body.
+    async fn read_request(socket: &mut tokio::net::TcpStream) {
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 4096];
+        loop {
+            let Ok(n) = socket.read(&mut chunk).await else {
+                return;
+            };
+            if n == 0 {
+                return;
+            }
+            buf.extend_from_slice(&chunk[..n]);
+            let text = String::from_utf8_lossy(&buf).to_ascii_lowercase();
+            if let Some(end) = text.find("\r\n\r\n") {
+                let len = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse::<usize>().ok())
+                    .unwrap_or(0);
+                if buf.len() >= end + 4 + len {
+                    return;
+                }
+            }
+        }
+    }
+
+    fn endpoint(base: &str) -> SpeechEndpoint {
+        let headers = BTreeMap::from([("X-Org".to_owned(), Secret::new("org-header-value-77"))]);
+        SpeechEndpoint::new(base, Some(&Secret::new(KEY)), &headers).unwrap()
+    }
+
+    fn json() -> Body {
+        Body::Json(serde_json::json!({"input": "hi"}))
+    }
+
+    #[tokio::test]
+    async fn a_silent_endpoint_times_out() {
+        let e = endpoint(&server(None).await);
+        let deadline = Duration::from_millis(300);
+        let r = e
+            .post(
+                "/audio/speech",
+                json(),
+                deadline,
+                1024,
+                &CancellationToken::new(),
+            )
+            .await;
+        assert_eq!(r.unwrap_err(), SpeechError::TimedOut(deadline));
+    }
+
+    #[tokio::test]
+    async fn cancellation_stops_the_request_at_once() {
+        let e = endpoint(&server(None).await);
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let r = e
+            .post(
+                "/audio/speech",
+                json(),
+                Duration::from_secs(600),
+                1024,
+                &cancel,
+            )
+            .await;
+        assert_eq!(r.unwrap_err(), SpeechError::Cancelled);
+    }
+
+    #[tokio::test]
+    async fn error_answers_are_redacted_and_big_answers_refused() {
+        const UNAUTHORIZED: &str = "HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\n\
+            content-length: 101\r\nconnection: close\r\n\r\n\
+            {\"error\":{\"message\":\"Incorrect API key provided: sk-speech-unit-key-0123456789 org-header-value-77\"}}";
+        let e = endpoint(&server(Some(UNAUTHORIZED)).await);
+        let err = e
+            .post(
+                "/audio/speech",
+                json(),
+                Duration::from_secs(10),
+                1024,
+                &CancellationToken::new(),
+            )
+            .await
+            .unwrap_err();
+        let SpeechError::Status { status, message } = &err else {
+            panic!("{err:?}");
+        };
+        assert_eq!(*status, 401);
+        assert!(
+            !message.contains(KEY) && !message.contains("org-header-value-77"),
+            "{message}"
+        );
+        assert!(
+            message.starts_with("Incorrect API key provided: sk-s…6789"),
+            "{message}"
+        );
+
+        const BIG: &str = "HTTP/1.1 200 OK\r\ncontent-type: audio/ogg\r\ncontent-length: 20\r\n\
+            connection: close\r\n\r\nOggS0123456789abcdef";
+        let e = endpoint(&server(Some(BIG)).await);
+        let err = e
+            .post(
+                "/audio/speech",
+                json(),
+                Duration::from_secs(10),
+                8,
+                &CancellationToken::new(),
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(err, SpeechError::BadResponse(_)), "{err:?}");
+    }
+}

@@ -3,6 +3,7 @@
 
 use kernel_common::config::Locale;
 
+use super::SpeechError;
 use crate::error::ApiError;
 
 /// Most characters of a file name, extension or MIME type echoed back.
@@ -162,11 +163,24 @@ impl Refusal {
     }
 }
 
-/// Why a voice note could not be turned into text (the turn fails with this).
-pub fn stt_failed(locale: Locale, cause: &str) -> String {
+/// Why a voice note could not be turned into text (the turn fails with this); the endpoint's
+/// own words stay as they are (already redacted).
+pub fn stt_failed(locale: Locale, error: &SpeechError) -> String {
     match locale {
-        Locale::Zh => format!("语音识别失败：{cause}"),
-        Locale::En => format!("Speech-to-text failed: {cause}"),
+        Locale::En => format!("Speech-to-text failed: {error}"),
+        Locale::Zh => {
+            let cause = match error {
+                SpeechError::Cancelled => "已取消".to_owned(),
+                SpeechError::TimedOut(after) => format!("{} 秒内没有结果", after.as_secs()),
+                SpeechError::Network(m) => format!("无法连接语音转写接口：{m}"),
+                SpeechError::Status { status, message } => {
+                    format!("接口返回 {status}：{message}")
+                }
+                SpeechError::BadResponse(m) => format!("接口的回答无法使用：{m}"),
+                SpeechError::Config(m) => format!("[stt] 配置无法使用：{m}"),
+            };
+            format!("语音识别失败：{cause}")
+        }
     }
 }
 
@@ -223,6 +237,24 @@ mod tests {
             Refusal::NotUtf8 { name: "a.txt".into() }.into_error(Locale::En),
             ApiError::InvalidArgument(m) if m.contains("a.txt")
         ));
+    }
+
+    #[test]
+    fn stt_failures_name_their_cause_in_the_locale() {
+        let e = SpeechError::Status {
+            status: 401,
+            message: "bad key".into(),
+        };
+        assert_eq!(
+            stt_failed(Locale::Zh, &e),
+            "语音识别失败：接口返回 401：bad key"
+        );
+        assert_eq!(
+            stt_failed(Locale::En, &e),
+            "Speech-to-text failed: the endpoint answered 401: bad key"
+        );
+        let e = SpeechError::TimedOut(std::time::Duration::from_secs(120));
+        assert_eq!(stt_failed(Locale::Zh, &e), "语音识别失败：120 秒内没有结果");
     }
 
     #[test]
