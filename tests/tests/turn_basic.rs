@@ -258,8 +258,8 @@ async fn bad_input_is_refused_before_any_model_call() {
     };
     let doc = pb::Attachment {
         kind: Some(pb::attachment::Kind::Document(pb::Document {
-            data: b"x".to_vec(),
-            file_name: "a.txt".into(),
+            data: b"%PDF-1.7".to_vec(),
+            file_name: "a.pdf".into(),
         })),
     };
     let cases = [
@@ -274,7 +274,7 @@ async fn bad_input_is_refused_before_any_model_call() {
             refuse("look".into(), vec![pb::Attachment { kind: None }]),
             Code::InvalidArgument,
         ),
-        (refuse("read".into(), vec![doc]), Code::Unimplemented),
+        (refuse("read".into(), vec![doc]), Code::InvalidArgument),
     ];
     for (req, code) in cases {
         let err = h.client.chat(req).await.expect_err("refused");
