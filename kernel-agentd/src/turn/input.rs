@@ -127,9 +127,9 @@ impl UserInput {
         })
     }
 
-    /// The user message of a message without voice notes (tests and callers that need no
-    /// transcription); refusals in Chinese.
-    pub fn into_message(self) -> Result<Message, ApiError> {
+    /// The user message of a message without voice notes; refusals in Chinese.
+    #[cfg(test)]
+    fn into_message(self) -> Result<Message, ApiError> {
         let accepted = self.accept(Locale::Zh, false)?;
         Ok(accepted.into_message(Vec::new()))
     }
