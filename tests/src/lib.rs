@@ -7,6 +7,7 @@ pub mod fake_cli;
 pub mod fake_llm;
 pub mod fake_speech;
 pub mod fake_telegram;
+pub mod fault;
 pub mod harness;
 pub mod mcp_support;
 pub mod media;
