@@ -11,7 +11,10 @@ use super::*;
 
 /// A group leader (`sh`) with a background member; both sleep until killed. Returns the leader
 /// and the member's pid once the member runs.
-#[expect(clippy::zombie_processes, reason = "the caller waits for the returned leader")]
+#[expect(
+    clippy::zombie_processes,
+    reason = "the caller waits for the returned leader"
+)]
 fn group(dir: &Path) -> (Child, u32) {
     let pid_file = dir.join("member.pid");
     let script = format!(
