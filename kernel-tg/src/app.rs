@@ -29,6 +29,8 @@ use crate::turn;
 const AGENTD_STARTUP_ATTEMPTS: u32 = 20;
 /// How long shutdown waits for replies still being sent.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// How long one getUpdates waits for news (below the HTTP client's 17 s timeout).
+const LONG_POLL: Duration = Duration::from_secs(10);
 /// Turns waiting for their predecessor to reach agentd.
 const TURN_QUEUE: usize = 32;
 
@@ -107,9 +109,14 @@ pub async fn run(
     on_polling: impl FnOnce(),
 ) -> Result<(), RunError> {
     let app = connect(&config).await?;
+    // Long polling (a short timeout would poll in a tight loop); a webhook left set would make
+    // every getUpdates fail with 409, so it is removed first.
     let mut polling = Polling::builder(app.telegram().bot().clone())
+        .timeout(LONG_POLL)
         .drop_pending_updates()
         .allowed_updates(vec![AllowedUpdate::Message])
+        .delete_webhook()
+        .await
         .build();
     let stop = polling.stop_token();
     let tasks = TaskTracker::new();

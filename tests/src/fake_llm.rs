@@ -133,6 +133,8 @@ pub(crate) struct Call {
 struct Shared {
     queue: Mutex<VecDeque<Script>>,
     requests: Mutex<Vec<RecordedRequest>>,
+    /// Woken whenever a request is recorded.
+    arrived: tokio::sync::Notify,
     lax: AtomicBool,
     seq: AtomicU64,
     shutdown: CancellationToken,
@@ -186,6 +188,22 @@ impl FakeLlm {
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.requests.lock().unwrap().clone()
+    }
+
+    /// Waits until at least `n` requests were received; panics after `timeout`.
+    pub async fn wait_requests(&self, n: usize, timeout: std::time::Duration) {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let arrived = self.shared.arrived.notified();
+            tokio::pin!(arrived);
+            arrived.as_mut().enable();
+            if self.shared.requests.lock().unwrap().len() >= n {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, arrived).await.is_err() {
+                panic!("the fake LLM did not get {n} request(s) within {timeout:?}");
+            }
+        }
     }
 
     /// The most recent request.
@@ -242,6 +260,7 @@ async fn handle(
         raw_body,
     };
     shared.requests.lock().unwrap().push(recorded);
+    shared.arrived.notify_waiters();
     let api = match (method == Method::POST, uri.path()) {
         (true, "/v1/messages") => Api::Anthropic,
         (true, "/v1/chat/completions" | "/chat/completions") => Api::OpenAi,

@@ -68,7 +68,11 @@ impl Stack {
     /// Waits for the bot's first `sendMessage` replying to `message_id`.
     pub async fn reply_to(&self, message_id: i64) -> Call {
         self.telegram
-            .wait_for_call("sendMessage", |c| c.ok && reply_target(c) == Some(message_id), PROMPT)
+            .wait_for_call(
+                "sendMessage",
+                |c| c.ok && reply_target(c) == Some(message_id),
+                PROMPT,
+            )
             .await
     }
 
@@ -129,7 +133,10 @@ impl Stack {
         // The token's secret half alone must not leak either (e.g. through a logged URL).
         let tail = TELEGRAM_TOKEN.split(':').nth(1).unwrap_or(TELEGRAM_TOKEN);
         assert!(!logs.contains(tail), "bot token in the logs:\n{logs}");
-        assert!(logs.contains("kernel-tg polling Telegram"), "the logs were not captured:\n{logs}");
+        assert!(
+            logs.contains("kernel-tg polling Telegram"),
+            "the logs were not captured:\n{logs}"
+        );
     }
 
     /// Stops kernel-tg with SIGTERM and returns its exit status.

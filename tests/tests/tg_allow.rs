@@ -24,7 +24,9 @@ async fn strangers_groups_channels_and_edits_are_dropped_before_any_rpc() {
             "text": CONTENT
         }
     }));
-    stack.telegram.push_raw_update(json!({ "update_id": 1_000_000, "message": { "garbage": true } }));
+    stack
+        .telegram
+        .push_raw_update(json!({ "update_id": 1_000_000, "message": { "garbage": true } }));
 
     // Updates are handled in order: once /help is answered, all the above were seen.
     let help = stack.command("/help").await;
@@ -40,9 +42,17 @@ async fn strangers_groups_channels_and_edits_are_dropped_before_any_rpc() {
     assert!(stack.llm.requests().is_empty());
     assert!(stack.telegram.calls_of("sendChatAction").is_empty());
     let sends = stack.telegram.calls_of("sendMessage");
-    assert_eq!(sends.len(), 1, "only the /help reply: {}", stack.telegram.call_log());
+    assert_eq!(
+        sends.len(),
+        1,
+        "only the /help reply: {}",
+        stack.telegram.call_log()
+    );
     let logs = stack.logs();
-    assert!(logs.contains("dropped: not the owner's private chat"), "{logs}");
+    assert!(
+        logs.contains("dropped: not the owner's private chat"),
+        "{logs}"
+    );
     // Neither process saw a Chat or a Cancel.
     for rpc in ["turn started", "cancel requested", "chat refused"] {
         assert!(!logs.contains(rpc), "{rpc}:\n{logs}");
@@ -60,7 +70,12 @@ async fn a_stranger_alone_causes_no_model_call_and_no_reply() {
     assert!(!status.is_empty());
     assert!(stack.llm.requests().is_empty());
     let sends = stack.telegram.calls_of("sendMessage");
-    assert_eq!(sends.len(), 1, "only the /status reply: {}", stack.telegram.call_log());
+    assert_eq!(
+        sends.len(),
+        1,
+        "only the /status reply: {}",
+        stack.telegram.call_log()
+    );
     assert!(stack.telegram.calls_of("sendChatAction").is_empty());
     stack.assert_no_secrets();
 }

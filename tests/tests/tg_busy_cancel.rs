@@ -39,7 +39,11 @@ async fn status_and_cancel_answer_while_busy_and_the_busy_notice_comes_once() {
     // The turn ended: its placeholder is gone and nothing else was said about it.
     stack
         .telegram
-        .wait_for_call("deleteMessage", |c| c.int_param("message_id") == Some(placeholder_id), PROMPT)
+        .wait_for_call(
+            "deleteMessage",
+            |c| c.int_param("message_id") == Some(placeholder_id),
+            PROMPT,
+        )
         .await;
 
     // Turns reach agentd in order: once the next one is answered, the third was handled.
@@ -50,10 +54,17 @@ async fn status_and_cancel_answer_while_busy_and_the_busy_notice_comes_once() {
         .wait_for_call("sendMessage", |c| text_of(c).contains("back again"), PROMPT)
         .await;
     let sends = stack.telegram.calls_of("sendMessage");
-    assert!(sends.iter().all(|c| reply_target(c) != Some(third)), "{}", stack.telegram.call_log());
+    assert!(
+        sends.iter().all(|c| reply_target(c) != Some(third)),
+        "{}",
+        stack.telegram.call_log()
+    );
     let busy_notices = sends.iter().filter(|c| text_of(c) == zh().busy()).count();
     assert_eq!(busy_notices, 1, "{}", stack.telegram.call_log());
-    let answer = sends.iter().find(|c| text_of(c).contains("back again")).unwrap();
+    let answer = sends
+        .iter()
+        .find(|c| text_of(c).contains("back again"))
+        .unwrap();
     assert_eq!(reply_target(answer), Some(fourth));
     stack.assert_no_secrets();
 }

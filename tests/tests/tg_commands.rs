@@ -47,7 +47,9 @@ async fn help_start_and_the_command_menu() {
     let unknown = stack.command("/frobnicate").await;
     assert_eq!(
         unknown,
-        zh().command_error(&CommandError::Unknown { name: "frobnicate".into() })
+        zh().command_error(&CommandError::Unknown {
+            name: "frobnicate".into()
+        })
     );
     stack.assert_no_secrets();
 }
@@ -63,13 +65,19 @@ async fn sessions_new_history_resume_retitle_and_delete() {
     turn(&stack, "second topic", "answer two").await;
 
     let history = stack.command("/history").await;
-    assert!(history.contains("#1") && history.contains("#2"), "{history}");
+    assert!(
+        history.contains("#1") && history.contains("#2"),
+        "{history}"
+    );
     let resumed = stack.command("/resume #2").await;
     assert!(resumed.starts_with("已切换到会话："), "{resumed}");
     assert!(resumed.contains("#2"), "{resumed}");
 
     titles.push(Script::text("Renamed chat"));
-    assert_eq!(stack.command("/retitle").await, zh().retitled("Renamed chat"));
+    assert_eq!(
+        stack.command("/retitle").await,
+        zh().retitled("Renamed chat")
+    );
     let history = stack.command("/history").await;
     assert!(history.contains("Renamed chat"), "{history}");
 
@@ -85,7 +93,10 @@ async fn sessions_new_history_resume_retitle_and_delete() {
     );
 
     stack.command("/history").await;
-    assert_eq!(stack.command("/del_history #1/#2").await, zh().sessions_deleted(2));
+    assert_eq!(
+        stack.command("/del_history #1/#2").await,
+        zh().sessions_deleted(2)
+    );
     let history = stack.command("/history").await;
     assert!(!history.contains("Renamed chat"), "{history}");
     stack.assert_no_secrets();
@@ -95,19 +106,38 @@ async fn sessions_new_history_resume_retitle_and_delete() {
 async fn provider_and_model_show_switch_and_refuse() {
     let stack = Stack::start().await;
     let providers = stack.command("/provider").await;
-    assert!(providers.contains("<code>fake</code>") && providers.contains("fake-model-2"), "{providers}");
-    assert_eq!(stack.command("/provider fake").await, zh().switched("fake", "fake-model"));
+    assert!(
+        providers.contains("<code>fake</code>") && providers.contains("fake-model-2"),
+        "{providers}"
+    );
+    assert_eq!(
+        stack.command("/provider fake").await,
+        zh().switched("fake", "fake-model")
+    );
     let unknown = stack.command("/provider nope").await;
-    assert!(unknown.starts_with("⚠️") && unknown.contains("nope"), "{unknown}");
+    assert!(
+        unknown.starts_with("⚠️") && unknown.contains("nope"),
+        "{unknown}"
+    );
 
     let models = stack.command("/model").await;
     assert_eq!(
         models,
-        zh().models("fake", &["fake-model".into(), "fake-model-2".into()], "fake-model")
+        zh().models(
+            "fake",
+            &["fake-model".into(), "fake-model-2".into()],
+            "fake-model"
+        )
     );
-    assert_eq!(stack.command("/model fake-model-2").await, zh().switched("fake", "fake-model-2"));
+    assert_eq!(
+        stack.command("/model fake-model-2").await,
+        zh().switched("fake", "fake-model-2")
+    );
     let refused = stack.command("/model gpt-9").await;
-    assert!(refused.starts_with("⚠️") && refused.contains("gpt-9"), "{refused}");
+    assert!(
+        refused.starts_with("⚠️") && refused.contains("gpt-9"),
+        "{refused}"
+    );
 
     turn(&stack, "which model?", "this one").await;
     let request = stack.llm.last_request().unwrap();
@@ -120,17 +150,33 @@ async fn provider_and_model_show_switch_and_refuse() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn remember_memory_and_forget() {
     let stack = Stack::start().await;
-    assert_eq!(stack.command("/remember 我喜欢绿茶").await, zh().remembered("我喜欢绿茶"));
     assert_eq!(
-        stack.command("/remember the <b>server</b> is at home").await,
+        stack.command("/remember 我喜欢绿茶").await,
+        zh().remembered("我喜欢绿茶")
+    );
+    assert_eq!(
+        stack
+            .command("/remember the <b>server</b> is at home")
+            .await,
         zh().remembered("the <b>server</b> is at home")
     );
     let memories = stack.command("/memory").await;
     assert!(memories.contains("我喜欢绿茶"), "{memories}");
     assert!(memories.contains("&lt;b&gt;server"), "escaped: {memories}");
-    let first = memories.lines().find(|l| l.starts_with("#1 ")).unwrap().to_owned();
+    let first = memories
+        .lines()
+        .find(|l| l.starts_with("#1 "))
+        .unwrap()
+        .to_owned();
     let second = memories.lines().find(|l| l.starts_with("#2 ")).unwrap();
-    let kept = second.split_once(' ').unwrap().1.split_once(' ').unwrap().1.to_owned();
+    let kept = second
+        .split_once(' ')
+        .unwrap()
+        .1
+        .split_once(' ')
+        .unwrap()
+        .1
+        .to_owned();
     assert_eq!(stack.command("/forget #1").await, zh().memories_deleted(1));
     let after = stack.command("/memory").await;
     assert!(after.contains(&kept), "{after}");
@@ -141,7 +187,9 @@ async fn remember_memory_and_forget() {
     let empty = stack.command("/remember").await;
     assert_eq!(
         empty,
-        zh().command_error(&CommandError::MissingText { command: CommandKind::Remember })
+        zh().command_error(&CommandError::MissingText {
+            command: CommandKind::Remember
+        })
     );
     stack.assert_no_secrets();
 }

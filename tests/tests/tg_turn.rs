@@ -33,12 +33,17 @@ async fn a_message_gets_placeholder_typing_answer_and_the_placeholder_goes() {
     let placeholder = position(&calls, "sendmessage", |c| text_of(c) == zh().placeholder());
     let placeholder_id = calls[placeholder].sent_message_id().unwrap();
     assert_eq!(reply_target(&calls[placeholder]), Some(asked));
-    let typing = position(&calls, "sendchataction", |c| c.str_param("action") == Some("typing"));
+    let typing = position(&calls, "sendchataction", |c| {
+        c.str_param("action") == Some("typing")
+    });
     let answer = position(&calls, "sendmessage", |c| text_of(c).contains("Hello"));
     let deleted = position(&calls, "deletemessage", |c| {
         c.int_param("message_id") == Some(placeholder_id)
     });
-    assert!(placeholder < typing && typing < deleted && answer < deleted, "{calls:#?}");
+    assert!(
+        placeholder < typing && typing < deleted && answer < deleted,
+        "{calls:#?}"
+    );
     let answer = &calls[answer];
     assert_eq!(text_of(answer), "<b>Hello</b> owner, <code>x &lt; y</code>");
     assert_eq!(answer.str_param("parse_mode"), Some("HTML"));
@@ -47,7 +52,11 @@ async fn a_message_gets_placeholder_typing_answer_and_the_placeholder_goes() {
     let visible = stack.visible();
     assert_eq!(visible.len(), 1, "{visible:#?}");
     assert!(visible[0].text.contains("Hello"));
-    assert!(calls.iter().all(|c| c.chat_id().is_none_or(|id| id == OWNER_ID)));
+    assert!(
+        calls
+            .iter()
+            .all(|c| c.chat_id().is_none_or(|id| id == OWNER_ID))
+    );
     stack.assert_no_secrets();
 }
 
@@ -63,7 +72,9 @@ async fn a_long_answer_arrives_in_valid_chunks_in_order_each_once() {
              until the answer is long enough to need several Telegram messages.\n\n"
         ));
         if n % 15 == 0 {
-            answer.push_str(&format!("```rust\nfn block_{n}() -> u32 {{ {n} }}\n```\n\n"));
+            answer.push_str(&format!(
+                "```rust\nfn block_{n}() -> u32 {{ {n} }}\n```\n\n"
+            ));
         }
     }
     stack.llm.push(Script::text(answer.clone()));
@@ -76,8 +87,16 @@ async fn a_long_answer_arrives_in_valid_chunks_in_order_each_once() {
     let chunks = stack.visible();
     assert!(chunks.len() >= 3, "{} chunks", chunks.len());
     assert_eq!(chunks[0].reply_to, Some(asked));
-    assert!(chunks.iter().all(|m| m.parse_mode.as_deref() == Some("HTML")));
-    let all: String = chunks.iter().map(|m| m.text.as_str()).collect::<Vec<_>>().join("\n");
+    assert!(
+        chunks
+            .iter()
+            .all(|m| m.parse_mode.as_deref() == Some("HTML"))
+    );
+    let all: String = chunks
+        .iter()
+        .map(|m| m.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
     let mut last = 0;
     for i in 1..=n {
         let marker = format!("Paragraph {i}:");
@@ -89,7 +108,11 @@ async fn a_long_answer_arrives_in_valid_chunks_in_order_each_once() {
     // The fake validated every chunk strictly; none was refused or re-sent.
     let sends = stack.telegram.calls_of("sendMessage");
     assert!(sends.iter().all(|c| c.ok), "{}", stack.telegram.call_log());
-    assert_eq!(sends.len(), chunks.len() + 1, "placeholder + each chunk once");
+    assert_eq!(
+        sends.len(),
+        chunks.len() + 1,
+        "placeholder + each chunk once"
+    );
     stack.assert_no_secrets();
 }
 
@@ -105,7 +128,11 @@ async fn a_failed_turn_shows_the_error_in_place_of_the_placeholder() {
         .telegram
         .wait_for_call("editMessageText", |c| text_of(c).contains("⚠️"), PROMPT)
         .await;
-    assert!(text_of(&edit).contains("prompt is too long"), "{}", text_of(&edit));
+    assert!(
+        text_of(&edit).contains("prompt is too long"),
+        "{}",
+        text_of(&edit)
+    );
     let visible = stack.visible();
     assert_eq!(visible.len(), 1, "{visible:#?}");
     stack.assert_no_secrets();
