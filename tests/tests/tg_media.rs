@@ -1,0 +1,185 @@
+//! Media through both real binaries: photos, documents and voice notes are downloaded from the
+//! fake Bot API and reach the model; refusals reach the owner without a model call; a voice note
+//! with `[tts]` gets a voice note back.
+
+use kernel_agentd::conversation::Block;
+use kernel_common::config::Locale;
+use kernel_tg::texts::Texts;
+use tests::fake_llm::Script;
+use tests::fake_speech::{FAKE_OGG, FakeSpeech};
+use tests::fake_telegram::{DOWNLOAD, OWNER_ID};
+use tests::media::{PNG, SPEECH_KEY, speech_toml};
+use tests::stack::{PROMPT, Stack, reply_target, text_of};
+
+fn zh() -> Texts {
+    Texts::new(Locale::Zh)
+}
+
+/// How `data` travels inside the model request (the conversation model's own base64).
+fn base64(data: &[u8]) -> String {
+    let block = Block::Image {
+        mime_type: "image/png".into(),
+        data: data.to_vec(),
+    };
+    serde_json::to_value(block).unwrap()["data"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Waits for the turn's end (placeholder deleted) and returns the answer text the owner sees.
+async fn answer(stack: &Stack) -> String {
+    stack
+        .telegram
+        .wait_for_call("deleteMessage", |c| c.ok, PROMPT)
+        .await;
+    let visible = stack.visible();
+    assert_eq!(visible.len(), 1, "{visible:#?}");
+    visible[0].text.clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_photo_reaches_the_model_as_a_base64_image_with_its_caption() {
+    for kind in ["claude", "openai_compat"] {
+        let stack = Stack::start_with(kind, "").await;
+        stack.llm.push(Script::text("a tiny PNG"));
+        stack
+            .telegram
+            .user_photo(OWNER_ID, PNG.to_vec(), Some("图里是什么？"));
+        assert_eq!(answer(&stack).await, "a tiny PNG");
+        let request = stack.llm.last_request().unwrap();
+        assert!(request.raw_body.contains(&base64(PNG)), "{kind}: no image");
+        assert!(
+            request.raw_body.contains("图里是什么？"),
+            "{kind}: no caption"
+        );
+        assert_eq!(stack.telegram.calls_of(DOWNLOAD).len(), 1);
+        stack.assert_no_secrets();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_code_file_arrives_as_a_fenced_block_and_a_pdf_is_refused() {
+    let stack = Stack::start().await;
+    stack.llm.push(Script::text("looks fine"));
+    let code = "def add(a, b):\n    return a + b\n";
+    stack.telegram.user_document(
+        OWNER_ID,
+        "calc.py",
+        code.as_bytes().to_vec(),
+        Some("review"),
+    );
+    assert_eq!(answer(&stack).await, "looks fine");
+    let body = stack.llm.last_request().unwrap().raw_body;
+    assert!(body.contains("[文件: calc.py]"), "{body}");
+    assert!(body.contains("return a + b"), "{body}");
+
+    let asked =
+        stack
+            .telegram
+            .user_document(OWNER_ID, "report.pdf", b"%PDF-1.7 fake".to_vec(), None);
+    let refusal = stack
+        .telegram
+        .wait_for_call(
+            "editMessageText",
+            |c| text_of(c).contains("暂不支持该格式"),
+            PROMPT,
+        )
+        .await;
+    assert!(text_of(&refusal).starts_with("⚠️"), "{}", text_of(&refusal));
+    assert_eq!(stack.llm.requests().len(), 1, "no model call for the PDF");
+    let placeholder = stack
+        .telegram
+        .calls_of("sendMessage")
+        .into_iter()
+        .find(|c| reply_target(c) == Some(asked))
+        .unwrap();
+    assert_eq!(
+        refusal.int_param("message_id"),
+        placeholder.sent_message_id()
+    );
+    stack.assert_no_secrets();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_over_20_mb_is_refused_before_any_download() {
+    let stack = Stack::start().await;
+    let asked = stack
+        .telegram
+        .user_document_claiming_size(OWNER_ID, "huge.log", 25 * 1024 * 1024);
+    let reply = stack.reply_to(asked).await;
+    assert_eq!(text_of(&reply), zh().file_too_large(20));
+    assert!(stack.telegram.calls_of("getFile").is_empty());
+    assert!(stack.telegram.calls_of(DOWNLOAD).is_empty());
+    assert!(stack.llm.requests().is_empty());
+    stack.assert_no_secrets();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_voice_note_is_transcribed_and_answered_with_a_voice_note_and_text() {
+    let speech = FakeSpeech::start(SPEECH_KEY).await;
+    speech.set_transcript("明天早上九点提醒我开会");
+    let stack = Stack::start_with("claude", &speech_toml(&speech.base(), SPEECH_KEY, true)).await;
+    stack.llm.push(Script::text("好的，明天九点提醒你。"));
+    let asked = stack
+        .telegram
+        .user_voice(OWNER_ID, b"OggS-owner-voice".to_vec());
+    stack
+        .telegram
+        .wait_for_call("sendVoice", |c| c.ok, PROMPT)
+        .await;
+    stack
+        .telegram
+        .wait_for_call("deleteMessage", |c| c.ok, PROMPT)
+        .await;
+    let visible = stack.visible();
+    assert_eq!(visible.len(), 2, "the text and the voice note: {visible:#?}");
+    assert_eq!(visible[0].text, "好的，明天九点提醒你。");
+    let body = stack.llm.last_request().unwrap().raw_body;
+    assert!(body.contains("[语音: 明天早上九点提醒我开会]"), "{body}");
+    let voice = stack
+        .telegram
+        .messages(OWNER_ID)
+        .into_iter()
+        .find(|m| m.voice.is_some())
+        .unwrap();
+    assert_eq!(voice.voice.as_deref(), Some(FAKE_OGG));
+    assert_eq!(voice.reply_to, Some(asked));
+    assert!(!stack.logs().contains(SPEECH_KEY));
+    stack.assert_no_secrets();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_voice_note_without_stt_gets_the_not_configured_hint() {
+    let stack = Stack::start().await;
+    stack
+        .telegram
+        .user_voice(OWNER_ID, b"OggS-owner-voice".to_vec());
+    let hint = stack
+        .telegram
+        .wait_for_call("editMessageText", |c| text_of(c).contains("[stt]"), PROMPT)
+        .await;
+    assert!(text_of(&hint).starts_with("⚠️"), "{}", text_of(&hint));
+    assert!(stack.llm.requests().is_empty());
+    stack.assert_no_secrets();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sticker_is_not_forwarded_and_the_owner_is_told() {
+    let stack = Stack::start().await;
+    stack.telegram.push_raw_update(serde_json::json!({
+        "update_id": 500_000,
+        "message": {
+            "message_id": 77, "date": 1_700_000_000,
+            "chat": { "id": OWNER_ID, "type": "private", "first_name": "o" },
+            "from": { "id": OWNER_ID, "is_bot": false, "first_name": "o" },
+            "sticker": {
+                "file_id": "s1", "file_unique_id": "us1", "width": 1, "height": 1,
+                "is_animated": false, "is_video": false, "type": "regular"
+            }
+        }
+    }));
+    let reply = stack.reply_to(77).await;
+    assert_eq!(text_of(&reply), zh().unsupported());
+    assert!(stack.llm.requests().is_empty());
+}
