@@ -18,6 +18,7 @@
 
 mod anthropic;
 mod body;
+mod cache;
 mod log_capture;
 mod openai;
 mod provider;
@@ -37,6 +38,7 @@ use bytes::Bytes;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+pub use cache::estimate_tokens;
 pub use log_capture::LogCapture;
 pub use provider::{Drained, FAKE_KEY, FAKE_MODEL, drain};
 pub use script::{
@@ -138,6 +140,19 @@ struct Shared {
     lax: AtomicBool,
     seq: AtomicU64,
     shutdown: CancellationToken,
+    /// When each request arrived and its response body ended (same order as `requests`).
+    served: Mutex<Vec<Served>>,
+    /// The prompt-cache model, when on; and the usage it reported, per Anthropic reply.
+    cache: Mutex<Option<cache::PromptCache>>,
+    billed: Mutex<Vec<FakeUsage>>,
+}
+
+/// When the fake received a request and when it finished sending the response body
+/// (`None` while streaming, or when the body ended in a reset or stall).
+#[derive(Debug, Clone, Copy)]
+pub struct Served {
+    pub received: std::time::Instant,
+    pub finished: Option<std::time::Instant>,
 }
 
 /// The fake server; see the module docs.
@@ -216,6 +231,23 @@ impl FakeLlm {
         self.shared.lax.store(!strict, Ordering::SeqCst);
     }
 
+    /// Arrival and end times of every request so far, in order (the fake's own time per call).
+    pub fn served(&self) -> Vec<Served> {
+        self.shared.served.lock().unwrap().clone()
+    }
+
+    /// Turns the prompt-cache model on (see `fake_llm/cache.rs`): Anthropic replies then report
+    /// the model's `input_tokens`, `cache_read_input_tokens` and `cache_creation_input_tokens`
+    /// instead of the scripted ones.
+    pub fn model_prompt_cache(&self) {
+        *self.shared.cache.lock().unwrap() = Some(cache::PromptCache::default());
+    }
+
+    /// The usage the prompt-cache model reported, one per Anthropic reply, in order.
+    pub fn billed(&self) -> Vec<FakeUsage> {
+        self.shared.billed.lock().unwrap().clone()
+    }
+
     /// Ends every stalled or held stream now (as dropping the fake does).
     pub fn shutdown(&self) {
         self.shared.shutdown.cancel();
@@ -242,6 +274,7 @@ async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    let received = std::time::Instant::now();
     let raw_body = String::from_utf8_lossy(&body).into_owned();
     let json: Value = serde_json::from_str(&raw_body).unwrap_or(Value::Null);
     let recorded = RecordedRequest {
@@ -257,10 +290,47 @@ async fn handle(
             })
             .collect(),
         body: json.clone(),
-        raw_body,
+        raw_body: raw_body.clone(),
     };
-    shared.requests.lock().unwrap().push(recorded);
+    let index = {
+        // Both logs in the same order: `served[i]` is `requests[i]`.
+        let mut served = shared.served.lock().unwrap();
+        served.push(Served {
+            received,
+            finished: None,
+        });
+        shared.requests.lock().unwrap().push(recorded);
+        served.len() - 1
+    };
     shared.arrived.notify_waiters();
+    let response = answer(&shared, &method, &uri, &headers, json, &raw_body);
+    timed(response, shared, index)
+}
+
+/// Marks request `index` finished when `response`'s body ends cleanly.
+fn timed(response: Response, shared: Arc<Shared>, index: usize) -> Response {
+    use futures::StreamExt as _;
+    let (parts, body) = response.into_parts();
+    let end = futures::stream::once(async move {
+        if let Some(s) = shared.served.lock().unwrap().get_mut(index) {
+            s.finished = Some(std::time::Instant::now());
+        }
+        None::<Result<Bytes, axum::Error>>
+    })
+    .filter_map(futures::future::ready);
+    let body = axum::body::Body::from_stream(body.into_data_stream().chain(end));
+    Response::from_parts(parts, body)
+}
+
+/// The answer to a recorded request.
+fn answer(
+    shared: &Shared,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    json: Value,
+    raw_body: &str,
+) -> Response {
     let api = match (method == Method::POST, uri.path()) {
         (true, "/v1/messages") => Api::Anthropic,
         (true, "/v1/chat/completions" | "/chat/completions") => Api::OpenAi,
@@ -285,20 +355,26 @@ async fn handle(
     }
     if !shared.lax.load(Ordering::SeqCst) {
         let checked = match api {
-            Api::Anthropic => validate::anthropic(&headers, &json),
-            Api::OpenAi => validate::openai(&headers, &json),
+            Api::Anthropic => validate::anthropic(headers, &json),
+            Api::OpenAi => validate::openai(headers, &json),
         };
         if let Err(rejection) = checked {
             tracing::warn!(message = %rejection.message, "fake LLM rejected a request");
             return reject(api, rejection);
         }
     }
-    let script = shared
+    let mut script = shared
         .queue
         .lock()
         .unwrap()
         .pop_front()
         .unwrap_or_else(|| Script::text(DEFAULT_TEXT));
+    if let (Api::Anthropic, Script::Reply(reply)) = (api, &mut script)
+        && let Some(cache) = shared.cache.lock().unwrap().as_mut()
+    {
+        reply.usage = cache.account(raw_body, reply.usage);
+        shared.billed.lock().unwrap().push(reply.usage);
+    }
     let call = Call {
         model: json
             .get("model")
@@ -310,7 +386,7 @@ async fn handle(
             .pointer("/stream_options/include_usage")
             .and_then(Value::as_bool)
             .unwrap_or(false),
-        key: sent_key(&headers),
+        key: sent_key(headers),
         seq: shared.seq.fetch_add(1, Ordering::SeqCst),
         shutdown: shared.shutdown.clone(),
     };
