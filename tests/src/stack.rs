@@ -32,15 +32,24 @@ impl Stack {
 
     /// Starts everything; `kind` is the default provider's type, `extra` TOML is appended.
     pub async fn start_with(kind: &str, extra: &str) -> Stack {
+        Self::start_edited(kind, extra, |toml| toml).await
+    }
+
+    /// Like [`Stack::start_with`], with `edit` applied to the config text before anything starts.
+    pub async fn start_edited(
+        kind: &str,
+        extra: &str,
+        edit: impl FnOnce(String) -> String,
+    ) -> Stack {
         let llm = FakeLlm::start().await;
         let telegram = FakeTelegram::start(TELEGRAM_TOKEN).await;
         let cfg = TestConfig::with_kind(kind, &llm.url(), extra);
         let api_url = telegram.api_url();
         cfg.rewrite(|toml| {
-            toml.replace(
+            edit(toml.replace(
                 "allowed_user = 42",
                 &format!("allowed_user = {OWNER_ID}\napi_url = \"{api_url}\""),
-            )
+            ))
         });
         let agentd = Some(AgentdProcess::start(&cfg.path, &[]));
         // kernel-tg talks to the fake (served by this runtime) before it is ready: wait off-thread.
