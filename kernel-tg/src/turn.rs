@@ -27,7 +27,8 @@ pub struct Turn {
     app: App,
     /// The owner's message the answer replies to.
     reply_to: MessageId,
-    placeholder: MessageId,
+    /// `None` when Telegram refused even the placeholder: the answer still comes.
+    placeholder: Option<MessageId>,
     events: Streaming<pb::ChatEvent>,
 }
 
@@ -99,12 +100,18 @@ pub async fn begin(app: &App, reply_to: MessageId, input: TurnInput) -> Option<T
         }
     }
     let placeholder = match placeholder {
-        Some(id) => id,
-        None => app
+        Some(id) => Some(id),
+        None => match app
             .telegram()
             .send_html(texts.placeholder(), Some(reply_to))
             .await
-            .ok()?,
+        {
+            Ok(id) => Some(id),
+            Err(e) => {
+                tracing::warn!(error = %e, "the placeholder could not be sent; the turn goes on");
+                None
+            }
+        },
     };
     Some(Turn {
         app: app.clone(),
@@ -148,12 +155,14 @@ impl Turn {
             Outcome::Completed(done) => self.deliver(done).await,
             Outcome::Say(html) => {
                 self.app
-                    .replace_or_say(Some(self.placeholder), &html, self.reply_to)
+                    .replace_or_say(self.placeholder, &html, self.reply_to)
                     .await
             }
             Outcome::Cancelled => {
                 tracing::info!("turn cancelled");
-                let _ = self.app.telegram().delete(self.placeholder).await;
+                if let Some(id) = self.placeholder {
+                    let _ = self.app.telegram().delete(id).await;
+                }
             }
         }
     }
@@ -166,7 +175,7 @@ impl Turn {
         let chunks = render::render(&done.text);
         if chunks.is_empty() {
             self.app
-                .replace_or_say(Some(self.placeholder), texts.empty_answer(), self.reply_to)
+                .replace_or_say(self.placeholder, texts.empty_answer(), self.reply_to)
                 .await;
             return;
         }
@@ -186,7 +195,7 @@ impl Turn {
         if failed == chunks.len() {
             self.app
                 .replace_or_say(
-                    Some(self.placeholder),
+                    self.placeholder,
                     &texts.delivery_failed(failed, chunks.len()),
                     self.reply_to,
                 )
@@ -198,7 +207,9 @@ impl Turn {
                 .say(&texts.delivery_failed(failed, chunks.len()), None)
                 .await;
         }
-        if let Err(e) = telegram.delete(self.placeholder).await {
+        if let Some(id) = self.placeholder
+            && let Err(e) = telegram.delete(id).await
+        {
             tracing::warn!(error = %e, "the placeholder could not be deleted");
         }
         tracing::info!(chunks = chunks.len(), "answer delivered");

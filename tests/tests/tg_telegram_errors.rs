@@ -1,6 +1,8 @@
 //! Telegram refusing or throttling kernel-tg: a chunk whose HTML is rejected is re-sent as plain
 //! text; a 429 is waited out and retried; nothing arrives twice and nothing is lost.
 
+use kernel_common::config::Locale;
+use kernel_tg::texts::Texts;
 use tests::fake_llm::Script;
 use tests::fake_telegram::Failure;
 use tests::stack::{PROMPT, Stack, text_of};
@@ -119,5 +121,27 @@ async fn progress_shows_the_running_tool_and_a_dropped_edit_is_retried() {
     let visible = stack.visible();
     assert_eq!(visible.len(), 1, "{visible:#?}");
     assert_eq!(visible[0].text, "done searching");
+    stack.assert_no_secrets();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_answer_still_arrives_when_the_placeholder_is_refused() {
+    let stack = Stack::start().await;
+    let placeholder = Texts::new(Locale::Zh).placeholder();
+    stack.telegram.inject_when(
+        "sendMessage",
+        move |p| p["text"] == placeholder,
+        Failure::Api {
+            code: 403,
+            description: "Forbidden: bot was blocked by the user".into(),
+        },
+        1,
+    );
+    stack.llm.push(Script::text("here anyway"));
+    let asked = stack.owner_says("hi");
+    let answer = stack.reply_to(asked).await;
+    assert_eq!(text_of(&answer), "here anyway");
+    assert!(stack.telegram.calls_of("deleteMessage").is_empty());
+    assert_eq!(stack.visible().len(), 1);
     stack.assert_no_secrets();
 }

@@ -24,8 +24,9 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// Starts typing now and shows `shown` (the placeholder's current HTML) until told otherwise.
-    pub fn start(telegram: Telegram, placeholder: MessageId, shown: String) -> Self {
+    /// Starts typing now and shows `shown` (the placeholder's current HTML) until told otherwise;
+    /// without a placeholder it only keeps typing.
+    pub fn start(telegram: Telegram, placeholder: Option<MessageId>, shown: String) -> Self {
         let (wanted, rx) = watch::channel(shown.clone());
         let stop = CancellationToken::new();
         let task = tokio::spawn(run(telegram, placeholder, shown, rx, stop.clone()));
@@ -46,7 +47,7 @@ impl Progress {
 
 async fn run(
     telegram: Telegram,
-    placeholder: MessageId,
+    placeholder: Option<MessageId>,
     mut shown: String,
     mut wanted: watch::Receiver<String>,
     stop: CancellationToken,
@@ -70,9 +71,9 @@ async fn run(
                     return;
                 }
                 let html = wanted.borrow_and_update().clone();
-                if html == shown {
+                let Some(placeholder) = placeholder.filter(|_| html != shown) else {
                     continue;
-                }
+                };
                 match stop.run_until_cancelled(telegram.edit_html(placeholder, &html)).await {
                     None => return,
                     Some(Err(e)) => tracing::debug!(error = %e, "progress edit failed"),
