@@ -133,7 +133,11 @@ async fn a_voice_note_is_transcribed_and_answered_with_a_voice_note_and_text() {
         .wait_for_call("deleteMessage", |c| c.ok, PROMPT)
         .await;
     let visible = stack.visible();
-    assert_eq!(visible.len(), 2, "the text and the voice note: {visible:#?}");
+    assert_eq!(
+        visible.len(),
+        2,
+        "the text and the voice note: {visible:#?}"
+    );
     assert_eq!(visible[0].text, "好的，明天九点提醒你。");
     let body = stack.llm.last_request().unwrap().raw_body;
     assert!(body.contains("[语音: 明天早上九点提醒我开会]"), "{body}");
