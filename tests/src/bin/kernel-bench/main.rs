@@ -1,0 +1,117 @@
+//! `kernel-bench`: the end-to-end benchmark suite of issue 10 against the release binaries and
+//! the fakes; prints one Markdown table (metric, value, target, verdict). Run it via `bench/run`.
+//!
+//! ```text
+//! kernel-bench [--quick] [--idle-secs N] [--soak-secs N] [--turns N] [--growth-turns N]
+//!              [--memories 1000,10000,100000] [--ready-runs N] [--out FILE]
+//! ```
+//! Binaries: `$KERNEL_BENCH_BIN_DIR`, else the directory of this program.
+
+mod growth;
+mod memsearch;
+mod procs;
+mod rig;
+mod stats;
+mod table;
+mod tokens;
+mod turns;
+
+use anyhow::{Context as _, bail};
+
+use table::Table;
+
+/// What to run and how long.
+#[derive(Debug, Clone)]
+pub struct Opts {
+    pub idle_secs: u64,
+    pub soak_secs: u64,
+    pub turns: usize,
+    pub growth_turns: usize,
+    pub memories: Vec<usize>,
+    pub ready_runs: usize,
+    pub out: Option<std::path::PathBuf>,
+}
+
+impl Opts {
+    /// The full run of issue 10.
+    fn full() -> Opts {
+        Opts {
+            idle_secs: 600,
+            soak_secs: 3600,
+            turns: 200,
+            growth_turns: 1000,
+            memories: vec![1_000, 10_000, 100_000],
+            ready_runs: 10,
+            out: None,
+        }
+    }
+
+    /// Minutes instead of an hour.
+    fn quick() -> Opts {
+        Opts {
+            idle_secs: 30,
+            soak_secs: 60,
+            turns: 50,
+            growth_turns: 100,
+            memories: vec![1_000, 10_000],
+            ready_runs: 3,
+            out: None,
+        }
+    }
+
+    fn parse(args: &[String]) -> anyhow::Result<Opts> {
+        let mut opts = if args.iter().any(|a| a == "--quick") {
+            Opts::quick()
+        } else {
+            Opts::full()
+        };
+        let mut it = args.iter();
+        while let Some(flag) = it.next() {
+            if flag == "--quick" {
+                continue;
+            }
+            let value = it.next().with_context(|| format!("{flag} needs a value"))?;
+            let number = || {
+                value
+                    .parse::<u64>()
+                    .with_context(|| format!("{flag} {value}"))
+            };
+            match flag.as_str() {
+                "--idle-secs" => opts.idle_secs = number()?,
+                "--soak-secs" => opts.soak_secs = number()?,
+                "--turns" => opts.turns = number()? as usize,
+                "--growth-turns" => opts.growth_turns = number()? as usize,
+                "--ready-runs" => opts.ready_runs = (number()? as usize).max(1),
+                "--memories" => {
+                    opts.memories = value
+                        .split(',')
+                        .map(|n| n.trim().parse::<usize>())
+                        .collect::<Result<_, _>>()
+                        .with_context(|| format!("--memories {value}"))?;
+                }
+                "--out" => opts.out = Some(value.into()),
+                _ => bail!("unknown option {flag} (see the top of kernel-bench/main.rs)"),
+            }
+        }
+        Ok(opts)
+    }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let opts = Opts::parse(&args)?;
+    let bins = procs::bin_dir()?;
+    eprintln!("kernel-bench: binaries from {}; {opts:?}", bins.display());
+    let mut table = Table::default();
+    turns::run(&opts, &bins, &mut table).await?;
+    growth::run(&opts, &bins, &mut table).await?;
+    tokens::run(&bins, &mut table).await?;
+    memsearch::run(&opts, &bins, &mut table).await?;
+    let text = table.markdown();
+    println!("{text}");
+    if let Some(out) = &opts.out {
+        std::fs::write(out, &text).with_context(|| format!("write {}", out.display()))?;
+    }
+    Ok(())
+}

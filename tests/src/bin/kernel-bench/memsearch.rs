@@ -1,0 +1,233 @@
+//! Memory search latency at growing sizes: mixed Chinese/English memories inserted through
+//! kernel-agentd's store API (segmented like `Memories::add` does), then searched through the
+//! real binary's SearchMemories RPC on its Unix socket.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use kernel_agentd::memory::segment;
+use kernel_agentd::store::Store;
+use kernel_proto::v1 as pb;
+
+use crate::Opts;
+use crate::rig::Rig;
+use crate::stats::{ms, percentile};
+use crate::table::Table;
+
+const EN: &[&str] = &[
+    "coffee",
+    "meeting",
+    "birthday",
+    "doctor",
+    "weekend",
+    "project",
+    "travel",
+    "budget",
+    "garden",
+    "piano",
+    "invoice",
+    "flight",
+    "hotel",
+    "dinner",
+    "recipe",
+    "password",
+    "dentist",
+    "report",
+    "deadline",
+    "football",
+    "library",
+    "camera",
+    "bicycle",
+    "insurance",
+    "school",
+    "concert",
+    "vacation",
+    "keyboard",
+    "laptop",
+    "printer",
+    "mother",
+    "father",
+    "sister",
+    "brother",
+    "friend",
+    "colleague",
+    "manager",
+    "client",
+    "server",
+    "database",
+    "kernel",
+    "telegram",
+    "rust",
+    "python",
+    "tea",
+    "noodles",
+    "dumplings",
+    "marathon",
+    "yoga",
+    "swimming",
+];
+const ZH: &[&str] = &[
+    "咖啡",
+    "会议",
+    "生日",
+    "医生",
+    "周末",
+    "项目",
+    "旅行",
+    "预算",
+    "花园",
+    "钢琴",
+    "发票",
+    "航班",
+    "酒店",
+    "晚饭",
+    "菜谱",
+    "密码",
+    "牙医",
+    "报告",
+    "截止日期",
+    "足球",
+    "图书馆",
+    "相机",
+    "自行车",
+    "保险",
+    "学校",
+    "音乐会",
+    "假期",
+    "键盘",
+    "电脑",
+    "打印机",
+    "妈妈",
+    "爸爸",
+    "姐姐",
+    "哥哥",
+    "朋友",
+    "同事",
+    "经理",
+    "客户",
+    "服务器",
+    "数据库",
+    "北京",
+    "上海",
+    "深圳",
+    "杭州",
+    "茶叶",
+    "面条",
+    "饺子",
+    "马拉松",
+    "瑜伽",
+    "游泳",
+];
+const GLUE: &[&str] = &[
+    "the", "and", "on", "for", "的", "在", "和", "要", "记得", "喜欢",
+];
+
+/// A deterministic xorshift generator.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+
+    fn word(&mut self) -> &'static str {
+        match self.below(5) {
+            0 | 1 => EN[self.below(EN.len())],
+            2 | 3 => ZH[self.below(ZH.len())],
+            _ => GLUE[self.below(GLUE.len())],
+        }
+    }
+}
+
+/// Memory `i`: 10–25 mixed words and a number.
+fn memory_text(rng: &mut Rng, i: usize) -> String {
+    let n = 10 + rng.below(16);
+    let mut words: Vec<String> = (0..n).map(|_| rng.word().to_owned()).collect();
+    words.push(format!("#{i}"));
+    words.join(" ")
+}
+
+/// A query: one or two topic words, Chinese or English.
+fn query(rng: &mut Rng) -> String {
+    let pick = |rng: &mut Rng| {
+        if rng.below(2) == 0 {
+            EN[rng.below(EN.len())]
+        } else {
+            ZH[rng.below(ZH.len())]
+        }
+    };
+    if rng.below(2) == 0 {
+        pick(rng).to_owned()
+    } else {
+        format!("{} {}", pick(rng), pick(rng))
+    }
+}
+
+/// Runs the section; adds its rows to `table`.
+pub async fn run(opts: &Opts, bins: &Path, table: &mut Table) -> anyhow::Result<()> {
+    let rig = Rig::new(bins.to_path_buf()).await;
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut have = 0;
+    let queries = 200;
+    for &size in &opts.memories {
+        let started = Instant::now();
+        let store = Store::open(&rig.db_path()).await?;
+        store.prepare_memory_index().await?;
+        for i in have..size {
+            let text = memory_text(&mut rng, i);
+            store
+                .add_memory(&text, Some(&segment::index_terms(&text)))
+                .await?;
+        }
+        store.close().await;
+        let inserted = size.saturating_sub(have);
+        let insert_time = started.elapsed();
+        have = have.max(size);
+        let agentd = rig.agentd().await?;
+        let mut client = rig.client().await?;
+        let mut samples = Vec::with_capacity(queries);
+        let mut hits = 0;
+        let mut fts = 0;
+        for i in 0..queries + 20 {
+            let request = pb::SearchMemoriesRequest {
+                query: query(&mut rng),
+                limit: 0,
+            };
+            let t0 = Instant::now();
+            let found = client.search_memories(request).await?.into_inner();
+            let took = t0.elapsed();
+            if i >= 20 {
+                samples.push(took);
+                hits += usize::from(!found.memories.is_empty());
+                fts += usize::from(found.mode == "fts5");
+            }
+        }
+        drop(client);
+        agentd.stop()?;
+        let p50 = percentile(&samples, 50.0);
+        let note = format!(
+            "{queries} queries after 20 warm-up, SearchMemories RPC round trip; {hits} found something, {fts} via FTS5; inserted {inserted} in {:.1} s",
+            insert_time.as_secs_f64()
+        );
+        if size >= 100_000 {
+            table.check(
+                &format!("memory search p50 at {size}"),
+                ms(p50),
+                "≤ 2 ms",
+                p50 <= Duration::from_millis(2),
+                &note,
+            );
+        } else {
+            table.info(&format!("memory search p50 at {size}"), ms(p50), &note);
+        }
+        table.info(
+            &format!("memory search p95 at {size}"),
+            ms(percentile(&samples, 95.0)),
+            "same queries",
+        );
+    }
+    Ok(())
+}

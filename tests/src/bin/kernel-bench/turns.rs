@@ -1,0 +1,209 @@
+//! Both binaries on the fakes: exec → serving time, idle RSS after start-up and after idle
+//! polling, added latency per Telegram turn, and RSS drift over a soak at one turn a second.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use tests::fake_telegram::OWNER_ID;
+use tests::stack::{PROMPT, reply_target, text_of};
+
+use crate::Opts;
+use crate::procs::Proc;
+use crate::rig::Rig;
+use crate::stats::{mib, ms, percentile};
+use crate::table::Table;
+
+/// What identifies the final answer: the fake's default text, as rendered.
+const ANSWER_MARK: &str = "default answer";
+
+/// Runs the section; adds its rows to `table`.
+pub async fn run(opts: &Opts, bins: &Path, table: &mut Table) -> anyhow::Result<()> {
+    let rig = Rig::new(bins.to_path_buf()).await;
+    // First start creates the database; then measure starts on the existing one.
+    let first = rig.agentd().await?;
+    let created_after = first.ready_after;
+    first.stop()?;
+    let mut agentd_ready = Vec::new();
+    for _ in 0..opts.ready_runs {
+        let p = rig.agentd().await?;
+        agentd_ready.push(p.ready_after);
+        p.stop()?;
+    }
+    let agentd = rig.agentd().await?;
+    let mut tg_ready = Vec::new();
+    let mut tg_line = Vec::new();
+    for _ in 1..opts.ready_runs {
+        let (bot, polled) = rig.bot().await?;
+        tg_ready.push(polled);
+        tg_line.push(bot.ready_after);
+        bot.stop()?;
+    }
+    let (bot, polled) = rig.bot().await?;
+    tg_ready.push(polled);
+    tg_line.push(bot.ready_after);
+    let n = opts.ready_runs;
+    let a50 = percentile(&agentd_ready, 50.0);
+    table.check(
+        "kernel-agentd exec → ready (p50)",
+        ms(a50),
+        "≤ 50 ms",
+        a50 <= Duration::from_millis(50),
+        &format!(
+            "{n} starts on an existing DB, max {}; first start (creates the DB) {}",
+            ms(percentile(&agentd_ready, 100.0)),
+            ms(created_after)
+        ),
+    );
+    let t50 = percentile(&tg_ready, 50.0);
+    table.check(
+        "kernel-tg exec → first getUpdates (p50)",
+        ms(t50),
+        "≤ 50 ms",
+        t50 <= Duration::from_millis(50),
+        &format!(
+            "{n} starts, max {}; \"kernel-tg ready\" line p50 {}",
+            ms(percentile(&tg_ready, 100.0)),
+            ms(percentile(&tg_line, 50.0))
+        ),
+    );
+
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (a0, b0) = (agentd.rss_kib()?, bot.rss_kib()?);
+    tokio::time::sleep(Duration::from_secs(opts.idle_secs)).await;
+    let (a1, b1) = (agentd.rss_kib()?, bot.rss_kib()?);
+    let idle = format!("{} s", opts.idle_secs);
+    table.check(
+        "kernel-agentd idle RSS after start-up",
+        mib(a0),
+        "≤ 12 MB",
+        a0 <= 12 * 1024,
+        "2 s after ready, kernel-tg connected",
+    );
+    table.check(
+        "kernel-agentd idle RSS after idle",
+        mib(a1),
+        "≤ 12 MB",
+        a1 <= 12 * 1024,
+        &format!("after {idle} of kernel-tg long-polling"),
+    );
+    table.check(
+        "kernel-tg idle RSS after start-up",
+        mib(b0),
+        "≤ 8 MB",
+        b0 <= 8 * 1024,
+        "2 s after its first getUpdates",
+    );
+    table.check(
+        "kernel-tg idle RSS after idle",
+        mib(b1),
+        "≤ 8 MB",
+        b1 <= 8 * 1024,
+        &format!("after {idle} of long-polling the fake"),
+    );
+
+    latency(opts, &rig, table).await?;
+    soak(opts, &rig, &agentd, &bot, table).await?;
+    bot.stop()?;
+    agentd.stop()?;
+    Ok(())
+}
+
+/// One owner message → final answer. Returns (update queued → first sendMessage of the
+/// answer, the fake LLM's own time within that span).
+async fn turn(rig: &Rig, text: &str) -> (Duration, Duration) {
+    let since = rig.telegram.call_count();
+    let served_before = rig.llm.served().len();
+    let t0 = Instant::now();
+    let asked = rig.telegram.user_text(OWNER_ID, text);
+    rig.telegram
+        .wait_for_call_since(
+            since,
+            "sendMessage",
+            |c| c.ok && reply_target(c) == Some(asked) && text_of(c).contains(ANSWER_MARK),
+            PROMPT,
+        )
+        .await;
+    let t1 = Instant::now();
+    let llm = rig.llm.served()[served_before..]
+        .iter()
+        .filter(|s| s.received < t1)
+        .map(|s| s.finished.unwrap_or(t1).min(t1) - s.received)
+        .sum();
+    // The turn is over when the placeholder is gone.
+    rig.telegram
+        .wait_for_call_since(since, "deleteMessage", |c| c.ok, PROMPT)
+        .await;
+    (t1 - t0, llm)
+}
+
+async fn latency(opts: &Opts, rig: &Rig, table: &mut Table) -> anyhow::Result<()> {
+    for i in 0..5 {
+        turn(rig, &format!("warm-up {i}")).await;
+    }
+    let mut added = Vec::with_capacity(opts.turns);
+    let mut llm = Vec::with_capacity(opts.turns);
+    for i in 0..opts.turns {
+        let (total, own) = turn(rig, &format!("question {i}: 今天天气怎么样? what's up")).await;
+        added.push(total.saturating_sub(own));
+        llm.push(own);
+    }
+    let p50 = percentile(&added, 50.0);
+    table.check(
+        "added latency per turn p50",
+        ms(p50),
+        "≤ 5 ms",
+        p50 <= Duration::from_millis(5),
+        &format!(
+            "{} turns (after 5 warm-up), update queued → first sendMessage of the answer, minus the fake LLM's time (p50 {})",
+            opts.turns,
+            ms(percentile(&llm, 50.0))
+        ),
+    );
+    table.info(
+        "added latency per turn p95",
+        ms(percentile(&added, 95.0)),
+        "same turns",
+    );
+    Ok(())
+}
+
+async fn soak(
+    opts: &Opts,
+    rig: &Rig,
+    agentd: &Proc,
+    bot: &Proc,
+    table: &mut Table,
+) -> anyhow::Result<()> {
+    let (a0, b0) = (agentd.rss_kib()?, bot.rss_kib()?);
+    let (mut amax, mut bmax) = (a0, b0);
+    let start = Instant::now();
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut turns = 0;
+    while start.elapsed() < Duration::from_secs(opts.soak_secs) {
+        tick.tick().await;
+        turn(rig, &format!("soak {turns}: remember 生日 on Friday")).await;
+        turns += 1;
+        if turns % 10 == 0 {
+            amax = amax.max(agentd.rss_kib()?);
+            bmax = bmax.max(bot.rss_kib()?);
+        }
+    }
+    let (a1, b1) = (agentd.rss_kib()?, bot.rss_kib()?);
+    let soak = format!(
+        "{turns} turns in {} s, one a second, one session",
+        opts.soak_secs
+    );
+    for (name, before, after, max) in [("kernel-agentd", a0, a1, amax), ("kernel-tg", b0, b1, bmax)]
+    {
+        let drift = (after as f64 / before as f64 - 1.0) * 100.0;
+        table.check(
+            &format!("{name} RSS drift over soak"),
+            format!("{drift:+.1}% ({} → {})", mib(before), mib(after)),
+            "≤ 10%",
+            drift <= 10.0,
+            &format!("{soak}; max seen {}", mib(max.max(after))),
+        );
+    }
+    Ok(())
+}
