@@ -83,14 +83,19 @@ pub fn invocation(cli: &CliConfig, task: &str, cwd: &Path, last_message: &Path) 
     }
 }
 
-/// The names among `names` that are Kernel's own secrets (`KERNEL_TELEGRAM_TOKEN`,
-/// `KERNEL_PROVIDER_*_API_KEY`, …): a prompt-injected "print your environment" must show none.
+/// systemd's per-service variables: a child must not talk to the service manager as agentd.
+const SERVICE_VARS: &[&str] = &["NOTIFY_SOCKET", "WATCHDOG_PID", "WATCHDOG_USEC"];
+
+/// The names among `names` a CLI must not inherit: Kernel's own secrets (`KERNEL_TELEGRAM_TOKEN`,
+/// `KERNEL_PROVIDER_*_API_KEY`, …) — a prompt-injected "print your environment" must show none —
+/// and systemd's service variables.
 pub fn secret_vars(names: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
     names
         .into_iter()
         .filter(|name| {
-            name.to_str()
-                .is_some_and(kernel_common::config::is_secret_env)
+            name.to_str().is_some_and(|name| {
+                kernel_common::config::is_secret_env(name) || SERVICE_VARS.contains(&name)
+            })
         })
         .collect()
 }
@@ -224,6 +229,7 @@ mod tests {
             "KERNEL_TITLES_API_KEY",
             "KERNEL_CONFIG",
             "ANTHROPIC_API_KEY",
+            "NOTIFY_SOCKET",
         ]
         .map(OsString::from);
         assert_eq!(
@@ -232,7 +238,8 @@ mod tests {
                 "KERNEL_TELEGRAM_TOKEN",
                 "KERNEL_PROVIDER_ANTHROPIC_API_KEY",
                 "KERNEL_AGENTD_TOKEN",
-                "KERNEL_TITLES_API_KEY"
+                "KERNEL_TITLES_API_KEY",
+                "NOTIFY_SOCKET"
             ]
             .map(OsString::from)
         );
