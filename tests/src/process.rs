@@ -47,17 +47,24 @@ pub fn grpcurl(args: &[&str]) -> Output {
         .expect("run grpcurl")
 }
 
-/// A running `kernel-agentd` process; killed on drop.
-pub struct AgentdProcess {
+/// A running workspace binary started with `--config`; killed (SIGKILL) and reaped on drop.
+pub struct BinProcess {
+    name: &'static str,
     child: Child,
     lines: Arc<Mutex<Vec<String>>>,
 }
 
-impl AgentdProcess {
-    /// Starts `kernel-agentd --config <config>` with `env` added and waits (by reading its
-    /// stdout, no polling) until it logs that it is ready. Panics with its output if it exits.
-    pub fn start(config: &Path, env: &[(&str, &str)]) -> AgentdProcess {
-        let mut cmd = Command::new(bin_path("kernel-agentd"));
+impl BinProcess {
+    /// Starts `<name> --config <config>` with `env` added (after `NO_COLOR=1`, `RUST_LOG=info`)
+    /// and waits, by reading its output (no polling), until it prints `ready`. Panics with its
+    /// output if it exits first.
+    pub fn start(
+        name: &'static str,
+        config: &Path,
+        env: &[(&str, &str)],
+        ready: &'static str,
+    ) -> BinProcess {
+        let mut cmd = Command::new(bin_path(name));
         cmd.arg("--config")
             .arg(config)
             .env("NO_COLOR", "1")
@@ -70,7 +77,7 @@ impl AgentdProcess {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("spawn kernel-agentd");
+            .unwrap_or_else(|e| panic!("spawn {name}: {e}"));
         let lines = Arc::new(Mutex::new(Vec::new()));
         let (ready_tx, ready_rx) = mpsc::channel();
         for stream in [
@@ -81,7 +88,7 @@ impl AgentdProcess {
             let ready_tx = ready_tx.clone();
             std::thread::spawn(move || {
                 for line in BufReader::new(stream).lines().map_while(Result::ok) {
-                    if line.contains("kernel-agentd ready") {
+                    if line.contains(ready) {
                         let _ = ready_tx.send(true);
                     }
                     lines.lock().unwrap().push(line);
@@ -90,7 +97,7 @@ impl AgentdProcess {
             });
         }
         drop(ready_tx);
-        let mut proc = AgentdProcess { child, lines };
+        let mut proc = BinProcess { name, child, lines };
         // Both readers report `false` at EOF; ready wins if it comes first.
         for _ in 0..2 {
             match ready_rx.recv_timeout(Duration::from_secs(60)) {
@@ -100,12 +107,17 @@ impl AgentdProcess {
             }
         }
         let _ = proc.child.kill();
-        panic!("kernel-agentd did not become ready:\n{}", proc.output());
+        panic!("{name} did not become ready:\n{}", proc.output());
     }
 
     /// Everything it printed so far.
     pub fn output(&self) -> String {
         self.lines.lock().unwrap().join("\n")
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Sends SIGTERM and waits for the exit status.
@@ -114,13 +126,46 @@ impl AgentdProcess {
             .arg("-TERM")
             .arg(self.child.id().to_string())
             .status();
-        self.child.wait().expect("wait for kernel-agentd")
+        let name = self.name;
+        self.child
+            .wait()
+            .unwrap_or_else(|e| panic!("wait for {name}: {e}"))
     }
 }
 
-impl Drop for AgentdProcess {
+impl Drop for BinProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// A running `kernel-agentd` process; killed on drop.
+pub struct AgentdProcess(BinProcess);
+
+impl AgentdProcess {
+    /// Starts `kernel-agentd --config <config>` with `env` added and waits until it is ready.
+    pub fn start(config: &Path, env: &[(&str, &str)]) -> AgentdProcess {
+        AgentdProcess(BinProcess::start(
+            "kernel-agentd",
+            config,
+            env,
+            "kernel-agentd ready",
+        ))
+    }
+
+    /// Everything it printed so far.
+    pub fn output(&self) -> String {
+        self.0.output()
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.0.pid()
+    }
+
+    /// Sends SIGTERM and waits for the exit status.
+    pub fn terminate(self) -> std::process::ExitStatus {
+        self.0.terminate()
     }
 }

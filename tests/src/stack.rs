@@ -1,16 +1,13 @@
 //! `Stack`: the real `kernel-agentd` and `kernel-tg` binaries wired to the fake LLM and the fake
 //! Telegram Bot API, for end-to-end tests as the owner sees them.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 use crate::config::{AGENTD_TOKEN, PROVIDER_KEY, TELEGRAM_TOKEN, TestConfig};
 use crate::fake_llm::FakeLlm;
 use crate::fake_telegram::{Call, FakeTelegram, OWNER_ID, SentMessage};
-use crate::process::{AgentdProcess, bin_path};
+use crate::process::{AgentdProcess, BinProcess};
 
 /// How long a test waits for something the bot should do promptly.
 pub const PROMPT: Duration = Duration::from_secs(20);
@@ -166,74 +163,27 @@ pub fn reply_target(call: &Call) -> Option<i64> {
         .or_else(|| call.params["reply_to_message_id"].as_i64())
 }
 
-/// A running `kernel-tg`; killed on drop.
-pub struct BotProcess {
-    child: Child,
-    lines: Arc<Mutex<Vec<String>>>,
-}
+/// A running `kernel-tg` (debug logging, so the secret scans see everything); killed on drop.
+pub struct BotProcess(BinProcess);
 
 impl BotProcess {
     /// Starts `kernel-tg --config <config>` and waits until it says it is polling.
     pub fn start(config: &Path) -> BotProcess {
-        let mut child = Command::new(bin_path("kernel-tg"))
-            .arg("--config")
-            .arg(config)
-            .env("NO_COLOR", "1")
-            .env("RUST_LOG", "debug")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn kernel-tg");
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let (ready_tx, ready_rx) = mpsc::channel();
-        for stream in [
-            Box::new(child.stdout.take().expect("stdout")) as Box<dyn std::io::Read + Send>,
-            Box::new(child.stderr.take().expect("stderr")),
-        ] {
-            let lines = lines.clone();
-            let ready_tx = ready_tx.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stream).lines().map_while(Result::ok) {
-                    if line.contains("kernel-tg ready") {
-                        let _ = ready_tx.send(true);
-                    }
-                    lines.lock().unwrap().push(line);
-                }
-                let _ = ready_tx.send(false);
-            });
-        }
-        drop(ready_tx);
-        let mut proc = BotProcess { child, lines };
-        for _ in 0..2 {
-            match ready_rx.recv_timeout(Duration::from_secs(60)) {
-                Ok(true) => return proc,
-                Ok(false) => continue,
-                Err(_) => break,
-            }
-        }
-        let _ = proc.child.kill();
-        panic!("kernel-tg did not become ready:\n{}", proc.output());
+        BotProcess(BinProcess::start(
+            "kernel-tg",
+            config,
+            &[("RUST_LOG", "debug")],
+            "kernel-tg ready",
+        ))
     }
 
     /// Everything it printed so far.
     pub fn output(&self) -> String {
-        self.lines.lock().unwrap().join("\n")
+        self.0.output()
     }
 
     /// Sends SIGTERM and waits for the exit status.
-    pub fn terminate(mut self) -> std::process::ExitStatus {
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(self.child.id().to_string())
-            .status();
-        self.child.wait().expect("wait for kernel-tg")
-    }
-}
-
-impl Drop for BotProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    pub fn terminate(self) -> std::process::ExitStatus {
+        self.0.terminate()
     }
 }
