@@ -147,7 +147,8 @@ impl Agent {
             version: env!("CARGO_PKG_VERSION"),
             uptime: self.inner.started.elapsed(),
             database_path: self.inner.store.path().display().to_string(),
-            fts5_available: self.inner.store.fts5_available(),
+            // Whether memory search really uses the FTS5 index (not just whether SQLite has it).
+            fts5_available: self.inner.memory.mode() == crate::memory::SearchMode::Fts5,
             current_session: self.current_session_info().await?,
             provider: selection.provider,
             model: selection.model,
