@@ -172,6 +172,11 @@ impl FakeLlm {
         let addr = listener.local_addr().expect("fake LLM address");
         let shared = Arc::new(Shared::default());
         let app = Router::new().fallback(handle).with_state(shared.clone());
+        // No Nagle: streamed frames go out at once, as from a real API (otherwise delayed ACKs
+        // add ~40 ms stalls that are the fake's, not the client's).
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let task = tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, app).await {
                 tracing::warn!(error = %e, "fake LLM server stopped");
