@@ -95,10 +95,12 @@ pub struct Memories {
 }
 
 impl Memories {
-    /// Memories in `store`, with times shown in `tz`. Builds the segmenter and, when the store
-    /// has FTS5, creates the index and indexes memories it lacks; if that fails, search uses LIKE.
+    /// Memories in `store`, with times shown in `tz`. Starts building the segmenter in the
+    /// background (its dictionary takes ~0.5 s; the first search waits for it if needed, so
+    /// start-up does not) and, when the store has FTS5, creates the index and indexes memories it
+    /// lacks; if that fails, search uses LIKE.
     pub async fn open(store: Store, tz: Tz) -> Memories {
-        segment::warm_up().await;
+        tokio::spawn(segment::warm_up());
         let fts = store.fts5_available() && prepare_index(&store).await;
         tracing::info!(
             search = if fts { "fts5" } else { "like" },
