@@ -193,3 +193,31 @@ async fn remember_memory_and_forget() {
     );
     stack.assert_no_secrets();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn english_is_selectable_in_config() {
+    let stack = Stack::start_edited("claude", "", |t| {
+        t.replacen("[general]", "[general]\nlocale = \"en\"", 1)
+    })
+    .await;
+    let en = Texts::new(Locale::En);
+    assert_eq!(stack.command("/help").await, en.help());
+    assert_eq!(stack.command("/cancel").await, en.nothing_to_cancel());
+    let menu = stack.telegram.commands().expect("setMyCommands at start");
+    let expected: Vec<_> = kernel_tg::command::menu(Locale::En)
+        .into_iter()
+        .map(|(_, description)| description.to_owned())
+        .collect();
+    let descriptions: Vec<_> = menu
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["description"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(descriptions, expected);
+    stack.llm.push(Script::stall());
+    let asked = stack.owner_says("hi");
+    assert_eq!(text_of(&stack.reply_to(asked).await), en.placeholder());
+    assert_eq!(stack.command("/cancel").await, en.cancelled(None));
+    stack.assert_no_secrets();
+}
