@@ -18,6 +18,18 @@ pub const SPEECH_HEADER: &str = "org-speech-header-secret-42";
 /// A tiny but real PNG signature followed by filler: the bytes say "PNG".
 pub const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDRfake-png-body";
 
+/// How image `data` travels inside a model request (the conversation model's own base64).
+pub fn base64(data: &[u8]) -> String {
+    let block = kernel_agentd::conversation::Block::Image {
+        mime_type: "image/png".into(),
+        data: data.to_vec(),
+    };
+    serde_json::to_value(block).unwrap()["data"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
 /// `[stt]` (and `[tts]` when `tts`) pointing at a fake speech server at `base`, with `key`.
 pub fn speech_toml(base: &str, key: &str, tts: bool) -> String {
     let mut toml = format!(

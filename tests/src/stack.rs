@@ -97,6 +97,21 @@ impl Stack {
             .collect()
     }
 
+    /// Waits for a turn's end (its placeholder deleted); returns what the owner sees then.
+    pub async fn turn_done(&self) -> Vec<SentMessage> {
+        self.telegram
+            .wait_for_call("deleteMessage", |c| c.ok, PROMPT)
+            .await;
+        self.visible()
+    }
+
+    /// Waits for a turn's end and returns its one visible answer's text.
+    pub async fn only_answer(&self) -> String {
+        let visible = self.turn_done().await;
+        assert_eq!(visible.len(), 1, "{visible:#?}");
+        visible[0].text.clone()
+    }
+
     /// Kills kernel-agentd with SIGKILL.
     pub fn kill_agentd(&mut self) {
         self.agentd = None;

@@ -7,20 +7,8 @@ use tests::chat::{KINDS, completed, session_id, stored, turn, wire_messages};
 use tests::config::TestConfig;
 use tests::fake_llm::{FakeLlm, Script};
 use tests::harness::Harness;
-use tests::media::{PNG, document, downloads, image, request, turn_with};
+use tests::media::{PNG, base64, document, downloads, image, request, turn_with};
 use tonic::Code;
-
-/// How `data` travels inside JSON (the conversation model's own base64).
-fn base64(data: &[u8]) -> String {
-    let block = Block::Image {
-        mime_type: "image/png".into(),
-        data: data.to_vec(),
-    };
-    serde_json::to_value(block).unwrap()["data"]
-        .as_str()
-        .unwrap()
-        .to_owned()
-}
 
 /// The image parts of the newest user message of a request body, as (media type, base64 data).
 fn sent_images(kind: &str, body: &Value) -> Vec<(String, String)> {

@@ -2,40 +2,16 @@
 //! fake Bot API and reach the model; refusals reach the owner without a model call; a voice note
 //! with `[tts]` gets a voice note back.
 
-use kernel_agentd::conversation::Block;
 use kernel_common::config::Locale;
 use kernel_tg::texts::Texts;
 use tests::fake_llm::Script;
 use tests::fake_speech::{FAKE_OGG, FakeSpeech};
 use tests::fake_telegram::{DOWNLOAD, OWNER_ID};
-use tests::media::{PNG, SPEECH_KEY, speech_toml};
+use tests::media::{PNG, SPEECH_KEY, base64, speech_toml};
 use tests::stack::{PROMPT, Stack, reply_target, text_of};
 
 fn zh() -> Texts {
     Texts::new(Locale::Zh)
-}
-
-/// How `data` travels inside the model request (the conversation model's own base64).
-fn base64(data: &[u8]) -> String {
-    let block = Block::Image {
-        mime_type: "image/png".into(),
-        data: data.to_vec(),
-    };
-    serde_json::to_value(block).unwrap()["data"]
-        .as_str()
-        .unwrap()
-        .to_owned()
-}
-
-/// Waits for the turn's end (placeholder deleted) and returns the answer text the owner sees.
-async fn answer(stack: &Stack) -> String {
-    stack
-        .telegram
-        .wait_for_call("deleteMessage", |c| c.ok, PROMPT)
-        .await;
-    let visible = stack.visible();
-    assert_eq!(visible.len(), 1, "{visible:#?}");
-    visible[0].text.clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -46,7 +22,7 @@ async fn a_photo_reaches_the_model_as_a_base64_image_with_its_caption() {
         stack
             .telegram
             .user_photo(OWNER_ID, PNG.to_vec(), Some("图里是什么？"));
-        assert_eq!(answer(&stack).await, "a tiny PNG");
+        assert_eq!(stack.only_answer().await, "a tiny PNG");
         let request = stack.llm.last_request().unwrap();
         assert!(request.raw_body.contains(&base64(PNG)), "{kind}: no image");
         assert!(
@@ -69,7 +45,7 @@ async fn a_code_file_arrives_as_a_fenced_block_and_a_pdf_is_refused() {
         code.as_bytes().to_vec(),
         Some("review"),
     );
-    assert_eq!(answer(&stack).await, "looks fine");
+    assert_eq!(stack.only_answer().await, "looks fine");
     let body = stack.llm.last_request().unwrap().raw_body;
     assert!(body.contains("[文件: calc.py]"), "{body}");
     assert!(body.contains("return a + b"), "{body}");
@@ -128,11 +104,7 @@ async fn a_voice_note_is_transcribed_and_answered_with_a_voice_note_and_text() {
         .telegram
         .wait_for_call("sendVoice", |c| c.ok, PROMPT)
         .await;
-    stack
-        .telegram
-        .wait_for_call("deleteMessage", |c| c.ok, PROMPT)
-        .await;
-    let visible = stack.visible();
+    let visible = stack.turn_done().await;
     assert_eq!(
         visible.len(),
         2,

@@ -23,12 +23,7 @@ async fn a_chunk_rejected_as_html_is_resent_as_plain_text() {
     answer.push_str("\n\nSecond part has `code` and **bold**.");
     stack.llm.push(Script::text(answer));
     stack.owner_says("go");
-    stack
-        .telegram
-        .wait_for_call("deleteMessage", |c| c.ok, PROMPT)
-        .await;
-
-    let visible = stack.visible();
+    let visible = stack.turn_done().await;
     assert_eq!(visible.len(), 2, "{visible:#?}");
     assert_eq!(visible[0].parse_mode.as_deref(), Some("HTML"));
     assert!(visible[0].text.contains("<b>bold</b>"));
@@ -65,10 +60,7 @@ async fn a_429_is_waited_out_and_the_answer_arrives_once() {
     );
     stack.llm.push(Script::text("the throttled answer"));
     stack.owner_says("go");
-    stack
-        .telegram
-        .wait_for_call("deleteMessage", |c| c.ok, PROMPT)
-        .await;
+    stack.turn_done().await;
 
     let attempts: Vec<_> = stack
         .telegram
@@ -114,11 +106,7 @@ async fn progress_shows_the_running_tool_and_a_dropped_edit_is_retried() {
         stack.telegram.call_log()
     );
     release.release();
-    stack
-        .telegram
-        .wait_for_call("deleteMessage", |c| c.ok, PROMPT)
-        .await;
-    let visible = stack.visible();
+    let visible = stack.turn_done().await;
     assert_eq!(visible.len(), 1, "{visible:#?}");
     assert_eq!(visible[0].text, "done searching");
     stack.assert_no_secrets();

@@ -24,10 +24,7 @@ async fn a_message_gets_placeholder_typing_answer_and_the_placeholder_goes() {
     let stack = Stack::start().await;
     stack.llm.push(Script::text("**Hello** owner, `x < y`"));
     let asked = stack.owner_says("hi there");
-    stack
-        .telegram
-        .wait_for_call("deleteMessage", |c| c.ok, PROMPT)
-        .await;
+    stack.turn_done().await;
 
     let calls = stack.telegram.calls();
     let placeholder = position(&calls, "sendmessage", |c| text_of(c) == zh().placeholder());
@@ -79,12 +76,7 @@ async fn a_long_answer_arrives_in_valid_chunks_in_order_each_once() {
     }
     stack.llm.push(Script::text(answer.clone()));
     let asked = stack.owner_says("write a lot");
-    stack
-        .telegram
-        .wait_for_call("deleteMessage", |c| c.ok, PROMPT)
-        .await;
-
-    let chunks = stack.visible();
+    let chunks = stack.turn_done().await;
     assert!(chunks.len() >= 3, "{} chunks", chunks.len());
     assert_eq!(chunks[0].reply_to, Some(asked));
     assert!(
