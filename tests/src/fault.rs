@@ -5,10 +5,9 @@
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};
 
-use hyper_util::rt::TokioIo;
 use kernel_proto::v1 as pb;
 use kernel_proto::v1::agent_client::AgentClient;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 
 use crate::config::{AGENTD_TOKEN, PROVIDER_KEY, TELEGRAM_TOKEN, TestConfig};
 use crate::process::AgentdProcess;
@@ -45,18 +44,7 @@ impl Agentd {
 
 /// A client on the Unix socket at `path`.
 pub async fn connect(path: PathBuf) -> AgentClient<Channel> {
-    let channel = Endpoint::from_static("http://localhost")
-        .connect_with_connector(tower::service_fn(move |_| {
-            let path = path.clone();
-            async move {
-                tokio::net::UnixStream::connect(path)
-                    .await
-                    .map(TokioIo::new)
-            }
-        }))
-        .await
-        .expect("connect to kernel-agentd");
-    AgentClient::new(channel)
+    AgentClient::new(crate::harness::unix_channel(path).await)
 }
 
 /// Makes session `id` current again (by its number in a fresh listing); panics if it is not

@@ -58,7 +58,7 @@ impl Harness {
             stop.clone().cancelled_owned(),
             ext.clone(),
         ));
-        let client = AgentClient::new(connect(unix_path).await);
+        let client = AgentClient::new(unix_channel(unix_path).await);
         Harness {
             cfg,
             client,
@@ -71,7 +71,7 @@ impl Harness {
 
     /// Another client on the same socket.
     pub async fn client(&self) -> AgentClient<Channel> {
-        AgentClient::new(connect(self.cfg.socket()).await)
+        AgentClient::new(unix_channel(self.cfg.socket()).await)
     }
 
     /// Stops the server (graceful) and returns the config dir for a restart.
@@ -101,7 +101,8 @@ impl Harness {
     }
 }
 
-async fn connect(path: std::path::PathBuf) -> Channel {
+/// A channel to an agentd on the Unix socket at `path`.
+pub async fn unix_channel(path: std::path::PathBuf) -> Channel {
     Endpoint::from_static("http://localhost")
         .connect_with_connector(tower::service_fn(move |_| {
             let path = path.clone();
@@ -112,5 +113,5 @@ async fn connect(path: std::path::PathBuf) -> Channel {
             }
         }))
         .await
-        .expect("connect to the in-process agentd")
+        .expect("connect to kernel-agentd")
 }
