@@ -30,6 +30,9 @@ async fn status_and_cancel_answer_while_busy_and_the_busy_notice_comes_once() {
     let busy = stack.reply_to(second).await;
     assert_eq!(text_of(&busy), zh().busy());
     let third = stack.owner_says("hello??");
+    // Cancel mid-stream: the model request is out and stalling (else the stall would be left
+    // queued for the next turn).
+    stack.llm.wait_requests(1, PROMPT).await;
 
     let asked = Instant::now();
     let cancelled = stack.command("/cancel").await;
