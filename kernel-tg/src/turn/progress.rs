@@ -53,6 +53,11 @@ async fn run(
     stop: CancellationToken,
 ) {
     let mut typing = tokio::time::interval(TYPING_EVERY);
+    // The first "typing…" is always sent, even for a turn that ends at once.
+    typing.tick().await;
+    if let Err(e) = telegram.typing().await {
+        tracing::debug!(error = %e, "typing action failed");
+    }
     let mut last_edit = Instant::now();
     loop {
         tokio::select! {
