@@ -43,27 +43,12 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     for warning in &config.warnings {
         tracing::warn!(%warning, "config");
     }
+    // Handlers go in before anything can signal readiness.
+    let signal = startup::shutdown_signal();
     let listeners = kernel_agentd::listen::bind(&config).await?;
     let shutdown = async {
-        shutdown_signal().await;
+        signal.await;
         kernel_common::notify::stopping();
     };
     kernel_agentd::run(config, listeners, shutdown).await
-}
-
-/// Resolves on SIGINT or SIGTERM.
-async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = match signal(SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::error!(error = %e, "cannot install the SIGTERM handler");
-            let _ = tokio::signal::ctrl_c().await;
-            return;
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
 }

@@ -96,3 +96,30 @@ mod tests {
         assert_eq!(is_dumpable(), Some(false));
     }
 }
+
+/// Installs the SIGTERM and SIGINT handlers *now* and returns a future that resolves on the
+/// first of them. Call it before signalling readiness: a handler installed lazily, on first poll,
+/// would let a SIGTERM sent right after `READY=1` kill the process with the default action,
+/// skipping the graceful stop. Must be called inside a Tokio runtime.
+pub fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
+    use tokio::signal::unix::{SignalKind, signal};
+    let handlers = signal(SignalKind::terminate()).and_then(|term| {
+        let int = signal(SignalKind::interrupt())?;
+        Ok((term, int))
+    });
+    async move {
+        match handlers {
+            Ok((mut term, mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot install signal handlers");
+                std::future::pending::<()>().await;
+            }
+        }
+        tracing::info!("signal received; shutting down");
+    }
+}

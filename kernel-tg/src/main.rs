@@ -41,7 +41,13 @@ async fn run(config: Config) -> ExitCode {
         tracing::warn!("{warning}");
     }
     let shutdown = CancellationToken::new();
-    tokio::spawn(on_signal(shutdown.clone()));
+    // Handlers go in before anything can signal readiness.
+    let signal = startup::shutdown_signal();
+    let cancel = shutdown.clone();
+    tokio::spawn(async move {
+        signal.await;
+        cancel.cancel();
+    });
     let ready = || {
         println!("kernel-tg ready");
         kernel_common::notify::ready();
@@ -56,22 +62,4 @@ async fn run(config: Config) -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// Cancels `shutdown` on SIGINT or SIGTERM.
-async fn on_signal(shutdown: CancellationToken) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        tracing::error!("cannot install signal handlers");
-        return;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
-    }
-    tracing::info!("signal received; shutting down");
-    shutdown.cancel();
 }
