@@ -85,18 +85,6 @@ pub fn is_dumpable() -> Option<bool> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    #[cfg(target_os = "linux")]
-    fn the_process_becomes_non_dumpable() {
-        make_non_dumpable("kernel-common-test");
-        assert_eq!(is_dumpable(), Some(false));
-    }
-}
-
 /// Installs the SIGTERM and SIGINT handlers *now* and returns a future that resolves on the
 /// first of them. Call it before signalling readiness: a handler installed lazily, on first poll,
 /// would let a SIGTERM sent right after `READY=1` kill the process with the default action,
@@ -121,5 +109,17 @@ pub fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'stat
             }
         }
         tracing::info!("signal received; shutting down");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn the_process_becomes_non_dumpable() {
+        make_non_dumpable("kernel-common-test");
+        assert_eq!(is_dumpable(), Some(false));
     }
 }
