@@ -243,7 +243,7 @@ impl Memories {
 /// Creates the FTS5 index and indexes the memories it lacks; whether the index can be used.
 async fn prepare_index(store: &Store) -> bool {
     let result = async {
-        let missing = store.prepare_memory_index().await?;
+        let missing = store.prepare_memory_index(segment::SEGMENTER).await?;
         if missing.is_empty() {
             return Ok(0);
         }

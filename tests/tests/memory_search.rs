@@ -223,6 +223,61 @@ async fn add_and_delete_keep_both_tables_in_step() {
 }
 
 #[tokio::test]
+async fn an_index_built_by_another_segmenter_is_rebuilt_at_start_up() {
+    let db = Db::new();
+    let store = db.store().await;
+    let m = Memories::open(store.clone(), shanghai()).await;
+    let ids = seeded(&m).await;
+    let current = kernel_agentd::memory::segment::SEGMENTER;
+    assert_eq!(
+        store
+            .get_setting("memory_index.segmenter")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some(current)
+    );
+
+    // As an older dictionary would have left it: other terms for every memory.
+    let pool = db.sql().await;
+    sqlx::query("UPDATE memories_fts SET terms = 'stale'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query(
+        "UPDATE settings SET value = 'jieba-search/full-dict' WHERE key = 'memory_index.segmenter'",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    assert_eq!(m.search("乌龙茶", 5).await.unwrap().mode, SearchMode::Like);
+
+    let m = db.memories().await;
+    assert_eq!(store.memory_index_ids().await.unwrap(), ids);
+    let found = m.search("乌龙茶", 5).await.unwrap();
+    assert_eq!(found.mode, SearchMode::Fts5);
+    assert_eq!(texts(&found), ["主人喜欢喝乌龙茶，不加糖"]);
+    assert!(m.search("stale", 5).await.unwrap().memories.is_empty());
+    assert_eq!(
+        store
+            .get_setting("memory_index.segmenter")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some(current)
+    );
+
+    // The same segmenter again: nothing is rebuilt (the index keeps what is in it).
+    sqlx::query("UPDATE memories_fts SET terms = 'kept' WHERE rowid = ?1")
+        .bind(ids[0])
+        .execute(&pool)
+        .await
+        .unwrap();
+    let m = db.memories().await;
+    assert_eq!(texts(&m.search("kept", 5).await.unwrap()), [CORPUS[0]]);
+}
+
+#[tokio::test]
 async fn hostile_queries_are_searched_as_words_and_never_fail() {
     let db = Db::new();
     let m = db.memories().await;

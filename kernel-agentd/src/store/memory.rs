@@ -54,6 +54,9 @@ fn rows(raws: Vec<RawMemory>) -> Result<Vec<MemoryRow>, StoreError> {
     raws.into_iter().map(MemoryRow::try_from).collect()
 }
 
+/// The `settings` key naming the segmenter the index was built with.
+const INDEX_SEGMENTER_KEY: &str = "memory_index.segmenter";
+
 fn sql_limit(limit: usize) -> i64 {
     i64::try_from(limit).unwrap_or(i64::MAX)
 }
@@ -66,15 +69,20 @@ impl Store {
         self
     }
 
-    /// Creates the FTS5 index if it is missing and drops entries of deleted memories. Returns the
-    /// memories the index lacks (`(id, text)`), for the caller to segment and
-    /// [`index_memories`](Store::index_memories). Needs FTS5.
-    pub async fn prepare_memory_index(&self) -> Result<Vec<(i64, String)>, StoreError> {
+    /// Creates the FTS5 index if it is missing, empties it when it was built by another
+    /// segmenter than `segmenter` (its terms would not match the queries'), and drops entries of
+    /// deleted memories. Returns the memories the index lacks (`(id, text)`), for the caller to
+    /// segment and [`index_memories`](Store::index_memories). Needs FTS5.
+    pub async fn prepare_memory_index(
+        &self,
+        segmenter: &str,
+    ) -> Result<Vec<(i64, String)>, StoreError> {
         let op = "prepare the memory index";
         sqlx::query("CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(terms)")
             .execute(&self.pool)
             .await
             .map_err(StoreError::db(op))?;
+        self.reset_index_for(segmenter).await?;
         let pruned =
             sqlx::query("DELETE FROM memories_fts WHERE rowid NOT IN (SELECT id FROM memories)")
                 .execute(&self.pool)
@@ -91,6 +99,50 @@ impl Store {
         .fetch_all(&self.pool)
         .await
         .map_err(StoreError::db(op))
+    }
+
+    /// Empties the index and records `segmenter` (one transaction) unless the index was built
+    /// by it. A crash before re-indexing is harmless: the next start finds the memories missing.
+    async fn reset_index_for(&self, segmenter: &str) -> Result<(), StoreError> {
+        let op = "reset the memory index";
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(StoreError::db(op))?;
+        let built_by: Option<String> =
+            sqlx::query_scalar("SELECT value FROM settings WHERE key = ?1")
+                .bind(INDEX_SEGMENTER_KEY)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(StoreError::db(op))?;
+        if built_by.as_deref() == Some(segmenter) {
+            return Ok(());
+        }
+        let dropped = sqlx::query("DELETE FROM memories_fts")
+            .execute(&mut *tx)
+            .await
+            .map_err(StoreError::db(op))?
+            .rows_affected();
+        sqlx::query(
+            "INSERT INTO settings (key, value) VALUES (?1, ?2)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        )
+        .bind(INDEX_SEGMENTER_KEY)
+        .bind(segmenter)
+        .execute(&mut *tx)
+        .await
+        .map_err(StoreError::db(op))?;
+        tx.commit().await.map_err(StoreError::db(op))?;
+        if dropped > 0 {
+            tracing::info!(
+                dropped,
+                from = built_by.as_deref().unwrap_or("an earlier segmenter"),
+                to = segmenter,
+                "the memory index is rebuilt for a new segmenter"
+            );
+        }
+        Ok(())
     }
 
     /// Adds index entries `(id, segmented terms)` in one transaction. Needs FTS5.

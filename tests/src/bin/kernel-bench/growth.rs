@@ -60,7 +60,7 @@ pub async fn run(opts: &Opts, bins: &Path, table: &mut Table) -> anyhow::Result<
 /// 50 memories of ~1,000 characters, all containing [`WORD`], through the store API.
 async fn seed(rig: &Rig) -> anyhow::Result<()> {
     let store = Store::open(&rig.db_path()).await?;
-    store.prepare_memory_index().await?;
+    store.prepare_memory_index(segment::SEGMENTER).await?;
     for i in 0..MEMORIES {
         let mut text = format!("Note {i} about the {WORD}: ");
         while text.chars().count() < 1_000 {

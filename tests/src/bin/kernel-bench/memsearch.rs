@@ -175,7 +175,7 @@ pub async fn run(opts: &Opts, bins: &Path, table: &mut Table) -> anyhow::Result<
     for &size in &opts.memories {
         let started = Instant::now();
         let store = Store::open(&rig.db_path()).await?;
-        store.prepare_memory_index().await?;
+        store.prepare_memory_index(segment::SEGMENTER).await?;
         for i in have..size {
             let text = memory_text(&mut rng, i);
             store
