@@ -16,6 +16,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kernel_common::Config;
+use kernel_common::config::{
+    DEFAULT_MCP_CALL_TIMEOUT, DEFAULT_MCP_CONNECT_TIMEOUT, McpServerConfig,
+};
 use tokio::sync::watch;
 use tokio_util::sync::{CancellationToken, DropGuard};
 use tokio_util::task::TaskTracker;
@@ -26,12 +29,14 @@ use crate::tools::ToolRegistry;
 pub use naming::exposed_name;
 pub use result::{MAX_RESULT_CHARS, external_marker};
 
-/// Timing of connections and calls.
+/// Timing of connections and calls; a server's own `connect_timeout_secs` / `call_timeout_secs`
+/// win over the timeouts here ([`McpSettings::for_server`]).
 #[derive(Debug, Clone)]
 pub struct McpSettings {
-    /// Longest wait to connect, initialise and list tools (default 10 s).
+    /// Longest wait to connect, initialise and list tools (default 10 s), unless the server sets
+    /// its own.
     pub connect_timeout: Duration,
-    /// Longest wait for one tool call (default 120 s).
+    /// Longest wait for one tool call (default 120 s), unless the server sets its own.
     pub call_timeout: Duration,
     /// First wait before reconnecting (default 1 s); it doubles per failure…
     pub backoff_initial: Duration,
@@ -44,11 +49,23 @@ pub struct McpSettings {
 impl Default for McpSettings {
     fn default() -> Self {
         Self {
-            connect_timeout: Duration::from_secs(10),
-            call_timeout: Duration::from_secs(120),
+            connect_timeout: DEFAULT_MCP_CONNECT_TIMEOUT,
+            call_timeout: DEFAULT_MCP_CALL_TIMEOUT,
             backoff_initial: Duration::from_secs(1),
             backoff_max: Duration::from_secs(60),
             reconnect_tries: 6,
+        }
+    }
+}
+
+impl McpSettings {
+    /// These settings with `server`'s own `connect_timeout_secs` / `call_timeout_secs` where set
+    /// (the backoff schedule is the same for every server).
+    pub fn for_server(&self, server: &McpServerConfig) -> McpSettings {
+        McpSettings {
+            connect_timeout: server.connect_timeout.unwrap_or(self.connect_timeout),
+            call_timeout: server.call_timeout.unwrap_or(self.call_timeout),
+            ..self.clone()
         }
     }
 }
@@ -134,7 +151,7 @@ impl Mcp {
                 cfg.clone(),
                 shared.clone(),
                 registry.clone(),
-                settings.clone(),
+                settings.for_server(cfg),
                 redactor.clone(),
                 cancel.child_token(),
             );
@@ -214,6 +231,33 @@ mod tests {
             .map(|n| s.backoff(n).as_secs())
             .collect();
         assert_eq!(secs, [1, 2, 4, 32, 60, 60, 60]);
+    }
+
+    #[test]
+    fn a_servers_own_timeouts_win() {
+        let base = McpSettings {
+            connect_timeout: Duration::from_millis(300),
+            ..McpSettings::default()
+        };
+        let mut server = McpServerConfig {
+            name: "s".into(),
+            transport: kernel_common::config::McpTransport::Stdio {
+                command: "true".into(),
+                args: Vec::new(),
+                env: Default::default(),
+            },
+            connect_timeout: None,
+            call_timeout: Some(Duration::from_secs(7)),
+        };
+        let s = base.for_server(&server);
+        assert_eq!(s.connect_timeout, Duration::from_millis(300));
+        assert_eq!(s.call_timeout, Duration::from_secs(7));
+        assert_eq!(s.backoff_max, base.backoff_max);
+        server.connect_timeout = Some(Duration::from_secs(3));
+        assert_eq!(
+            base.for_server(&server).connect_timeout,
+            Duration::from_secs(3)
+        );
     }
 
     #[test]

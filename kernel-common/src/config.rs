@@ -187,7 +187,20 @@ pub enum McpTransport {
 pub struct McpServerConfig {
     pub name: String,
     pub transport: McpTransport,
+    /// `connect_timeout_secs`: longest wait to connect, initialise and list tools. `None` keeps
+    /// the client's default ([`DEFAULT_MCP_CONNECT_TIMEOUT`]).
+    pub connect_timeout: Option<std::time::Duration>,
+    /// `call_timeout_secs`: longest wait for one tool call. `None` keeps the client's default
+    /// ([`DEFAULT_MCP_CALL_TIMEOUT`]).
+    pub call_timeout: Option<std::time::Duration>,
 }
+
+/// An MCP server's connect timeout when `connect_timeout_secs` is not set: 10 s.
+pub const DEFAULT_MCP_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// An MCP tool call's time limit when `call_timeout_secs` is not set: 2 minutes.
+pub const DEFAULT_MCP_CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+/// The longest speech or MCP `*timeout_secs` accepted: 1 hour (a larger value is a unit mistake).
+pub const MAX_TIMEOUT_SECS: u64 = 3600;
 
 /// An `[[mcp.servers]]` entry that is not started, and why (names variables, never values).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -225,7 +238,13 @@ pub struct SttConfig {
     pub api_key: Option<Secret>,
     pub model: String,
     pub headers: BTreeMap<String, Secret>,
+    /// How long one transcription may take, whole request (`timeout_secs`, default
+    /// [`DEFAULT_STT_TIMEOUT`]).
+    pub timeout: std::time::Duration,
 }
+
+/// `stt.timeout_secs` when not set: 2 minutes.
+pub const DEFAULT_STT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// Which speech service `[tts]` speaks to (`type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -256,7 +275,13 @@ pub struct TtsConfig {
     /// Longest text spoken, in characters (`max_chars`, default [`DEFAULT_TTS_MAX_CHARS`]);
     /// a longer answer is cut and the voice note says the rest is in the text.
     pub max_chars: usize,
+    /// How long one synthesis may take, whole request (`timeout_secs`, default
+    /// [`DEFAULT_TTS_TIMEOUT`]).
+    pub timeout: std::time::Duration,
 }
+
+/// `tts.timeout_secs` when not set: 90 s.
+pub const DEFAULT_TTS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(90);
 
 /// `tts.max_chars` when not set: about a minute and a half of speech.
 pub const DEFAULT_TTS_MAX_CHARS: usize = 1500;

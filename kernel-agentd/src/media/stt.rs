@@ -4,14 +4,14 @@
 
 use std::time::Duration;
 
-use kernel_common::config::SttConfig;
+use kernel_common::config::{DEFAULT_STT_TIMEOUT, SttConfig};
 use reqwest::multipart::{Form, Part};
 use tokio_util::sync::CancellationToken;
 
 use super::speech_http::{Body, SpeechEndpoint, SpeechError};
 
-/// How long one transcription may take.
-pub const STT_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long one transcription may take unless `[stt] timeout_secs` says otherwise.
+pub const STT_TIMEOUT: Duration = DEFAULT_STT_TIMEOUT;
 /// Largest transcript answer read.
 const MAX_ANSWER_BYTES: usize = 1024 * 1024;
 
@@ -54,6 +54,8 @@ pub fn audio_format(mime_type: &str) -> Option<(&'static str, &'static str)> {
 pub struct SttClient {
     endpoint: SpeechEndpoint,
     model: String,
+    /// The whole request's deadline (`[stt] timeout_secs`).
+    timeout: Duration,
 }
 
 impl SttClient {
@@ -66,6 +68,7 @@ impl SttClient {
                 &config.headers,
             )?,
             model: config.model.clone(),
+            timeout: config.timeout,
         })
     }
 
@@ -88,7 +91,7 @@ impl SttClient {
             .post(
                 "/audio/transcriptions",
                 Body::Multipart(form),
-                STT_TIMEOUT,
+                self.timeout,
                 MAX_ANSWER_BYTES,
                 cancel,
             )

@@ -4,13 +4,13 @@
 
 use std::time::Duration;
 
-use kernel_common::config::{TtsConfig, TtsKind};
+use kernel_common::config::{DEFAULT_TTS_TIMEOUT, TtsConfig, TtsKind};
 use tokio_util::sync::CancellationToken;
 
 use super::speech_http::{Body, SpeechEndpoint, SpeechError};
 
-/// How long one synthesis may take.
-pub const TTS_TIMEOUT: Duration = Duration::from_secs(90);
+/// How long one synthesis may take unless `[tts] timeout_secs` says otherwise.
+pub const TTS_TIMEOUT: Duration = DEFAULT_TTS_TIMEOUT;
 /// Largest audio answer read (Telegram takes voice notes up to 50 MB; 1500 characters of
 /// Opus speech is well under 2 MB).
 const MAX_AUDIO_BYTES: usize = 20 * 1024 * 1024;
@@ -24,6 +24,8 @@ pub struct TtsClient {
     model: String,
     voice: String,
     max_chars: usize,
+    /// The whole request's deadline (`[tts] timeout_secs`).
+    timeout: Duration,
 }
 
 impl TtsClient {
@@ -39,6 +41,7 @@ impl TtsClient {
                 model: config.model.clone(),
                 voice: config.voice.clone(),
                 max_chars: config.max_chars,
+                timeout: config.timeout,
             }),
         }
     }
@@ -65,7 +68,7 @@ impl TtsClient {
             .post(
                 "/audio/speech",
                 Body::Json(body),
-                TTS_TIMEOUT,
+                self.timeout,
                 MAX_AUDIO_BYTES,
                 cancel,
             )

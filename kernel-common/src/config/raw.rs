@@ -123,6 +123,10 @@ pub struct RawMcpServer {
     pub args: Option<Vec<String>>,
     /// stdio only; values may contain `${VAR}`.
     pub env: Option<BTreeMap<String, String>>,
+    /// Seconds to connect, initialise and list tools (default 10).
+    pub connect_timeout_secs: Option<u64>,
+    /// Seconds one tool call may take (default 120).
+    pub call_timeout_secs: Option<u64>,
 }
 
 /// `[agentd]`.
@@ -145,6 +149,8 @@ pub struct RawStt {
     pub api_key: Option<String>,
     pub model: Option<String>,
     pub headers: Option<BTreeMap<String, String>>,
+    /// Seconds one transcription may take (default 120).
+    pub timeout_secs: Option<u64>,
 }
 
 /// `[tts]`.
@@ -161,6 +167,8 @@ pub struct RawTts {
     pub model: Option<String>,
     pub voice: Option<String>,
     pub headers: Option<BTreeMap<String, String>>,
+    /// Seconds one synthesis may take (default 90).
+    pub timeout_secs: Option<u64>,
 }
 
 impl RawConfig {

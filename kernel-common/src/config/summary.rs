@@ -4,7 +4,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::{Config, Locale, McpTransport, ProviderConfig, Secret};
+use super::{
+    Config, DEFAULT_MCP_CALL_TIMEOUT, DEFAULT_MCP_CONNECT_TIMEOUT, Locale, McpTransport,
+    ProviderConfig, Secret,
+};
 use crate::redact::{REDACTED, redact_url};
 
 /// The summary; a final pass through [`Config::redactor`] guarantees no secret survives even if
@@ -168,9 +171,10 @@ fn extras(out: &mut String, c: &Config) {
     let _ = match &c.stt {
         Some(s) => writeln!(
             out,
-            "stt: {}; model {}; key {}{}",
+            "stt: {}; model {}; timeout {}s; key {}{}",
             redact_url(&s.api_base),
             s.model,
+            s.timeout.as_secs(),
             key(s.api_key.as_ref()),
             if s.headers.is_empty() {
                 String::new()
@@ -183,12 +187,13 @@ fn extras(out: &mut String, c: &Config) {
     let _ = match &c.tts {
         Some(t) => writeln!(
             out,
-            "tts: {} at {}; model {}; voice {}; max_chars {}; key {}{}",
+            "tts: {} at {}; model {}; voice {}; max_chars {}; timeout {}s; key {}{}",
             t.kind.as_str(),
             redact_url(&t.api_base),
             t.model,
             t.voice,
             t.max_chars,
+            t.timeout.as_secs(),
             key(t.api_key.as_ref()),
             if t.headers.is_empty() {
                 String::new()
@@ -206,6 +211,13 @@ fn mcp(out: &mut String, c: &Config) {
         out.push_str("  none\n");
     }
     for s in &c.mcp_servers {
+        let timeouts = format!(
+            "; timeouts: connect {}s, call {}s",
+            s.connect_timeout
+                .unwrap_or(DEFAULT_MCP_CONNECT_TIMEOUT)
+                .as_secs(),
+            s.call_timeout.unwrap_or(DEFAULT_MCP_CALL_TIMEOUT).as_secs()
+        );
         let _ = match &s.transport {
             McpTransport::Http { url, headers: h } => {
                 let hs = if h.is_empty() {
@@ -213,7 +225,7 @@ fn mcp(out: &mut String, c: &Config) {
                 } else {
                     format!("; headers: {}", headers(h))
                 };
-                writeln!(out, "  {}: http {}{hs}", s.name, redact_url(url))
+                writeln!(out, "  {}: http {}{hs}{timeouts}", s.name, redact_url(url))
             }
             McpTransport::Stdio { command, args, env } => {
                 let names: Vec<String> = env.keys().map(|k| format!("{k} = {REDACTED}")).collect();
@@ -224,7 +236,7 @@ fn mcp(out: &mut String, c: &Config) {
                 };
                 writeln!(
                     out,
-                    "  {}: stdio {} {}{es}",
+                    "  {}: stdio {} {}{es}{timeouts}",
                     s.name,
                     command,
                     args.join(" ")

@@ -10,6 +10,7 @@ mod speech;
 
 use std::path::{Component as PathPart, Path, PathBuf};
 use std::sync::LazyLock;
+use std::time::Duration;
 
 use regex::Regex;
 
@@ -176,6 +177,22 @@ impl Ctx<'_> {
             ));
         }
         url
+    }
+}
+
+impl Ctx<'_> {
+    /// `secs` as a timeout, or (with a problem naming `key`) `default` when it is outside
+    /// 1..=[`MAX_TIMEOUT_SECS`](super::MAX_TIMEOUT_SECS).
+    fn timeout_secs(&mut self, key: &str, secs: u64, default: Duration) -> Duration {
+        if (1..=super::MAX_TIMEOUT_SECS).contains(&secs) {
+            return Duration::from_secs(secs);
+        }
+        self.refuse(format!(
+            "{key} = {secs} must be between 1 and {} seconds (default {})",
+            super::MAX_TIMEOUT_SECS,
+            default.as_secs()
+        ));
+        default
     }
 }
 

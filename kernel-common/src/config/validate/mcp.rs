@@ -1,13 +1,16 @@
-//! `[[mcp.servers]]`: shape checks, and `${VAR}` substitution in an http server's `url` and
-//! header values and a stdio server's `env` values. A server whose variable is unset is skipped
-//! with a warning naming the server and the variable, never a value.
+//! `[[mcp.servers]]`: shape checks, the per-server timeouts, and `${VAR}` substitution in an
+//! http server's `url` and header values and a stdio server's `env` values. A server whose
+//! variable is unset is skipped with a warning naming the server and the variable, never a value.
 
 use std::collections::BTreeMap;
 
 use super::{Ctx, given};
 use crate::config::env::{ExpandError, expand};
 use crate::config::raw::RawMcpServer;
-use crate::config::{Component, McpServerConfig, McpTransport, SkippedMcpServer};
+use crate::config::{
+    Component, DEFAULT_MCP_CALL_TIMEOUT, DEFAULT_MCP_CONNECT_TIMEOUT, McpServerConfig,
+    McpTransport, SkippedMcpServer,
+};
 use crate::secret::Secret;
 
 /// The servers that can be started, and those skipped for an unset variable, in file order.
@@ -23,8 +26,22 @@ pub(super) fn servers(
             continue;
         };
         seen.push(name.clone());
+        let key = format!("mcp server \"{name}\"");
+        let connect_timeout = server.connect_timeout_secs.map(|secs| {
+            let key = format!("{key}: connect_timeout_secs");
+            ctx.timeout_secs(&key, secs, DEFAULT_MCP_CONNECT_TIMEOUT)
+        });
+        let call_timeout = server.call_timeout_secs.map(|secs| {
+            let key = format!("{key}: call_timeout_secs");
+            ctx.timeout_secs(&key, secs, DEFAULT_MCP_CALL_TIMEOUT)
+        });
         match transport(ctx, &name, server) {
-            Ok(Some(transport)) => out.push(McpServerConfig { name, transport }),
+            Ok(Some(transport)) => out.push(McpServerConfig {
+                name,
+                transport,
+                connect_timeout,
+                call_timeout,
+            }),
             Ok(None) => {}
             Err(reason) => skipped.push(SkippedMcpServer { name, reason }),
         }

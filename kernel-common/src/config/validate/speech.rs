@@ -5,7 +5,8 @@ use super::{Ctx, given};
 use crate::config::env::{STT_API_KEY_ENV, TTS_API_KEY_ENV};
 use crate::config::raw::{RawStt, RawTts};
 use crate::config::{
-    Component, DEFAULT_TTS_MAX_CHARS, MAX_TTS_MAX_CHARS, SttConfig, TtsConfig, TtsKind,
+    Component, DEFAULT_STT_TIMEOUT, DEFAULT_TTS_MAX_CHARS, DEFAULT_TTS_TIMEOUT, MAX_TTS_MAX_CHARS,
+    SttConfig, TtsConfig, TtsKind,
 };
 
 /// The most characters OpenAI's `/audio/speech` accepts in one request.
@@ -13,6 +14,9 @@ const OPENAI_SPEECH_LIMIT: usize = 4096;
 
 /// `[stt]`: OpenAI-compatible transcription; model defaults to `whisper-1`.
 pub(super) fn stt(ctx: &mut Ctx<'_>, raw: &RawStt) -> SttConfig {
+    let timeout = raw.timeout_secs.map_or(DEFAULT_STT_TIMEOUT, |secs| {
+        ctx.timeout_secs("stt.timeout_secs", secs, DEFAULT_STT_TIMEOUT)
+    });
     SttConfig {
         api_base: ctx.url("stt.api_base", raw.api_base.as_deref(), OPENAI_BASE),
         api_key: ctx.secret(raw.api_key.as_deref(), STT_API_KEY_ENV),
@@ -21,6 +25,7 @@ pub(super) fn stt(ctx: &mut Ctx<'_>, raw: &RawStt) -> SttConfig {
             .trim()
             .to_owned(),
         headers: headers(ctx, "stt", raw.headers.as_ref()),
+        timeout,
     }
 }
 
@@ -28,6 +33,9 @@ pub(super) fn stt(ctx: &mut Ctx<'_>, raw: &RawStt) -> SttConfig {
 /// length capped at `max_chars`. `None` when malformed (with a problem).
 pub(super) fn tts(ctx: &mut Ctx<'_>, raw: &RawTts) -> Option<TtsConfig> {
     let kind = tts_kind(ctx, raw.kind.as_deref());
+    let timeout = raw.timeout_secs.map_or(DEFAULT_TTS_TIMEOUT, |secs| {
+        ctx.timeout_secs("tts.timeout_secs", secs, DEFAULT_TTS_TIMEOUT)
+    });
     let max_chars = max_chars(ctx, raw.max_chars);
     let headers = headers(ctx, "tts", raw.headers.as_ref());
     let config = TtsConfig {
@@ -44,6 +52,7 @@ pub(super) fn tts(ctx: &mut Ctx<'_>, raw: &RawTts) -> Option<TtsConfig> {
             .to_owned(),
         headers,
         max_chars: max_chars?,
+        timeout,
     };
     if config.max_chars > OPENAI_SPEECH_LIMIT && config.api_base == OPENAI_BASE {
         ctx.warn_for(
