@@ -14,6 +14,7 @@
 mod extensions;
 mod gate;
 mod input;
+mod media;
 mod run;
 mod summary;
 
@@ -109,11 +110,14 @@ impl Turns {
 }
 
 impl Agent {
-    /// Starts a turn for `input` and returns its events. Bad input is refused before the gate
-    /// (in the owner's language); while another turn runs, the events are a single `Busy`.
+    /// Starts a turn for `input` and returns its events. Bad input — or an image larger than the
+    /// current provider takes — is refused before the gate (in the owner's language); while
+    /// another turn runs, the events are a single `Busy`.
     pub async fn chat(&self, input: UserInput) -> Result<TurnEvents, ApiError> {
         let media = &self.inner.turns.media;
         let input = input.accept(media.locale(), media.stt_configured())?;
+        let kind = self.provider_kind();
+        media::check_for_provider(&input, kind).map_err(|r| r.into_error(media.locale()))?;
         let cancel = self.inner.root.child_token();
         let permit = match self.inner.turns.gate.try_enter(cancel.clone()) {
             Ok(permit) => permit,
@@ -126,7 +130,6 @@ impl Agent {
         };
         let session = self.current_session().await?;
         let (provider, model) = self.current_provider()?;
-        let kind = self.provider_kind();
         let (tx, rx) = mpsc::unbounded_channel();
         let turn = run::Turn::new(run::TurnSetup {
             agent: self.clone(),

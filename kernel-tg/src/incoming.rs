@@ -1,5 +1,6 @@
 //! `Incoming`: what an admitted owner message asks for — a command, a turn (text and/or one
-//! attachment to download), or something kernel-tg does not handle.
+//! attachment to download), or something kernel-tg does not handle. Photos, documents, voice
+//! notes and audio files (sent as music; transcribed like voice notes) are attachments.
 
 use teloxide::types::Message;
 
@@ -37,9 +38,19 @@ pub struct Media {
 /// What the attachment is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MediaKind {
-    Image { mime_type: String },
-    Document { file_name: String },
-    Voice { mime_type: String },
+    Image {
+        mime_type: String,
+    },
+    Document {
+        file_name: String,
+    },
+    Voice {
+        mime_type: String,
+    },
+    /// An audio file (sent as music): transcribed like a voice note, answered in text only.
+    Audio {
+        mime_type: String,
+    },
 }
 
 impl Media {
@@ -112,7 +123,39 @@ fn media(message: &Message) -> Option<Media> {
             },
         });
     }
+    if let Some(audio) = message.audio() {
+        return Some(Media {
+            file_id: audio.file.id.0.clone(),
+            size: u64::from(audio.file.size),
+            kind: MediaKind::Audio {
+                mime_type: audio_type(
+                    audio.mime_type.as_ref().map(|m| m.essence_str()),
+                    audio.file_name.as_deref(),
+                ),
+            },
+        });
+    }
     None
+}
+
+/// The type of an audio file: the sender's MIME type, else one guessed from the file name's
+/// extension, else MP3 (what Telegram's music files mostly are).
+fn audio_type(declared: Option<&str>, file_name: Option<&str>) -> String {
+    if let Some(mime) = declared.map(str::trim).filter(|m| !m.is_empty()) {
+        return mime.to_ascii_lowercase();
+    }
+    let ext = file_name
+        .and_then(|n| n.rsplit_once('.'))
+        .map(|(_, ext)| ext.to_ascii_lowercase());
+    let mime = match ext.as_deref() {
+        Some("m4a" | "mp4") => "audio/mp4",
+        Some("ogg" | "oga" | "opus") => "audio/ogg",
+        Some("wav") => "audio/wav",
+        Some("flac") => "audio/flac",
+        Some("webm") => "audio/webm",
+        _ => "audio/mpeg",
+    };
+    mime.to_owned()
 }
 
 #[cfg(test)]
@@ -130,7 +173,8 @@ mod tests {
         m.as_object_mut()
             .unwrap()
             .extend(extra.as_object().unwrap().clone());
-        serde_json::from_value(m).unwrap()
+        // teloxide's message types deserialize reliably from text only.
+        serde_json::from_str(&m.to_string()).unwrap()
     }
 
     fn file(id: &str, size: u64) -> Value {
@@ -220,6 +264,56 @@ mod tests {
         );
         assert_eq!(
             classify(&message(json!({ "sticker": sticker })), None),
+            Incoming::Unsupported
+        );
+    }
+
+    fn audio(extra: Value) -> Value {
+        let mut audio = file("a", 3_000_000);
+        audio["duration"] = json!(180);
+        audio["mime_type"] = json!("audio/mpeg");
+        audio
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        audio
+    }
+
+    #[test]
+    fn an_audio_file_is_transcribed_like_voice_but_answered_in_text() {
+        let m = message(json!({
+            "audio": audio(json!({ "mime_type": "audio/x-m4a", "file_name": "会议.m4a" })),
+            "caption": "总结一下",
+        }));
+        let Incoming::Turn(turn) = classify(&m, None) else {
+            panic!()
+        };
+        assert_eq!(turn.text, "总结一下");
+        let media = turn.media.unwrap();
+        assert_eq!((media.file_id.as_str(), media.size), ("a", 3_000_000));
+        assert_eq!(
+            media.kind,
+            MediaKind::Audio {
+                mime_type: "audio/x-m4a".into()
+            }
+        );
+        assert!(!media.is_voice(), "no voice reply for an audio file");
+    }
+
+    #[test]
+    fn an_audio_file_without_a_usable_type_is_typed_by_its_name_else_mp3() {
+        assert_eq!(audio_type(Some(" Audio/OGG "), Some("x.mp3")), "audio/ogg");
+        assert_eq!(audio_type(Some(""), Some("memo.OGG")), "audio/ogg");
+        assert_eq!(audio_type(None, Some("talk.m4a")), "audio/mp4");
+        assert_eq!(audio_type(None, Some("take.wav")), "audio/wav");
+        assert_eq!(audio_type(None, Some("song")), "audio/mpeg");
+        assert_eq!(audio_type(None, None), "audio/mpeg");
+        // teloxide needs `mime_type` on an audio (Telegram always sends one): without it the
+        // message is not an audio at all.
+        let mut untyped = audio(json!({ "file_name": "memo.ogg" }));
+        untyped.as_object_mut().unwrap().remove("mime_type");
+        assert_eq!(
+            classify(&message(json!({ "audio": untyped })), None),
             Incoming::Unsupported
         );
     }

@@ -279,7 +279,9 @@ async fn download(app: &App, media: Media) -> Result<pb::Attachment, String> {
     let kind = match media.kind {
         MediaKind::Image { mime_type } => Kind::Image(pb::Image { data, mime_type }),
         MediaKind::Document { file_name } => Kind::Document(pb::Document { data, file_name }),
-        MediaKind::Voice { mime_type } => Kind::Voice(pb::Voice { data, mime_type }),
+        MediaKind::Voice { mime_type } | MediaKind::Audio { mime_type } => {
+            Kind::Voice(pb::Voice { data, mime_type })
+        }
     };
     Ok(pb::Attachment { kind: Some(kind) })
 }

@@ -222,6 +222,18 @@ impl FakeTelegram {
         self.queue(|st| st.user_voice(from, data))
     }
 
+    /// A private audio file (sent as music) of type `mime_type`; returns its `message_id`.
+    pub fn user_audio(
+        &self,
+        from: i64,
+        file_name: &str,
+        mime_type: &str,
+        data: Vec<u8>,
+        caption: Option<&str>,
+    ) -> i64 {
+        self.queue(|st| st.user_audio(from, file_name, mime_type, data, caption))
+    }
+
     /// A private document whose update claims `file_size` with no bytes behind it (getFile
     /// answers `file is too big` above [`DOWNLOAD_LIMIT`]; a download finds nothing).
     pub fn user_document_claiming_size(&self, from: i64, file_name: &str, file_size: u64) -> i64 {

@@ -1,14 +1,35 @@
 //! Images through the gRPC service: base64 image content at the model in both provider formats,
-//! `[图片已处理]` in the stored history, a copy under `downloads/`, and the 20 MB refusal.
+//! `[图片已处理]` in the stored history, a copy under `downloads/`, the 20 MB refusal, and the
+//! smaller Claude limit (5 MB of base64, 3.75 MB of image) refused before any model call.
 
 use kernel_agentd::conversation::{Block, Role};
+use kernel_proto::v1::chat_event::Event;
 use serde_json::Value;
 use tests::chat::{KINDS, completed, session_id, stored, turn, wire_messages};
 use tests::config::TestConfig;
 use tests::fake_llm::{FakeLlm, Script};
 use tests::harness::Harness;
-use tests::media::{PNG, base64, document, downloads, image, request, turn_with};
+use tests::media::{PNG, base64, document, downloads, image, request, set_locale, turn_with};
 use tonic::Code;
+
+/// The largest image Claude takes: its base64 is exactly 5 MB.
+const CLAUDE_MAX: usize = 3_932_160;
+
+/// Whether the turn reached the model: bodies this large are refused by the fake itself (as
+/// many gateways do), so the turn fails with its 413.
+fn reached_the_model(events: &[Event]) -> bool {
+    matches!(
+        events,
+        [Event::Started(_), Event::Failed(failed)] if failed.message.contains("413")
+    )
+}
+
+/// A PNG of `len` bytes (the signature, then zeros).
+fn png_of(len: usize) -> Vec<u8> {
+    let mut png = PNG.to_vec();
+    png.resize(len, 0);
+    png
+}
 
 /// The image parts of the newest user message of a request body, as (media type, base64 data).
 fn sent_images(kind: &str, body: &Value) -> Vec<(String, String)> {
@@ -119,7 +140,8 @@ async fn an_image_sent_as_a_file_is_an_image() {
 #[tokio::test]
 async fn a_21_mb_image_is_refused_before_any_model_call_and_nothing_is_kept() {
     let fake = FakeLlm::start().await;
-    let mut h = Harness::start(TestConfig::new(&fake.url(), "")).await;
+    // OpenAI-compatible: Claude's own, smaller limit would refuse the 20 MB image below.
+    let mut h = Harness::start(TestConfig::with_kind("openai_compat", &fake.url(), "")).await;
     let mut big = PNG.to_vec();
     big.resize(21 * 1024 * 1024, 0);
     let refused = h
@@ -153,6 +175,75 @@ async fn a_21_mb_image_is_refused_before_any_model_call_and_nothing_is_kept() {
         downloads(&h.cfg)
             .iter()
             .any(|f| { std::fs::metadata(f).unwrap().len() == 20 * 1024 * 1024 })
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn claude_refuses_a_6_mb_image_before_any_model_call_in_the_owners_language() {
+    let six = png_of(6 * 1024 * 1024);
+    for (locale, message) in [
+        (
+            "zh",
+            "图片太大：Claude 只接受不超过 3.75 MB 的图片。请压缩或截图后再发送。",
+        ),
+        (
+            "en",
+            "The image is too large: Claude takes images up to 3.75 MB. Compress it or send a \
+             screenshot instead.",
+        ),
+    ] {
+        let fake = FakeLlm::start().await;
+        let cfg = TestConfig::with_kind("claude", &fake.url(), "");
+        set_locale(&cfg, locale);
+        let mut h = Harness::start(cfg).await;
+        let refused = h
+            .client
+            .chat(request("看看", vec![image("image/png", &six)], false))
+            .await
+            .expect_err("refused");
+        assert_eq!(refused.code(), Code::InvalidArgument);
+        assert_eq!(refused.message(), message);
+        assert!(fake.requests().is_empty(), "no model call");
+        assert!(downloads(&h.cfg).is_empty(), "nothing kept");
+
+        // One byte more than the largest image Claude takes is refused; that image starts a turn.
+        let refused = h
+            .client
+            .chat(request(
+                "",
+                vec![image("image/png", &png_of(CLAUDE_MAX + 1))],
+                false,
+            ))
+            .await
+            .expect_err("refused");
+        assert_eq!(refused.message(), message);
+        let events = turn_with(
+            &mut h.client,
+            request("", vec![image("image/png", &png_of(CLAUDE_MAX))], false),
+        )
+        .await;
+        assert!(reached_the_model(&events), "{locale}: {events:?}");
+        h.stop().await;
+    }
+}
+
+#[tokio::test]
+async fn an_openai_compatible_provider_is_sent_the_same_6_mb_image() {
+    let fake = FakeLlm::start().await;
+    let mut h = Harness::start(TestConfig::with_kind("openai_compat", &fake.url(), "")).await;
+    let six = png_of(6 * 1024 * 1024);
+    let events = turn_with(
+        &mut h.client,
+        request("看看", vec![image("image/png", &six)], false),
+    )
+    .await;
+    assert!(reached_the_model(&events), "{events:?}");
+    let files = downloads(&h.cfg);
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(
+        std::fs::metadata(&files[0]).unwrap().len(),
+        six.len() as u64
     );
     h.stop().await;
 }

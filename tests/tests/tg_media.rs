@@ -1,6 +1,6 @@
-//! Media through both real binaries: photos, documents and voice notes are downloaded from the
-//! fake Bot API and reach the model; refusals reach the owner without a model call; a voice note
-//! with `[tts]` gets a voice note back.
+//! Media through both real binaries: photos, documents, voice notes and audio files are
+//! downloaded from the fake Bot API and reach the model; refusals reach the owner without a model
+//! call; a voice note with `[tts]` gets a voice note back, an audio file a text answer only.
 
 use kernel_common::config::Locale;
 use kernel_tg::texts::Texts;
@@ -121,6 +121,42 @@ async fn a_voice_note_is_transcribed_and_answered_with_a_voice_note_and_text() {
         .unwrap();
     assert_eq!(voice.voice.as_deref(), Some(FAKE_OGG));
     assert_eq!(voice.reply_to, Some(asked));
+    assert!(!stack.logs().contains(SPEECH_KEY));
+    stack.assert_no_secrets();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_audio_file_is_transcribed_and_answered_in_text_only() {
+    let speech = FakeSpeech::start(SPEECH_KEY).await;
+    speech.set_transcript("周五之前把预算表发给老板");
+    let stack = Stack::start_with("claude", &speech_toml(&speech.base(), SPEECH_KEY, true)).await;
+    stack.llm.push(Script::text("记下了：周五前发预算表。"));
+    let m4a = b"\x00\x00\x00\x20ftypM4A fake-aac-frames".to_vec();
+    stack.telegram.user_audio(
+        OWNER_ID,
+        "录音.m4a",
+        "audio/x-m4a",
+        m4a.clone(),
+        Some("帮我记一下"),
+    );
+    assert_eq!(stack.only_answer().await, "记下了：周五前发预算表。");
+
+    let stt = speech.requests_to("/v1/audio/transcriptions");
+    assert_eq!(stt.len(), 1);
+    let (file_name, content_type, data) = stt[0].file.clone().unwrap();
+    assert_eq!(
+        (file_name.as_str(), content_type.as_str()),
+        ("voice.m4a", "audio/mp4")
+    );
+    assert_eq!(data, m4a);
+    let body = stack.llm.last_request().unwrap().raw_body;
+    assert!(body.contains("[语音: 周五之前把预算表发给老板]"), "{body}");
+    assert!(body.contains("帮我记一下"), "{body}");
+    assert!(
+        speech.requests_to("/v1/audio/speech").is_empty(),
+        "no voice reply to an audio file"
+    );
+    assert!(stack.telegram.calls_of("sendVoice").is_empty());
     assert!(!stack.logs().contains(SPEECH_KEY));
     stack.assert_no_secrets();
 }

@@ -1,8 +1,21 @@
-//! Images: the types both providers accept, and recognising them by their bytes (a client's MIME
-//! type may be wrong, and the providers refuse an image whose declared type does not match).
+//! Images: the types both providers accept, recognising them by their bytes (a client's MIME
+//! type may be wrong, and the providers refuse an image whose declared type does not match), and
+//! the smaller size limit of the Anthropic Messages API.
 
 /// Image types both providers accept.
 pub const IMAGE_TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/webp"];
+
+/// The most base64 the Anthropic Messages API takes for one image ("image exceeds 5 MB maximum:
+/// … bytes > 5242880 bytes"): the limit applies to the encoded data, not the decoded bytes.
+pub const CLAUDE_MAX_BASE64_BYTES: usize = 5 * 1024 * 1024;
+
+/// The largest image (decoded bytes) a provider of wire kind `kind` (`claude`, `openai_compat`)
+/// takes, when it is below the general attachment limit: 3.75 MB for `claude`, whose 5 MB
+/// limit counts base64; `None` for the others.
+pub fn provider_max_bytes(kind: &str) -> Option<usize> {
+    // Base64 turns every 3 bytes (or fewer, at the end) into 4 characters.
+    (kind == "claude").then_some(CLAUDE_MAX_BASE64_BYTES / 4 * 3)
+}
 
 /// The type `data` actually is, by its signature, if it is one of [`IMAGE_TYPES`].
 pub fn sniff(data: &[u8]) -> Option<&'static str> {
@@ -67,5 +80,15 @@ mod tests {
         assert_eq!(image_type("image/tiff", &[7; 3]), None);
         assert_eq!(extension("image/webp"), "webp");
         assert_eq!(extension("image/jpeg"), "jpg");
+    }
+
+    #[test]
+    fn claude_takes_images_whose_base64_fits_in_5_mb() {
+        let max = provider_max_bytes("claude").unwrap();
+        assert_eq!(max, 3_932_160);
+        let encoded = |n: usize| n.div_ceil(3) * 4;
+        assert!(encoded(max) <= CLAUDE_MAX_BASE64_BYTES);
+        assert!(encoded(max + 1) > CLAUDE_MAX_BASE64_BYTES);
+        assert_eq!(provider_max_bytes("openai_compat"), None);
     }
 }

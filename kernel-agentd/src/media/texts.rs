@@ -43,6 +43,11 @@ pub enum Refusal {
     EmptyFile(What),
     /// An attachment over 20 MB.
     TooLarge(What),
+    /// An image over what the turn's provider takes (`provider`: its display name).
+    ImageTooLargeFor {
+        provider: &'static str,
+        max_bytes: usize,
+    },
     /// An image type neither provider accepts.
     ImageType { mime: String },
     /// A document named like an image whose bytes are not one.
@@ -88,6 +93,13 @@ impl Refusal {
             Self::NoContent => "有一个附件没有内容。".into(),
             Self::EmptyFile(w) => format!("{}是空的。", w.noun(z)),
             Self::TooLarge(w) => format!("{}太大：最大 20 MB。", w.noun(z)),
+            Self::ImageTooLargeFor {
+                provider,
+                max_bytes,
+            } => format!(
+                "图片太大：{provider} 只接受不超过 {} MB 的图片。请压缩或截图后再发送。",
+                mb(*max_bytes)
+            ),
             Self::ImageType { mime } => format!(
                 "不支持该图片格式（{}）：请发送 JPEG、PNG、GIF 或 WebP 图片。",
                 shown(mime)
@@ -127,6 +139,14 @@ impl Refusal {
             Self::NoContent => "An attachment has no content.".into(),
             Self::EmptyFile(w) => format!("The {} is empty.", w.noun(e)),
             Self::TooLarge(w) => format!("The {} is larger than 20 MB.", w.noun(e)),
+            Self::ImageTooLargeFor {
+                provider,
+                max_bytes,
+            } => format!(
+                "The image is too large: {provider} takes images up to {} MB. Compress it or \
+                 send a screenshot instead.",
+                mb(*max_bytes)
+            ),
             Self::ImageType { mime } => format!(
                 "Unsupported image type ({}): send a JPEG, PNG, GIF or WebP image.",
                 shown(mime)
@@ -200,6 +220,13 @@ pub fn rest_in_text(locale: Locale) -> &'static str {
     }
 }
 
+/// `bytes` in MB (MiB), up to two decimals: `3.75`, `5`.
+fn mb(bytes: usize) -> String {
+    let hundredths = bytes * 100 / (1024 * 1024);
+    let shown = format!("{}.{:02}", hundredths / 100, hundredths % 100);
+    shown.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
 /// `s` made safe to echo: control characters dropped, at most [`MAX_SHOWN_CHARS`] characters
 /// (`…` when cut).
 pub fn shown(s: &str) -> String {
@@ -225,6 +252,21 @@ mod tests {
         let r = Refusal::TooLarge(What::Image);
         assert_eq!(r.message(Locale::Zh), "图片太大：最大 20 MB。");
         assert_eq!(r.message(Locale::En), "The image is larger than 20 MB.");
+        let r = Refusal::ImageTooLargeFor {
+            provider: "Claude",
+            max_bytes: 3_932_160,
+        };
+        assert_eq!(
+            r.message(Locale::Zh),
+            "图片太大：Claude 只接受不超过 3.75 MB 的图片。请压缩或截图后再发送。"
+        );
+        assert_eq!(
+            r.message(Locale::En),
+            "The image is too large: Claude takes images up to 3.75 MB. Compress it or send a \
+             screenshot instead."
+        );
+        assert_eq!(mb(5 * 1024 * 1024), "5");
+        assert_eq!(mb(1536 * 1024), "1.5");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Updates from users, built as Telegram sends them: text (with `bot_command` entities), photos
-//! (several sizes), documents, voice notes and edits; media bytes become downloadable files.
+//! (several sizes), documents, voice notes, audio files and edits; media bytes become
+//! downloadable files.
 
 use serde_json::{Map, Value, json};
 
@@ -68,6 +69,24 @@ impl State {
         voice["duration"] = json!((size / 2_000).max(1));
         voice["mime_type"] = json!("audio/ogg");
         self.incoming(from, from, media("voice", voice, None))
+    }
+
+    /// A private audio file (sent as music) of type `mime_type`.
+    pub fn user_audio(
+        &mut self,
+        from: i64,
+        file_name: &str,
+        mime_type: &str,
+        data: Vec<u8>,
+        caption: Option<&str>,
+    ) -> i64 {
+        let size = data.len() as u64;
+        let ext = file_name.rsplit_once('.').map_or("mp3", |(_, ext)| ext);
+        let mut audio = self.add_file("music", ext, size, Some(data));
+        audio["duration"] = json!((size / 16_000).max(1));
+        audio["file_name"] = json!(file_name);
+        audio["mime_type"] = json!(mime_type);
+        self.incoming(from, from, media("audio", audio, caption))
     }
 
     /// An `edited_message` update: `from`'s private message `message_id` now reads `text`.
