@@ -4,7 +4,8 @@
 //! The pipeline is parse ([`build`]: pulldown-cmark events → a [`doc::Doc`] of styled text),
 //! split ([`split`]: the best cut points under the limit) and emit ([`emit`]: Telegram HTML
 //! and plain text for each piece). Because both outputs come from the same document, the
-//! plain text of a chunk is the chunk's visible text plus the URLs of its links.
+//! plain text of a chunk is the chunk's visible text plus the URLs of its links. A chunk that
+//! starts among a table's rows repeats the table's header lines (in both outputs).
 //!
 //! An all-whitespace reply renders to **zero** chunks; the adapter decides what to send then
 //! (it must never send an empty message). Any other reply renders to at least one chunk.
@@ -52,10 +53,13 @@ pub fn render_with_limit(markdown: &str, limit: usize) -> Vec<Chunk> {
     let limit = limit.max(MIN_LIMIT_UTF16);
     let doc = build::build(markdown);
     split::pieces(&doc, limit)
-        .into_iter()
-        .map(|range| Chunk {
-            html: emit::html(&doc, range.clone()),
-            plain: emit::plain(&doc, range),
+        .iter()
+        .map(|piece| {
+            let ranges = piece.ranges();
+            Chunk {
+                html: emit::html(&doc, &ranges),
+                plain: emit::plain(&doc, &ranges),
+            }
         })
         .collect()
 }

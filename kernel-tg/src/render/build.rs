@@ -16,9 +16,9 @@ use pulldown_cmark::{
     BlockQuoteKind, CodeBlockKind, Event, LinkType, Options, Parser, Tag, TagEnd,
 };
 
-use super::doc::{Doc, Style, Styles};
+use super::doc::{Doc, Style, Styles, TableMark};
 use super::link;
-use super::table::Table;
+use super::table::{Layout, Table};
 use super::text::sanitize;
 use super::urls::protect_bare_urls;
 use super::{MAX_PLAIN_URL, utf16_len};
@@ -254,8 +254,9 @@ impl Builder {
             Event::End(TagEnd::Table) => {
                 let layout = table.layout();
                 self.table = None;
-                if !layout.trim().is_empty() {
-                    self.write_pre(None, &layout);
+                if !layout.text.trim().is_empty() {
+                    let start = self.write_pre(None, &layout.text);
+                    self.mark_table(start, &layout);
                 }
             }
             Event::Text(text)
@@ -323,13 +324,27 @@ impl Builder {
         }
     }
 
-    /// Writes a whole `pre` block (a code block or a table).
-    fn write_pre(&mut self, language: Option<Rc<str>>, code: &str) {
+    /// Writes a whole `pre` block (a code block or a table); returns where its text starts.
+    fn write_pre(&mut self, language: Option<Rc<str>>, code: &str) -> usize {
         self.begin_block(false);
         let mut styles: Vec<Style> = self.quote.iter().map(|_| Style::Quote).collect();
         styles.push(Style::Pre(language));
+        let start = self.doc.text.len();
         self.doc.push(code, &Styles::from(styles), false);
         self.end_block();
+        start
+    }
+
+    /// Records the header of the table written at `start`, so the splitter keeps its rows whole
+    /// and a chunk starting among them repeats the header.
+    fn mark_table(&mut self, start: usize, layout: &Layout) {
+        if layout.header_len == 0 {
+            return;
+        }
+        self.doc.tables.push(TableMark {
+            header: start..start + layout.header_len,
+            end: start + layout.text.len(),
+        });
     }
 
     fn start_link(&mut self, link_type: LinkType, dest: &str) {

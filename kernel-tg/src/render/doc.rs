@@ -1,6 +1,7 @@
 //! The rendered document: one string of visible text plus the styled spans that tile it, shared
 //! by the splitter and the HTML / plain-text emitters.
 
+use std::ops::Range;
 use std::rc::Rc;
 
 /// A formatting that Telegram's HTML parse mode can express. A span's styles are ordered from
@@ -34,6 +35,16 @@ pub(crate) struct Span {
     pub glue: bool,
 }
 
+/// A table's `pre` block with body rows: its header lines, repeated at the start of a chunk
+/// that begins among the rows.
+#[derive(Debug, Clone)]
+pub(crate) struct TableMark {
+    /// The header row and the rule under it, with the newline that ends the rule.
+    pub header: Range<usize>,
+    /// The table's end (the end of its last row).
+    pub end: usize,
+}
+
 /// The whole reply as styled text. `spans` tile `text` exactly, in order.
 #[derive(Debug, Default)]
 pub(crate) struct Doc {
@@ -41,6 +52,8 @@ pub(crate) struct Doc {
     pub spans: Vec<Span>,
     /// Ascending positions that should not end a chunk (right after a heading).
     pub keep_with_next: Vec<usize>,
+    /// The tables with body rows, in document order.
+    pub tables: Vec<TableMark>,
 }
 
 impl Doc {
@@ -88,6 +101,14 @@ impl Doc {
                 .iter()
                 .any(|style| matches!(style, Style::Pre(_)))
         })
+    }
+
+    /// The table (with body rows) whose text holds byte `pos`, if any.
+    pub fn table_at(&self, pos: usize) -> Option<&TableMark> {
+        let index = self.tables.partition_point(|table| table.end <= pos);
+        self.tables
+            .get(index)
+            .filter(|table| table.header.start <= pos)
     }
 
     /// Whether byte `pos` is plain-only glue.

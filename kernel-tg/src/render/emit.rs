@@ -1,15 +1,35 @@
-//! Turning a range of the document into Telegram HTML (tags opened and closed around each span,
+//! Turning pieces of the document into Telegram HTML (tags opened and closed around each span,
 //! so formatting cut by a chunk boundary is closed before it and reopened after it) and into the
-//! plain-text fallback.
+//! plain-text fallback. A chunk is one or more ranges shown one after another (a table's
+//! repeated header, then the chunk's own text).
 
 use std::ops::Range;
 
 use super::doc::{Doc, Style};
 
-/// Telegram HTML for `range` of `doc`; every tag opened in it is closed in it.
-pub(crate) fn html(doc: &Doc, range: Range<usize>) -> String {
-    let mut out = String::with_capacity(range.len() + range.len() / 8 + 32);
+/// Telegram HTML for `ranges` of `doc`, in order; every tag opened in it is closed in it, and
+/// formatting that continues from one range into the next stays open.
+pub(crate) fn html(doc: &Doc, ranges: &[Range<usize>]) -> String {
+    let bytes: usize = ranges.iter().map(Range::len).sum();
+    let mut out = String::with_capacity(bytes + bytes / 8 + 32);
     let mut open: &[Style] = &[];
+    for range in ranges {
+        open = html_range(doc, range.clone(), open, &mut out);
+    }
+    for style in open.iter().rev() {
+        close_tag(style, &mut out);
+    }
+    out
+}
+
+/// Appends `range` of `doc` to `out`, starting with `open` styles open; returns the styles left
+/// open.
+fn html_range<'a>(
+    doc: &'a Doc,
+    range: Range<usize>,
+    mut open: &'a [Style],
+    out: &mut String,
+) -> &'a [Style] {
     let first = doc.span_at(range.start);
     for span in doc.spans.get(first..).unwrap_or_default() {
         if span.start >= range.end {
@@ -26,23 +46,23 @@ pub(crate) fn html(doc: &Doc, range: Range<usize>) -> String {
             .take_while(|(a, b)| a == b)
             .count();
         for style in open[common..].iter().rev() {
-            close_tag(style, &mut out);
+            close_tag(style, out);
         }
         for style in &span.styles[common..] {
-            open_tag(style, &mut out);
+            open_tag(style, out);
         }
-        escape(&doc.text[from..to], &mut out);
+        escape(&doc.text[from..to], out);
         open = &span.styles;
     }
-    for style in open.iter().rev() {
-        close_tag(style, &mut out);
-    }
-    out
+    open
 }
 
-/// The plain-text fallback for `range` of `doc`: its text, link URLs included.
-pub(crate) fn plain(doc: &Doc, range: Range<usize>) -> String {
-    doc.text[range].to_owned()
+/// The plain-text fallback for `ranges` of `doc`, in order: their text, link URLs included.
+pub(crate) fn plain(doc: &Doc, ranges: &[Range<usize>]) -> String {
+    ranges
+        .iter()
+        .map(|range| &doc.text[range.clone()])
+        .collect()
 }
 
 fn open_tag(style: &Style, out: &mut String) {

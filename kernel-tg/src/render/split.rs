@@ -5,6 +5,11 @@
 //! then inside a word at a grapheme boundary. In code, a line that starts unindented counts as a
 //! block boundary; a heading's end counts only as a word boundary, so a heading stays with its
 //! section. Whitespace at a cut is dropped, except a code line's indentation at a chunk start.
+//!
+//! In a table, only the ends of body rows are line boundaries; a cut inside a row or inside the
+//! header (header row and rule) ranks below any word boundary, so rows stay whole whenever one
+//! fits. A chunk that starts among a table's rows repeats the table's header lines first
+//! (counted in the limit), unless the header and that first row together do not fit.
 
 use std::ops::Range;
 
@@ -12,6 +17,7 @@ use unicode_segmentation::UnicodeSegmentation;
 
 use super::doc::Doc;
 use super::text::cjk_break;
+use super::utf16_len;
 
 /// How good a cut is, best first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,19 +28,37 @@ enum Class {
     Line = 1,
     /// Before a space, or between CJK characters.
     Word = 2,
+    /// A word boundary inside a table row, or any boundary inside a table's header.
+    Cell = 3,
     /// Between grapheme clusters inside a word.
-    Grapheme = 3,
+    Grapheme = 4,
     /// Between characters inside a grapheme cluster (only for clusters longer than the limit).
-    Char = 4,
+    Char = 5,
 }
 
 /// The latest cut of each class seen so far: (byte position, UTF-16 units before it).
-type Best = [Option<(usize, usize)>; 5];
+type Best = [Option<(usize, usize)>; 6];
 
-/// The byte ranges of `doc.text` to send as chunks, in order. Each range starts and ends at a
-/// non-whitespace character (a code line may start with its indentation), has visible text, and
-/// fits in `limit`.
-pub(crate) fn pieces(doc: &Doc, limit: usize) -> Vec<Range<usize>> {
+/// One chunk's worth of the document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Piece {
+    /// A table's header lines to show first, when the chunk starts among the table's rows.
+    pub header: Option<Range<usize>>,
+    /// The chunk's own text.
+    pub body: Range<usize>,
+}
+
+impl Piece {
+    /// The ranges of `doc.text` the chunk shows, in order.
+    pub fn ranges(&self) -> Vec<Range<usize>> {
+        self.header.iter().chain([&self.body]).cloned().collect()
+    }
+}
+
+/// The pieces of `doc.text` to send as chunks, in order. Each body starts and ends at a
+/// non-whitespace character (a code line may start with its indentation) and has visible text;
+/// each piece, header included, fits in `limit`.
+pub(crate) fn pieces(doc: &Doc, limit: usize) -> Vec<Piece> {
     let boundaries = grapheme_boundaries(&doc.text);
     let mut out = Vec::new();
     let mut pos = 0;
@@ -43,10 +67,17 @@ pub(crate) fn pieces(doc: &Doc, limit: usize) -> Vec<Range<usize>> {
         if start >= doc.text.len() {
             break;
         }
-        let end = choose_end(doc, &boundaries, start, limit);
+        let header = repeated_header(doc, start, limit);
+        let header_units = header
+            .as_ref()
+            .map_or(0, |range| utf16_len(&doc.text[range.clone()]));
+        let end = choose_end(doc, &boundaries, start, limit - header_units);
         let trimmed = start + doc.text[start..end].trim_end().len();
         if doc.has_visible(start..trimmed) {
-            out.push(start..trimmed);
+            out.push(Piece {
+                header,
+                body: start..trimmed,
+            });
         }
         pos = end.max(start + 1);
         while pos < doc.text.len() && !doc.text.is_char_boundary(pos) {
@@ -54,6 +85,21 @@ pub(crate) fn pieces(doc: &Doc, limit: usize) -> Vec<Range<usize>> {
         }
     }
     out
+}
+
+/// The header to repeat before a chunk starting at `start`: the header of the table whose body
+/// rows `start` begins a line of, if the header and that row fit in `limit` together. (Counts
+/// hold for the HTML and the plain text alike: tables hold no glue.)
+fn repeated_header(doc: &Doc, start: usize, limit: usize) -> Option<Range<usize>> {
+    let header = doc.table_at(start)?.header.clone();
+    if start < header.end || !doc.text[..start].ends_with('\n') {
+        return None;
+    }
+    let row_end = doc.text[start..]
+        .find('\n')
+        .map_or(doc.text.len(), |index| start + index);
+    let fits = utf16_len(&doc.text[header.clone()]) + utf16_len(&doc.text[start..row_end]) <= limit;
+    fits.then_some(header)
 }
 
 /// `bits[i]` is true when byte `i` starts a grapheme cluster (or is the end of the text).
@@ -81,7 +127,7 @@ fn skip_leading(doc: &Doc, mut pos: usize) -> usize {
 fn choose_end(doc: &Doc, boundaries: &[bool], start: usize, limit: usize) -> usize {
     let text = &doc.text;
     let (mut html, mut plain) = (0usize, 0usize);
-    let mut best: Best = [None; 5];
+    let mut best: Best = [None; 6];
     let mut span = doc.span_at(start);
     let mut prev: Option<char> = None;
     for (offset, c) in text[start..].char_indices() {
@@ -113,6 +159,19 @@ fn choose_end(doc: &Doc, boundaries: &[bool], start: usize, limit: usize) -> usi
 
 /// The class of a cut at `pos`, between `before` and `c`.
 fn classify(doc: &Doc, boundaries: &[bool], pos: usize, before: char, c: char) -> Class {
+    let class = classify_text(doc, boundaries, pos, before, c);
+    if !matches!(class, Class::Block | Class::Line | Class::Word) {
+        return class;
+    }
+    match doc.table_at(pos) {
+        Some(table) if pos < table.header.end || class == Class::Word => Class::Cell,
+        Some(_) => Class::Line,
+        None => class,
+    }
+}
+
+/// The class of a cut at `pos` by the text around it alone.
+fn classify_text(doc: &Doc, boundaries: &[bool], pos: usize, before: char, c: char) -> Class {
     let text = &doc.text;
     if !boundaries[pos] {
         return Class::Char;
@@ -140,7 +199,7 @@ fn classify(doc: &Doc, boundaries: &[bool], pos: usize, before: char, c: char) -
 }
 
 /// The best recorded cut: a block or line boundary that fills at least half the limit, else the
-/// latest block, line or word boundary, else the latest grapheme or character boundary.
+/// latest block, line or word boundary, else the latest cell, grapheme or character boundary.
 fn pick(best: &Best, limit: usize) -> Option<usize> {
     let half = limit / 2;
     for class in [Class::Block, Class::Line] {
@@ -154,7 +213,8 @@ fn pick(best: &Best, limit: usize) -> Option<usize> {
         .iter()
         .filter_map(|class| best[*class as usize])
         .max_by_key(|(pos, _)| *pos);
-    soft.or(best[Class::Grapheme as usize])
+    soft.or(best[Class::Cell as usize])
+        .or(best[Class::Grapheme as usize])
         .or(best[Class::Char as usize])
         .map(|(pos, _)| pos)
 }
@@ -174,11 +234,12 @@ fn forced_end(doc: &Doc, pos: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use super::super::doc::TableMark;
     use super::*;
 
     #[test]
     fn picks_a_half_full_block_boundary_over_a_later_word() {
-        let mut best: Best = [None; 5];
+        let mut best: Best = [None; 6];
         best[Class::Block as usize] = Some((60, 60));
         best[Class::Word as usize] = Some((99, 99));
         assert_eq!(pick(&best, 100), Some(60));
@@ -199,5 +260,31 @@ mod tests {
         assert_eq!(classify(&doc, &bits, 11, '中', '文'), Class::Word);
         doc.keep_with_next.push(5);
         assert_eq!(classify(&doc, &bits, 5, 'c', '\n'), Class::Word);
+    }
+
+    #[test]
+    fn table_rows_end_at_lines_and_their_insides_rank_below_words() {
+        let mut doc = Doc::plain("a | b\n--+--\n1 | 2\n3 | 4\n\nz");
+        doc.tables.push(TableMark {
+            header: 0..12,
+            end: 23,
+        });
+        let bits = grapheme_boundaries(&doc.text);
+        assert_eq!(classify(&doc, &bits, 1, 'a', ' '), Class::Cell);
+        assert_eq!(classify(&doc, &bits, 5, 'b', '\n'), Class::Cell);
+        assert_eq!(classify(&doc, &bits, 11, '-', '\n'), Class::Cell);
+        assert_eq!(classify(&doc, &bits, 13, '1', ' '), Class::Cell);
+        assert_eq!(classify(&doc, &bits, 17, '2', '\n'), Class::Line);
+        assert_eq!(classify(&doc, &bits, 23, '4', '\n'), Class::Block);
+        assert_eq!(repeated_header(&doc, 18, 256), Some(0..12));
+        assert_eq!(repeated_header(&doc, 12, 256), Some(0..12));
+        assert_eq!(repeated_header(&doc, 6, 256), None, "inside the header");
+        assert_eq!(repeated_header(&doc, 20, 256), None, "not at a row start");
+        assert_eq!(
+            repeated_header(&doc, 18, 16),
+            None,
+            "header and row do not fit"
+        );
+        assert_eq!(repeated_header(&doc, 18, 17), Some(0..12));
     }
 }

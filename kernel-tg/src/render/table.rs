@@ -1,9 +1,20 @@
 //! GFM tables as monospace text: cells collected as plain text, columns padded to their display
-//! width (CJK and emoji count as 2) and aligned as the table asks, a rule under the header.
+//! width (CJK and emoji count as 2) and aligned as the table asks, a rule under the header. The
+//! layout says how much of it is header, so a chunk that starts among the rows can repeat it.
 
 use pulldown_cmark::Alignment;
 
 use super::text::display_width;
+
+/// A laid-out table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Layout {
+    /// One line per row, the rule after the header, no trailing spaces.
+    pub text: String,
+    /// The bytes of `text` taken by the header rows and the rule, with the newline after the
+    /// rule; 0 when the table has no header or no body rows.
+    pub header_len: usize,
+}
 
 /// A table being collected from parser events.
 #[derive(Debug)]
@@ -54,7 +65,7 @@ impl Table {
     }
 
     /// The laid-out table, one line per row, no trailing spaces.
-    pub fn layout(&self) -> String {
+    pub fn layout(&self) -> Layout {
         let columns = self.rows.iter().map(Vec::len).max().unwrap_or(0);
         let mut widths = vec![1; columns];
         for row in &self.rows {
@@ -62,19 +73,27 @@ impl Table {
                 *width = (*width).max(display_width(cell));
             }
         }
-        let mut lines = Vec::with_capacity(self.rows.len() + 1);
+        let mut text = String::new();
+        let mut header_len = 0;
         for (index, row) in self.rows.iter().enumerate() {
+            if index > 0 {
+                text.push('\n');
+            }
             let cells = (0..columns).map(|column| {
                 let cell = row.get(column).map_or("", String::as_str);
                 self.pad(cell, widths[column], column)
             });
-            lines.push(cells.collect::<Vec<_>>().join(" | ").trim_end().to_owned());
+            text.push_str(cells.collect::<Vec<_>>().join(" | ").trim_end());
             if index + 1 == self.header_rows {
                 let rule = widths.iter().map(|w| "-".repeat(*w));
-                lines.push(rule.collect::<Vec<_>>().join("-+-"));
+                text.push('\n');
+                text.push_str(&rule.collect::<Vec<_>>().join("-+-"));
+                if index + 1 < self.rows.len() {
+                    header_len = text.len() + 1;
+                }
             }
         }
-        lines.join("\n")
+        Layout { text, header_len }
     }
 
     fn pad(&self, cell: &str, width: usize, column: usize) -> String {
@@ -114,7 +133,9 @@ mod tests {
             vec![Alignment::None, Alignment::Right],
             &[&["名字", "n"], &["张三", "10"], &["Bob", "7"]],
         );
-        assert_eq!(t.layout(), "名字 |  n\n-----+---\n张三 | 10\nBob  |  7");
+        let layout = t.layout();
+        assert_eq!(layout.text, "名字 |  n\n-----+---\n张三 | 10\nBob  |  7");
+        assert_eq!(&layout.text[..layout.header_len], "名字 |  n\n-----+---\n");
     }
 
     #[test]
@@ -123,6 +144,18 @@ mod tests {
             vec![Alignment::Center, Alignment::None],
             &[&["a", "b"], &["wide"]],
         );
-        assert_eq!(t.layout(), " a   | b\n-----+--\nwide |");
+        assert_eq!(t.layout().text, " a   | b\n-----+--\nwide |");
+    }
+
+    #[test]
+    fn a_table_without_body_rows_has_no_header_to_repeat() {
+        let t = table(vec![Alignment::None], &[&["only"]]);
+        assert_eq!(
+            t.layout(),
+            Layout {
+                text: "only\n----".to_owned(),
+                header_len: 0
+            }
+        );
     }
 }

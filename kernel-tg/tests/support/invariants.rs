@@ -1,7 +1,8 @@
 //! The renderer's contract, checked on any input: every chunk valid Telegram HTML within the
 //! limit (per `telegram_html`), every plain twin non-blank and within the limit and holding the
-//! HTML's visible text, nothing lost or duplicated across chunks (modulo whitespace at the cuts),
-//! and zero chunks exactly for blank input.
+//! HTML's visible text, nothing lost or duplicated across chunks (modulo whitespace at the cuts,
+//! and a table's header lines repeated at the start of a chunk that continues the table), and
+//! zero chunks exactly for blank input.
 #![allow(dead_code)]
 
 use kernel_tg::render::{Chunk, render_with_limit, utf16_len};
@@ -75,11 +76,19 @@ fn is_subsequence(needle: &str, haystack: &str) -> bool {
     needle.chars().all(|c| hay.any(|h| h == c))
 }
 
-/// Whether `parts`, in order, make up `whole` with only whitespace dropped at their joins.
+/// Whether `parts`, in order, make up `whole` with only whitespace dropped at their joins and
+/// table headers repeated at their starts.
 pub fn preserved(whole: &str, parts: &[String]) -> Result<(), String> {
     let mut rest = whole;
     for (index, part) in parts.iter().enumerate() {
         rest = rest.trim_start();
+        let seen = &whole[..whole.len() - rest.len()];
+        let mut part = part.as_str();
+        if !rest.starts_with(part.trim_start())
+            && let Some(header) = repeated_header(part, seen)
+        {
+            part = &part[header.len()..];
+        }
         let part = part.trim_start();
         if !rest.starts_with(part) {
             let shown: String = rest.chars().take(80).collect();
@@ -95,4 +104,20 @@ pub fn preserved(whole: &str, parts: &[String]) -> Result<(), String> {
         return Err(format!("text lost after the last part: {lost:?}"));
     }
     Ok(())
+}
+
+/// The header lines `part` starts with when it repeats a table header already shown in `seen`:
+/// a line, then a rule line (`-` and `+` only) and its newline, found at a line start in `seen`.
+pub fn repeated_header<'a>(part: &'a str, seen: &str) -> Option<&'a str> {
+    let mut lines = part.split_inclusive('\n');
+    let row = lines.next()?;
+    let rule = lines.next()?;
+    let is_rule = rule.ends_with('\n')
+        && rule.trim_end().contains('-')
+        && rule.trim_end().chars().all(|c| c == '-' || c == '+');
+    let header = &part[..row.len() + rule.len()];
+    let shown = seen
+        .match_indices(header)
+        .any(|(index, _)| index == 0 || seen[..index].ends_with('\n'));
+    (is_rule && shown).then_some(header)
 }
