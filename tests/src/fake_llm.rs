@@ -38,6 +38,8 @@ use bytes::Bytes;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::recorded::{Recorded, Recorder};
+
 pub use cache::estimate_tokens;
 pub use log_capture::LogCapture;
 pub use provider::{Drained, FAKE_KEY, FAKE_MODEL, drain};
@@ -45,29 +47,26 @@ pub use script::{
     DEFAULT_TEXT, ErrorKind, FakeToolCall, FakeUsage, HttpError, Quirks, Release, Reply, Script,
 };
 
-/// One request the fake received.
+/// One request the fake received: the HTTP request (method, path, headers and `header()`
+/// through `Deref`) with its body as JSON and as text.
 #[derive(Debug, Clone)]
 pub struct RecordedRequest {
-    pub method: String,
-    pub path: String,
-    /// Header names lower-cased, in arrival order.
-    pub headers: Vec<(String, String)>,
+    pub http: Recorded,
     /// The body parsed as JSON (`Null` if it was not JSON).
     pub body: Value,
-    /// The body exactly as received.
+    /// The body exactly as received (lossily decoded as UTF-8).
     pub raw_body: String,
 }
 
-impl RecordedRequest {
-    /// The first value of header `name` (case-insensitive).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        let name = name.to_ascii_lowercase();
-        self.headers
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| v.as_str())
-    }
+impl std::ops::Deref for RecordedRequest {
+    type Target = Recorded;
 
+    fn deref(&self) -> &Recorded {
+        &self.http
+    }
+}
+
+impl RecordedRequest {
     /// The raw body from its start through element `k - 1` of the top-level `messages` array
     /// (through `"messages":[` when `k` is 0): the bytes a prompt cache can reuse when the
     /// caller's stable prefix is `k`. Panics when the body has fewer than `k` messages.
@@ -134,9 +133,7 @@ pub(crate) struct Call {
 #[derive(Debug, Default)]
 struct Shared {
     queue: Mutex<VecDeque<Script>>,
-    requests: Mutex<Vec<RecordedRequest>>,
-    /// Woken whenever a request is recorded.
-    arrived: tokio::sync::Notify,
+    requests: Recorder<RecordedRequest>,
     lax: AtomicBool,
     seq: AtomicU64,
     shutdown: CancellationToken,
@@ -207,28 +204,19 @@ impl FakeLlm {
 
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        self.shared.requests.lock().unwrap().clone()
+        self.shared.requests.all()
     }
 
     /// Waits until at least `n` requests were received; panics after `timeout`.
     pub async fn wait_requests(&self, n: usize, timeout: std::time::Duration) {
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            let arrived = self.shared.arrived.notified();
-            tokio::pin!(arrived);
-            arrived.as_mut().enable();
-            if self.shared.requests.lock().unwrap().len() >= n {
-                return;
-            }
-            if tokio::time::timeout_at(deadline, arrived).await.is_err() {
-                panic!("the fake LLM did not get {n} request(s) within {timeout:?}");
-            }
+        if !self.shared.requests.wait_for(n, timeout).await {
+            panic!("the fake LLM did not get {n} request(s) within {timeout:?}");
         }
     }
 
     /// The most recent request.
     pub fn last_request(&self) -> Option<RecordedRequest> {
-        self.shared.requests.lock().unwrap().last().cloned()
+        self.shared.requests.last()
     }
 
     /// Turns strict validation on (default) or off.
@@ -280,20 +268,11 @@ async fn handle(
     body: Bytes,
 ) -> Response {
     let received = std::time::Instant::now();
-    let raw_body = String::from_utf8_lossy(&body).into_owned();
+    let http = Recorded::new(&method, &uri, &headers, body);
+    let raw_body = String::from_utf8_lossy(&http.bytes).into_owned();
     let json: Value = serde_json::from_str(&raw_body).unwrap_or(Value::Null);
     let recorded = RecordedRequest {
-        method: method.to_string(),
-        path: uri.path().to_owned(),
-        headers: headers
-            .iter()
-            .map(|(n, v)| {
-                (
-                    n.as_str().to_owned(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
-            .collect(),
+        http,
         body: json.clone(),
         raw_body: raw_body.clone(),
     };
@@ -304,10 +283,8 @@ async fn handle(
             received,
             finished: None,
         });
-        shared.requests.lock().unwrap().push(recorded);
-        served.len() - 1
+        shared.requests.push(recorded)
     };
-    shared.arrived.notify_waiters();
     let response = answer(&shared, &method, &uri, &headers, json, &raw_body);
     timed(response, shared, index)
 }

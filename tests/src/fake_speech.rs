@@ -25,6 +25,8 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::recorded::{Recorded, Recorder};
+
 /// The Ogg audio the fake answers for speech by default.
 pub const FAKE_OGG: &[u8] = b"OggS\x00\x02fake-opus-voice-reply";
 
@@ -41,12 +43,11 @@ pub enum Behaviour {
     Garbage,
 }
 
-/// One request the fake received.
+/// One request the fake received: the HTTP request (method, path, headers and `header()`
+/// through `Deref`) with what was parsed out of its body.
 #[derive(Debug, Clone)]
 pub struct SpeechRequest {
-    pub path: String,
-    /// Header names lower-cased.
-    pub headers: Vec<(String, String)>,
+    pub http: Recorded,
     /// Transcriptions: the multipart fields other than the file (e.g. `model`).
     pub fields: Vec<(String, String)>,
     /// Transcriptions: the `file` part's file name, content type and bytes.
@@ -55,16 +56,15 @@ pub struct SpeechRequest {
     pub json: Value,
 }
 
-impl SpeechRequest {
-    /// The first value of header `name` (case-insensitive).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        let name = name.to_ascii_lowercase();
-        self.headers
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| v.as_str())
-    }
+impl std::ops::Deref for SpeechRequest {
+    type Target = Recorded;
 
+    fn deref(&self) -> &Recorded {
+        &self.http
+    }
+}
+
+impl SpeechRequest {
     /// The multipart field `name`.
     pub fn field(&self, name: &str) -> Option<&str> {
         self.fields
@@ -80,7 +80,7 @@ struct Shared {
     transcript: Mutex<String>,
     stt: Mutex<Behaviour>,
     tts: Mutex<Behaviour>,
-    requests: Mutex<Vec<SpeechRequest>>,
+    requests: Recorder<SpeechRequest>,
     shutdown: CancellationToken,
     /// Cancelled when a request starts stalling (tests wait on it).
     stalled: CancellationToken,
@@ -106,7 +106,7 @@ impl FakeSpeech {
             transcript: Mutex::new("这是一段测试语音".to_owned()),
             stt: Mutex::new(Behaviour::Answer),
             tts: Mutex::new(Behaviour::Answer),
-            requests: Mutex::new(Vec::new()),
+            requests: Recorder::default(),
             shutdown: CancellationToken::new(),
             stalled: CancellationToken::new(),
         });
@@ -141,7 +141,7 @@ impl FakeSpeech {
 
     /// Every request so far, in order.
     pub fn requests(&self) -> Vec<SpeechRequest> {
-        self.shared.requests.lock().unwrap().clone()
+        self.shared.requests.all()
     }
 
     /// The requests to `path` (`/v1/audio/transcriptions`, `/v1/audio/speech`).
@@ -173,14 +173,7 @@ async fn handle(
     body: Bytes,
 ) -> Response {
     let mut request = SpeechRequest {
-        path: uri.path().to_owned(),
-        headers: headers
-            .iter()
-            .map(|(n, v)| {
-                let v = String::from_utf8_lossy(v.as_bytes()).into_owned();
-                (n.as_str().to_owned(), v)
-            })
-            .collect(),
+        http: Recorded::new(&method, &uri, &headers, body.clone()),
         fields: Vec::new(),
         file: None,
         json: Value::Null,
@@ -191,7 +184,7 @@ async fn handle(
         _ => Err((404, "Not found".to_owned())),
     };
     let path = request.path.clone();
-    shared.requests.lock().unwrap().push(request);
+    shared.requests.push(request);
     if let Err((status, message)) = checked {
         return error(status, &message);
     }

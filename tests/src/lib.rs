@@ -13,5 +13,6 @@ pub mod mcp_support;
 pub mod media;
 pub mod process;
 pub mod provider_calls;
+pub mod recorded;
 pub mod stack;
 pub mod test_tools;

@@ -1,8 +1,9 @@
-//! Calling a provider directly in tests: a system prompt, sample tools, a request builder and
-//! `call`, which drains the stream (or keeps the error that came before it).
+//! Calling a provider directly in tests: a system prompt, sample tools, a request builder,
+//! `call`, which drains the stream (or keeps the error that came before it), and a check that an
+//! error shows no secret.
 
 use kernel_agentd::conversation::{Message, ToolSpec};
-use kernel_agentd::llm::{ModelRequest, Provider};
+use kernel_agentd::llm::{LlmError, ModelRequest, Provider};
 use serde_json::json;
 
 use crate::fake_llm::{Drained, FAKE_MODEL, drain};
@@ -55,5 +56,14 @@ pub async fn call(provider: &dyn Provider, messages: &[Message], stable_prefix: 
             events: Vec::new(),
             result: Err(e),
         },
+    }
+}
+
+/// Panics when `e`'s message or debug form contains one of `secrets`.
+pub fn assert_no_secret(e: &LlmError, secrets: &[&str]) {
+    for text in [e.to_string(), format!("{e:?}")] {
+        for secret in secrets {
+            assert!(!text.contains(secret), "secret leaked in {text}");
+        }
     }
 }
