@@ -63,6 +63,9 @@ pub enum TurnEvent {
         ok: bool,
         summary: String,
     },
+    /// Speech work began: transcribing the voice notes (after `Started`, before the first model
+    /// call) or synthesising the voice reply (before `Completed`).
+    SpeechStarted(SpeechStage),
     /// The final answer, the usage summed over every model call, and an Ogg/Opus voice reply
     /// when one was wanted and synthesised (last event).
     Completed {
@@ -76,6 +79,15 @@ pub enum TurnEvent {
     Cancelled,
     /// Another turn is running (only event).
     Busy { first_in_window: bool },
+}
+
+/// A step of speech work within a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpeechStage {
+    /// The voice notes are being transcribed (`[stt]`).
+    Transcribing,
+    /// The voice reply is being synthesised (`[tts]`).
+    Synthesizing,
 }
 
 /// The events of one `Chat`.

@@ -119,6 +119,16 @@ impl Texts {
         }
     }
 
+    /// Progress: the voice note is being transcribed.
+    pub fn transcribing(self) -> &'static str {
+        self.pick("🎙 正在识别语音…", "🎙 Transcribing the voice note…")
+    }
+
+    /// Progress: the voice reply is being synthesised.
+    pub fn synthesizing(self) -> &'static str {
+        self.pick("🔊 正在生成语音…", "🔊 Recording the voice reply…")
+    }
+
     /// A turn failed; `error` is agentd's redacted message.
     pub fn turn_failed(self, error: &str) -> String {
         let error = escape_truncated(error, MAX_DETAIL_CHARS);

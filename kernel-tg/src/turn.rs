@@ -4,6 +4,7 @@
 //! [`begin`] runs up to agentd's first event (accepted or busy) so that turns reach agentd in the
 //! order the owner sent them; the rest of the turn runs in its own task ([`Turn::drive`]).
 
+mod narration;
 mod progress;
 
 use futures::StreamExt;
@@ -17,6 +18,7 @@ use crate::app::App;
 use crate::incoming::{Media, MediaKind, TurnInput};
 use crate::render;
 use crate::telegram::DownloadError;
+use narration::Narration;
 use progress::Progress;
 
 /// Largest attachment kernel-tg downloads (Telegram's own Bot API limit).
@@ -130,20 +132,20 @@ impl Turn {
             self.placeholder,
             texts.placeholder().to_owned(),
         );
+        let mut narration = Narration::new(texts);
         let outcome = loop {
             match self.events.next().await {
                 Some(Ok(pb::ChatEvent { event: Some(event) })) => match event {
-                    Event::ToolStarted(tool) => progress.show(texts.tool_running(&tool.tool_name)),
-                    Event::CliStarted(_) => progress.show(texts.cli_running().to_owned()),
                     Event::Completed(done) => break Outcome::Completed(done),
                     Event::Failed(failed) => {
                         break Outcome::Say(texts.turn_failed(&failed.message));
                     }
                     Event::Cancelled(_) => break Outcome::Cancelled,
-                    Event::Started(_)
-                    | Event::TextDelta(_)
-                    | Event::ToolFinished(_)
-                    | Event::Busy(_) => {}
+                    progress_event => {
+                        if let Some(html) = narration.after(&progress_event) {
+                            progress.show(html);
+                        }
+                    }
                 },
                 Some(Ok(pb::ChatEvent { event: None })) => {}
                 Some(Err(status)) => break Outcome::Say(interrupted(&self.app, Some(status))),

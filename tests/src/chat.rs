@@ -91,6 +91,17 @@ pub fn streamed_text(events: &[Event]) -> String {
         .collect()
 }
 
+/// The stages of the `speech` events, in order.
+pub fn speech_stages(events: &[Event]) -> Vec<pb::SpeechStage> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Speech(s) => Some(s.stage()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The stored transcript of session `session_id` (read through a second store handle).
 pub async fn stored(cfg: &TestConfig, session_id: i64) -> Vec<Message> {
     let store = Store::open(&cfg.data_dir().join("kernel.db"))

@@ -4,8 +4,8 @@
 //! bytes) and a `model` field, and answers `{"text": …}`; `POST /v1/audio/speech` takes JSON
 //! `{model, voice, input, response_format}` and answers Ogg bytes (starting `OggS`). Both check
 //! `Authorization: Bearer <key>` and the request shape, answering 401/400 in OpenAI's error
-//! shape when they are wrong. Every request is recorded; each endpoint can be told to fail or to
-//! stall (until the fake is dropped).
+//! shape when they are wrong. Every request is recorded; each endpoint can be told to fail, to
+//! stall (until the fake is dropped) or to hold its answer until the test releases it.
 //!
 //! ```text
 //! let speech = FakeSpeech::start("sk-speech-key").await;   // api_base = speech.base()
@@ -41,6 +41,9 @@ pub enum Behaviour {
     Stall,
     /// 200 with a body that is not what was asked for (HTML / not Ogg).
     Garbage,
+    /// The normal answer, once [`FakeSpeech::release`] is called ([`FakeSpeech::holding`]
+    /// resolves when a request is waiting).
+    Hold,
 }
 
 /// One request the fake received: the HTTP request (method, path, headers and `header()`
@@ -84,6 +87,10 @@ struct Shared {
     shutdown: CancellationToken,
     /// Cancelled when a request starts stalling (tests wait on it).
     stalled: CancellationToken,
+    /// Cancelled when a request starts holding (tests wait on it).
+    held: CancellationToken,
+    /// Cancelled by `release`: held requests answer.
+    released: CancellationToken,
 }
 
 /// The fake server; see the module docs.
@@ -109,6 +116,8 @@ impl FakeSpeech {
             requests: Recorder::default(),
             shutdown: CancellationToken::new(),
             stalled: CancellationToken::new(),
+            held: CancellationToken::new(),
+            released: CancellationToken::new(),
         });
         let app = Router::new().fallback(handle).with_state(shared.clone());
         let task = tokio::spawn(async move {
@@ -156,6 +165,16 @@ impl FakeSpeech {
     pub async fn stalling(&self) {
         self.shared.stalled.cancelled().await;
     }
+
+    /// Resolves once a request is held ([`Behaviour::Hold`]).
+    pub async fn holding(&self) {
+        self.shared.held.cancelled().await;
+    }
+
+    /// Lets held requests — and any later [`Behaviour::Hold`] ones — answer normally.
+    pub fn release(&self) {
+        self.shared.released.cancel();
+    }
 }
 
 impl Drop for FakeSpeech {
@@ -199,13 +218,20 @@ async fn handle(
     } else {
         shared.stt.lock().unwrap().clone()
     };
+    if behaviour == Behaviour::Hold {
+        shared.held.cancel();
+        tokio::select! {
+            () = shared.released.cancelled() => {}
+            () = shared.shutdown.cancelled() => return error(503, "shutting down"),
+        }
+    }
     match behaviour {
-        Behaviour::Answer if speech => (
+        Behaviour::Answer | Behaviour::Hold if speech => (
             [(axum::http::header::CONTENT_TYPE, "audio/ogg")],
             FAKE_OGG.to_vec(),
         )
             .into_response(),
-        Behaviour::Answer => {
+        Behaviour::Answer | Behaviour::Hold => {
             let text = shared.transcript.lock().unwrap().clone();
             axum::Json(json!({ "text": text })).into_response()
         }

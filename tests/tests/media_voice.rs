@@ -2,13 +2,15 @@
 //! the model sees `[语音: …]` (stored as `[语音已处理]`); with `[tts]` and `want_voice_reply` the
 //! `Completed` event carries Ogg audio of the spoken answer; a TTS failure still completes with
 //! text; without `[stt]` voice is refused as not set up; an STT failure or `/cancel` during a
-//! stalled transcription ends the turn with no model call and nothing stored.
+//! stalled transcription ends the turn with no model call and nothing stored. Speech work is
+//! reported as it starts: `speech` TRANSCRIBING right after `started`, SYNTHESIZING just before
+//! `completed`.
 
 use std::time::Duration;
 
 use kernel_proto::v1 as pb;
 use kernel_proto::v1::chat_event::Event;
-use tests::chat::{completed, next, rest, session_id, stored, turn, wire_messages};
+use tests::chat::{completed, next, rest, session_id, speech_stages, stored, turn, wire_messages};
 use tests::config::{PROVIDER_KEY, TestConfig};
 use tests::fake_llm::{FakeLlm, Script};
 use tests::fake_speech::{Behaviour, FAKE_OGG, FakeSpeech};
@@ -85,6 +87,63 @@ async fn a_voice_note_is_transcribed_and_the_model_sees_it() {
             .count(),
         1
     );
+    s.h.stop().await;
+}
+
+#[tokio::test]
+async fn a_voice_turn_reports_transcribing_then_synthesizing() {
+    let mut s = setup(true, SPEECH_KEY, SPEECH_KEY).await;
+    s.speech.set_stt(Behaviour::Hold);
+    s.fake.push(Script::text("好的，已记下。"));
+    let mut stream =
+        s.h.client
+            .chat(request("", vec![voice(NOTE)], true))
+            .await
+            .expect("accepted")
+            .into_inner();
+    assert!(matches!(next(&mut stream).await, Some(Event::Started(_))));
+    let transcribing = next(&mut stream).await;
+    assert!(
+        matches!(&transcribing, Some(Event::Speech(e)) if e.stage() == pb::SpeechStage::Transcribing),
+        "{transcribing:?}"
+    );
+    tokio::time::timeout(Duration::from_secs(20), s.speech.holding())
+        .await
+        .expect("the transcription reached the fake");
+    assert!(s.fake.requests().is_empty(), "the model waits for the text");
+    s.speech.release();
+
+    let events = rest(&mut stream).await;
+    assert_eq!(completed(&events).voice_reply.as_deref(), Some(FAKE_OGG));
+    assert_eq!(speech_stages(&events), [pb::SpeechStage::Synthesizing]);
+    let first_text = events.iter().position(|e| matches!(e, Event::TextDelta(_)));
+    let synthesizing = events.iter().position(|e| matches!(e, Event::Speech(_)));
+    assert!(first_text < synthesizing, "{events:?}");
+    assert_eq!(
+        synthesizing,
+        Some(events.len() - 2),
+        "right before completed"
+    );
+    s.h.stop().await;
+}
+
+#[tokio::test]
+async fn only_speech_work_that_happens_is_reported() {
+    let mut s = setup(true, SPEECH_KEY, SPEECH_KEY).await;
+    s.fake.push(Script::text("文字回答。"));
+    let text = turn(&mut s.h.client, "只要文字").await;
+    completed(&text);
+    assert_eq!(speech_stages(&text), [], "a text turn: {text:?}");
+
+    s.fake.push(Script::text("说出来。"));
+    let spoken = turn_with(&mut s.h.client, request("读给我听", vec![], true)).await;
+    assert_eq!(speech_stages(&spoken), [pb::SpeechStage::Synthesizing]);
+
+    // Nothing reads aloud in code: no synthesis, so none is announced.
+    s.fake.push(Script::text("```\nls\n```"));
+    let code = turn_with(&mut s.h.client, request("", vec![voice(NOTE)], true)).await;
+    assert_eq!(completed(&code).voice_reply, None);
+    assert_eq!(speech_stages(&code), [pb::SpeechStage::Transcribing]);
     s.h.stop().await;
 }
 

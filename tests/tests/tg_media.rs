@@ -1,11 +1,12 @@
 //! Media through both real binaries: photos, documents, voice notes and audio files are
 //! downloaded from the fake Bot API and reach the model; refusals reach the owner without a model
 //! call; a voice note with `[tts]` gets a voice note back, an audio file a text answer only.
+//! While a voice note is transcribed, the placeholder says so.
 
 use kernel_common::config::Locale;
 use kernel_tg::texts::Texts;
 use tests::fake_llm::Script;
-use tests::fake_speech::{FAKE_OGG, FakeSpeech};
+use tests::fake_speech::{Behaviour, FAKE_OGG, FakeSpeech};
 use tests::fake_telegram::{DOWNLOAD, OWNER_ID};
 use tests::media::{PNG, SPEECH_KEY, base64, speech_toml};
 use tests::stack::{PROMPT, Stack, reply_target, text_of};
@@ -95,11 +96,37 @@ async fn a_file_over_20_mb_is_refused_before_any_download() {
 async fn a_voice_note_is_transcribed_and_answered_with_a_voice_note_and_text() {
     let speech = FakeSpeech::start(SPEECH_KEY).await;
     speech.set_transcript("明天早上九点提醒我开会");
+    // The transcript waits until the placeholder has said what is happening (edits are
+    // throttled to one per 1.5 s, so a fast transcription would never be shown).
+    speech.set_stt(Behaviour::Hold);
     let stack = Stack::start_with("claude", &speech_toml(&speech.base(), SPEECH_KEY, true)).await;
     stack.llm.push(Script::text("好的，明天九点提醒你。"));
     let asked = stack
         .telegram
         .user_voice(OWNER_ID, b"OggS-owner-voice".to_vec());
+    let transcribing = stack
+        .telegram
+        .wait_for_call(
+            "editMessageText",
+            |c| c.ok && text_of(c) == zh().transcribing(),
+            PROMPT,
+        )
+        .await;
+    let placeholder = stack
+        .telegram
+        .calls_of("sendMessage")
+        .into_iter()
+        .find(|c| reply_target(c) == Some(asked))
+        .unwrap();
+    assert_eq!(
+        transcribing.int_param("message_id"),
+        placeholder.sent_message_id()
+    );
+    assert!(
+        stack.llm.requests().is_empty(),
+        "the model waits for the text"
+    );
+    speech.release();
     stack
         .telegram
         .wait_for_call("sendVoice", |c| c.ok, PROMPT)

@@ -8,7 +8,7 @@ use tonic::Status;
 
 use super::{AgentService, to_status};
 use crate::conversation::Usage;
-use crate::turn::{Attachment, TurnEvent, UserInput};
+use crate::turn::{Attachment, SpeechStage, TurnEvent, UserInput};
 
 /// The stream `Chat` returns.
 pub type ChatStream =
@@ -92,6 +92,9 @@ pub fn chat_event(event: TurnEvent) -> pb::ChatEvent {
             ok,
             summary,
         }),
+        TurnEvent::SpeechStarted(stage) => Event::Speech(pb::SpeechStarted {
+            stage: speech_stage_pb(stage).into(),
+        }),
         TurnEvent::Completed {
             text,
             usage,
@@ -106,6 +109,13 @@ pub fn chat_event(event: TurnEvent) -> pb::ChatEvent {
         TurnEvent::Busy { first_in_window } => Event::Busy(pb::Busy { first_in_window }),
     };
     pb::ChatEvent { event: Some(event) }
+}
+
+fn speech_stage_pb(stage: SpeechStage) -> pb::SpeechStage {
+    match stage {
+        SpeechStage::Transcribing => pb::SpeechStage::Transcribing,
+        SpeechStage::Synthesizing => pb::SpeechStage::Synthesizing,
+    }
 }
 
 fn usage_pb(u: Usage) -> pb::Usage {

@@ -38,6 +38,10 @@ fn fixed_texts_in_both_locales() {
     assert_eq!(ZH.nothing_to_cancel(), "没有正在进行的任务");
     assert_eq!(ZH.agentd_unavailable(), "助手后台不可用，稍后重试");
     assert_eq!(ZH.cli_running(), "⏳ 正在执行任务…");
+    assert_eq!(ZH.transcribing(), "🎙 正在识别语音…");
+    assert_eq!(EN.transcribing(), "🎙 Transcribing the voice note…");
+    assert_eq!(ZH.synthesizing(), "🔊 正在生成语音…");
+    assert_eq!(EN.synthesizing(), "🔊 Recording the voice reply…");
     assert_eq!(ZH.cancelled(None), "已取消");
     assert_eq!(ZH.cancelled(Some("")), "已取消");
     assert_eq!(EN.cancelled(None), "Cancelled");

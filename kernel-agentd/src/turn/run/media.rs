@@ -1,11 +1,13 @@
 //! The turn's media steps: keeping received attachments, transcribing voice notes (before the
-//! user message is stored), and the voice reply (after the final answer).
+//! user message is stored), and the voice reply (after the final answer). Each speech step is
+//! announced with `SpeechStarted` before it begins.
 
 use super::{Stop, Turn};
 use crate::conversation::{Block, Message};
-use crate::media::SttFailure;
 use crate::media::stt::VoiceClip;
+use crate::media::{SttFailure, speakable};
 use crate::turn::input::Part;
+use crate::turn::{SpeechStage, TurnEvent};
 
 /// How a document's text block starts (it is left out of the memory-recall query).
 const DOCUMENT_PREFIX: &str = "[文件: ";
@@ -30,6 +32,9 @@ impl Turn {
                 Err(e) => tracing::warn!(error = %e, "cannot keep a copy of an attachment"),
             }
         }
+        if input.parts.iter().any(|p| matches!(p, Part::Voice(_))) {
+            self.emit(TurnEvent::SpeechStarted(SpeechStage::Transcribing));
+        }
         let mut transcripts = Vec::new();
         for part in &mut input.parts {
             let Part::Voice(clip) = part else {
@@ -50,12 +55,17 @@ impl Turn {
     }
 
     /// The spoken version of `answer`, or `None` (no `[tts]`, nothing to say, failure or cancel;
-    /// the answer then goes out as text only).
+    /// the answer then goes out as text only). `SpeechStarted(Synthesizing)` is sent only when
+    /// something in the answer reads aloud, i.e. when a synthesis request will be made.
     pub(super) async fn voice_reply(&self, answer: &str) -> Option<Vec<u8>> {
         let media = &self.agent.inner.turns.media;
-        if !media.tts_configured() {
+        let max_chars = self.agent.config().tts.as_ref()?.max_chars;
+        if !media.tts_configured()
+            || speakable::speakable(answer, max_chars, media.locale()).is_none()
+        {
             return None;
         }
+        self.emit(TurnEvent::SpeechStarted(SpeechStage::Synthesizing));
         media.voice_reply(answer, &self.cancel).await
     }
 }
