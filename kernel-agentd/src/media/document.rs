@@ -1,8 +1,10 @@
 //! Documents: which files are read (an extension allow-list plus known extension-less names),
-//! UTF-8 decoding, truncation, and the `[文件: name]` + fenced block the model sees.
+//! which are audio to transcribe like a voice note ([`audio_type`]), UTF-8 decoding,
+//! truncation, and the `[文件: name]` + fenced block the model sees.
 //!
 //! The file name only decides the type and is shown to the model; it is never used as a path.
 
+use super::stt::audio_format;
 use super::texts::Refusal;
 
 /// Most characters of a document the model sees; the rest is cut with a visible marker.
@@ -180,6 +182,19 @@ const OFFICE_EXTENSIONS: &[&str] = &[
 /// Image extensions: such a document is passed on as an image.
 const IMAGE_EXTENSIONS: &[&str] = &["jpg", "jpeg", "png", "gif", "webp"];
 
+/// Audio extensions `[stt]` transcribes, with the MIME type each is sent as (lower case; all
+/// known to [`audio_format`]). `mp4`, `mpeg` and `webm` files are usually video: not listed.
+const AUDIO_EXTENSIONS: &[(&str, &str)] = &[
+    ("mp3", "audio/mpeg"),
+    ("mpga", "audio/mpeg"),
+    ("m4a", "audio/mp4"),
+    ("ogg", "audio/ogg"),
+    ("oga", "audio/ogg"),
+    ("opus", "audio/ogg"),
+    ("wav", "audio/wav"),
+    ("flac", "audio/flac"),
+];
+
 /// What a received file is, judged by its name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FileKind {
@@ -213,6 +228,15 @@ pub fn classify(name: &str) -> FileKind {
     } else {
         FileKind::Unknown { ext: ext.into() }
     }
+}
+
+/// The normalised audio MIME type of a document called `name` when it is an audio file `[stt]`
+/// transcribes (`talk.mp3` → `audio/mpeg`): such a document is taken as a voice note, not read.
+pub fn audio_type(name: &str) -> Option<&'static str> {
+    let base = base_name(name).to_lowercase();
+    let ext = extension(&base)?;
+    let (_, mime) = AUDIO_EXTENSIONS.iter().find(|(e, _)| *e == ext)?;
+    audio_format(mime).map(|(_, normalised)| normalised)
 }
 
 /// The fence language of a known extension-less name (`Dockerfile.prod` counts as one).
@@ -359,6 +383,28 @@ mod tests {
         assert_eq!(classify("trailing."), FileKind::NoExtension);
         assert_eq!(classify(""), FileKind::NoExtension);
         assert_eq!(classify("a.not an extension"), FileKind::NoExtension);
+    }
+
+    #[test]
+    fn audio_files_are_known_by_extension() {
+        assert_eq!(audio_type("talk.mp3"), Some("audio/mpeg"));
+        assert_eq!(audio_type("dir/Memo.M4A"), Some("audio/mp4"));
+        assert_eq!(audio_type("a.oga"), Some("audio/ogg"));
+        assert_eq!(audio_type("a.opus"), Some("audio/ogg"));
+        assert_eq!(audio_type("a.wav"), Some("audio/wav"));
+        assert_eq!(audio_type("a.flac"), Some("audio/flac"));
+        assert_eq!(audio_type("clip.mp4"), None, "usually video");
+        assert_eq!(audio_type("song.aac"), None, "not taken by [stt]");
+        assert_eq!(audio_type("notes.txt"), None);
+        assert_eq!(audio_type(".mp3"), None, "a dot-file");
+        assert_eq!(audio_type("mp3"), None);
+        for (ext, mime) in AUDIO_EXTENSIONS {
+            assert!(audio_format(mime).is_some(), "{ext}: {mime} unknown to stt");
+            assert_eq!(
+                classify(&format!("a.{ext}")),
+                FileKind::Unknown { ext: (*ext).into() }
+            );
+        }
     }
 
     #[test]
