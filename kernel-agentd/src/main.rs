@@ -18,7 +18,7 @@ fn main() -> ExitCode {
         Ok(config) => config,
         Err(code) => return code,
     };
-    let runtime = match startup::runtime(BINARY) {
+    let runtime = match startup::runtime(BINARY, startup::Threads::PerCpu) {
         Ok(rt) => rt,
         Err(code) => return code,
     };

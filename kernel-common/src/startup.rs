@@ -44,9 +44,25 @@ pub fn load_config(
     Ok(config)
 }
 
-/// A multi-threaded tokio runtime, or the exit code after saying why there is none.
-pub fn runtime(binary: &'static str) -> Result<tokio::runtime::Runtime, ExitCode> {
-    tokio::runtime::Runtime::new().map_err(|e| {
+/// How many threads a binary's runtime runs its tasks on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Threads {
+    /// One: the current thread (an I/O-bound adapter; less memory, no cross-thread wake-ups).
+    One,
+    /// A worker per CPU (tokio's default).
+    PerCpu,
+}
+
+/// A tokio runtime, or the exit code after saying why there is none.
+pub fn runtime(
+    binary: &'static str,
+    threads: Threads,
+) -> Result<tokio::runtime::Runtime, ExitCode> {
+    let mut builder = match threads {
+        Threads::One => tokio::runtime::Builder::new_current_thread(),
+        Threads::PerCpu => tokio::runtime::Builder::new_multi_thread(),
+    };
+    builder.enable_all().build().map_err(|e| {
         eprintln!("{binary}: cannot start the async runtime: {e}");
         ExitCode::FAILURE
     })

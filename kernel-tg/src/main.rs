@@ -19,7 +19,7 @@ fn main() -> ExitCode {
         Ok(config) => config,
         Err(code) => return code,
     };
-    match startup::runtime(BINARY) {
+    match startup::runtime(BINARY, startup::Threads::One) {
         Ok(runtime) => runtime.block_on(run(config)),
         Err(code) => code,
     }
