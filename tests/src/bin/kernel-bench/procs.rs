@@ -91,6 +91,11 @@ impl Proc {
         rss_kib(self.pid())
     }
 
+    /// The private (anonymous) part of its resident set now, in KiB.
+    pub fn anon_kib(&self) -> anyhow::Result<u64> {
+        anon_kib(self.pid())
+    }
+
     /// The last lines it printed.
     pub fn output(&self) -> String {
         self.lines
@@ -120,13 +125,24 @@ impl Drop for Proc {
 
 /// `VmRSS` of `pid` in KiB.
 pub fn rss_kib(pid: u32) -> anyhow::Result<u64> {
+    status_kib(pid, "VmRSS")
+}
+
+/// `RssAnon` of `pid` in KiB: the private part of its resident set (heap, stacks, relocated
+/// data), without the clean, shareable pages of the binary and libraries.
+pub fn anon_kib(pid: u32) -> anyhow::Result<u64> {
+    status_kib(pid, "RssAnon")
+}
+
+/// The `key:` line of `/proc/<pid>/status`, in KiB.
+fn status_kib(pid: u32, key: &str) -> anyhow::Result<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
         .with_context(|| format!("read /proc/{pid}/status"))?;
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .context("no VmRSS line")
+        .with_context(|| format!("no {key} line"))
 }
 
 /// The directory of the binaries: `$KERNEL_BENCH_BIN_DIR`, else the one this program is in
