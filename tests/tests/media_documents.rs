@@ -1,13 +1,15 @@
 //! Documents through the gRPC service: text and code files reach the model as `[文件: name]` + a
 //! fenced block (cut at 50,000 characters with a marker), are slimmed to `[文件 name 已处理]`,
 //! and are kept under a Kernel-made name; PDF/Office, unknown extensions and non-UTF-8 text are
-//! refused in the owner's language with no model call and nothing stored.
+//! refused in the owner's language with no model call and nothing stored. Audio files `[stt]`
+//! takes (`talk.mp3`) are transcribed like voice notes, or refused as voice not set up.
 
 use tests::chat::{completed, session_id, stored, turn, wire_messages};
 use tests::config::TestConfig;
 use tests::fake_llm::{FakeLlm, Script};
+use tests::fake_speech::FakeSpeech;
 use tests::harness::Harness;
-use tests::media::{document, downloads, request, set_locale, turn_with};
+use tests::media::{SPEECH_KEY, document, downloads, request, set_locale, speech_toml, turn_with};
 use tonic::Code;
 
 /// Every text the newest user message of request `i` carried.
@@ -217,4 +219,65 @@ async fn refusals_follow_the_english_locale() {
     }
     assert!(fake.requests().is_empty());
     h.stop().await;
+}
+
+#[tokio::test]
+async fn an_audio_file_sent_as_a_document_is_transcribed_like_a_voice_note() {
+    let fake = FakeLlm::start().await;
+    let speech = FakeSpeech::start(SPEECH_KEY).await;
+    let toml = speech_toml(&speech.base(), SPEECH_KEY, false);
+    let mut h = Harness::start(TestConfig::new(&fake.url(), &toml)).await;
+    speech.set_transcript("周五之前\n交报告");
+    fake.push(Script::text("记住了。"));
+    let mp3 = b"ID3\x04\x00fake-mp3-bytes";
+    let events = turn_with(
+        &mut h.client,
+        request("帮我记一下", vec![document("录音/Talk.MP3", mp3)], false),
+    )
+    .await;
+    assert_eq!(completed(&events).text, "记住了。");
+
+    let stt = speech.requests_to("/v1/audio/transcriptions");
+    assert_eq!(stt.len(), 1);
+    let (file_name, content_type, data) = stt[0].file.clone().unwrap();
+    assert_eq!(
+        (file_name.as_str(), content_type.as_str()),
+        ("voice.mp3", "audio/mpeg")
+    );
+    assert_eq!(data, mp3);
+    let texts = user_texts(&fake, 0);
+    let heard = "[语音: 周五之前 交报告]".to_owned();
+    assert!(texts.contains(&heard), "{texts:#?}");
+    assert_eq!(texts.last().unwrap(), "帮我记一下");
+    let transcript = stored(&h.cfg, session_id(&events)).await;
+    assert_eq!(transcript[0].text(), "[语音已处理]帮我记一下");
+    let kept = downloads(&h.cfg);
+    assert_eq!(kept.len(), 1);
+    assert!(kept[0].extension().is_some_and(|e| e == "mp3"), "{kept:?}");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn without_stt_an_audio_document_is_refused_as_voice_not_set_up() {
+    for (locale, message) in [
+        ("zh", "语音消息未启用：请在 config.toml 中配置 [stt]"),
+        ("en", "Voice messages are not set up: configure [stt]"),
+    ] {
+        let fake = FakeLlm::start().await;
+        let cfg = TestConfig::new(&fake.url(), "");
+        set_locale(&cfg, locale);
+        let mut h = Harness::start(cfg).await;
+        for name in ["talk.mp3", "memo.m4a", "note.wav"] {
+            let err = h
+                .client
+                .chat(request("", vec![document(name, b"audio")], false))
+                .await
+                .expect_err("refused");
+            assert_eq!(err.code(), Code::FailedPrecondition, "{name}");
+            assert!(err.message().starts_with(message), "{}", err.message());
+        }
+        assert!(fake.requests().is_empty(), "no model call");
+        assert!(downloads(&h.cfg).is_empty(), "nothing kept");
+        h.stop().await;
+    }
 }

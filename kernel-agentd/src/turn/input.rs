@@ -176,7 +176,12 @@ fn accept_attachment(attachment: Attachment, voice: bool) -> Result<Part, Refusa
         }
         Attachment::Document { file_name, data } => {
             check_size(data.len(), What::Document)?;
-            accept_document(&file_name, data)
+            match document::audio_type(&file_name) {
+                // An audio file sent as a file is a voice note.
+                Some(_) if !voice => Err(Refusal::VoiceNotConfigured),
+                Some(mime_type) => Ok(Part::Voice(VoiceClip { mime_type, data })),
+                None => accept_document(&file_name, data),
+            }
         }
         Attachment::Voice { mime_type, data } => {
             if !voice {
