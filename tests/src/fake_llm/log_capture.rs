@@ -3,11 +3,11 @@
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Once};
 
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
-use tracing::subscriber::DefaultGuard;
+use tracing::subscriber::{DefaultGuard, Interest};
 use tracing::{Event, Metadata, Subscriber};
 
 /// Every log line (target + all fields, `Debug`-formatted) recorded while installed.
@@ -21,6 +21,7 @@ impl LogCapture {
     /// Captures all levels on this thread until the guard is dropped (a `#[tokio::test]`
     /// runtime runs every task on the test's thread).
     pub fn install() -> (LogCapture, DefaultGuard) {
+        quiet_global_default();
         let capture = LogCapture::default();
         let guard = tracing::subscriber::set_default(capture.clone());
         (capture, guard)
@@ -65,6 +66,46 @@ impl Subscriber for LogCapture {
     fn event(&self, event: &Event<'_>) {
         self.push(event.metadata().target(), |l| event.record(l));
     }
+
+    fn enter(&self, _: &Id) {}
+
+    fn exit(&self, _: &Id) {}
+}
+
+/// Installs [`Quiet`] as the process's global subscriber, once. tracing caches each callsite's
+/// interest process-wide, computed by the first thread that reaches it: a parallel test thread
+/// with no subscriber would cache "never" and silence that callsite for a capturing test too.
+/// With a global subscriber that answers "sometimes", every callsite is asked per event and
+/// reaches the thread's own [`LogCapture`].
+fn quiet_global_default() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // Another global subscriber (one set by the test itself) serves as well.
+        let _ = tracing::subscriber::set_global_default(Quiet);
+    });
+}
+
+/// Records nothing, but keeps every callsite's interest at "sometimes".
+struct Quiet;
+
+impl Subscriber for Quiet {
+    fn register_callsite(&self, _: &'static Metadata<'static>) -> Interest {
+        Interest::sometimes()
+    }
+
+    fn enabled(&self, _: &Metadata<'_>) -> bool {
+        false
+    }
+
+    fn new_span(&self, _: &Attributes<'_>) -> Id {
+        Id::from_u64(1)
+    }
+
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+
+    fn event(&self, _: &Event<'_>) {}
 
     fn enter(&self, _: &Id) {}
 
