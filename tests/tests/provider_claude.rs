@@ -13,7 +13,7 @@ use tests::fake_llm::{
     ErrorKind, FAKE_KEY, FAKE_MODEL, FakeLlm, FakeToolCall, FakeUsage, HttpError, LogCapture,
     Reply, Script, drain,
 };
-use tests::provider_calls::{SYSTEM, call, request, sample_tools as tools};
+use tests::provider_calls::{SYSTEM, assert_no_secret, call, request, sample_tools as tools};
 
 fn config(fake: &FakeLlm) -> ProviderConfig {
     fake.provider_config(ProviderKind::Claude)
@@ -21,14 +21,6 @@ fn config(fake: &FakeLlm) -> ProviderConfig {
 
 /// A predicate on the error a case must produce.
 type Check = fn(&LlmError) -> bool;
-
-fn assert_no_secret(e: &LlmError, secrets: &[&str]) {
-    for text in [e.to_string(), format!("{e:?}")] {
-        for secret in secrets {
-            assert!(!text.contains(secret), "secret leaked in {text}");
-        }
-    }
-}
 
 #[tokio::test]
 async fn plain_text_streams_in_deltas_with_the_documented_request() {
