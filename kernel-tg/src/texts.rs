@@ -173,8 +173,9 @@ impl Texts {
     /// A message kind kernel-tg does not handle (stickers, videos, locations…).
     pub fn unsupported(self) -> &'static str {
         self.pick(
-            "暂不支持这种消息，请发送文字、图片、文件或语音",
-            "This kind of message is not supported; send text, a photo, a file or a voice note",
+            "暂不支持这种消息，请发送文字、图片、文件、语音或音频",
+            "This kind of message is not supported; send text, a photo, a file, a voice note or \
+             an audio file",
         )
     }
 
