@@ -59,6 +59,19 @@ pub async fn call(provider: &dyn Provider, messages: &[Message], stable_prefix: 
     }
 }
 
+/// Streams a plain "hi" and returns the error the call ends with (panics if it ends well).
+pub async fn hi_error(provider: &dyn Provider) -> LlmError {
+    call(provider, &[Message::user_text("hi")], 0).await.error()
+}
+
+/// Asserts that `e` is a stream error whose message contains `needle`.
+pub fn assert_stream_error(e: &LlmError, needle: &str) {
+    assert!(
+        matches!(e, LlmError::Stream { message } if message.contains(needle)),
+        "expected a stream error with {needle:?}: {e:?}"
+    );
+}
+
 /// Panics when `e`'s message or debug form contains one of `secrets`.
 pub fn assert_no_secret(e: &LlmError, secrets: &[&str]) {
     for text in [e.to_string(), format!("{e:?}")] {

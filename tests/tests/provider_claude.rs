@@ -13,7 +13,9 @@ use tests::fake_llm::{
     ErrorKind, FAKE_KEY, FAKE_MODEL, FakeLlm, FakeToolCall, FakeUsage, HttpError, LogCapture,
     Reply, Script, drain,
 };
-use tests::provider_calls::{SYSTEM, assert_no_secret, call, request, sample_tools as tools};
+use tests::provider_calls::{
+    SYSTEM, assert_no_secret, assert_stream_error, call, hi_error, request, sample_tools as tools,
+};
 
 fn config(fake: &FakeLlm) -> ProviderConfig {
     fake.provider_config(ProviderKind::Claude)
@@ -186,26 +188,20 @@ async fn http_errors_are_typed_and_redacted() {
     ];
     for (kind, expected) in cases {
         fake.push(HttpError::new(kind));
-        let e = call(&*provider, &[Message::user_text("hi")], 0)
-            .await
-            .error();
+        let e = hi_error(&*provider).await;
         assert!(expected(&e), "{kind:?} gave {e:?}");
         assert_no_secret(&e, &[FAKE_KEY, "org-header-secret-value"]);
     }
     // The 401 message echoes the key: it must come back masked.
     fake.push(HttpError::new(ErrorKind::Unauthorized));
-    let e = call(&*provider, &[Message::user_text("hi")], 0)
-        .await
-        .error();
+    let e = hi_error(&*provider).await;
     assert!(e.to_string().contains("sk-f…cdef"), "{e}");
     // A provider message quoting a header value.
     fake.push(Script::raw_error(
         400,
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"bad header org-header-secret-value"}}"#,
     ));
-    let e = call(&*provider, &[Message::user_text("hi")], 0)
-        .await
-        .error();
+    let e = hi_error(&*provider).await;
     assert!(e.to_string().contains("[REDACTED]"), "{e}");
     assert_no_secret(&e, &[FAKE_KEY, "org-header-secret-value"]);
 }
@@ -218,9 +214,7 @@ async fn capability_and_unknown_shapes() {
         400,
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"This model does not support image input"}}"#,
     ));
-    let e = call(&*provider, &[Message::user_text("hi")], 0)
-        .await
-        .error();
+    let e = hi_error(&*provider).await;
     assert!(matches!(e, LlmError::CapabilityMissing { .. }), "{e:?}");
     assert!(e.to_string().contains("switch provider or model"), "{e}");
     fake.push(Script::Raw {
@@ -229,9 +223,7 @@ async fn capability_and_unknown_shapes() {
         body: "<html>Bad gateway</html>".into(),
         headers: vec![],
     });
-    let e = call(&*provider, &[Message::user_text("hi")], 0)
-        .await
-        .error();
+    let e = hi_error(&*provider).await;
     assert!(
         matches!(e, LlmError::Overloaded { status: 502, .. }),
         "{e:?}"
@@ -247,9 +239,7 @@ async fn network_errors_are_typed_and_redacted() {
     let mut cfg = config(&fake);
     cfg.api_base = format!("http://127.0.0.1:{port}");
     let provider = llm::build(&cfg).unwrap();
-    let e = call(&*provider, &[Message::user_text("hi")], 0)
-        .await
-        .error();
+    let e = hi_error(&*provider).await;
     assert!(matches!(e, LlmError::Network { .. }), "{e:?}");
     assert!(e.is_transient());
     assert_no_secret(&e, &[FAKE_KEY]);
@@ -264,9 +254,7 @@ async fn stall_ends_with_stalled_within_the_idle_timeout() {
         let provider = llm::build(&cfg).unwrap();
         fake.push(Script::Stall { ping });
         let started = Instant::now();
-        let e = call(&*provider, &[Message::user_text("hi")], 0)
-            .await
-            .error();
+        let e = hi_error(&*provider).await;
         assert_eq!(
             e,
             LlmError::Stalled {
@@ -296,13 +284,8 @@ async fn mid_stream_error_events() {
         text: "x".into(),
         error: HttpError::new(ErrorKind::Internal),
     });
-    let e = call(&*provider, &[Message::user_text("hi")], 0)
-        .await
-        .error();
-    assert!(
-        matches!(&e, LlmError::Stream { message } if message.contains("api_error")),
-        "{e:?}"
-    );
+    let e = hi_error(&*provider).await;
+    assert_stream_error(&e, "api_error");
 }
 
 #[tokio::test]
@@ -318,21 +301,11 @@ async fn abrupt_close_and_truncated_streams_are_errors() {
     fake.push(Script::Truncated {
         text: "Half".into(),
     });
-    let e = call(&*provider, &[Message::user_text("hi")], 0)
-        .await
-        .error();
-    assert!(
-        matches!(&e, LlmError::Stream { message } if message.contains("message_stop")),
-        "{e:?}"
-    );
+    let e = hi_error(&*provider).await;
+    assert_stream_error(&e, "message_stop");
     fake.push(Script::raw_sse("event: message_start\ndata: {not json\n\n"));
-    let e = call(&*provider, &[Message::user_text("hi")], 0)
-        .await
-        .error();
-    assert!(
-        matches!(&e, LlmError::Stream { message } if message.contains("malformed JSON")),
-        "{e:?}"
-    );
+    let e = hi_error(&*provider).await;
+    assert_stream_error(&e, "malformed JSON");
 }
 
 #[tokio::test]
@@ -403,9 +376,7 @@ async fn the_key_and_header_values_never_reach_a_log_line() {
     fake.push(Script::stall());
     fake.push(Script::text("fine"));
     for _ in 0..3 {
-        call(&*provider, &[Message::user_text("hi")], 0)
-            .await
-            .error();
+        hi_error(&*provider).await;
     }
     call(&*provider, &[Message::user_text("hi")], 0)
         .await
@@ -431,9 +402,7 @@ async fn stall_with_the_default_idle_timeout_in_paused_time() {
     let provider = llm::build(&cfg).unwrap();
     fake.push(Script::stall());
     let started = tokio::time::Instant::now();
-    let e = call(&*provider, &[Message::user_text("hi")], 0)
-        .await
-        .error();
+    let e = hi_error(&*provider).await;
     assert_eq!(
         e,
         LlmError::Stalled {

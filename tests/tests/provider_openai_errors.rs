@@ -10,7 +10,9 @@ use kernel_common::Secret;
 use kernel_common::config::{ProviderConfig, ProviderKind};
 use serde_json::json;
 use tests::fake_llm::{ErrorKind, FAKE_KEY, FakeLlm, HttpError, LogCapture, Script, drain};
-use tests::provider_calls::{assert_no_secret, call, request, sample_tools};
+use tests::provider_calls::{
+    assert_no_secret, assert_stream_error, call, hi_error, request, sample_tools,
+};
 
 fn config(fake: &FakeLlm) -> ProviderConfig {
     fake.provider_config(ProviderKind::OpenAiCompat)
@@ -57,16 +59,12 @@ async fn http_errors_are_typed_and_redacted() {
     ];
     for (kind, expected) in cases {
         fake.push(HttpError::new(kind));
-        let e = call(&*provider, &[Message::user_text("hi")], 0)
-            .await
-            .error();
+        let e = hi_error(&*provider).await;
         assert!(expected(&e), "{kind:?} gave {e:?}");
         assert_no_secret(&e, &[FAKE_KEY, "org-secret-header-value"]);
     }
     fake.push(HttpError::new(ErrorKind::Unauthorized));
-    let e = call(&*provider, &[Message::user_text("hi")], 0)
-        .await
-        .error();
+    let e = hi_error(&*provider).await;
     assert!(
         e.to_string()
             .contains("Incorrect API key provided: sk-f…cdef"),
@@ -104,9 +102,7 @@ async fn non_standard_error_shapes_and_missing_capabilities() {
     ];
     for (script, expected) in cases {
         fake.push(script);
-        let e = call(&*provider, &[Message::user_text("hi")], 0)
-            .await
-            .error();
+        let e = hi_error(&*provider).await;
         assert!(expected(&e), "got {e:?}");
     }
 }
@@ -120,9 +116,7 @@ async fn stall_ends_with_stalled_within_the_idle_timeout() {
         let provider = llm::build(&cfg).unwrap();
         fake.push(Script::Stall { ping });
         let started = Instant::now();
-        let e = call(&*provider, &[Message::user_text("hi")], 0)
-            .await
-            .error();
+        let e = hi_error(&*provider).await;
         assert_eq!(
             e,
             LlmError::Stalled {
@@ -147,13 +141,8 @@ async fn mid_stream_errors_abrupt_close_and_malformed_chunks() {
     fake.push(Script::raw_sse(
         "data: {\"error\":{\"message\":\"upstream exploded\"}}\n\n",
     ));
-    let e = call(&*provider, &[Message::user_text("hi")], 0)
-        .await
-        .error();
-    assert!(
-        matches!(&e, LlmError::Stream { message } if message.contains("upstream exploded")),
-        "{e:?}"
-    );
+    let e = hi_error(&*provider).await;
+    assert_stream_error(&e, "upstream exploded");
     fake.push(Script::AbruptClose {
         text: "cut off".into(),
     });
@@ -163,21 +152,11 @@ async fn mid_stream_errors_abrupt_close_and_malformed_chunks() {
     fake.push(Script::Truncated {
         text: "no finish".into(),
     });
-    let e = call(&*provider, &[Message::user_text("hi")], 0)
-        .await
-        .error();
-    assert!(
-        matches!(&e, LlmError::Stream { message } if message.contains("finish_reason")),
-        "{e:?}"
-    );
+    let e = hi_error(&*provider).await;
+    assert_stream_error(&e, "finish_reason");
     fake.push(Script::raw_sse("data: {\"choices\": [oops\n\n"));
-    let e = call(&*provider, &[Message::user_text("hi")], 0)
-        .await
-        .error();
-    assert!(
-        matches!(&e, LlmError::Stream { message } if message.contains("malformed JSON")),
-        "{e:?}"
-    );
+    let e = hi_error(&*provider).await;
+    assert_stream_error(&e, "malformed JSON");
 }
 
 #[tokio::test]
@@ -271,16 +250,12 @@ async fn network_errors_and_log_lines_never_show_secrets() {
         error: HttpError::new(ErrorKind::Unauthorized),
     });
     for _ in 0..2 {
-        let e = call(&*provider, &[Message::user_text("hi")], 0)
-            .await
-            .error();
+        let e = hi_error(&*provider).await;
         assert_no_secret(&e, &[FAKE_KEY, "team-header-secret"]);
     }
     cfg.api_base = format!("http://127.0.0.1:{port}/v1");
     let unreachable = llm::build(&cfg).unwrap();
-    let e = call(&*unreachable, &[Message::user_text("hi")], 0)
-        .await
-        .error();
+    let e = hi_error(&*unreachable).await;
     assert!(matches!(e, LlmError::Network { .. }), "{e:?}");
     assert_no_secret(&e, &[FAKE_KEY, "team-header-secret"]);
     let lines = capture.lines();
