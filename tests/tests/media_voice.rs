@@ -41,6 +41,18 @@ async fn setup(tts: bool, config_key: &str, server_key: &str) -> Setup {
     Setup { fake, speech, h }
 }
 
+impl Setup {
+    /// Sends the voice note [`NOTE`] (asking for a spoken reply when `want_voice`); its events.
+    async fn voice_note(&mut self, want_voice: bool) -> tonic::Streaming<pb::ChatEvent> {
+        self.h
+            .client
+            .chat(request("", vec![voice(NOTE)], want_voice))
+            .await
+            .expect("accepted")
+            .into_inner()
+    }
+}
+
 /// The text of the newest user message of the model request `i`.
 fn model_saw(fake: &FakeLlm, i: usize) -> String {
     let body = fake.requests()[i].body.clone();
@@ -95,12 +107,7 @@ async fn a_voice_turn_reports_transcribing_then_synthesizing() {
     let mut s = setup(true, SPEECH_KEY, SPEECH_KEY).await;
     s.speech.set_stt(Behaviour::Hold);
     s.fake.push(Script::text("好的，已记下。"));
-    let mut stream =
-        s.h.client
-            .chat(request("", vec![voice(NOTE)], true))
-            .await
-            .expect("accepted")
-            .into_inner();
+    let mut stream = s.voice_note(true).await;
     assert!(matches!(next(&mut stream).await, Some(Event::Started(_))));
     let transcribing = next(&mut stream).await;
     assert!(
@@ -296,12 +303,7 @@ async fn an_empty_transcript_fails_the_turn() {
 async fn cancel_during_a_stalled_transcription_ends_the_turn() {
     let mut s = setup(false, SPEECH_KEY, SPEECH_KEY).await;
     s.speech.set_stt(Behaviour::Stall);
-    let mut stream =
-        s.h.client
-            .chat(request("", vec![voice(NOTE)], false))
-            .await
-            .expect("accepted")
-            .into_inner();
+    let mut stream = s.voice_note(false).await;
     assert!(matches!(next(&mut stream).await, Some(Event::Started(_))));
     tokio::time::timeout(Duration::from_secs(20), s.speech.stalling())
         .await
@@ -328,12 +330,7 @@ async fn cancel_during_a_stalled_synthesis_still_delivers_the_text() {
     let mut s = setup(true, SPEECH_KEY, SPEECH_KEY).await;
     s.speech.set_tts(Behaviour::Stall);
     s.fake.push(Script::text("答案在这里。"));
-    let mut stream =
-        s.h.client
-            .chat(request("", vec![voice(NOTE)], true))
-            .await
-            .expect("accepted")
-            .into_inner();
+    let mut stream = s.voice_note(true).await;
     tokio::time::timeout(Duration::from_secs(20), s.speech.stalling())
         .await
         .expect("the synthesis reached the fake");

@@ -9,7 +9,7 @@ use tests::fake_llm::Script;
 use tests::fake_speech::{Behaviour, FAKE_OGG, FakeSpeech};
 use tests::fake_telegram::{DOWNLOAD, OWNER_ID};
 use tests::media::{PNG, SPEECH_KEY, base64, speech_toml};
-use tests::stack::{PROMPT, Stack, reply_target, text_of};
+use tests::stack::{PROMPT, Stack, text_of};
 
 fn zh() -> Texts {
     Texts::new(Locale::Zh)
@@ -65,12 +65,7 @@ async fn a_code_file_arrives_as_a_fenced_block_and_a_pdf_is_refused() {
         .await;
     assert!(text_of(&refusal).starts_with("⚠️"), "{}", text_of(&refusal));
     assert_eq!(stack.llm.requests().len(), 1, "no model call for the PDF");
-    let placeholder = stack
-        .telegram
-        .calls_of("sendMessage")
-        .into_iter()
-        .find(|c| reply_target(c) == Some(asked))
-        .unwrap();
+    let placeholder = stack.reply_to(asked).await;
     assert_eq!(
         refusal.int_param("message_id"),
         placeholder.sent_message_id()
@@ -112,12 +107,7 @@ async fn a_voice_note_is_transcribed_and_answered_with_a_voice_note_and_text() {
             PROMPT,
         )
         .await;
-    let placeholder = stack
-        .telegram
-        .calls_of("sendMessage")
-        .into_iter()
-        .find(|c| reply_target(c) == Some(asked))
-        .unwrap();
+    let placeholder = stack.reply_to(asked).await;
     assert_eq!(
         transcribing.int_param("message_id"),
         placeholder.sent_message_id()
