@@ -75,11 +75,6 @@ impl Media {
         self.stt.is_some()
     }
 
-    /// Whether voice replies can be made (`[tts]` is configured and usable).
-    pub fn tts_configured(&self) -> bool {
-        self.tts.is_some()
-    }
-
     /// The transcript of `clip`, or the owner-facing reason it failed (localized, redacted).
     pub async fn transcribe(
         &self,
@@ -119,15 +114,22 @@ impl Media {
         }
     }
 
-    /// An Ogg/Opus voice version of `answer` (Markdown), or `None` — without `[tts]`, when
-    /// nothing in it reads aloud, on failure (logged at WARN) or when `cancel` fires.
-    pub async fn voice_reply(&self, answer: &str, cancel: &CancellationToken) -> Option<Vec<u8>> {
+    /// What a voice reply to `answer` (Markdown) would say, or `None` — without `[tts]`, or when
+    /// nothing in it reads aloud.
+    pub fn spoken_version(&self, answer: &str) -> Option<String> {
         let client = self.tts.as_ref()?;
-        let Some(text) = speakable::speakable(answer, client.max_chars(), self.locale) else {
+        let text = speakable::speakable(answer, client.max_chars(), self.locale);
+        if text.is_none() {
             tracing::info!("nothing in the answer reads aloud; no voice reply");
-            return None;
-        };
-        match client.synthesize(&text, cancel).await {
+        }
+        text
+    }
+
+    /// `text` (from [`spoken_version`](Media::spoken_version)) as Ogg/Opus, or `None` — without
+    /// `[tts]`, on failure (logged at WARN) or when `cancel` fires.
+    pub async fn voice_reply(&self, text: &str, cancel: &CancellationToken) -> Option<Vec<u8>> {
+        let client = self.tts.as_ref()?;
+        match client.synthesize(text, cancel).await {
             Ok(audio) => {
                 tracing::info!(
                     chars = text.chars().count(),

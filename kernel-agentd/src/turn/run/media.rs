@@ -4,8 +4,8 @@
 
 use super::{Stop, Turn};
 use crate::conversation::{Block, Message};
+use crate::media::SttFailure;
 use crate::media::stt::VoiceClip;
-use crate::media::{SttFailure, speakable};
 use crate::turn::input::Part;
 use crate::turn::{SpeechStage, TurnEvent};
 
@@ -59,14 +59,9 @@ impl Turn {
     /// something in the answer reads aloud, i.e. when a synthesis request will be made.
     pub(super) async fn voice_reply(&self, answer: &str) -> Option<Vec<u8>> {
         let media = &self.agent.inner.turns.media;
-        let max_chars = self.agent.config().tts.as_ref()?.max_chars;
-        if !media.tts_configured()
-            || speakable::speakable(answer, max_chars, media.locale()).is_none()
-        {
-            return None;
-        }
+        let text = media.spoken_version(answer)?;
         self.emit(TurnEvent::SpeechStarted(SpeechStage::Synthesizing));
-        media.voice_reply(answer, &self.cancel).await
+        media.voice_reply(&text, &self.cancel).await
     }
 }
 
