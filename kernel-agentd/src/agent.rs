@@ -46,6 +46,8 @@ pub(crate) struct Inner {
     pub(crate) memory: Arc<crate::memory::Memories>,
     /// CLI delegation: one at a time, the running one (see `delegate.rs`).
     pub(crate) cli: Arc<crate::delegate::Delegator>,
+    /// Everything for the owner until delivered, and the live owner turn (see `outbox.rs`).
+    pub(crate) outbox: crate::outbox::Outbox<crate::turn::TurnEvent>,
 }
 
 /// What `GetStatus` reports (domain form; `rpc` converts it).
@@ -62,6 +64,8 @@ pub struct Status {
     pub turn: crate::turn::TurnStatus,
     /// Configured MCP servers and their state.
     pub mcp_servers: Vec<crate::mcp::McpServerStatus>,
+    /// Outbox items not yet delivered.
+    pub outbox: crate::outbox::Backlog,
 }
 
 impl Agent {
@@ -102,6 +106,7 @@ impl Agent {
         let cli = Arc::new(crate::delegate::Delegator::new(&config, tasks.clone()));
         crate::delegate::register_tool(&turns.tools, &cli).map_err(ApiError::internal)?;
         crate::retention::spawn(&tasks, config.general.data_dir.clone(), root.child_token());
+        let outbox = crate::outbox::Outbox::new(store.clone(), root.child_token());
         Ok(Agent {
             inner: Arc::new(Inner {
                 config,
@@ -117,6 +122,7 @@ impl Agent {
                 mcp,
                 memory,
                 cli,
+                outbox,
             }),
         })
     }
@@ -129,6 +135,11 @@ impl Agent {
     /// The database handle.
     pub fn store(&self) -> &Store {
         &self.inner.store
+    }
+
+    /// The owner's delivery queue.
+    pub fn outbox(&self) -> &crate::outbox::Outbox<crate::turn::TurnEvent> {
+        &self.inner.outbox
     }
 
     /// Stops background work and closes the database.
@@ -154,6 +165,7 @@ impl Agent {
             model: selection.model,
             turn: self.turn_status(),
             mcp_servers: self.inner.mcp.status(),
+            outbox: self.inner.outbox.backlog().await.map_err(ApiError::internal)?,
         })
     }
 }

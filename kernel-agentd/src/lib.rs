@@ -10,6 +10,7 @@ pub mod error;
 pub mod listen;
 pub mod llm;
 pub mod mcp;
+pub mod outbox;
 pub mod media;
 pub mod memory;
 pub mod repair;

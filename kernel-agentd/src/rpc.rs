@@ -4,6 +4,7 @@
 mod chat;
 mod convert;
 mod memory;
+mod outbox;
 mod status;
 
 use std::pin::Pin;
@@ -35,6 +36,7 @@ type RpcResult<T> = Result<Response<T>, Status>;
 #[tonic::async_trait]
 impl pb::agent_server::Agent for AgentService {
     type ChatStream = Pin<Box<dyn Stream<Item = Result<pb::ChatEvent, Status>> + Send + 'static>>;
+    type SubscribeStream = outbox::SubscribeStream;
 
     async fn chat(&self, req: Request<pb::ChatRequest>) -> RpcResult<Self::ChatStream> {
         self.chat_events(req.into_inner()).await.map(Response::new)
@@ -185,6 +187,26 @@ impl pb::agent_server::Agent for AgentService {
         req: Request<pb::DeleteMemoriesRequest>,
     ) -> RpcResult<pb::DeleteMemoriesResponse> {
         self.delete_memories_rpc(req.into_inner())
+            .await
+            .map(Response::new)
+    }
+
+    async fn subscribe(
+        &self,
+        req: Request<pb::SubscribeRequest>,
+    ) -> RpcResult<Self::SubscribeStream> {
+        Ok(Response::new(self.subscribe_rpc(req.into_inner())))
+    }
+
+    async fn ack(&self, req: Request<pb::AckRequest>) -> RpcResult<pb::AckResponse> {
+        self.ack_rpc(req.into_inner()).await.map(Response::new)
+    }
+
+    async fn set_placeholder(
+        &self,
+        req: Request<pb::SetPlaceholderRequest>,
+    ) -> RpcResult<pb::SetPlaceholderResponse> {
+        self.set_placeholder_rpc(req.into_inner())
             .await
             .map(Response::new)
     }

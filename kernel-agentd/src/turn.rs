@@ -7,7 +7,8 @@
 //! (under the turn's token) before anything is stored; with `want_voice_reply` the final answer
 //! is also synthesised (`Completed.voice_reply`; text only when that fails or is cancelled).
 //! What is stored, and when: the user message before the first model call, then each assistant
-//! message and each step's tool results (one user message) in their own transactions, slimmed.
+//! message and each step's tool results (one user message) in their own transactions, slimmed;
+//! the final answer after the voice reply, with an owner turn's outbox item (`outbox.rs`).
 //! A cancelled or failed model stream keeps its partial text: it is stored as an assistant
 //! message when it has any, since the owner saw it.
 
@@ -29,6 +30,7 @@ use crate::context::{MemoryRecall, Soul};
 use crate::conversation::Usage;
 use crate::error::ApiError;
 use crate::media::Media;
+use crate::outbox::OwnerDelivery;
 use crate::tools::ToolRegistry;
 
 pub use extensions::Extensions;
@@ -126,6 +128,16 @@ impl Agent {
     /// current provider takes — is refused before the gate (in the owner's language); while
     /// another turn runs, the events are a single `Busy`.
     pub async fn chat(&self, input: UserInput) -> Result<TurnEvents, ApiError> {
+        self.chat_for_owner(input, None).await
+    }
+
+    /// [`Agent::chat`] for an owner turn when `delivery` is set: its progress is shown to
+    /// `Subscribe` clients and its outcome is queued in the outbox before the last event.
+    pub async fn chat_for_owner(
+        &self,
+        input: UserInput,
+        delivery: Option<OwnerDelivery>,
+    ) -> Result<TurnEvents, ApiError> {
         let media = &self.inner.turns.media;
         let input = input.accept(media.locale(), media.stt_configured())?;
         let kind = self.provider_kind();
@@ -153,6 +165,7 @@ impl Agent {
             model,
             kind,
             input,
+            delivery,
         });
         let span = tracing::info_span!("turn", session = session.id, turn = %turn.id());
         self.inner.tasks.spawn(turn.run().instrument(span));

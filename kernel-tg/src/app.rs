@@ -121,6 +121,7 @@ pub async fn run(
     let stop = polling.stop_token();
     let tasks = TaskTracker::new();
     let turns = spawn_turn_intake(app.clone(), &tasks);
+    tasks.spawn(crate::delivery::run(app.clone(), shutdown.clone()));
     let updates = polling.as_stream();
     tokio::pin!(updates);
     tracing::info!(owner = app.inner.owner.0, "kernel-tg polling Telegram");
@@ -231,15 +232,13 @@ async fn reach_agentd(agentd: &Agentd) {
     agentd.lost();
 }
 
-/// The task that starts turns one after another, each until agentd accepted or refused it.
+/// The task that starts turns one after another, each until agentd accepted or refused it (the
+/// rest of a turn comes through the outbox subscription, `delivery::run`).
 fn spawn_turn_intake(app: App, tasks: &TaskTracker) -> mpsc::Sender<(MessageId, TurnInput)> {
     let (tx, mut rx) = mpsc::channel::<(MessageId, TurnInput)>(TURN_QUEUE);
-    let spawner = tasks.clone();
     tasks.spawn(async move {
         while let Some((reply_to, input)) = rx.recv().await {
-            if let Some(turn) = turn::begin(&app, reply_to, input).await {
-                spawner.spawn(turn.drive());
-            }
+            turn::begin(&app, reply_to, input).await;
         }
     });
     tx

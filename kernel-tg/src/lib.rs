@@ -5,6 +5,7 @@
 pub mod agentd;
 pub mod app;
 pub mod command;
+pub mod delivery;
 pub mod gate;
 pub mod incoming;
 pub mod render;

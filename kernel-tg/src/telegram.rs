@@ -43,8 +43,19 @@ impl std::fmt::Debug for Telegram {
 
 /// A Bot API call that finally failed; its text never contains a URL (so never the token).
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("{0}")]
-pub struct SendError(String);
+#[error("{text}")]
+pub struct SendError {
+    text: String,
+    permanent: bool,
+}
+
+impl SendError {
+    /// Whether Telegram refused the call for good (the bot was blocked, a bad request…);
+    /// otherwise it may work later (network, flood control, Telegram's own 5xx).
+    pub fn is_permanent(&self) -> bool {
+        self.permanent
+    }
+}
 
 /// A file that could not be fetched from Telegram.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -188,7 +199,7 @@ impl Telegram {
     pub async fn download(&self, file_id: &str, limit: u64) -> Result<Vec<u8>, DownloadError> {
         let file = retry(true, || self.bot.get_file(FileId(file_id.to_owned())))
             .await
-            .map_err(|e| DownloadError::Failed(describe(e).0))?;
+            .map_err(|e| DownloadError::Failed(describe(e).text))?;
         if u64::from(file.meta.size) > limit {
             return Err(DownloadError::TooLarge { limit });
         }
@@ -239,13 +250,28 @@ where
 
 /// A failed call's text, with any URL (which holds the bot token) left out.
 pub fn describe(e: RequestError) -> SendError {
-    SendError(match e {
+    let permanent = is_permanent(&e);
+    let text = match e {
         RequestError::Network(e) => format!("network error: {}", without_url(&*e)),
         RequestError::InvalidJson { source, .. } => {
             format!("invalid response from Telegram: {source}")
         }
         other => other.to_string(),
-    })
+    };
+    SendError { text, permanent }
+}
+
+/// Whether Telegram answered with a refusal that will not change by retrying. Its own server
+/// errors (5xx, which teloxide reports as unknown API errors) and everything that did not get an
+/// answer (network, flood control beyond our waits, unreadable answers) are transient.
+fn is_permanent(e: &RequestError) -> bool {
+    match e {
+        RequestError::Api(ApiError::Unknown(text)) => !["Internal Server Error", "Bad Gateway", "Gateway", "Service Unavailable", "Too Many Requests"]
+            .iter()
+            .any(|t| text.contains(t)),
+        RequestError::Api(_) | RequestError::MigrateToChatId(_) => true,
+        _ => false,
+    }
 }
 
 /// An error's chain with every `for url (…)` part (reqwest's, holding the token) cut out.

@@ -1,11 +1,10 @@
-//! A turn as the owner sees it: placeholder, media download, `Chat`, progress, then the final
-//! answer in rendered chunks (or the failure), and the placeholder gone.
-//!
-//! [`begin`] runs up to agentd's first event (accepted or busy) so that turns reach agentd in the
-//! order the owner sent them; the rest of the turn runs in its own task ([`Turn::drive`]).
+//! Starting a turn: media download (behind a placeholder), then `Chat` as an owner turn, up to
+//! agentd's first event (accepted or busy), so that turns reach agentd in the order the owner
+//! sent them. Everything after that — progress, the answer, the placeholder's removal — comes
+//! through the outbox subscription (`crate::delivery`), never from the `Chat` stream.
 
-mod narration;
-mod progress;
+pub(crate) mod narration;
+pub(crate) mod progress;
 
 use futures::StreamExt;
 use kernel_proto::v1 as pb;
@@ -16,33 +15,21 @@ use tonic::Streaming;
 use crate::agentd::is_transport_failure;
 use crate::app::App;
 use crate::incoming::{Media, MediaKind, TurnInput};
-use crate::render;
 use crate::telegram::DownloadError;
-use narration::Narration;
-use progress::Progress;
 
 /// Largest attachment kernel-tg downloads (Telegram's own Bot API limit).
 pub const MAX_DOWNLOAD_BYTES: u64 = 20 * 1024 * 1024;
 
-/// A turn agentd accepted, ready to be driven to its end.
-pub struct Turn {
-    app: App,
-    /// The owner's message the answer replies to.
-    reply_to: MessageId,
-    /// `None` when Telegram refused even the placeholder: the answer still comes.
-    placeholder: Option<MessageId>,
-    events: Streaming<pb::ChatEvent>,
-}
-
-/// Sends the message to agentd. Returns the accepted turn, or `None` when it ended here (busy,
-/// refused, agentd unavailable, file too large) — the owner has then been told what happened.
-pub async fn begin(app: &App, reply_to: MessageId, input: TurnInput) -> Option<Turn> {
+/// Sends the message to agentd as an owner turn. Returns whether agentd accepted it; when not
+/// (busy, refused, agentd unavailable, file too large) the owner has been told what happened.
+pub async fn begin(app: &App, reply_to: MessageId, input: TurnInput) -> bool {
     let texts = app.texts();
     let mut placeholder = None;
     let mut request = pb::ChatRequest {
         text: input.text,
         attachments: Vec::new(),
         want_voice_reply: input.media.as_ref().is_some_and(Media::is_voice),
+        deliver_to_owner: None,
     };
     if let Some(media) = input.media {
         if media.size > MAX_DOWNLOAD_BYTES {
@@ -51,7 +38,7 @@ pub async fn begin(app: &App, reply_to: MessageId, input: TurnInput) -> Option<T
                 Some(reply_to),
             )
             .await;
-            return None;
+            return false;
         }
         // A download can take a while: show the placeholder first.
         placeholder = app
@@ -63,15 +50,19 @@ pub async fn begin(app: &App, reply_to: MessageId, input: TurnInput) -> Option<T
             Ok(attachment) => request.attachments.push(attachment),
             Err(html) => {
                 app.replace_or_say(placeholder, &html, reply_to).await;
-                return None;
+                return false;
             }
         }
     }
+    request.deliver_to_owner = Some(pb::OwnerDelivery {
+        reply_to_message_id: Some(i64::from(reply_to.0)),
+        placeholder_message_id: placeholder.map(|id| i64::from(id.0)),
+    });
     let mut events = match start_chat(app, request).await {
         Ok(events) => events,
         Err(html) => {
             app.replace_or_say(placeholder, &html, reply_to).await;
-            return None;
+            return false;
         }
     };
     match events.next().await {
@@ -93,135 +84,17 @@ pub async fn begin(app: &App, reply_to: MessageId, input: TurnInput) -> Option<T
             } else if let Some(id) = placeholder {
                 let _ = app.telegram().delete(id).await;
             }
-            return None;
+            return false;
         }
         other => {
             let html = interrupted(app, other.and_then(Result::err));
             app.replace_or_say(placeholder, &html, reply_to).await;
-            return None;
+            return false;
         }
     }
-    let placeholder = match placeholder {
-        Some(id) => Some(id),
-        None => match app
-            .telegram()
-            .send_html(texts.placeholder(), Some(reply_to))
-            .await
-        {
-            Ok(id) => Some(id),
-            Err(e) => {
-                tracing::warn!(error = %e, "the placeholder could not be sent; the turn goes on");
-                None
-            }
-        },
-    };
-    Some(Turn {
-        app: app.clone(),
-        reply_to,
-        placeholder,
-        events,
-    })
-}
-
-impl Turn {
-    /// Follows the turn's events to the end and shows the outcome.
-    pub async fn drive(mut self) {
-        let texts = self.app.texts();
-        let progress = Progress::start(
-            self.app.telegram().clone(),
-            self.placeholder,
-            texts.placeholder().to_owned(),
-        );
-        let mut narration = Narration::new(texts);
-        let outcome = loop {
-            match self.events.next().await {
-                Some(Ok(pb::ChatEvent { event: Some(event) })) => match event {
-                    Event::Completed(done) => break Outcome::Completed(done),
-                    Event::Failed(failed) => {
-                        break Outcome::Say(texts.turn_failed(&failed.message));
-                    }
-                    Event::Cancelled(_) => break Outcome::Cancelled,
-                    progress_event => {
-                        if let Some(html) = narration.after(&progress_event) {
-                            progress.show(html);
-                        }
-                    }
-                },
-                Some(Ok(pb::ChatEvent { event: None })) => {}
-                Some(Err(status)) => break Outcome::Say(interrupted(&self.app, Some(status))),
-                None => break Outcome::Say(interrupted(&self.app, None)),
-            }
-        };
-        progress.finish().await;
-        match outcome {
-            Outcome::Completed(done) => self.deliver(done).await,
-            Outcome::Say(html) => {
-                self.app
-                    .replace_or_say(self.placeholder, &html, self.reply_to)
-                    .await
-            }
-            Outcome::Cancelled => {
-                tracing::info!("turn cancelled");
-                if let Some(id) = self.placeholder {
-                    let _ = self.app.telegram().delete(id).await;
-                }
-            }
-        }
-    }
-
-    /// Sends the answer's chunks (the first as a reply), the voice note if any, then removes the
-    /// placeholder. A chunk that finally fails is logged as an ERROR and the owner is told.
-    async fn deliver(self, done: pb::TurnCompleted) {
-        let texts = self.app.texts();
-        let telegram = self.app.telegram();
-        let chunks = render::render(&done.text);
-        if chunks.is_empty() {
-            self.app
-                .replace_or_say(self.placeholder, texts.empty_answer(), self.reply_to)
-                .await;
-            return;
-        }
-        let mut failed = 0;
-        for (index, chunk) in chunks.iter().enumerate() {
-            let reply_to = (index == 0).then_some(self.reply_to);
-            if let Err(e) = telegram.send_chunk(chunk, reply_to).await {
-                failed += 1;
-                tracing::error!(error = %e, chunk = index + 1, of = chunks.len(), "a chunk of the answer could not be sent");
-            }
-        }
-        if let Some(ogg) = done.voice_reply.filter(|v| !v.is_empty())
-            && let Err(e) = telegram.send_voice(ogg, Some(self.reply_to)).await
-        {
-            tracing::warn!(error = %e, "the voice reply could not be sent");
-        }
-        if failed == chunks.len() {
-            self.app
-                .replace_or_say(
-                    self.placeholder,
-                    &texts.delivery_failed(failed, chunks.len()),
-                    self.reply_to,
-                )
-                .await;
-            return;
-        }
-        if failed > 0 {
-            self.app
-                .say(&texts.delivery_failed(failed, chunks.len()), None)
-                .await;
-        }
-        if let Some(id) = self.placeholder
-            && let Err(e) = telegram.delete(id).await
-        {
-            tracing::warn!(error = %e, "the placeholder could not be deleted");
-        }
-        tracing::info!(chunks = chunks.len(), "answer delivered");
-    }
-}
-
-enum Outcome {
-    Completed(pb::TurnCompleted),
-    Say(String),
-    Cancelled,
+    // The `Chat` stream is dropped: the turn goes on, its progress and outcome come through the
+    // subscription.
+    true
 }
 
 /// Calls `Chat`; on failure, the HTML to tell the owner.
@@ -248,7 +121,7 @@ async fn start_chat(
     }
 }
 
-/// The stream ended without a final event: agentd went away mid-turn.
+/// The stream ended without a first event: agentd went away.
 fn interrupted(app: &App, status: Option<tonic::Status>) -> String {
     match &status {
         Some(status) => tracing::warn!(code = ?status.code(), "the turn's stream broke"),

@@ -104,6 +104,7 @@ pub fn request(text: &str, attachments: Vec<pb::Attachment>, voice: bool) -> pb:
         text: text.into(),
         attachments,
         want_voice_reply: voice,
+        ..Default::default()
     }
 }
 

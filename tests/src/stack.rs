@@ -160,6 +160,23 @@ impl Stack {
         );
     }
 
+    /// Kills kernel-tg with SIGKILL.
+    pub fn kill_bot(&mut self) {
+        self.bot = None;
+    }
+
+    /// Starts kernel-tg again on the same config and waits until it polls.
+    pub async fn start_bot(&mut self) {
+        self.telegram.reset_polling();
+        let path = self.cfg.path.clone();
+        self.bot = Some(
+            tokio::task::spawn_blocking(move || BotProcess::start(&path))
+                .await
+                .expect("start kernel-tg"),
+        );
+        self.telegram.wait_polling(PROMPT).await;
+    }
+
     /// Stops kernel-tg with SIGTERM and returns its exit status.
     pub fn stop_bot(&mut self) -> std::process::ExitStatus {
         self.bot.take().expect("kernel-tg running").terminate()

@@ -67,7 +67,7 @@ fn chat(text: &str, attachments: Vec<pb::Attachment>) -> pb::ChatRequest {
     pb::ChatRequest {
         text: text.into(),
         attachments,
-        want_voice_reply: false,
+        ..Default::default()
     }
 }
 

@@ -8,6 +8,7 @@ use tonic::Status;
 
 use super::{AgentService, to_status};
 use crate::conversation::Usage;
+use crate::outbox::OwnerDelivery;
 use crate::turn::{Attachment, SpeechStage, TurnEvent, UserInput};
 
 /// The stream `Chat` returns.
@@ -17,7 +18,15 @@ pub type ChatStream =
 impl AgentService {
     /// Starts a turn and streams its events (a single `busy` event when another turn runs).
     pub(super) async fn chat_events(&self, req: pb::ChatRequest) -> Result<ChatStream, Status> {
-        let events = self.agent.chat(user_input(req)).await.map_err(to_status)?;
+        let delivery = req.deliver_to_owner.map(|d| OwnerDelivery {
+            reply_to: d.reply_to_message_id,
+            placeholder: d.placeholder_message_id,
+        });
+        let events = self
+            .agent
+            .chat_for_owner(user_input(req), delivery)
+            .await
+            .map_err(to_status)?;
         Ok(Box::pin(
             UnboundedReceiverStream::new(events).map(|e| Ok(chat_event(e))),
         ))

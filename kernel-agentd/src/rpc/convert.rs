@@ -64,5 +64,9 @@ pub fn status(s: agent::Status) -> pb::GetStatusResponse {
                 detail: m.detail,
             })
             .collect(),
+        undelivered: s.outbox.count,
+        oldest_undelivered_seconds: s.outbox.oldest.map(|t| {
+            u64::try_from((chrono::Utc::now() - t).num_seconds()).unwrap_or(0)
+        }),
     }
 }

@@ -5,7 +5,7 @@
 //! messages but continue the round). Rows carry that fact as `starts_round`.
 
 use chrono::{DateTime, Utc};
-use sqlx::FromRow;
+use sqlx::{FromRow, SqliteConnection};
 
 use super::sessions::touch;
 use super::{Store, StoreError, from_millis, now_millis};
@@ -77,6 +77,44 @@ fn encode(message: &Message) -> Result<Encoded, StoreError> {
     })
 }
 
+/// Appends `messages` to session `session_id` inside `tx` (see [`Store::append_messages`]).
+pub(super) async fn insert_messages(
+    tx: &mut SqliteConnection,
+    session_id: i64,
+    messages: &[Message],
+    op: &'static str,
+) -> Result<Vec<i64>, StoreError> {
+    let encoded = messages.iter().map(encode).collect::<Result<Vec<_>, _>>()?;
+    touch(&mut *tx, session_id).await?;
+    let mut ordinal: i64 = sqlx::query_scalar(
+        "SELECT COALESCE(MAX(ordinal) + 1, 0) FROM messages WHERE session_id = ?1",
+    )
+    .bind(session_id)
+    .fetch_one(&mut *tx)
+    .await
+    .map_err(StoreError::db(op))?;
+    let created_at = now_millis();
+    let mut ids = Vec::with_capacity(encoded.len());
+    for m in &encoded {
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO messages (session_id, ordinal, role, content, created_at, starts_round)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
+        )
+        .bind(session_id)
+        .bind(ordinal)
+        .bind(m.role)
+        .bind(&m.content)
+        .bind(created_at)
+        .bind(m.starts_round)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(StoreError::db(op))?;
+        ids.push(id);
+        ordinal += 1;
+    }
+    Ok(ids)
+}
+
 /// Whether `message` is a user turn, the start of a round.
 fn starts_round(message: &Message) -> bool {
     message.role == Role::User
@@ -98,40 +136,13 @@ impl Store {
         if messages.is_empty() {
             return Ok(Vec::new());
         }
-        let encoded = messages.iter().map(encode).collect::<Result<Vec<_>, _>>()?;
         let op = "append messages";
         let mut tx = self
             .pool
             .begin_with("BEGIN IMMEDIATE")
             .await
             .map_err(StoreError::db(op))?;
-        touch(&mut tx, session_id).await?;
-        let mut ordinal: i64 = sqlx::query_scalar(
-            "SELECT COALESCE(MAX(ordinal) + 1, 0) FROM messages WHERE session_id = ?1",
-        )
-        .bind(session_id)
-        .fetch_one(&mut *tx)
-        .await
-        .map_err(StoreError::db(op))?;
-        let created_at = now_millis();
-        let mut ids = Vec::with_capacity(encoded.len());
-        for m in &encoded {
-            let id: i64 = sqlx::query_scalar(
-                "INSERT INTO messages (session_id, ordinal, role, content, created_at, starts_round)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
-            )
-            .bind(session_id)
-            .bind(ordinal)
-            .bind(m.role)
-            .bind(&m.content)
-            .bind(created_at)
-            .bind(m.starts_round)
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(StoreError::db(op))?;
-            ids.push(id);
-            ordinal += 1;
-        }
+        let ids = insert_messages(&mut tx, session_id, messages, op).await?;
         tx.commit().await.map_err(StoreError::db(op))?;
         tracing::debug!(session = session_id, count = ids.len(), "messages appended");
         Ok(ids)

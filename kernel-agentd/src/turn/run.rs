@@ -1,6 +1,7 @@
 //! One running turn: media in, context, the model/tool loop, cancellation, persistence, the
 //! voice reply and the final event.
 
+mod deliver;
 mod media;
 
 use std::collections::HashMap;
@@ -21,6 +22,7 @@ use super::{MAX_TOOL_CALLS, TurnEvent};
 use crate::agent::Agent;
 use crate::context::{assemble, format_now, per_turn_block, window_rounds};
 use crate::conversation::{Block, Message, Role, ToolSpec, Usage};
+use crate::outbox::OwnerDelivery;
 use crate::llm::{LlmError, ModelRequest, ModelResponse, Provider, StreamEvent};
 use crate::repair::repair;
 use crate::slim::slim;
@@ -64,6 +66,8 @@ pub(super) struct TurnSetup {
     pub model: String,
     pub kind: &'static str,
     pub input: Accepted,
+    /// Set for an owner turn: its outcome goes to the outbox, its progress to subscribers.
+    pub delivery: Option<OwnerDelivery>,
 }
 
 pub(super) struct Turn {
@@ -89,6 +93,9 @@ pub(super) struct Turn {
     stable_prefix: usize,
     usage: Usage,
     calls_used: usize,
+    delivery: Option<OwnerDelivery>,
+    /// The model's final answer, stored (with its outbox item) once the turn concludes.
+    final_message: Option<Message>,
 }
 
 impl Turn {
@@ -117,6 +124,8 @@ impl Turn {
             stable_prefix: 0,
             usage: Usage::default(),
             calls_used: 0,
+            delivery: s.delivery,
+            final_message: None,
         }
     }
 
@@ -136,10 +145,12 @@ impl Turn {
             Ok(text) if self.want_voice_reply => self.voice_reply(text).await,
             _ => None,
         };
+        let outcome = self.conclude(outcome, voice_reply.as_deref()).await;
         self.finish(outcome, voice_reply);
     }
 
     fn emit(&self, event: TurnEvent) {
+        self.publish(&event);
         if self.events.send(event).is_err() && !self.listener_gone.swap(true, Ordering::Relaxed) {
             tracing::info!("the client went away; the turn continues without it");
         }
@@ -184,8 +195,6 @@ impl Turn {
             let response = self.model_step(tools_allowed).await?;
             self.usage += response.usage;
             let message = response.message;
-            self.persist(&message, &[]).await?;
-            self.messages.push(message.clone());
             let calls: Vec<Call> = message
                 .tool_calls()
                 .map(|c| Call {
@@ -195,8 +204,13 @@ impl Turn {
                 })
                 .collect();
             if calls.is_empty() {
-                return Ok(message.text());
+                // Stored by `conclude`, with the outbox item of an owner turn.
+                let text = message.text();
+                self.final_message = Some(message);
+                return Ok(text);
             }
+            self.persist(&message, &[]).await?;
+            self.messages.push(message.clone());
             if !tools_allowed {
                 tracing::warn!(
                     calls = calls.len(),
@@ -416,10 +430,12 @@ impl Turn {
     /// Forwards what tools report as turn events (e.g. `CliStarted`), in order with the rest.
     fn tool_events(&self) -> ToolEvents {
         let events = self.events.clone();
+        let publish = self.publisher();
         ToolEvents::new(move |event| {
             let event = match event {
                 ToolEvent::CliStarted { cli, cwd } => TurnEvent::CliStarted { cli, cwd },
             };
+            publish(&event);
             // A listener that went away is noticed (and logged) by the turn's own events.
             let _ = events.send(event);
         })

@@ -174,6 +174,8 @@ fn status_text(status: &pb::GetStatusResponse, texts: Texts) -> String {
         last_error: status.last_error.as_deref(),
         fts5_available: status.fts5_available,
         mcp_servers: &mcp,
+        undelivered: status.undelivered,
+        oldest_undelivered_seconds: status.oldest_undelivered_seconds,
     })
 }
 

@@ -65,6 +65,9 @@ pub struct StatusView<'a> {
     pub last_error: Option<&'a str>,
     pub fts5_available: bool,
     pub mcp_servers: &'a [McpEntry<'a>],
+    /// Outbox items agentd has not seen delivered, and the oldest one's age.
+    pub undelivered: u64,
+    pub oldest_undelivered_seconds: Option<u64>,
 }
 
 impl Texts {
@@ -165,6 +168,22 @@ impl Texts {
             ),
         };
         let _ = writeln!(out, "{}{task}", self.pick("任务：", "Task: "));
+        let _ = write!(
+            out,
+            "{}{}",
+            self.pick("待送达：", "Undelivered: "),
+            status.undelivered
+        );
+        if let Some(age) = status.oldest_undelivered_seconds {
+            let _ = write!(
+                out,
+                "{}{}{}",
+                self.pick("（最早的已等 ", " (oldest waiting "),
+                self.age(age),
+                self.pick("）", ")")
+            );
+        }
+        out.push('\n');
         if let Some(cli) = status.running_cli {
             let _ = writeln!(
                 out,
@@ -217,6 +236,19 @@ impl Texts {
                 let _ = write!(out, " — {}", escape_truncated(detail, MAX_DETAIL_CHARS));
             }
             out.push('\n');
+        }
+    }
+
+    /// A short age: `42s`, `5m`, `3h 2m` / `42秒`, `5分`, `3小时 2分`.
+    pub fn age(self, seconds: u64) -> String {
+        let (s, m, h) = match self.locale() {
+            Locale::Zh => ("秒", "分", "小时"),
+            Locale::En => ("s", "m", "h"),
+        };
+        match seconds {
+            0..60 => format!("{seconds}{s}"),
+            60..3_600 => format!("{}{m}", seconds / 60),
+            _ => format!("{}{h} {}{m}", seconds / 3_600, seconds % 3_600 / 60),
         }
     }
 

@@ -205,6 +205,8 @@ fn status_shows_everything_escaped() {
         last_error: Some("HTTP 500 <html>"),
         fts5_available: false,
         mcp_servers: &mcp,
+        undelivered: 2,
+        oldest_undelivered_seconds: Some(3_725),
     };
     for texts in [ZH, EN] {
         let text = texts.status(&status);
@@ -222,11 +224,15 @@ fn status_shows_everything_escaped() {
         }
     }
     assert!(EN.status(&status).ends_with("up 1d 1h 1m"));
+    assert!(EN.status(&status).contains("Undelivered: 2 (oldest waiting 1h 2m)\n"));
+    assert!(ZH.status(&status).contains("待送达：2（最早的已等 1小时 2分）\n"));
+    assert_eq!((EN.age(59), ZH.age(60)), ("59s".to_owned(), "1分".to_owned()));
     let idle = EN.status(&StatusView::default());
     assert!(
         idle.contains("Task: idle")
             && idle.contains("Session: (none)")
             && idle.contains("MCP: none configured")
+            && idle.contains("Undelivered: 0\n")
     );
     assert_eq!(ZH.uptime(59), "已运行 0分");
     assert_eq!(ZH.uptime(3_660), "已运行 1小时 1分");
@@ -305,6 +311,7 @@ proptest! {
             version: &value, uptime_seconds: u64::from(n), session: Some(sessions[0]), provider: &value, model: &value,
             turn_started_at: Some(&value), running_tool: Some(&value), running_cli: Some(&value),
             last_error: Some(&value), fts5_available: true, mcp_servers: &mcp,
+            undelivered: u64::from(n), oldest_undelivered_seconds: Some(u64::from(n)),
         };
         for texts in [ZH, EN] {
             for html in [

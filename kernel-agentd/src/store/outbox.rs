@@ -1,0 +1,270 @@
+//! The `outbox` table: everything meant for the owner, written with what it delivers and kept
+//! until acknowledged (then pruned after a while). `seq` is the delivery order, never reused.
+
+use chrono::{DateTime, Utc};
+use sqlx::{FromRow, SqliteConnection};
+
+use super::messages::insert_messages;
+use super::{Store, StoreError, from_millis, now_millis};
+use crate::conversation::Message;
+
+/// What an outbox item says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ItemBody {
+    /// A turn's final answer (Markdown) and its voice reply, if one was synthesised.
+    Answer {
+        text: String,
+        voice: Option<Vec<u8>>,
+    },
+    /// A turn failed; the message is redacted.
+    Failed { message: String },
+    /// A turn was cancelled.
+    Cancelled,
+}
+
+/// An item to store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewItem {
+    pub turn_id: String,
+    pub body: ItemBody,
+    /// The client's message the answer replies to (a Telegram message id).
+    pub reply_to: Option<i64>,
+    /// The client's placeholder for the turn (a Telegram message id).
+    pub placeholder: Option<i64>,
+}
+
+/// A stored, unacknowledged item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredItem {
+    pub seq: i64,
+    pub turn_id: String,
+    pub body: ItemBody,
+    pub reply_to: Option<i64>,
+    pub placeholder: Option<i64>,
+    /// Parts acknowledged so far.
+    pub parts_done: u32,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A delivery report for one item (see `Ack` in the API).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ack {
+    pub seq: i64,
+    /// Parts delivered so far; a smaller number than stored changes nothing.
+    pub parts_done: u32,
+    /// Telegram message ids of the delivered parts.
+    pub message_ids: Vec<i64>,
+    /// The part was refused for good and skipped.
+    pub failed: bool,
+    /// The whole item is delivered.
+    pub done: bool,
+}
+
+/// The undelivered items, for `GetStatus`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Backlog {
+    pub count: u64,
+    /// When the oldest undelivered item was stored.
+    pub oldest: Option<DateTime<Utc>>,
+}
+
+#[derive(FromRow)]
+struct RawItem {
+    seq: i64,
+    turn_id: String,
+    kind: String,
+    text: String,
+    voice: Option<Vec<u8>>,
+    reply_to: Option<i64>,
+    placeholder: Option<i64>,
+    parts_done: i64,
+    created_at: i64,
+}
+
+impl TryFrom<RawItem> for StoredItem {
+    type Error = StoreError;
+
+    fn try_from(r: RawItem) -> Result<Self, StoreError> {
+        let body = match r.kind.as_str() {
+            "answer" => ItemBody::Answer {
+                text: r.text,
+                voice: r.voice,
+            },
+            "failed" => ItemBody::Failed { message: r.text },
+            "cancelled" => ItemBody::Cancelled,
+            _ => {
+                return Err(StoreError::Corrupt(format!(
+                    "outbox item {}: unknown kind",
+                    r.seq
+                )));
+            }
+        };
+        Ok(StoredItem {
+            seq: r.seq,
+            turn_id: r.turn_id,
+            body,
+            reply_to: r.reply_to,
+            placeholder: r.placeholder,
+            parts_done: u32::try_from(r.parts_done).unwrap_or(0),
+            created_at: from_millis(r.created_at, || format!("outbox item {}", r.seq))?,
+        })
+    }
+}
+
+/// Inserts `item` inside `conn`'s transaction; returns its `seq`.
+async fn insert_item(
+    conn: &mut SqliteConnection,
+    item: &NewItem,
+    op: &'static str,
+) -> Result<i64, StoreError> {
+    let (kind, text, voice) = match &item.body {
+        ItemBody::Answer { text, voice } => ("answer", text.as_str(), voice.as_deref()),
+        ItemBody::Failed { message } => ("failed", message.as_str(), None),
+        ItemBody::Cancelled => ("cancelled", "", None),
+    };
+    sqlx::query_scalar(
+        "INSERT INTO outbox (turn_id, kind, text, voice, reply_to, placeholder, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING seq",
+    )
+    .bind(&item.turn_id)
+    .bind(kind)
+    .bind(text)
+    .bind(voice)
+    .bind(item.reply_to)
+    .bind(item.placeholder)
+    .bind(now_millis())
+    .fetch_one(conn)
+    .await
+    .map_err(StoreError::db(op))
+}
+
+impl Store {
+    /// Appends `messages` to session `session_id` and stores `item`, in one transaction;
+    /// returns the item's `seq`. With no messages, only the item is stored.
+    pub async fn append_with_outbox(
+        &self,
+        session_id: i64,
+        messages: &[Message],
+        item: &NewItem,
+    ) -> Result<i64, StoreError> {
+        let op = "store an outbox item";
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(StoreError::db(op))?;
+        if !messages.is_empty() {
+            insert_messages(&mut tx, session_id, messages, op).await?;
+        }
+        let seq = insert_item(&mut tx, item, op).await?;
+        tx.commit().await.map_err(StoreError::db(op))?;
+        tracing::debug!(seq, turn = %item.turn_id, "outbox item stored");
+        Ok(seq)
+    }
+
+    /// Unacknowledged items with `seq > after`, in order.
+    pub async fn pending_outbox(&self, after: i64) -> Result<Vec<StoredItem>, StoreError> {
+        let raws: Vec<RawItem> = sqlx::query_as(
+            "SELECT seq, turn_id, kind, text, voice, reply_to, placeholder, parts_done, created_at
+             FROM outbox WHERE acked_at IS NULL AND seq > ?1 ORDER BY seq",
+        )
+        .bind(after)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::db("load the outbox"))?;
+        raws.into_iter().map(StoredItem::try_from).collect()
+    }
+
+    /// Records a delivery report; idempotent (`parts_done` never moves backwards, message ids
+    /// are kept once, `done` sets `acked_at` once). Returns whether the item exists.
+    pub async fn ack_outbox(&self, ack: &Ack) -> Result<bool, StoreError> {
+        let op = "acknowledge an outbox item";
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(StoreError::db(op))?;
+        let row: Option<(i64, String)> =
+            sqlx::query_as("SELECT parts_done, message_ids FROM outbox WHERE seq = ?1")
+                .bind(ack.seq)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(StoreError::db(op))?;
+        let Some((parts_done, ids)) = row else {
+            return Ok(false);
+        };
+        let mut ids: Vec<i64> = serde_json::from_str(&ids).unwrap_or_default();
+        for id in &ack.message_ids {
+            if !ids.contains(id) {
+                ids.push(*id);
+            }
+        }
+        let ids = serde_json::to_string(&ids)
+            .map_err(|e| StoreError::Corrupt(format!("cannot encode message ids: {e}")))?;
+        let advanced = i64::from(ack.parts_done) > parts_done;
+        sqlx::query(
+            "UPDATE outbox SET parts_done = MAX(parts_done, ?2), message_ids = ?3,
+                 failed_parts = failed_parts + ?4,
+                 acked_at = CASE WHEN ?5 THEN COALESCE(acked_at, ?6) ELSE acked_at END
+             WHERE seq = ?1",
+        )
+        .bind(ack.seq)
+        .bind(i64::from(ack.parts_done))
+        .bind(ids)
+        .bind(i64::from(ack.failed && advanced))
+        .bind(ack.done)
+        .bind(now_millis())
+        .execute(&mut *tx)
+        .await
+        .map_err(StoreError::db(op))?;
+        tx.commit().await.map_err(StoreError::db(op))?;
+        Ok(true)
+    }
+
+    /// Records the placeholder of turn `turn_id` on its items (if already stored).
+    pub async fn set_outbox_placeholder(
+        &self,
+        turn_id: &str,
+        message_id: i64,
+    ) -> Result<(), StoreError> {
+        sqlx::query("UPDATE outbox SET placeholder = ?2 WHERE turn_id = ?1")
+            .bind(turn_id)
+            .bind(message_id)
+            .execute(&self.pool)
+            .await
+            .map_err(StoreError::db("record a placeholder"))?;
+        Ok(())
+    }
+
+    /// How many items are undelivered, and since when the oldest waits.
+    pub async fn outbox_backlog(&self) -> Result<Backlog, StoreError> {
+        let (count, oldest): (i64, Option<i64>) = sqlx::query_as(
+            "SELECT COUNT(*), MIN(created_at) FROM outbox WHERE acked_at IS NULL",
+        )
+        .fetch_one(&self.pool)
+        .await
+        .map_err(StoreError::db("count the outbox"))?;
+        let oldest = match oldest {
+            Some(ms) => Some(from_millis(ms, || "outbox".to_owned())?),
+            None => None,
+        };
+        Ok(Backlog {
+            count: u64::try_from(count).unwrap_or(0),
+            oldest,
+        })
+    }
+
+    /// Deletes items acknowledged before `before`; returns how many went.
+    pub async fn prune_outbox(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        let done =
+            sqlx::query("DELETE FROM outbox WHERE acked_at IS NOT NULL AND acked_at < ?1")
+                .bind(before.timestamp_millis())
+                .execute(&self.pool)
+                .await
+                .map_err(StoreError::db("prune the outbox"))?;
+        Ok(done.rows_affected())
+    }
+}
+
+#[cfg(test)]
+mod tests;

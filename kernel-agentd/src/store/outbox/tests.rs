@@ -1,0 +1,139 @@
+//! The outbox table: written with the answer, replayed in order, acknowledged idempotently,
+//! pruned, counted.
+
+use super::*;
+
+async fn store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("kernel.db")).await.unwrap();
+    (dir, store)
+}
+
+fn answer(turn: &str, text: &str) -> NewItem {
+    NewItem {
+        turn_id: turn.into(),
+        body: ItemBody::Answer {
+            text: text.into(),
+            voice: None,
+        },
+        reply_to: Some(7),
+        placeholder: None,
+    }
+}
+
+#[tokio::test]
+async fn the_item_is_stored_with_the_answer_in_one_transaction_and_replayed_in_order() {
+    let (_dir, store) = store().await;
+    let s = store.create_session("p", "m").await.unwrap();
+    let first = store
+        .append_with_outbox(s.id, &[Message::assistant_text("one")], &answer("t1", "one"))
+        .await
+        .unwrap();
+    let failed = NewItem {
+        turn_id: "t2".into(),
+        body: ItemBody::Failed {
+            message: "boom".into(),
+        },
+        reply_to: None,
+        placeholder: Some(9),
+    };
+    let second = store.append_with_outbox(s.id, &[], &failed).await.unwrap();
+    assert!(second > first);
+    assert_eq!(store.message_count(s.id).await.unwrap(), 1);
+
+    let pending = store.pending_outbox(0).await.unwrap();
+    assert_eq!(
+        pending.iter().map(|i| i.seq).collect::<Vec<_>>(),
+        [first, second]
+    );
+    assert_eq!(pending[0].body, answer("t1", "one").body);
+    assert_eq!(pending[0].reply_to, Some(7));
+    assert_eq!(pending[1].body, failed.body);
+    assert_eq!(pending[1].placeholder, Some(9));
+    assert_eq!(store.pending_outbox(first).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn nothing_is_stored_when_the_session_is_missing() {
+    let (_dir, store) = store().await;
+    let err = store
+        .append_with_outbox(42, &[Message::assistant_text("x")], &answer("t", "x"))
+        .await;
+    assert!(matches!(err, Err(StoreError::NotFound)), "{err:?}");
+    assert!(store.pending_outbox(0).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn acks_are_idempotent_and_never_move_backwards() {
+    let (_dir, store) = store().await;
+    let s = store.create_session("p", "m").await.unwrap();
+    let seq = store
+        .append_with_outbox(s.id, &[], &answer("t", "x"))
+        .await
+        .unwrap();
+    let part = |n: u32, id: i64| Ack {
+        seq,
+        parts_done: n,
+        message_ids: vec![id],
+        ..Ack::default()
+    };
+    assert!(store.ack_outbox(&part(2, 100)).await.unwrap());
+    assert!(store.ack_outbox(&part(1, 99)).await.unwrap());
+    assert!(store.ack_outbox(&part(2, 100)).await.unwrap());
+    let item = &store.pending_outbox(0).await.unwrap()[0];
+    assert_eq!(item.parts_done, 2);
+    let ids: String = sqlx::query_scalar("SELECT message_ids FROM outbox WHERE seq = ?1")
+        .bind(seq)
+        .fetch_one(&store.pool)
+        .await
+        .unwrap();
+    assert_eq!(ids, "[100,99]");
+
+    let done = Ack {
+        seq,
+        parts_done: 2,
+        done: true,
+        ..Ack::default()
+    };
+    assert!(store.ack_outbox(&done).await.unwrap());
+    assert!(store.ack_outbox(&done).await.unwrap());
+    assert!(store.pending_outbox(0).await.unwrap().is_empty());
+    assert!(!store.ack_outbox(&Ack { seq: 999, ..done }).await.unwrap());
+}
+
+#[tokio::test]
+async fn the_backlog_counts_undelivered_items_and_pruning_keeps_them() {
+    let (_dir, store) = store().await;
+    let s = store.create_session("p", "m").await.unwrap();
+    assert_eq!(store.outbox_backlog().await.unwrap(), Backlog::default());
+    let a = store
+        .append_with_outbox(s.id, &[], &answer("a", "x"))
+        .await
+        .unwrap();
+    store
+        .append_with_outbox(s.id, &[], &answer("b", "y"))
+        .await
+        .unwrap();
+    store.set_outbox_placeholder("b", 55).await.unwrap();
+    let backlog = store.outbox_backlog().await.unwrap();
+    assert_eq!(backlog.count, 2);
+    assert!(backlog.oldest.is_some());
+    let done = Ack {
+        seq: a,
+        done: true,
+        ..Ack::default()
+    };
+    store.ack_outbox(&done).await.unwrap();
+    assert_eq!(store.outbox_backlog().await.unwrap().count, 1);
+    let later = Utc::now() + chrono::Duration::seconds(5);
+    assert_eq!(store.prune_outbox(later).await.unwrap(), 1);
+    let left = store.pending_outbox(0).await.unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].placeholder, Some(55));
+    // A pruned seq is never reused.
+    let next = store
+        .append_with_outbox(s.id, &[], &answer("c", "z"))
+        .await
+        .unwrap();
+    assert!(next > left[0].seq);
+}

@@ -1,0 +1,100 @@
+//! The turn's side of the outbox: an owner turn's progress goes to subscribers as it happens,
+//! and its outcome is stored — the final answer in the same transaction as its outbox item —
+//! before the last event is sent to anyone.
+
+use super::{STORE_FAILED, Stop, Turn, store_failed};
+use crate::outbox::{ItemBody, NewItem};
+use crate::slim::slim;
+use crate::turn::TurnEvent;
+
+impl Turn {
+    /// Shows `event` to subscribers when this is an owner turn (`Started` opens the live turn;
+    /// the last events are replaced by the outbox item).
+    pub(super) fn publish(&self, event: &TurnEvent) {
+        (self.publisher())(event);
+    }
+
+    /// What [`Turn::publish`] does, as a closure tools can call from their own tasks.
+    pub(super) fn publisher(&self) -> impl Fn(&TurnEvent) + Send + Sync + 'static {
+        let outbox = self
+            .delivery
+            .map(|delivery| (self.agent.outbox().clone(), delivery));
+        let turn_id = self.id.clone();
+        move |event: &TurnEvent| {
+            let Some((outbox, delivery)) = &outbox else {
+                return;
+            };
+            match event {
+                TurnEvent::Started { .. } => outbox.begin_turn(&turn_id, *delivery, event.clone()),
+                TurnEvent::TextDelta(_) => outbox.progress(&turn_id, event.clone(), false),
+                TurnEvent::ToolStarted { .. }
+                | TurnEvent::ToolFinished { .. }
+                | TurnEvent::CliStarted { .. }
+                | TurnEvent::SpeechStarted(_) => outbox.progress(&turn_id, event.clone(), true),
+                TurnEvent::Completed { .. }
+                | TurnEvent::Failed { .. }
+                | TurnEvent::Cancelled
+                | TurnEvent::Busy { .. } => {}
+            }
+        }
+    }
+
+    /// Stores the final answer (an owner turn's with its outbox item, in one transaction) or,
+    /// for an owner turn, queues the failure or cancellation notice. A store failure becomes
+    /// the turn's outcome.
+    pub(super) async fn conclude(
+        &mut self,
+        outcome: Result<String, Stop>,
+        voice_reply: Option<&[u8]>,
+    ) -> Result<String, Stop> {
+        let redactor = &self.agent.inner.turns.redactor;
+        let outcome = outcome.map_err(|stop| match stop {
+            Stop::Failed(message) => Stop::Failed(redactor.redact(&message)),
+            other => other,
+        });
+        let answer: Vec<_> = self
+            .final_message
+            .take()
+            .map(|m| slim(&m, |_| None))
+            .into_iter()
+            .collect();
+        let Some(delivery) = self.delivery else {
+            if !answer.is_empty() {
+                self.agent
+                    .store()
+                    .append_messages(self.session_id, &answer)
+                    .await
+                    .map_err(store_failed)?;
+            }
+            return outcome;
+        };
+        let body = match &outcome {
+            Ok(text) => ItemBody::Answer {
+                text: text.clone(),
+                voice: voice_reply.map(<[u8]>::to_vec),
+            },
+            Err(Stop::Failed(message)) => ItemBody::Failed {
+                message: message.clone(),
+            },
+            Err(Stop::Cancelled) => ItemBody::Cancelled,
+        };
+        let item = NewItem {
+            turn_id: self.id.clone(),
+            body,
+            reply_to: delivery.reply_to,
+            placeholder: delivery.placeholder,
+        };
+        let ended = || TurnEvent::Failed {
+            message: STORE_FAILED.to_owned(),
+        };
+        match self
+            .agent
+            .outbox()
+            .commit(self.session_id, &answer, item, ended)
+            .await
+        {
+            Ok(_) => outcome,
+            Err(e) => Err(store_failed(e)),
+        }
+    }
+}

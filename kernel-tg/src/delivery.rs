@@ -1,0 +1,277 @@
+//! The one path from agentd to the owner for a turn's progress and outcome: kernel-tg
+//! subscribes to agentd's outbox on start and after every reconnect, shows the running turn in
+//! its placeholder, and delivers every pending item in order — acknowledging each part after
+//! Telegram accepted it (`delivery::item`).
+//!
+//! kernel-tg keeps nothing: agentd stores the placeholder's id (`SetPlaceholder`) and how far an
+//! item got (`Ack`), so a restarted kernel-tg resumes where the last one stopped. A part is sent
+//! twice only when kernel-tg died (or agentd became unreachable) between Telegram's OK and the
+//! ack.
+
+mod item;
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use futures::StreamExt;
+use kernel_proto::v1 as pb;
+use pb::chat_event::Event;
+use pb::delivery_event::Event as Delivery;
+use teloxide::types::MessageId;
+use tokio_util::sync::CancellationToken;
+use tonic::Streaming;
+
+use crate::agentd::is_transport_failure;
+use crate::app::App;
+use crate::turn::narration::Narration;
+use crate::turn::progress::Progress;
+
+/// First pause before subscribing again.
+const FIRST_PAUSE: Duration = Duration::from_millis(200);
+/// Longest pause before subscribing again.
+const MAX_PAUSE: Duration = Duration::from_secs(2);
+/// Finished turns remembered, so that their late progress events are ignored.
+const FINISHED_KEPT: usize = 16;
+
+/// Subscribes, follows and delivers until `shutdown`; resubscribes with backoff after every
+/// break.
+pub async fn run(app: App, shutdown: CancellationToken) {
+    let mut courier = Courier::new(app.clone());
+    let mut pause = FIRST_PAUSE;
+    loop {
+        let subscribed = tokio::select! {
+            () = shutdown.cancelled() => break,
+            s = subscribe(&app) => s,
+        };
+        if let Some(events) = subscribed {
+            pause = FIRST_PAUSE;
+            let end = courier.follow(events, &shutdown).await;
+            courier.stop_showing(end == End::Broken).await;
+            if end == End::Shutdown {
+                break;
+            }
+        }
+        if shutdown
+            .run_until_cancelled(tokio::time::sleep(pause))
+            .await
+            .is_none()
+        {
+            break;
+        }
+        pause = (pause * 2).min(MAX_PAUSE);
+    }
+    courier.stop_showing(false).await;
+    tracing::info!("delivery stopped");
+}
+
+/// Opens a subscription from the start of the queue.
+async fn subscribe(app: &App) -> Option<Streaming<pb::DeliveryEvent>> {
+    let mut client = match app.agentd().client().await {
+        Ok(client) => client,
+        Err(e) => {
+            tracing::debug!(error = %e, "cannot subscribe yet: kernel-agentd unreachable");
+            app.agentd().lost();
+            return None;
+        }
+    };
+    match client.subscribe(pb::SubscribeRequest { after_seq: 0 }).await {
+        Ok(response) => {
+            tracing::info!("subscribed to kernel-agentd's outbox");
+            Some(response.into_inner())
+        }
+        Err(status) => {
+            tracing::warn!(code = ?status.code(), message = status.message(), "Subscribe failed");
+            if is_transport_failure(&status) {
+                app.agentd().lost();
+            }
+            None
+        }
+    }
+}
+
+/// Why following a subscription stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// kernel-tg is stopping.
+    Shutdown,
+    /// The stream broke or ended (agentd went away) or an ack could not be recorded.
+    Broken,
+}
+
+/// The running turn shown in its placeholder.
+struct Shown {
+    turn_id: String,
+    reply_to: Option<MessageId>,
+    placeholder: Option<MessageId>,
+    progress: Progress,
+    narration: Narration,
+}
+
+/// Follows subscriptions one after another; owns the running turn's display.
+struct Courier {
+    app: App,
+    shown: Option<Shown>,
+    finished: VecDeque<String>,
+}
+
+impl Courier {
+    fn new(app: App) -> Self {
+        Self {
+            app,
+            shown: None,
+            finished: VecDeque::new(),
+        }
+    }
+
+    async fn follow(&mut self, mut events: Streaming<pb::DeliveryEvent>, shutdown: &CancellationToken) -> End {
+        loop {
+            let next = tokio::select! {
+                () = shutdown.cancelled() => return End::Shutdown,
+                next = events.next() => next,
+            };
+            match next {
+                Some(Ok(pb::DeliveryEvent {
+                    event: Some(Delivery::Live(live)),
+                })) => self.live(live).await,
+                Some(Ok(pb::DeliveryEvent {
+                    event: Some(Delivery::Item(item)),
+                })) => {
+                    if let Err(end) = self.item(item, shutdown).await {
+                        return end;
+                    }
+                }
+                Some(Ok(_)) => {}
+                Some(Err(status)) => {
+                    tracing::warn!(code = ?status.code(), "the outbox subscription broke");
+                    if is_transport_failure(&status) {
+                        self.app.agentd().lost();
+                    }
+                    return End::Broken;
+                }
+                None => {
+                    tracing::warn!("the outbox subscription ended");
+                    self.app.agentd().lost();
+                    return End::Broken;
+                }
+            }
+        }
+    }
+
+    /// Shows a progress event of the running turn (the first one opens its display).
+    async fn live(&mut self, live: pb::LiveTurn) {
+        let Some(event) = live.event.and_then(|e| e.event) else {
+            return;
+        };
+        if self.finished.contains(&live.turn_id) {
+            return;
+        }
+        let is_shown = self.shown.as_ref().is_some_and(|s| s.turn_id == live.turn_id);
+        match event {
+            Event::Started(_) if is_shown => {}
+            Event::Started(_) => {
+                self.stop_showing(false).await;
+                let reply_to = live.reply_to_message_id.and_then(message_id);
+                let placeholder = match live.placeholder_message_id.and_then(message_id) {
+                    Some(id) => Some(id),
+                    None => self.send_placeholder(&live.turn_id, reply_to).await,
+                };
+                let texts = self.app.texts();
+                self.shown = Some(Shown {
+                    turn_id: live.turn_id,
+                    reply_to,
+                    placeholder,
+                    progress: Progress::start(
+                        self.app.telegram().clone(),
+                        placeholder,
+                        texts.placeholder().to_owned(),
+                    ),
+                    narration: Narration::new(texts),
+                });
+            }
+            // The turn ended without an item (agentd could not store it): say why.
+            Event::Failed(failed) if is_shown => {
+                let Some(shown) = self.shown.take() else {
+                    return;
+                };
+                shown.progress.finish().await;
+                self.remember(shown.turn_id);
+                let html = self.app.texts().turn_failed(&failed.message);
+                item::show(&self.app, shown.placeholder, &html, shown.reply_to).await;
+            }
+            other => {
+                if let Some(shown) = self.shown.as_mut().filter(|_| is_shown)
+                    && let Some(html) = shown.narration.after(&other)
+                {
+                    shown.progress.show(html);
+                }
+            }
+        }
+    }
+
+    /// Sends the placeholder of a turn that has none yet and tells agentd its id.
+    async fn send_placeholder(&self, turn_id: &str, reply_to: Option<MessageId>) -> Option<MessageId> {
+        let texts = self.app.texts();
+        let id = match self.app.telegram().send_html(texts.placeholder(), reply_to).await {
+            Ok(id) => id,
+            Err(e) => {
+                tracing::warn!(error = %e, "the placeholder could not be sent; the turn goes on");
+                return None;
+            }
+        };
+        let request = pb::SetPlaceholderRequest {
+            turn_id: turn_id.to_owned(),
+            message_id: i64::from(id.0),
+        };
+        let recorded = match self.app.agentd().client().await {
+            Ok(mut client) => client.set_placeholder(request).await.map(|_| ()).map_err(|s| s.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        if let Err(e) = recorded {
+            tracing::warn!(error = %e, "the placeholder could not be recorded by kernel-agentd");
+        }
+        Some(id)
+    }
+
+    /// Delivers an item; `Err` when following must stop.
+    async fn item(
+        &mut self,
+        item: pb::OutboxItem,
+        shutdown: &CancellationToken,
+    ) -> Result<(), End> {
+        let mut placeholder = item.placeholder_message_id.and_then(message_id);
+        if let Some(shown) = self.shown.take_if(|s| s.turn_id == item.turn_id) {
+            shown.progress.finish().await;
+            placeholder = placeholder.or(shown.placeholder);
+        }
+        let turn_id = item.turn_id.clone();
+        item::deliver(&self.app, item, placeholder, shutdown).await?;
+        self.remember(turn_id);
+        Ok(())
+    }
+
+    fn remember(&mut self, turn_id: String) {
+        if self.finished.len() == FINISHED_KEPT {
+            self.finished.pop_front();
+        }
+        self.finished.push_back(turn_id);
+    }
+
+    /// Ends the running turn's display; `interrupted` (agentd went away mid-turn) tells the
+    /// owner in the placeholder. The turn is forgotten: a later subscription shows it again
+    /// if it still runs.
+    async fn stop_showing(&mut self, interrupted: bool) {
+        let Some(shown) = self.shown.take() else {
+            return;
+        };
+        shown.progress.finish().await;
+        if interrupted {
+            let html = self.app.texts().turn_interrupted();
+            item::show(&self.app, shown.placeholder, html, shown.reply_to).await;
+        }
+    }
+}
+
+/// A Telegram message id from agentd's copy (`None` when out of range).
+fn message_id(id: i64) -> Option<MessageId> {
+    i32::try_from(id).ok().map(MessageId)
+}
