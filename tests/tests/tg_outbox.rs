@@ -356,24 +356,26 @@ async fn grpcurl_subscribes_and_sees_the_turn_and_its_outbox_item() {
         }
     });
     let mut seen = String::new();
-    let mut wait_for = |needle: &str| {
-        while !seen.contains(needle) {
-            let line = rx
-                .recv_timeout(PROMPT)
-                .unwrap_or_else(|_| panic!("no {needle:?} in:\n{seen}"));
-            seen.push_str(&line);
-            seen.push('\n');
-        }
-    };
-    wait_for("\"started\"");
-    assert!(seen.contains("\"replyToMessageId\": \"7\""), "{seen}");
+    wait_for(&rx, &mut seen, "\"started\"");
+    wait_for(&rx, &mut seen, "\"replyToMessageId\": \"7\"");
     release.release();
-    wait_for("\"item\"");
-    wait_for("hello from the outbox");
+    wait_for(&rx, &mut seen, "\"item\"");
+    wait_for(&rx, &mut seen, "hello from the outbox");
     assert!(seen.contains("\"seq\": \"1\""), "{seen}");
     let _ = follow.kill();
     let _ = follow.wait();
     let _ = chat.wait();
+}
+
+/// Reads grpcurl's output lines into `seen` until it contains `needle`.
+fn wait_for(rx: &std::sync::mpsc::Receiver<String>, seen: &mut String, needle: &str) {
+    while !seen.contains(needle) {
+        let line = rx
+            .recv_timeout(PROMPT)
+            .unwrap_or_else(|_| panic!("no {needle:?} in:\n{seen}"));
+        seen.push_str(&line);
+        seen.push('\n');
+    }
 }
 
 /// A client's own subscription to the stack's agentd.
