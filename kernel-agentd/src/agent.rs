@@ -165,7 +165,12 @@ impl Agent {
             model: selection.model,
             turn: self.turn_status(),
             mcp_servers: self.inner.mcp.status(),
-            outbox: self.inner.outbox.backlog().await.map_err(ApiError::internal)?,
+            outbox: self
+                .inner
+                .outbox
+                .backlog()
+                .await
+                .map_err(ApiError::internal)?,
         })
     }
 }

@@ -101,7 +101,9 @@ impl<E: Clone + Send + Sync + 'static> Outbox<E> {
             }
         };
         // A placeholder reported while the row was being written is recorded on it now.
-        let late = hub.placeholder(&item.turn_id).filter(|p| Some(*p) != item.placeholder);
+        let late = hub
+            .placeholder(&item.turn_id)
+            .filter(|p| Some(*p) != item.placeholder);
         if let Some(placeholder) = late {
             item.placeholder = Some(placeholder);
             if let Err(e) = self
@@ -145,7 +147,11 @@ impl<E: Clone + Send + Sync + 'static> Outbox<E> {
             return Ok(());
         }
         if ack.failed {
-            tracing::warn!(seq = ack.seq, part = ack.parts_done, "a part of an outbox item was refused for good");
+            tracing::warn!(
+                seq = ack.seq,
+                part = ack.parts_done,
+                "a part of an outbox item was refused for good"
+            );
         }
         if ack.done {
             tracing::info!(seq = ack.seq, "outbox item delivered");

@@ -74,7 +74,10 @@ async fn subscribe(app: &App) -> Option<Streaming<pb::DeliveryEvent>> {
             return None;
         }
     };
-    match client.subscribe(pb::SubscribeRequest { after_seq: 0 }).await {
+    match client
+        .subscribe(pb::SubscribeRequest { after_seq: 0 })
+        .await
+    {
         Ok(response) => {
             tracing::info!("subscribed to kernel-agentd's outbox");
             Some(response.into_inner())
@@ -123,7 +126,11 @@ impl Courier {
         }
     }
 
-    async fn follow(&mut self, mut events: Streaming<pb::DeliveryEvent>, shutdown: &CancellationToken) -> End {
+    async fn follow(
+        &mut self,
+        mut events: Streaming<pb::DeliveryEvent>,
+        shutdown: &CancellationToken,
+    ) -> End {
         loop {
             let next = tokio::select! {
                 () = shutdown.cancelled() => return End::Shutdown,
@@ -165,7 +172,10 @@ impl Courier {
         if self.finished.contains(&live.turn_id) {
             return;
         }
-        let is_shown = self.shown.as_ref().is_some_and(|s| s.turn_id == live.turn_id);
+        let is_shown = self
+            .shown
+            .as_ref()
+            .is_some_and(|s| s.turn_id == live.turn_id);
         match event {
             Event::Started(_) if is_shown => {}
             Event::Started(_) => {
@@ -209,9 +219,18 @@ impl Courier {
     }
 
     /// Sends the placeholder of a turn that has none yet and tells agentd its id.
-    async fn send_placeholder(&self, turn_id: &str, reply_to: Option<MessageId>) -> Option<MessageId> {
+    async fn send_placeholder(
+        &self,
+        turn_id: &str,
+        reply_to: Option<MessageId>,
+    ) -> Option<MessageId> {
         let texts = self.app.texts();
-        let id = match self.app.telegram().send_html(texts.placeholder(), reply_to).await {
+        let id = match self
+            .app
+            .telegram()
+            .send_html(texts.placeholder(), reply_to)
+            .await
+        {
             Ok(id) => id,
             Err(e) => {
                 tracing::warn!(error = %e, "the placeholder could not be sent; the turn goes on");
@@ -223,7 +242,11 @@ impl Courier {
             message_id: i64::from(id.0),
         };
         let recorded = match self.app.agentd().client().await {
-            Ok(mut client) => client.set_placeholder(request).await.map(|_| ()).map_err(|s| s.to_string()),
+            Ok(mut client) => client
+                .set_placeholder(request)
+                .await
+                .map(|_| ())
+                .map_err(|s| s.to_string()),
             Err(e) => Err(e.to_string()),
         };
         if let Err(e) = recorded {

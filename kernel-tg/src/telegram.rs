@@ -266,9 +266,15 @@ pub fn describe(e: RequestError) -> SendError {
 /// answer (network, flood control beyond our waits, unreadable answers) are transient.
 fn is_permanent(e: &RequestError) -> bool {
     match e {
-        RequestError::Api(ApiError::Unknown(text)) => !["Internal Server Error", "Bad Gateway", "Gateway", "Service Unavailable", "Too Many Requests"]
-            .iter()
-            .any(|t| text.contains(t)),
+        RequestError::Api(ApiError::Unknown(text)) => ![
+            "Internal Server Error",
+            "Bad Gateway",
+            "Gateway",
+            "Service Unavailable",
+            "Too Many Requests",
+        ]
+        .iter()
+        .any(|t| text.contains(t)),
         RequestError::Api(_) | RequestError::MigrateToChatId(_) => true,
         _ => false,
     }

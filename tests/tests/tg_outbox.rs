@@ -10,6 +10,7 @@ use futures::StreamExt as _;
 use kernel_common::config::Locale;
 use kernel_proto::v1 as pb;
 use kernel_tg::texts::Texts;
+use tests::fake_cli::{FakeCli, WAIT_FOR_GO, print};
 use tests::fake_llm::{FakeLlm, Release, Script};
 use tests::fake_telegram::{Failure, SentMessage};
 use tests::process::{AgentdProcess, grpcurl_path};
@@ -140,6 +141,49 @@ async fn killed_while_text_streams_the_restarted_bot_re_attaches_and_delivers() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_during_a_cli_delegation_the_restarted_bot_shows_it_and_delivers() {
+    let cli = FakeCli::new(&format!("{}{WAIT_FOR_GO}", print("working")));
+    let mut stack = Stack::start_with("claude", &cli.toml("claude_code", &["-p"], None)).await;
+    let (answer, chunks) = long_answer(2);
+    stack.llm.push(Script::tool_call(
+        "delegate_to_cli",
+        r#"{"task": "refactor the parser", "cwd": null}"#,
+    ));
+    stack.llm.push(Script::text(answer));
+    let asked = stack.owner_says("refactor it");
+    let placeholder = stack.reply_to(asked).await.sent_message_id().unwrap();
+    let running = zh().cli_running();
+    let shows_cli = move |c: &tests::fake_telegram::Call| {
+        c.ok && c.int_param("message_id") == Some(placeholder) && text_of(c) == running
+    };
+    stack
+        .telegram
+        .wait_for_call("editMessageText", shows_cli, PROMPT)
+        .await;
+    stack.kill_bot();
+    let since = stack.telegram.call_count();
+    stack.start_bot().await;
+    // The new bot re-attaches to the running turn (its placeholder is known to agentd).
+    stack
+        .telegram
+        .wait_for_call_since(since, "sendChatAction", |c| c.ok, PROMPT)
+        .await;
+    cli.write_file("go", "");
+    let visible = delivered(&stack, &chunks).await;
+    assert_exactly(&visible, &chunks, 0);
+    assert!(
+        stack
+            .telegram
+            .calls_of("deleteMessage")
+            .iter()
+            .any(|c| c.ok && c.int_param("message_id") == Some(placeholder)),
+        "{}",
+        stack.telegram.call_log()
+    );
+    stack.assert_no_secrets();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_after_the_turn_completed_the_restarted_bot_delivers_the_stored_answer() {
     let mut stack = Stack::start().await;
     let (answer, chunks) = long_answer(2);
@@ -261,7 +305,11 @@ async fn a_blocked_bot_does_not_block_later_items() {
     stack.owner_says("two");
     stack
         .telegram
-        .wait_for_call("sendMessage", |c| c.ok && text_of(c) == "second answer", PROMPT)
+        .wait_for_call(
+            "sendMessage",
+            |c| c.ok && text_of(c) == "second answer",
+            PROMPT,
+        )
         .await;
     let logs = stack.logs();
     assert!(
@@ -320,13 +368,7 @@ async fn grpcurl_subscribes_and_sees_the_turn_and_its_outbox_item() {
     let (script, release) = held("hello from the outbox");
     llm.push(script);
     let socket = cfg.socket().display().to_string();
-    let base = [
-        "-plaintext",
-        "-unix",
-        "-authority",
-        "localhost",
-        "-d",
-    ];
+    let base = ["-plaintext", "-unix", "-authority", "localhost", "-d"];
     let mut chat = Command::new(grpcurl_path())
         .args(base)
         .arg(r#"{"text": "hi", "deliverToOwner": {"replyToMessageId": "7"}}"#)

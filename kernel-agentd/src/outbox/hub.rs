@@ -151,7 +151,11 @@ impl<E: Clone + Send + Sync + 'static> Hub<E> {
     /// Broadcasts a stored item; it ends its turn's live progress.
     pub(super) fn deliver(&self, item: StoredItem) {
         let mut state = self.lock();
-        if state.turn.as_ref().is_some_and(|r| r.turn_id == item.turn_id) {
+        if state
+            .turn
+            .as_ref()
+            .is_some_and(|r| r.turn_id == item.turn_id)
+        {
             state.turn = None;
         }
         self.send(Delivery::Item(Arc::new(item)));

@@ -52,7 +52,12 @@ async fn unacknowledged_items_are_replayed_in_order_then_new_ones_follow() {
     let (_dir, outbox, session) = outbox().await;
     let ended = || "failed".to_owned();
     let a = outbox
-        .commit(session, &[Message::assistant_text("a")], answer("t1", "a"), ended)
+        .commit(
+            session,
+            &[Message::assistant_text("a")],
+            answer("t1", "a"),
+            ended,
+        )
         .await
         .unwrap();
     let b = outbox
@@ -108,7 +113,10 @@ async fn a_client_connecting_mid_turn_re_attaches_and_gets_the_placeholder() {
             placeholder: Some(77)
         })
     );
-    assert_eq!(live_event(&next(&mut sub).await), ("t".into(), "tool".into()));
+    assert_eq!(
+        live_event(&next(&mut sub).await),
+        ("t".into(), "tool".into())
+    );
     outbox.progress("t", "delta 3".into(), false);
     assert_eq!(
         live_event(&next(&mut sub).await),
@@ -121,11 +129,17 @@ async fn a_client_connecting_mid_turn_re_attaches_and_gets_the_placeholder() {
     let Delivery::Item(item) = next(&mut sub).await else {
         panic!("expected the item")
     };
-    assert_eq!((item.seq, item.placeholder, item.reply_to), (seq, Some(77), Some(1)));
+    assert_eq!(
+        (item.seq, item.placeholder, item.reply_to),
+        (seq, Some(77), Some(1))
+    );
     // The turn is over: a new subscriber gets only the item, no stale `started`.
     let mut fresh = outbox.subscribe(0);
     assert_eq!(item_seq(&next(&mut fresh).await), seq);
-    assert_eq!(outbox.inner.store.pending_outbox(0).await.unwrap()[0].placeholder, Some(77));
+    assert_eq!(
+        outbox.inner.store.pending_outbox(0).await.unwrap()[0].placeholder,
+        Some(77)
+    );
 }
 
 #[tokio::test]
@@ -139,12 +153,18 @@ async fn a_failed_store_ends_the_live_turn_and_subscriptions_end_at_shutdown() {
     assert_eq!(live_event(&next(&mut sub).await).1, "started");
     // Session 999 does not exist: nothing is stored.
     let err = outbox
-        .commit(999, &[Message::assistant_text("x")], answer("t", "x"), || {
-            "failed".into()
-        })
+        .commit(
+            999,
+            &[Message::assistant_text("x")],
+            answer("t", "x"),
+            || "failed".into(),
+        )
         .await;
     assert!(err.is_err());
-    assert_eq!(live_event(&next(&mut sub).await), ("t".into(), "failed".into()));
+    assert_eq!(
+        live_event(&next(&mut sub).await),
+        ("t".into(), "failed".into())
+    );
     cancel.cancel();
     let end = tokio::time::timeout(Duration::from_secs(10), sub.next()).await;
     assert!(matches!(end, Ok(None)), "{end:?}");

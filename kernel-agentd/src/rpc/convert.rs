@@ -65,8 +65,9 @@ pub fn status(s: agent::Status) -> pb::GetStatusResponse {
             })
             .collect(),
         undelivered: s.outbox.count,
-        oldest_undelivered_seconds: s.outbox.oldest.map(|t| {
-            u64::try_from((chrono::Utc::now() - t).num_seconds()).unwrap_or(0)
-        }),
+        oldest_undelivered_seconds: s
+            .outbox
+            .oldest
+            .map(|t| u64::try_from((chrono::Utc::now() - t).num_seconds()).unwrap_or(0)),
     }
 }

@@ -238,12 +238,11 @@ impl Store {
 
     /// How many items are undelivered, and since when the oldest waits.
     pub async fn outbox_backlog(&self) -> Result<Backlog, StoreError> {
-        let (count, oldest): (i64, Option<i64>) = sqlx::query_as(
-            "SELECT COUNT(*), MIN(created_at) FROM outbox WHERE acked_at IS NULL",
-        )
-        .fetch_one(&self.pool)
-        .await
-        .map_err(StoreError::db("count the outbox"))?;
+        let (count, oldest): (i64, Option<i64>) =
+            sqlx::query_as("SELECT COUNT(*), MIN(created_at) FROM outbox WHERE acked_at IS NULL")
+                .fetch_one(&self.pool)
+                .await
+                .map_err(StoreError::db("count the outbox"))?;
         let oldest = match oldest {
             Some(ms) => Some(from_millis(ms, || "outbox".to_owned())?),
             None => None,
@@ -256,12 +255,11 @@ impl Store {
 
     /// Deletes items acknowledged before `before`; returns how many went.
     pub async fn prune_outbox(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
-        let done =
-            sqlx::query("DELETE FROM outbox WHERE acked_at IS NOT NULL AND acked_at < ?1")
-                .bind(before.timestamp_millis())
-                .execute(&self.pool)
-                .await
-                .map_err(StoreError::db("prune the outbox"))?;
+        let done = sqlx::query("DELETE FROM outbox WHERE acked_at IS NOT NULL AND acked_at < ?1")
+            .bind(before.timestamp_millis())
+            .execute(&self.pool)
+            .await
+            .map_err(StoreError::db("prune the outbox"))?;
         Ok(done.rows_affected())
     }
 }

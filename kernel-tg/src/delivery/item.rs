@@ -43,13 +43,22 @@ pub(super) async fn deliver(
         Some(Body::Completed(done)) => delivery.answer(done, item.parts_done).await?,
         Some(Body::Failed(failed)) => {
             tracing::info!(seq = item.seq, "delivering a turn failure");
-            show(app, placeholder, &texts.turn_failed(&failed.message), delivery.reply_to).await;
+            show(
+                app,
+                placeholder,
+                &texts.turn_failed(&failed.message),
+                delivery.reply_to,
+            )
+            .await;
         }
         Some(Body::Cancelled(_)) => {
             tracing::info!(seq = item.seq, "turn cancelled");
             delivery.remove_placeholder().await;
         }
-        None => tracing::warn!(seq = item.seq, "an outbox item of an unknown kind was skipped"),
+        None => tracing::warn!(
+            seq = item.seq,
+            "an outbox item of an unknown kind was skipped"
+        ),
     }
     delivery.ack(item.parts_done, Vec::new(), false, true).await
 }
@@ -88,16 +97,30 @@ impl Item<'_> {
         let telegram = self.app.telegram();
         let chunks = render::render(&done.text);
         if chunks.is_empty() {
-            show(self.app, self.placeholder, texts.empty_answer(), self.reply_to).await;
+            show(
+                self.app,
+                self.placeholder,
+                texts.empty_answer(),
+                self.reply_to,
+            )
+            .await;
             return Ok(());
         }
         let skip = parts_done as usize;
-        tracing::info!(seq = self.seq, chunks = chunks.len(), from = skip, "delivering an answer");
+        tracing::info!(
+            seq = self.seq,
+            chunks = chunks.len(),
+            from = skip,
+            "delivering an answer"
+        );
         let (mut sent, mut failed) = (0, 0);
         for (index, chunk) in chunks.iter().enumerate().skip(skip) {
             let reply_to = if index == 0 { self.reply_to } else { None };
             let part = part_number(index);
-            match self.attempt(|| telegram.send_chunk(chunk, reply_to)).await? {
+            match self
+                .attempt(|| telegram.send_chunk(chunk, reply_to))
+                .await?
+            {
                 Ok(id) => {
                     sent += 1;
                     self.ack(part, vec![i64::from(id.0)], false, false).await?;

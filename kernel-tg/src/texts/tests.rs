@@ -224,9 +224,18 @@ fn status_shows_everything_escaped() {
         }
     }
     assert!(EN.status(&status).ends_with("up 1d 1h 1m"));
-    assert!(EN.status(&status).contains("Undelivered: 2 (oldest waiting 1h 2m)\n"));
-    assert!(ZH.status(&status).contains("待送达：2（最早的已等 1小时 2分）\n"));
-    assert_eq!((EN.age(59), ZH.age(60)), ("59s".to_owned(), "1分".to_owned()));
+    assert!(
+        EN.status(&status)
+            .contains("Undelivered: 2 (oldest waiting 1h 2m)\n")
+    );
+    assert!(
+        ZH.status(&status)
+            .contains("待送达：2（最早的已等 1小时 2分）\n")
+    );
+    assert_eq!(
+        (EN.age(59), ZH.age(60)),
+        ("59s".to_owned(), "1分".to_owned())
+    );
     let idle = EN.status(&StatusView::default());
     assert!(
         idle.contains("Task: idle")

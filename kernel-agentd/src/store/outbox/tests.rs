@@ -26,7 +26,11 @@ async fn the_item_is_stored_with_the_answer_in_one_transaction_and_replayed_in_o
     let (_dir, store) = store().await;
     let s = store.create_session("p", "m").await.unwrap();
     let first = store
-        .append_with_outbox(s.id, &[Message::assistant_text("one")], &answer("t1", "one"))
+        .append_with_outbox(
+            s.id,
+            &[Message::assistant_text("one")],
+            &answer("t1", "one"),
+        )
         .await
         .unwrap();
     let failed = NewItem {
