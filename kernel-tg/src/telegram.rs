@@ -313,7 +313,25 @@ fn strip_urls(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::strip_urls;
+    use super::{describe, strip_urls};
+    use teloxide::types::Seconds;
+    use teloxide::{ApiError, RequestError};
+
+    #[test]
+    fn refusals_are_permanent_and_everything_else_is_retried() {
+        let permanent = |e: RequestError| describe(e).is_permanent();
+        assert!(permanent(RequestError::Api(ApiError::BotBlocked)));
+        assert!(permanent(RequestError::Api(ApiError::MessageIsTooLong)));
+        assert!(permanent(RequestError::Api(ApiError::Unknown(
+            "Bad Request: something new".into()
+        ))));
+        assert!(!permanent(RequestError::Api(ApiError::Unknown(
+            "Internal Server Error".into()
+        ))));
+        assert!(!permanent(RequestError::RetryAfter(Seconds::from_seconds(
+            300
+        ))));
+    }
 
     #[test]
     fn urls_and_their_tokens_are_cut_out() {

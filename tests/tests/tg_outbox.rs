@@ -284,6 +284,31 @@ async fn agentd_killed_after_the_answer_was_stored_delivers_it_once_after_restar
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agentd_restarted_mid_delivery_the_answer_completes_with_at_most_one_duplicate() {
+    let mut stack = Stack::start().await;
+    let (answer, chunks) = long_answer(3);
+    let second = chunks[1].clone();
+    stack.telegram.inject_when(
+        "sendMessage",
+        move |p| p["text"] == second.as_str(),
+        Failure::RetryAfter(2),
+        1,
+    );
+    stack.llm.push(Script::text(answer));
+    stack.owner_says("question");
+    stack
+        .telegram
+        .wait_for_call("sendMessage", |c| c.injected, PROMPT)
+        .await;
+    // kernel-tg waits out the 429 while agentd goes away and comes back.
+    stack.kill_agentd();
+    stack.start_agentd();
+    let visible = delivered(&stack, &chunks).await;
+    assert_exactly(&visible, &chunks, 1);
+    stack.assert_no_secrets();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_blocked_bot_does_not_block_later_items() {
     let stack = Stack::start().await;
     stack.telegram.inject_when(
