@@ -152,7 +152,12 @@ impl Turn {
     fn emit(&self, event: TurnEvent) {
         self.publish(&event);
         if self.events.send(event).is_err() && !self.listener_gone.swap(true, Ordering::Relaxed) {
-            tracing::info!("the client went away; the turn continues without it");
+            if self.delivery.is_some() {
+                // kernel-tg follows owner turns on its subscription, not on `Chat`.
+                tracing::debug!("the Chat stream closed; the owner turn goes on");
+            } else {
+                tracing::info!("the client went away; the turn continues without it");
+            }
         }
     }
 
