@@ -3,9 +3,11 @@
 #![forbid(unsafe_code)]
 
 pub mod agentd;
+pub mod answer;
 pub mod app;
 pub mod command;
 pub mod gate;
+pub mod handle;
 pub mod incoming;
 pub mod render;
 pub mod telegram;

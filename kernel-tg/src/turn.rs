@@ -14,7 +14,7 @@ use teloxide::types::MessageId;
 use tonic::Streaming;
 
 use crate::agentd::is_transport_failure;
-use crate::app::App;
+use crate::handle::App;
 use crate::incoming::{Media, MediaKind, TurnInput};
 use crate::render;
 use crate::telegram::DownloadError;

@@ -4,8 +4,8 @@
 use kernel_proto::v1 as pb;
 use tonic::Status;
 
-use super::Command;
 use crate::agentd::{Agentd, Client, is_transport_failure};
+use crate::command::Command;
 use crate::texts::{McpEntry, MemoryEntry, ProviderEntry, SessionEntry, StatusView, Texts};
 
 /// The HTML reply to `command`.
