@@ -10,7 +10,9 @@
 //! ```
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::wait::{eventually, poll};
 
 /// Starts a grandchild that ignores TERM and records its pid in `grandchild.pid`.
 pub const SPAWN_GRANDCHILD: &str = r#"sh -c 'trap "" TERM; echo $$ > "$D/grandchild.pid.tmp"; mv "$D/grandchild.pid.tmp" "$D/grandchild.pid"; while :; do sleep 1; done' &
@@ -126,17 +128,12 @@ impl FakeCli {
     /// Waits (polling, up to `deadline`) until both the CLI and its grandchild have recorded
     /// their pids.
     pub async fn wait_for_pids(&self, deadline: Duration) -> (i32, i32) {
-        let until = Instant::now() + deadline;
-        loop {
-            if let (Some(cli), Some(grandchild)) = (self.pid(), self.grandchild_pid()) {
-                return (cli, grandchild);
-            }
-            assert!(
-                Instant::now() < until,
-                "the fake CLI did not start its grandchild"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        eventually(
+            "the fake CLI to start its grandchild",
+            deadline,
+            async || self.pid().zip(self.grandchild_pid()),
+        )
+        .await
     }
 }
 
@@ -180,14 +177,7 @@ pub fn alive(pid: i32) -> bool {
 
 /// Waits (polling, up to `deadline`) until `pid` no longer runs; whether it stopped in time.
 pub async fn wait_stopped(pid: i32, deadline: Duration) -> bool {
-    let until = Instant::now() + deadline;
-    while alive(pid) {
-        if Instant::now() >= until {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    true
+    poll(deadline, async || !alive(pid)).await.is_some()
 }
 
 /// Asserts that neither `cli` nor `grandchild` runs any more (waiting up to `deadline`), and
@@ -200,17 +190,15 @@ pub async fn assert_group_gone(cli: i32, grandchild: i32, deadline: Duration) {
         process_state(grandchild)
     );
     assert!(wait_stopped(cli, deadline).await, "the CLI {cli} survived");
-    let until = Instant::now() + deadline;
-    while process_state(cli).is_some() {
+    if poll(deadline, async || process_state(cli).is_none())
+        .await
+        .is_none()
+    {
         let me = i32::try_from(std::process::id()).expect("pid");
-        if Instant::now() >= until {
-            assert_ne!(
-                parent_pid(cli),
-                Some(me),
-                "the CLI {cli} was left a zombie of ours"
-            );
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert_ne!(
+            parent_pid(cli),
+            Some(me),
+            "the CLI {cli} was left a zombie of ours"
+        );
     }
 }

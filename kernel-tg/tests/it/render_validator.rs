@@ -1,10 +1,7 @@
 //! The strict Telegram-HTML validator and the invariant checks themselves: they must reject
 //! what Telegram would refuse (or silently mangle), or a green renderer test would prove nothing.
 
-#[path = "support/invariants.rs"]
-mod invariants;
-#[path = "support/telegram_html.rs"]
-mod telegram_html;
+use crate::{invariants, telegram_html};
 
 use telegram_html::{validate, validate_with_limit};
 

@@ -1,12 +1,9 @@
 //! Snapshot tests of the Telegram renderer over a corpus of realistic model replies
-//! (`tests/corpus/*.md`) and generated long ones. Every case is also checked against the
+//! (`tests/it/corpus/*.md`) and generated long ones. Every case is also checked against the
 //! renderer's contract (strict HTML validator, limits, text preserved across chunks).
-//! Snapshots live in `tests/snapshots/`; review changes with `cargo insta review`.
+//! Snapshots live in `tests/it/snapshots/`; review changes with `cargo insta review`.
 
-#[path = "support/invariants.rs"]
-mod invariants;
-#[path = "support/telegram_html.rs"]
-mod telegram_html;
+use crate::{invariants, telegram_html};
 
 use std::fmt::Write;
 

@@ -1,7 +1,4 @@
 //! Speech failures are logged at WARN and no log line carries the speech key or header value.
-//!
-//! The only test in this binary: `LogCapture` asserts on log lines, and tracing's per-callsite
-//! interest cache can miss events when another test hits the same callsites concurrently.
 
 use tests::chat::completed;
 use tests::config::TestConfig;

@@ -17,6 +17,7 @@ use tests::fake_cli::wait_stopped;
 use tests::fake_llm::{FakeLlm, Script};
 use tests::fault::{Agentd, Seen};
 use tests::mcp_support::{everything_js, process_gone, wait_for_server};
+use tests::wait::eventually;
 
 const HANG_TOOL: &str = "mcp_flaky__hang";
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -37,7 +38,7 @@ async fn a_server_killed_mid_call_fails_the_call_and_comes_back_after_backoff() 
     let mut stream = send(&mut agentd.client, "跑一个长任务").await;
     let started = until(&mut stream, |e| matches!(e, Event::ToolStarted(_))).await;
     seen.reply(&started);
-    poll(|| server.called()).await;
+    eventually("the hanging call", DEADLINE, async || server.called()).await;
     let killed_at = Instant::now();
     server.kill();
 
@@ -66,7 +67,10 @@ async fn a_server_killed_mid_call_fails_the_call_and_comes_back_after_backoff() 
     );
 
     // Back after the backoff: a new process, connected, and its tools answer.
-    poll(|| server.pid().is_some_and(|pid| pid != first)).await;
+    eventually("the restarted server", DEADLINE, async || {
+        server.pid().is_some_and(|pid| pid != first)
+    })
+    .await;
     seen.reply(&wait_for_server(&mut agentd.client, "flaky", "connected").await);
     assert!(process_gone(first), "the killed server was reaped");
 
@@ -103,15 +107,6 @@ fn tool_result(body: &Value) -> Value {
         .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
         .find(|b| b["type"] == "tool_result")
         .expect("a tool_result in the request")
-}
-
-/// Polls `done` (every 20 ms, up to [`DEADLINE`]).
-async fn poll(done: impl Fn() -> bool) {
-    let until = Instant::now() + DEADLINE;
-    while !done() {
-        assert!(Instant::now() < until, "timed out");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 /// The `flaky` stdio server: a shell wrapper that records the pid and `exec`s node on a script

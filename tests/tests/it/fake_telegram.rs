@@ -13,11 +13,7 @@ use teloxide::types::{AllowedUpdate, MessageEntityKind, MessageId, UpdateKind};
 use teloxide::update_listeners::{AsUpdateStream as _, Polling};
 use tests::fake_telegram::OWNER_ID;
 
-#[path = "support/telegram_bot.rs"]
-#[macro_use]
-mod telegram_bot;
-
-use telegram_bot::*;
+use crate::telegram_bot::*;
 
 #[tokio::test]
 async fn get_me_webhook_info_and_delete_webhook_deserialize() {

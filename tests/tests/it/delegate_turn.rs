@@ -20,6 +20,7 @@ use tests::fake_cli::{
 use tests::fake_llm::{FakeLlm, Script};
 use tests::harness::Harness;
 use tests::process::AgentdProcess;
+use tests::wait::eventually;
 use tonic::transport::{Channel, Endpoint};
 
 const DEADLINE: Duration = Duration::from_secs(15);
@@ -85,11 +86,10 @@ async fn cancel_kills_the_cli_and_everything_it_started() {
 
     // The grandchild ignores TERM: it goes with the KILL after the grace period.
     assert_group_gone(pid, grandchild, DEADLINE).await;
-    let until_idle = Instant::now() + DEADLINE;
-    while status(&mut h.client).await.running_cli.is_some() {
-        assert!(Instant::now() < until_idle, "GetStatus still shows the CLI");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually("GetStatus to show no CLI", DEADLINE, async || {
+        status(&mut h.client).await.running_cli.is_none()
+    })
+    .await;
 
     fake.push(Script::text("好的，已停止"));
     let events = turn(&mut h.client, "停了吗").await;
@@ -242,11 +242,10 @@ async fn old_outputs_and_downloads_are_swept_at_start() {
 
     let h = Harness::start(cfg).await;
 
-    let until = Instant::now() + DEADLINE;
-    while old.iter().any(|p| p.exists()) {
-        assert!(Instant::now() < until, "old files were not swept");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually("the old files to be swept", DEADLINE, async || {
+        !old.iter().any(|p| p.exists())
+    })
+    .await;
     assert!(fresh.exists(), "a file younger than 7 days stays");
     h.stop().await;
 }

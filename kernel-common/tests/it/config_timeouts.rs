@@ -1,8 +1,7 @@
 //! `[stt] timeout_secs`, `[tts] timeout_secs` and an MCP server's `connect_timeout_secs` /
 //! `call_timeout_secs`: defaults, custom values, and out-of-range values refused by key.
 
-#[path = "support/config.rs"]
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

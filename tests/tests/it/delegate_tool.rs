@@ -14,6 +14,7 @@ use tests::fake_cli::{
     CAT_BIG, FakeCli, LOG_RUN, SLEEP_FOREVER, SPAWN_GRANDCHILD, WAIT_FOR_GO, WRITE_LAST_MESSAGE,
     assert_group_gone, exit, print,
 };
+use tests::wait::eventually;
 use tokio_util::task::TaskTracker;
 
 const CLAUDE_ARGS: &[&str] = &["-p", "--output-format", "text"];
@@ -205,18 +206,13 @@ async fn output_reaches_the_file_while_the_cli_runs() {
     );
     let running = s.delegator.running().expect("a running CLI");
     assert_eq!(running.name, "claude_code");
-    let until = Instant::now() + DEADLINE;
-    let file = loop {
-        let found = std::fs::read_dir(s.outputs_dir())
+    let file = eventually("output while the CLI runs", DEADLINE, async || {
+        std::fs::read_dir(s.outputs_dir())
             .unwrap()
             .map(|e| e.unwrap().path())
-            .find(|p| std::fs::read_to_string(p).unwrap() == "first\n");
-        if let Some(file) = found {
-            break file;
-        }
-        assert!(Instant::now() < until, "no output while the CLI runs");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+            .find(|p| std::fs::read_to_string(p).unwrap() == "first\n")
+    })
+    .await;
     cli.write_file("go", "");
 
     let out = call.await.unwrap();
@@ -354,9 +350,8 @@ async fn a_zero_time_limit_is_refused_at_load() {
 
 /// Waits until the delegator has finished cleaning up (its running status is cleared).
 async fn wait_idle(delegator: &Delegator) {
-    let until = Instant::now() + DEADLINE;
-    while delegator.running().is_some() {
-        assert!(Instant::now() < until, "the delegation never finished");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually("the delegation to finish", DEADLINE, async || {
+        delegator.running().is_none()
+    })
+    .await;
 }

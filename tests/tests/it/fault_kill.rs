@@ -18,6 +18,7 @@ use tests::config::TestConfig;
 use tests::fake_cli::{FakeCli, SLEEP_FOREVER, SPAWN_GRANDCHILD, print, wait_stopped};
 use tests::fake_llm::{FakeLlm, FakeToolCall, Reply, Script};
 use tests::fault::{self, Agentd, Seen};
+use tests::wait::eventually;
 use tonic::Streaming;
 use tonic::transport::Channel;
 
@@ -184,7 +185,10 @@ impl Rig {
                 stream = send(client, &format!("在吗 {round}")).await;
                 self.until(&mut stream, |e| matches!(e, Event::Started(_)))
                     .await;
-                poll(|| self.fake.requests().len() > before).await;
+                eventually("the provider request", DEADLINE, async || {
+                    self.fake.requests().len() > before
+                })
+                .await;
             }
             Point::ToolAndDelegation => {
                 let _ = std::fs::remove_file(self.sleeper.dir().join("cli.pid"));
@@ -202,7 +206,10 @@ impl Rig {
                 stream = send(client, &format!("记下代号并整理仓库 {round}")).await;
                 self.until(&mut stream, |e| matches!(e, Event::CliStarted(_)))
                     .await;
-                poll(|| self.sleeper.pid().is_some()).await;
+                eventually("the CLI to start", DEADLINE, async || {
+                    self.sleeper.pid().is_some()
+                })
+                .await;
                 pids.extend(self.sleeper.pid());
             }
             Point::Delegation => {
@@ -319,15 +326,6 @@ impl Rig {
                 .await;
         }
         ids.len()
-    }
-}
-
-/// Polls `done` (every 10 ms, up to [`DEADLINE`]) until it holds.
-async fn poll(mut done: impl FnMut() -> bool) {
-    let until = tokio::time::Instant::now() + DEADLINE;
-    while !done() {
-        assert!(tokio::time::Instant::now() < until, "timed out");
-        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 

@@ -1,9 +1,6 @@
 //! The MCP client against server-everything's streamable HTTP mode: tools listed, a call works,
 //! a `${VAR}` header value reaches the server (seen by a recording proxy in front of it) and never
 //! a log line; a server whose variable is unset is reported as skipped.
-//!
-//! The only test in this binary: `LogCapture` asserts on log lines, and tracing's per-callsite
-//! interest cache can miss events when another test hits the same callsites concurrently.
 
 use std::time::Duration;
 

@@ -1,8 +1,7 @@
 //! What `Config::load` produces: defaults, env overrides, `${VAR}` in MCP servers, paths, the
 //! summary and the redactor.
 
-#[path = "support/config.rs"]
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -10,6 +10,7 @@ use tests::chat;
 use tests::config::TestConfig;
 use tests::fake_llm::{FakeLlm, Script};
 use tests::harness::Harness;
+use tests::wait::eventually;
 
 fn titles_section(url: &str) -> String {
     format!(
@@ -19,19 +20,17 @@ fn titles_section(url: &str) -> String {
 
 /// Waits (bounded) for the background titler to store a title on the first listed session.
 async fn wait_for_title(h: &mut Harness) -> String {
-    for _ in 0..400 {
+    eventually("a generated title", Duration::from_secs(10), async || {
         let list = h
             .client
             .list_sessions(pb::ListSessionsRequest {})
             .await
             .unwrap()
             .into_inner();
-        if let Some(s) = list.sessions.first().filter(|s| !s.title.is_empty()) {
-            return s.title.clone();
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("no title was generated within 10 s");
+        let first = list.sessions.into_iter().next()?;
+        (!first.title.is_empty()).then_some(first.title)
+    })
+    .await
 }
 
 #[tokio::test]

@@ -1,7 +1,6 @@
 //! Every refusal of `Config::load`, with the message that says how to fix it.
 
-#[path = "support/config.rs"]
-mod support;
+use crate::support;
 
 use kernel_common::config::{Component, ConfigError};
 use support::{VALID, assert_one_problem, load_text, problems, write};

@@ -2,12 +2,7 @@
 //! chunk valid per the strict validator and within the limit, visible and plain text preserved
 //! across chunks (modulo whitespace at the cuts), zero chunks exactly for blank input.
 
-#[path = "support/invariants.rs"]
-mod invariants;
-#[path = "support/markdownish.rs"]
-mod markdownish;
-#[path = "support/telegram_html.rs"]
-mod telegram_html;
+use crate::{invariants, markdownish};
 
 use kernel_tg::render::{MAX_CHUNK_UTF16, render};
 use proptest::prelude::*;

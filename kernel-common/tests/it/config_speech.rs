@@ -1,7 +1,6 @@
 //! `[stt]` and `[tts]`: defaults, `tts.type`, `tts.max_chars` and their refusals.
 
-#[path = "support/config.rs"]
-mod support;
+use crate::support;
 
 use kernel_common::config::{Component, DEFAULT_TTS_MAX_CHARS, TtsKind};
 use support::{VALID, assert_one_problem, load_text};

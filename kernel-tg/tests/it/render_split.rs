@@ -2,10 +2,7 @@
 //! across cuts, grapheme clusters and surrogate pairs never cut, the plain fallback's URLs, a
 //! table's header repeated in each chunk that continues it.
 
-#[path = "support/invariants.rs"]
-mod invariants;
-#[path = "support/telegram_html.rs"]
-mod telegram_html;
+use crate::{invariants, telegram_html};
 
 use kernel_tg::render::{
     Chunk, MAX_CHUNK_UTF16, MIN_LIMIT_UTF16, render, render_with_limit, utf16_len,

@@ -10,6 +10,7 @@ use tests::chat::{completed, next, rest, send, session_id, stored, until};
 use tests::config::TestConfig;
 use tests::fake_llm::{FakeLlm, Script};
 use tests::harness::Harness;
+use tests::wait::eventually;
 
 fn busy(events: &[Event]) -> bool {
     match events {
@@ -135,20 +136,16 @@ async fn a_client_disconnecting_does_not_cancel_the_turn() {
     drop(stream);
     release.release();
 
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
+    eventually("the turn to finish", Duration::from_secs(10), async || {
         let status = h
             .client
             .get_status(pb::GetStatusRequest {})
             .await
             .unwrap()
             .into_inner();
-        if status.running_turn.is_none() {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the turn never finished");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        status.running_turn.is_none()
+    })
+    .await;
     let history = stored(&h.cfg, started.session_id).await;
     assert_eq!(history.len(), 2, "{history:?}");
     assert_eq!(

@@ -12,11 +12,7 @@ use teloxide::{ApiError, RequestError};
 use tests::config::TELEGRAM_TOKEN;
 use tests::fake_telegram::{DOWNLOAD, Failure, OWNER_ID};
 
-#[path = "support/telegram_bot.rs"]
-#[macro_use]
-mod telegram_bot;
-
-use telegram_bot::*;
+use crate::telegram_bot::*;
 
 #[tokio::test]
 async fn send_message_returns_the_message_and_records_the_reply() {
