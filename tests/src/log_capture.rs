@@ -19,7 +19,7 @@ use tracing::{Event, Metadata, Subscriber};
 /// Every log line (target + all fields, `Debug`-formatted) recorded while installed.
 #[derive(Clone, Default)]
 pub struct LogCapture {
-    lines: Arc<Mutex<Vec<String>>>,
+    lines: Lines,
 }
 
 /// Keeps its [`LogCapture`] recording; dropping it stops the recording (the lines stay).
@@ -59,8 +59,11 @@ impl Drop for CaptureGuard {
 
 /// Whether [`Global`] became the global subscriber (decided once per process).
 static INSTALLED: OnceLock<bool> = OnceLock::new();
+/// One capture's lines.
+type Lines = Arc<Mutex<Vec<String>>>;
+
 /// The live captures' line buffers, by guard id.
-static SINKS: Mutex<Vec<(u64, Arc<Mutex<Vec<String>>>)>> = Mutex::new(Vec::new());
+static SINKS: Mutex<Vec<(u64, Lines)>> = Mutex::new(Vec::new());
 /// `SINKS.len()`, read without the lock on every event.
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static NEXT_SINK: AtomicU64 = AtomicU64::new(1);
