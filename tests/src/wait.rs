@@ -69,7 +69,7 @@ pub async fn poll<R: Outcome>(
         if Instant::now() >= until {
             return None;
         }
-        tokio::time::sleep(INTERVAL.min(until - Instant::now())).await;
+        tokio::time::sleep(INTERVAL.min(until.saturating_duration_since(Instant::now()))).await;
     }
 }
 

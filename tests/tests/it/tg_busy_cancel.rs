@@ -7,6 +7,7 @@ use kernel_common::config::Locale;
 use kernel_tg::texts::Texts;
 use tests::fake_llm::Script;
 use tests::stack::{PROMPT, Stack, reply_target, text_of};
+use tests::wait::eventually;
 
 const CANCEL_DEADLINE: Duration = Duration::from_secs(1);
 
@@ -30,6 +31,14 @@ async fn status_and_cancel_answer_while_busy_and_the_busy_notice_comes_once() {
     let busy = stack.reply_to(second).await;
     assert_eq!(text_of(&busy), zh().busy());
     let third = stack.owner_says("hello??");
+    // kernel-tg confirms an update (next offset) only after handing it to the turn intake; once
+    // confirmed, the third reaches agentd (busy) well before a /cancel sent now could: the
+    // /cancel needs another long poll. Sent together, the /cancel could win and the third would
+    // then start a turn of its own.
+    eventually("kernel-tg to take the third message", PROMPT, async || {
+        stack.telegram.pending_updates() == 0
+    })
+    .await;
     // Cancel mid-stream: the model request is out and stalling (else the stall would be left
     // queued for the next turn).
     stack.llm.wait_requests(1, PROMPT).await;
