@@ -82,11 +82,11 @@ async fn delegate_bash_step(args: &[String]) -> Run {
     })
     .await
     .unwrap();
-    let mut client = kernel_proto::v1::agent_client::AgentClient::new(
-        unix_channel(cfg.socket()).await,
-    );
+    let mut client =
+        kernel_proto::v1::agent_client::AgentClient::new(unix_channel(cfg.socket()).await);
 
-    let task = "Initialise a git repository in the workspace and record the kernel name in bash_ran.txt.";
+    let task =
+        "Initialise a git repository in the workspace and record the kernel name in bash_ran.txt.";
     fake.push(Script::tool_call(
         "delegate_to_cli",
         json!({ "task": task }).to_string(),
@@ -107,7 +107,8 @@ async fn delegate_bash_step(args: &[String]) -> Run {
         r.header("user-agent")
             .is_some_and(|ua| ua.starts_with("claude-cli/"))
     };
-    let cli_requests: Vec<RecordedRequest> = requests.iter().filter(|r| from_cli(r)).cloned().collect();
+    let cli_requests: Vec<RecordedRequest> =
+        requests.iter().filter(|r| from_cli(r)).cloned().collect();
     let kernel_last = requests.iter().rfind(|r| !from_cli(r)).unwrap();
     drop(agentd);
     Run {
@@ -120,7 +121,10 @@ async fn delegate_bash_step(args: &[String]) -> Run {
 
 /// The `tool_result` block Claude Code sent back for its Bash call.
 fn bash_result(run: &Run) -> Value {
-    let last = run.cli_requests.last().expect("Claude Code called the fake");
+    let last = run
+        .cli_requests
+        .last()
+        .expect("Claude Code called the fake");
     last.body["messages"]
         .as_array()
         .into_iter()
@@ -153,8 +157,14 @@ async fn the_shipped_args_let_claude_code_run_a_bash_step_in_the_workspace() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn accept_edits_alone_denies_the_same_bash_step() {
-    let old = ["-p", "--output-format", "text", "--permission-mode", "acceptEdits"]
-        .map(str::to_owned);
+    let old = [
+        "-p",
+        "--output-format",
+        "text",
+        "--permission-mode",
+        "acceptEdits",
+    ]
+    .map(str::to_owned);
     let run = delegate_bash_step(&old).await;
 
     let result = bash_result(&run);
