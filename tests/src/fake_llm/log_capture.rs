@@ -8,12 +8,13 @@ use std::sync::{Arc, Mutex, Once};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::subscriber::{DefaultGuard, Interest};
-use tracing::{Event, Metadata, Subscriber};
+use tracing::{Event, Level, Metadata, Subscriber};
 
-/// Every log line (target + all fields, `Debug`-formatted) recorded while installed.
+/// Every log line (target + all fields, `Debug`-formatted) recorded while installed, with its
+/// level.
 #[derive(Clone, Default)]
 pub struct LogCapture {
-    lines: Arc<Mutex<Vec<String>>>,
+    lines: Arc<Mutex<Vec<(Level, String)>>>,
     next_id: Arc<AtomicU64>,
 }
 
@@ -29,13 +30,24 @@ impl LogCapture {
 
     /// The lines captured so far.
     pub fn lines(&self) -> Vec<String> {
-        self.lines.lock().unwrap().clone()
+        let lines = self.lines.lock().unwrap();
+        lines.iter().map(|(_, line)| line.clone()).collect()
     }
 
-    fn push(&self, target: &str, visit: impl FnOnce(&mut Line)) {
+    /// The lines captured so far at `level`.
+    pub fn lines_at(&self, level: Level) -> Vec<String> {
+        let lines = self.lines.lock().unwrap();
+        lines
+            .iter()
+            .filter(|(l, _)| *l == level)
+            .map(|(_, line)| line.clone())
+            .collect()
+    }
+
+    fn push(&self, level: Level, target: &str, visit: impl FnOnce(&mut Line)) {
         let mut line = Line(target.to_owned());
         visit(&mut line);
-        self.lines.lock().unwrap().push(line.0);
+        self.lines.lock().unwrap().push((level, line.0));
     }
 }
 
@@ -53,18 +65,20 @@ impl Subscriber for LogCapture {
     }
 
     fn new_span(&self, span: &Attributes<'_>) -> Id {
-        self.push(span.metadata().target(), |l| span.record(l));
+        let meta = span.metadata();
+        self.push(*meta.level(), meta.target(), |l| span.record(l));
         Id::from_u64(self.next_id.fetch_add(1, Ordering::SeqCst) + 1)
     }
 
     fn record(&self, _: &Id, values: &Record<'_>) {
-        self.push("record", |l| values.record(l));
+        self.push(Level::TRACE, "record", |l| values.record(l));
     }
 
     fn record_follows_from(&self, _: &Id, _: &Id) {}
 
     fn event(&self, event: &Event<'_>) {
-        self.push(event.metadata().target(), |l| event.record(l));
+        let meta = event.metadata();
+        self.push(*meta.level(), meta.target(), |l| event.record(l));
     }
 
     fn enter(&self, _: &Id) {}
