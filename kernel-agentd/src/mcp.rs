@@ -8,6 +8,7 @@
 
 mod connect;
 mod naming;
+mod reason;
 mod result;
 mod server;
 mod tool;

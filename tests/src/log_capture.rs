@@ -14,9 +14,10 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::subscriber::Interest;
-use tracing::{Event, Metadata, Subscriber};
+use tracing::{Event, Level, Metadata, Subscriber};
 
-/// Every log line (target + all fields, `Debug`-formatted) recorded while installed.
+/// Every log line (target + all fields, `Debug`-formatted) recorded while installed, with its
+/// level.
 #[derive(Clone, Default)]
 pub struct LogCapture {
     lines: Lines,
@@ -45,7 +46,16 @@ impl LogCapture {
 
     /// The lines captured so far.
     pub fn lines(&self) -> Vec<String> {
-        lock(&self.lines).clone()
+        lock(&self.lines).iter().map(|(_, line)| line.clone()).collect()
+    }
+
+    /// The lines captured so far at `level`.
+    pub fn lines_at(&self, level: Level) -> Vec<String> {
+        lock(&self.lines)
+            .iter()
+            .filter(|(l, _)| *l == level)
+            .map(|(_, line)| line.clone())
+            .collect()
     }
 }
 
@@ -60,7 +70,7 @@ impl Drop for CaptureGuard {
 /// Whether [`Global`] became the global subscriber (decided once per process).
 static INSTALLED: OnceLock<bool> = OnceLock::new();
 /// One capture's lines.
-type Lines = Arc<Mutex<Vec<String>>>;
+type Lines = Arc<Mutex<Vec<(Level, String)>>>;
 
 /// The live captures' line buffers, by guard id.
 static SINKS: Mutex<Vec<(u64, Lines)>> = Mutex::new(Vec::new());
@@ -74,13 +84,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// Formats a line and appends it to every live capture.
-fn push(target: &str, visit: impl FnOnce(&mut Line)) {
+fn push(level: Level, target: &str, visit: impl FnOnce(&mut Line)) {
     let mut line = Line(target.to_owned());
     visit(&mut line);
     // Clone the buffers out so no capture's lock is taken under the registry's.
     let sinks: Vec<_> = lock(&SINKS).iter().map(|(_, s)| s.clone()).collect();
     for sink in sinks {
-        lock(&sink).push(line.0.clone());
+        lock(&sink).push((level, line.0.clone()));
     }
 }
 
@@ -108,18 +118,20 @@ impl Subscriber for Global {
     }
 
     fn new_span(&self, span: &Attributes<'_>) -> Id {
-        push(span.metadata().target(), |l| span.record(l));
+        let meta = span.metadata();
+        push(*meta.level(), meta.target(), |l| span.record(l));
         Id::from_u64(NEXT_SPAN.fetch_add(1, Ordering::Relaxed))
     }
 
     fn record(&self, _: &Id, values: &Record<'_>) {
-        push("record", |l| values.record(l));
+        push(Level::TRACE, "record", |l| values.record(l));
     }
 
     fn record_follows_from(&self, _: &Id, _: &Id) {}
 
     fn event(&self, event: &Event<'_>) {
-        push(event.metadata().target(), |l| event.record(l));
+        let meta = event.metadata();
+        push(*meta.level(), meta.target(), |l| event.record(l));
     }
 
     fn enter(&self, _: &Id) {}

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::connect::{self, Connection};
 use super::tool::McpTool;
-use super::{McpServerStatus, McpSettings, McpState, naming};
+use super::{McpServerStatus, McpSettings, McpState, naming, reason};
 use crate::tools::ToolRegistry;
 
 /// Longest tool description kept (some servers ship manuals).
@@ -27,7 +27,7 @@ const MAX_DESCRIPTION_CHARS: usize = 4_000;
 pub struct Shared {
     pub name: String,
     status: Mutex<Snapshot>,
-    /// The live connection's id and peer, while connected.
+    /// The live connection's id and peer, while connected (ids grow with every connection).
     conn: Mutex<Option<(u64, Peer<RoleClient>)>>,
     /// The id of the last connection a call found broken (the supervisor then reconnects).
     broken: watch::Sender<u64>,
@@ -41,6 +41,8 @@ struct Snapshot {
     state: McpState,
     tool_count: u32,
     last_error: Option<String>,
+    /// Failed connection attempts so far (never reset).
+    failed_attempts: u64,
 }
 
 impl Shared {
@@ -51,6 +53,7 @@ impl Shared {
                 state: McpState::Connecting,
                 tool_count: 0,
                 last_error: None,
+                failed_attempts: 0,
             }),
             conn: Mutex::new(None),
             broken: watch::Sender::new(0),
@@ -64,6 +67,34 @@ impl Shared {
         self.conn.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// Waits for a live connection newer than connection `after` (0: any) from the server's
+    /// next connection attempt; `None` when that attempt fails, the server is disabled, or
+    /// nothing came within `limit`.
+    pub async fn newer_connection(
+        &self,
+        after: u64,
+        limit: Duration,
+    ) -> Option<(u64, Peer<RoleClient>)> {
+        // Subscribed before looking: a change after the look is still seen.
+        let mut changed = self.changed.subscribe();
+        let failed_before = self.snapshot().failed_attempts;
+        let wait = async {
+            loop {
+                if let Some(conn) = self.connection().filter(|(id, _)| *id > after) {
+                    return Some(conn);
+                }
+                let now = self.snapshot();
+                if now.state == McpState::Disabled || now.failed_attempts > failed_before {
+                    return None;
+                }
+                if changed.changed().await.is_err() {
+                    return None;
+                }
+            }
+        };
+        tokio::time::timeout(limit, wait).await.ok().flatten()
+    }
+
     /// A call on connection `id` failed at the transport: have the supervisor reconnect.
     pub fn mark_broken(&self, id: u64) {
         self.broken.send_replace(id);
@@ -71,7 +102,14 @@ impl Shared {
 
     /// The current state.
     pub fn state(&self) -> McpState {
-        self.status.lock().unwrap_or_else(|e| e.into_inner()).state
+        self.snapshot().state
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        self.status
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// For `GetStatus`.
@@ -132,6 +170,8 @@ pub struct Supervisor {
     /// What this server has registered: exposed name → definition.
     registered: BTreeMap<String, ToolDef>,
     next_id: u64,
+    /// Where the server lives ([`reason::place`]), opening every failure it reports.
+    place: String,
 }
 
 impl Supervisor {
@@ -144,6 +184,7 @@ impl Supervisor {
         cancel: CancellationToken,
     ) -> Self {
         Self {
+            place: reason::place(&config),
             config,
             shared,
             registry,
@@ -225,6 +266,7 @@ impl Supervisor {
         }
         self.shared.update(|s| {
             s.last_error = Some(error);
+            s.failed_attempts += 1;
             if disable {
                 s.state = McpState::Disabled;
                 s.tool_count = 0;
@@ -233,8 +275,10 @@ impl Supervisor {
     }
 
     /// One connection attempt: open, initialise, list tools — all within the connect timeout.
+    /// The error says in words where and what failed ("mcp.exa.ai: name not resolved").
     async fn attempt(&self) -> Result<(Connection, Vec<rmcp::model::Tool>), String> {
         let limit = self.settings.connect_timeout;
+        let place = &self.place;
         let open = connect::open(
             &self.config,
             self.shared.list_changed.clone(),
@@ -242,17 +286,23 @@ impl Supervisor {
         );
         let conn = tokio::time::timeout(limit, open)
             .await
-            .map_err(|_| format!("no answer within {} s", limit.as_secs_f32()))?
-            .map_err(|e| e.to_string())?;
+            .map_err(|_| format!("{place}: no answer within {} s", limit.as_secs_f32()))?
+            .map_err(|e| format!("{place}: {e}"))?;
         match tokio::time::timeout(limit, conn.peer.list_all_tools()).await {
             Ok(Ok(tools)) => Ok((conn, tools)),
             Ok(Err(e)) => {
                 conn.close().await;
-                Err(format!("listing tools failed: {e}"))
+                Err(format!(
+                    "{place}: listing tools failed: {}",
+                    reason::service(&e)
+                ))
             }
             Err(_) => {
                 conn.close().await;
-                Err(format!("listing tools took over {} s", limit.as_secs_f32()))
+                Err(format!(
+                    "{place}: listing tools took over {} s",
+                    limit.as_secs_f32()
+                ))
             }
         }
     }
@@ -281,7 +331,7 @@ impl Supervisor {
                 }
                 () = conn.closed() => break "the connection closed".to_owned(),
                 () = broken_at(&mut broken, id) => {
-                    break "a call found the connection broken".to_owned();
+                    break "a call found the connection broken or stuck".to_owned();
                 }
                 () = self.shared.list_changed.notified() => {
                     if let Err(e) = self.relist(&conn).await {
@@ -310,9 +360,11 @@ impl Supervisor {
                 self.shared.update(|s| s.tool_count = count);
                 Ok(())
             }
-            Ok(Err(e)) if is_transport_error(&e) => Err(format!("listing tools failed: {e}")),
+            Ok(Err(e)) if is_transport_error(&e) => {
+                Err(format!("listing tools failed: {}", reason::service(&e)))
+            }
             Ok(Err(e)) => {
-                let e = self.redactor.redact(&e.to_string());
+                let e = self.redactor.redact(&reason::service(&e));
                 tracing::warn!(server = %self.shared.name, error = %e, "mcp re-listing tools failed");
                 Ok(())
             }

@@ -35,7 +35,9 @@ fn the_example_parses_with_every_section() {
             "--output-format",
             "text",
             "--permission-mode",
-            "acceptEdits"
+            "acceptEdits",
+            "--allowedTools",
+            "Bash,Edit,Write,Read,Glob,Grep,NotebookEdit"
         ]
     );
     assert_eq!(raw.cli["codex"].args.as_deref().unwrap()[0], "exec");

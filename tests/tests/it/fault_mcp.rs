@@ -1,11 +1,12 @@
-//! An MCP server killed in the middle of a call, through the real kernel-agentd binary: the turn
-//! goes on with an error tool result (the model sees `is_error`) and completes at once instead of
-//! waiting for the call timeout; the server is started again after the reconnect backoff and its
-//! tools work again; a killed agentd leaves no stdio server behind; no secret is in a log or a
-//! reply. (The MCP client's own lifecycle with short timings is in mcp_lifecycle.rs.)
+//! An MCP server killed in the middle of a call, through the real kernel-agentd binary: the
+//! server is started again at once and the call is retried once on it, so the turn goes on with
+//! the retried call's answer instead of waiting for the call timeout; its tools keep working; a
+//! killed agentd leaves no stdio server behind; no secret is in a log or a reply. (The MCP
+//! client's own lifecycle with short timings is in mcp_lifecycle.rs.)
 //!
 //! The server is a small one on the real MCP SDK (installed with server-everything) whose `hang`
-//! tool marks that it was called and then never answers, so the kill lands inside the call.
+//! tool marks that it was called and then never answers the first time, so the kill lands inside
+//! the call; called again (by the retry), it answers.
 
 use std::time::{Duration, Instant};
 
@@ -23,7 +24,7 @@ const HANG_TOOL: &str = "mcp_flaky__hang";
 const DEADLINE: Duration = Duration::from_secs(30);
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_server_killed_mid_call_fails_the_call_and_comes_back_after_backoff() {
+async fn a_server_killed_mid_call_comes_back_and_the_call_is_retried_once() {
     let scratch = tempfile::tempdir().unwrap();
     let server = Flaky::new(scratch.path());
     let fake = FakeLlm::start().await;
@@ -34,7 +35,7 @@ async fn a_server_killed_mid_call_fails_the_call_and_comes_back_after_backoff() 
     let first = server.pid().expect("the server runs");
 
     fake.push(Script::tool_call(HANG_TOOL, "{}"));
-    fake.push(Script::text("服务器断了，稍后再试。"));
+    fake.push(Script::text("服务器重启后答复了。"));
     let mut stream = send(&mut agentd.client, "跑一个长任务").await;
     let started = until(&mut stream, |e| matches!(e, Event::ToolStarted(_))).await;
     seen.reply(&started);
@@ -44,7 +45,7 @@ async fn a_server_killed_mid_call_fails_the_call_and_comes_back_after_backoff() 
 
     let events = rest(&mut stream).await;
     seen.reply(&events);
-    assert_eq!(completed(&events).text, "服务器断了，稍后再试。");
+    assert_eq!(completed(&events).text, "服务器重启后答复了。");
     let finished = events
         .iter()
         .find_map(|e| match e {
@@ -52,18 +53,18 @@ async fn a_server_killed_mid_call_fails_the_call_and_comes_back_after_backoff() 
             _ => None,
         })
         .expect("the call finished");
-    assert!(!finished.ok, "{finished:?}");
+    assert!(finished.ok, "{finished:?}");
     assert!(
         killed_at.elapsed() < Duration::from_secs(10),
         "the turn waited {:?} for a dead server",
         killed_at.elapsed()
     );
     let result = tool_result(&fake.requests()[1].body);
-    assert_eq!(result["is_error"], true, "{result}");
+    assert_ne!(result["is_error"], true, "{result}");
     let content = result["content"].to_string();
     assert!(
-        content.contains("flaky"),
-        "the error names the server: {content}"
+        content.contains("answered after the restart"),
+        "the retry on the new server answered: {content}"
     );
 
     // Back after the backoff: a new process, connected, and its tools answer.
@@ -127,11 +128,14 @@ impl Flaky {
         let called = dir.join("called");
         let script = format!(
             r#"
-import {{ writeFileSync }} from "node:fs";
+import {{ existsSync, writeFileSync }} from "node:fs";
 import {{ McpServer }} from "file://{sdk}/server/mcp.js";
 import {{ StdioServerTransport }} from "file://{sdk}/server/stdio.js";
 const server = new McpServer({{ name: "flaky", version: "1.0.0" }});
-server.registerTool("hang", {{ description: "Never answers." }}, async () => {{
+server.registerTool("hang", {{ description: "Never answers the first time." }}, async () => {{
+  if (existsSync({called:?})) {{
+    return {{ content: [{{ type: "text", text: "answered after the restart" }}] }};
+  }}
   writeFileSync({called:?}, "yes");
   return new Promise(() => {{}});
 }});
