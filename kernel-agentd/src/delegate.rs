@@ -6,7 +6,8 @@
 //!   refused, so both tasks run, one after the other; cancelling the turn stops the wait too.
 //! - The subprocess: `command + args + [task]` (see [`invocation`] for the exact argv and how a
 //!   task starting with `-` is kept from being read as a flag), never through a shell, stdin from
-//!   `/dev/null`, its own process group, agentd's environment less Kernel's own secrets.
+//!   `/dev/null`, its own process group, agentd's environment less Kernel's own secrets and every
+//!   variable the config references as one (`${VAR}` in MCP settings).
 //! - Its stdout and stderr go straight to `data_dir/cli_outputs/<timestamp>-<cli>.txt` as they
 //!   arrive; the model gets them (for Codex: its `--output-last-message` file, falling back to
 //!   that output) cut in the middle at [`MAX_OUTPUT_CHARS`].
@@ -129,6 +130,9 @@ pub struct Delegator {
     /// Where running process groups are recorded (see [`reaper`]).
     records_dir: PathBuf,
     timezone: chrono_tz::Tz,
+    /// The variables the config references as secrets (`${VAR}` of MCP servers), stripped from
+    /// the CLI's environment with Kernel's own.
+    secret_env: Vec<String>,
     kill_grace: Duration,
     serial: Arc<Semaphore>,
     running: Arc<Mutex<Option<RunningCli>>>,
@@ -154,6 +158,7 @@ impl Delegator {
             outputs_dir: config.general.data_dir.join(OUTPUTS_DIR),
             records_dir,
             timezone: config.general.timezone,
+            secret_env: config.secret_env.clone(),
             kill_grace: KILL_GRACE,
             serial: Arc::new(Semaphore::new(1)),
             running: Arc::new(Mutex::new(None)),
@@ -199,7 +204,10 @@ impl Delegator {
             }
         };
         let (files, log) = self.output_files(&cli.name)?;
-        let invocation = invocation::invocation(&cli, &req.task, &cwd, &files.last_message);
+        let mut invocation = invocation::invocation(&cli, &req.task, &cwd, &files.last_message);
+        invocation
+            .env_remove
+            .extend(self.secret_env.iter().map(std::ffi::OsString::from));
         let started = runner::start(&invocation, log).map_err(|e| {
             tracing::warn!(cli = %cli.name, error = %e, "cannot start the CLI");
             DelegateError::Spawn {

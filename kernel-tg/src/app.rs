@@ -77,9 +77,10 @@ impl App {
         self.inner.texts
     }
 
-    /// Sends `html` to the owner; failures are logged (the owner cannot be told).
+    /// Sends `html` to the owner, split like answers when long; failures are logged (the owner
+    /// cannot be told).
     pub async fn say(&self, html: &str, reply_to: Option<MessageId>) {
-        if let Err(e) = self.telegram().send_html(html, reply_to).await {
+        if let Err(e) = self.telegram().send_text(html, reply_to).await {
             tracing::error!(error = %e, "a reply could not be sent");
         }
     }
@@ -180,7 +181,7 @@ async fn connect(config: &Config) -> Result<App, RunError> {
         .map_err(|e| RunError::Http(e.to_string()))?;
     let bot = Bot::with_client(token.expose(), client).set_api_url(api_url);
     let telegram = Telegram::new(bot, ChatId(owner as i64));
-    let texts = Texts::new(config.general.locale);
+    let texts = Texts::new(config.general.locale).with_timezone(config.general.timezone);
     let username = match telegram.username().await {
         Ok(name) => name,
         Err(RequestError::Api(ApiError::InvalidToken)) => return Err(RunError::BadToken),

@@ -58,9 +58,10 @@ pub struct StatusView<'a> {
     pub session: Option<SessionEntry<'a>>,
     pub provider: &'a str,
     pub model: &'a str,
-    /// RFC 3339 start of the running turn, if one runs.
+    /// RFC 3339 start of the running turn, if one runs (shown in the owner's time zone).
     pub turn_started_at: Option<&'a str>,
     pub running_tool: Option<&'a str>,
+    /// The running CLI, e.g. `claude_code since <RFC 3339>` (times shown in the owner's zone).
     pub running_cli: Option<&'a str>,
     pub last_error: Option<&'a str>,
     pub fts5_available: bool,
@@ -94,12 +95,17 @@ impl Texts {
         )
     }
 
-    /// The /history reply, newest first as agentd lists them.
+    /// The /history reply, newest first as agentd lists them, headed by how many there are (a
+    /// long one is sent in several messages).
     pub fn history(self, sessions: &[SessionEntry<'_>]) -> String {
         if sessions.is_empty() {
             return self.pick("还没有历史会话", "No sessions yet").to_owned();
         }
-        let mut out = String::from(self.pick("<b>历史会话</b>\n", "<b>Sessions</b>\n"));
+        let total = sessions.len();
+        let mut out = match self.locale() {
+            Locale::Zh => format!("<b>历史会话</b>（共 {total} 个）\n"),
+            Locale::En => format!("<b>Sessions</b> ({total} in total)\n"),
+        };
         for session in sessions {
             out.push_str(&self.session_line(session));
             out.push('\n');
@@ -111,12 +117,16 @@ impl Texts {
         out
     }
 
-    /// The /memory reply: `#<n> date text`.
+    /// The /memory reply: `#<n> date text`, headed by how many there are.
     pub fn memories(self, memories: &[MemoryEntry<'_>]) -> String {
         if memories.is_empty() {
             return self.pick("还没有长期记忆", "No memories yet").to_owned();
         }
-        let mut out = String::from(self.pick("<b>长期记忆</b>\n", "<b>Memories</b>\n"));
+        let total = memories.len();
+        let mut out = match self.locale() {
+            Locale::Zh => format!("<b>长期记忆</b>（共 {total} 条）\n"),
+            Locale::En => format!("<b>Memories</b> ({total} in total)\n"),
+        };
         for memory in memories {
             let text = escape_truncated(memory.text, MAX_MEMORY_CHARS);
             let _ = writeln!(
@@ -154,12 +164,12 @@ impl Texts {
             (Some(since), None) => format!(
                 "{}{}",
                 self.pick("运行中，开始于 ", "running since "),
-                escape_html(since)
+                escape_html(&self.local_time(since))
             ),
             (Some(since), Some(tool)) => format!(
                 "{}{}{}<code>{}</code>",
                 self.pick("运行中，开始于 ", "running since "),
-                escape_html(since),
+                escape_html(&self.local_time(since)),
                 self.pick("，工具 ", ", tool "),
                 escape_truncated(tool, MAX_TITLE_CHARS)
             ),
@@ -169,7 +179,7 @@ impl Texts {
             let _ = writeln!(
                 out,
                 "CLI: <code>{}</code>",
-                escape_truncated(cli, MAX_TITLE_CHARS)
+                escape_truncated(&self.local_times_in(cli), MAX_TITLE_CHARS)
             );
         }
         if let Some(error) = status.last_error {

@@ -4,8 +4,14 @@ use super::*;
 use crate::command::{self, CommandError, CommandKind};
 use proptest::prelude::*;
 
-const ZH: Texts = Texts { locale: Locale::Zh };
-const EN: Texts = Texts { locale: Locale::En };
+const ZH: Texts = Texts {
+    locale: Locale::Zh,
+    timezone: None,
+};
+const EN: Texts = Texts {
+    locale: Locale::En,
+    timezone: None,
+};
 
 /// Every `<` opens one of the tags we emit and every `&` starts one of our entities.
 fn assert_html_safe(html: &str) {
@@ -318,4 +324,40 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn listings_say_how_many_entries_there_are() {
+    let memory = MemoryEntry {
+        number: 1,
+        date: "2025-01-09",
+        text: "x",
+    };
+    assert!(ZH.memories(&[memory; 3]).starts_with("<b>长期记忆</b>（共 3 条）\n"));
+    assert!(EN.memories(&[memory; 3]).starts_with("<b>Memories</b> (3 in total)\n"));
+    let session = SessionEntry::default();
+    assert!(ZH.history(&[session; 2]).starts_with("<b>历史会话</b>（共 2 个）\n"));
+    assert!(EN.history(&[session; 2]).starts_with("<b>Sessions</b> (2 in total)\n"));
+}
+
+#[test]
+fn status_times_are_in_the_owners_time_zone() {
+    let shanghai = ZH.with_timezone(chrono_tz::Asia::Shanghai);
+    let view = StatusView {
+        turn_started_at: Some("2025-01-02T03:04:05Z"),
+        running_cli: Some("claude_code since 2025-01-02T03:04:06Z"),
+        ..StatusView::default()
+    };
+    let status = shanghai.status(&view);
+    assert!(status.contains("开始于 2025-01-02 11:04:05 CST"), "{status}");
+    assert!(
+        status.contains("<code>claude_code since 2025-01-02 11:04:06 CST</code>"),
+        "{status}"
+    );
+    assert!(!status.contains("03:04:0"), "{status}");
+    assert!(
+        ZH.status(&view).contains("2025-01-02 03:04:05 UTC"),
+        "UTC without a zone"
+    );
+    assert_eq!(shanghai.local_time("not a time"), "not a time");
 }

@@ -1,0 +1,104 @@
+//! What a new owner trips over (issue 16), through both real binaries and the fakes: long
+//! command replies arrive as valid chunks, long Chinese prose is cut only after a sentence,
+//! `/status` shows the owner's local time.
+
+use kernel_proto::v1 as pb;
+use kernel_proto::v1::agent_client::AgentClient;
+use tests::fake_llm::Script;
+use tests::fake_telegram::Call;
+use tests::harness::unix_channel;
+use tests::stack::{PROMPT, Stack, text_of};
+
+/// The sendMessage calls made since call number `since` (the call log's index).
+fn sends_since(stack: &Stack, since: usize) -> Vec<Call> {
+    stack.telegram.calls()[since..]
+        .iter()
+        .filter(|c| c.method == "sendmessage")
+        .cloned()
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_with_300_entries_arrives_as_valid_chunks_with_the_total() {
+    let stack = Stack::start().await;
+    let mut client = AgentClient::new(unix_channel(stack.cfg.socket()).await);
+    for n in 1..=300 {
+        let text = format!(
+            "记忆 {n}：主人喜欢 <b>茶</b> & \"咖啡\"，每天早上八点起床。{}",
+            "细节".repeat(60)
+        );
+        client
+            .add_memory(pb::AddMemoryRequest { text })
+            .await
+            .expect("add a memory");
+    }
+    let since = stack.telegram.call_count();
+    let id = stack.owner_says("/memory");
+    stack
+        .telegram
+        .wait_for_call("sendMessage", |c| text_of(c).contains("/forget"), PROMPT)
+        .await;
+    let sends = sends_since(&stack, since);
+    assert!(sends.len() >= 5, "{} messages", sends.len());
+    for call in &sends {
+        assert!(
+            call.ok,
+            "Telegram refused a chunk: {:?}\n{}",
+            call.description, call.params
+        );
+        assert_eq!(call.params["parse_mode"], "HTML", "{}", call.params);
+    }
+    assert_eq!(
+        tests::stack::reply_target(&sends[0]),
+        Some(id),
+        "the first chunk replies to the command"
+    );
+    let visible: Vec<String> = stack
+        .visible()
+        .into_iter()
+        .filter(|m| m.parse_mode.as_deref() == Some("HTML"))
+        .map(|m| m.text)
+        .collect();
+    let all = visible.join("\n");
+    assert!(all.contains("（共 300 条）"), "the total is given");
+    for n in [1, 150, 300] {
+        assert!(all.contains(&format!("\n#{n} ")), "#{n} is listed");
+    }
+    let lines = all.lines().filter(|l| l.starts_with('#')).count();
+    assert_eq!(lines, 300, "every memory exactly once");
+    assert!(all.contains("&lt;b&gt;茶&lt;/b&gt; &amp;"), "escaped, not markup");
+    stack.assert_no_secrets();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_one_paragraph_chinese_answer_is_cut_only_after_full_stops() {
+    let stack = Stack::start().await;
+    let mut answer = String::new();
+    let mut n = 0usize;
+    while answer.chars().count() < 12_000 {
+        let len = [37, 120, 64, 9, 250, 88][n % 6];
+        let sentence: String = "我们今天学习中文的句子，然后继续写下去"
+            .chars()
+            .cycle()
+            .skip(n % 7)
+            .take(len)
+            .collect();
+        answer.push_str(&sentence);
+        answer.push('。');
+        n += 1;
+    }
+    stack.llm.push(Script::text(&answer));
+    stack.owner_says("写一篇长文");
+    let visible = stack.turn_done().await;
+    assert!(visible.len() >= 3, "{} messages", visible.len());
+    for message in &visible {
+        assert!(
+            message.text.ends_with('。'),
+            "cut mid-sentence: …{}",
+            message.text.chars().rev().take(10).collect::<String>()
+        );
+        assert!(message.text.encode_utf16().count() <= 4096);
+    }
+    let joined: String = visible.iter().map(|m| m.text.as_str()).collect();
+    assert_eq!(joined, answer);
+}
