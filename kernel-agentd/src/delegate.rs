@@ -12,8 +12,10 @@
 //!   arrive; the model gets them (for Codex: its `--output-last-message` file, falling back to
 //!   that output) cut in the middle at [`MAX_OUTPUT_CHARS`].
 //! - Time limit `[cli.<name>] timeout_secs` (default 10 minutes); it and cancellation kill the
-//!   whole group: TERM, then KILL after [`KILL_GRACE`]. When the CLI exits by itself, whatever it
-//!   left running in its group is ended the same way, after its result has been returned.
+//!   whole group and every process that descends from the CLI even if it left the group
+//!   ([`tree`]; agentd is their child subreaper on Linux): TERM, then KILL after [`KILL_GRACE`].
+//!   When the CLI exits by itself, whatever it left running is ended the same way, after its
+//!   result has been returned.
 //! - Each running group is recorded in `data_dir/cli_groups/` until it is gone, so that a group
 //!   left running by a crashed agentd is killed when the next one starts (see [`reaper`]).
 //! - `ok` is exit code 0 and a non-empty answer. A request that cannot run (unknown `cli`, missing
@@ -25,6 +27,7 @@ pub mod invocation;
 pub mod reaper;
 mod runner;
 mod tool;
+pub mod tree;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -141,9 +144,11 @@ pub struct Delegator {
 }
 
 impl Delegator {
-    /// A delegator for `config`'s `[cli.*]` sections; supervision runs on `tasks`. First kills
+    /// A delegator for `config`'s `[cli.*]` sections; supervision runs on `tasks`. Makes this
+    /// process the child subreaper of its descendants ([`tree::become_subreaper`]) and first kills
     /// the CLI process groups a crashed agentd left running ([`reaper::reap_stale`]).
     pub fn new(config: &Config, tasks: TaskTracker) -> Self {
+        tree::become_subreaper();
         let records_dir = config.general.data_dir.join(reaper::RECORDS_DIR);
         let reaped = reaper::reap_stale(&records_dir);
         if reaped.killed > 0 {

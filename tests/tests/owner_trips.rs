@@ -1,11 +1,13 @@
 //! What a new owner trips over (issue 16), through both real binaries and the fakes: long
 //! command replies arrive as valid chunks, long Chinese prose is cut only after a sentence,
-//! `/status` shows the owner's local time.
+//! `/status` shows the owner's local time, a voice reply over tonic's default 4 MiB arrives.
 
 use kernel_proto::v1 as pb;
 use kernel_proto::v1::agent_client::AgentClient;
 use tests::fake_llm::Script;
-use tests::fake_telegram::Call;
+use tests::fake_speech::FakeSpeech;
+use tests::fake_telegram::{Call, OWNER_ID};
+use tests::media::{SPEECH_KEY, speech_toml};
 use tests::harness::unix_channel;
 use tests::stack::{PROMPT, Stack, text_of};
 
@@ -101,4 +103,58 @@ async fn a_one_paragraph_chinese_answer_is_cut_only_after_full_stops() {
     }
     let joined: String = visible.iter().map(|m| m.text.as_str()).collect();
     assert_eq!(joined, answer);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_shows_the_running_turn_in_the_owners_time_zone() {
+    let stack = Stack::start_edited("claude", "", |toml| {
+        toml.replace("timezone = \"Asia/Shanghai\"", "timezone = \"Asia/Tokyo\"")
+    })
+    .await;
+    stack.llm.push(Script::stall());
+    let asked = stack.owner_says("take your time");
+    stack.reply_to(asked).await;
+    stack.llm.wait_requests(1, PROMPT).await;
+    let status = stack.command("/status").await;
+    let since = status
+        .split("运行中，开始于 ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("a running turn: {status}"));
+    let since: String = since.chars().take("2025-01-02 03:04:05 JST".len()).collect();
+    assert!(since.ends_with(" JST"), "local time with its zone: {status}");
+    let local = chrono::NaiveDateTime::parse_from_str(&since[..19], "%Y-%m-%d %H:%M:%S")
+        .unwrap_or_else(|e| panic!("{since}: {e}"));
+    let now_tokyo = chrono::Utc::now().naive_utc() + chrono::Duration::hours(9);
+    let skew = (now_tokyo - local).num_seconds().abs();
+    assert!(skew < 120, "{since} is not Tokyo time (now {now_tokyo})");
+    assert!(!status.contains("+00:00") && !status.contains("UTC"), "{status}");
+    stack.command("/cancel").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_voice_reply_larger_than_4_mib_reaches_the_owner() {
+    let speech = FakeSpeech::start(SPEECH_KEY).await;
+    let mut audio = b"OggS".to_vec();
+    audio.extend((0..12 * 1024 * 1024).map(|i: u32| (i % 251) as u8));
+    speech.set_speech_audio(audio.clone());
+    let stack = Stack::start_with("claude", &speech_toml(&speech.base(), SPEECH_KEY, true)).await;
+    stack.llm.push(Script::text("好的。"));
+    let asked = stack
+        .telegram
+        .user_voice(OWNER_ID, b"OggS-owner-voice".to_vec());
+    stack
+        .telegram
+        .wait_for_call("sendVoice", |c| c.ok, PROMPT)
+        .await;
+    let visible = stack.turn_done().await;
+    assert_eq!(visible[0].text, "好的。");
+    let voice = stack
+        .telegram
+        .messages(OWNER_ID)
+        .into_iter()
+        .find(|m| m.voice.is_some())
+        .expect("the voice note");
+    assert_eq!(voice.voice.as_deref().map(<[u8]>::len), Some(audio.len()));
+    assert!(voice.voice.as_deref() == Some(&audio[..]), "the same bytes");
+    assert_eq!(voice.reply_to, Some(asked));
 }

@@ -207,12 +207,14 @@ fn classify_text(doc: &Doc, boundaries: &[bool], pos: usize, before: char, c: ch
             _ => Class::Block,
         };
     }
-    if doc.in_pre(pos) {
-        // Code keeps the plain word rules: punctuation there is not prose.
-    } else if CJK_SENTENCE_ENDS.contains(&before) && cjk_break(before, c) {
-        return Class::Sentence;
-    } else if CLAUSE_ENDS.contains(&before) && cjk_break(before, c) {
-        return Class::Clause;
+    // Code keeps the plain word rules: punctuation there is not prose.
+    if cjk_break(before, c) && !doc.in_pre(pos) {
+        if CJK_SENTENCE_ENDS.contains(&before) {
+            return Class::Sentence;
+        }
+        if CLAUSE_ENDS.contains(&before) {
+            return Class::Clause;
+        }
     }
     if cjk_break(before, c) {
         Class::Word
