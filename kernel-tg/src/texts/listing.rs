@@ -95,17 +95,12 @@ impl Texts {
         )
     }
 
-    /// The /history reply, newest first as agentd lists them, headed by how many there are (a
-    /// long one is sent in several messages).
+    /// The /history reply, newest first as agentd lists them.
     pub fn history(self, sessions: &[SessionEntry<'_>]) -> String {
         if sessions.is_empty() {
             return self.pick("还没有历史会话", "No sessions yet").to_owned();
         }
-        let total = sessions.len();
-        let mut out = match self.locale() {
-            Locale::Zh => format!("<b>历史会话</b>（共 {total} 个）\n"),
-            Locale::En => format!("<b>Sessions</b> ({total} in total)\n"),
-        };
+        let mut out = String::from(self.pick("<b>历史会话</b>\n", "<b>Sessions</b>\n"));
         for session in sessions {
             out.push_str(&self.session_line(session));
             out.push('\n');
@@ -117,15 +112,22 @@ impl Texts {
         out
     }
 
-    /// The /memory reply: `#<n> date text`, headed by how many there are.
-    pub fn memories(self, memories: &[MemoryEntry<'_>]) -> String {
+    /// The /memory reply: `#<n> date text`, headed by how many memories there are in `total`
+    /// (agentd lists at most the newest 200; a long reply is sent in several messages).
+    pub fn memories(self, memories: &[MemoryEntry<'_>], total: usize) -> String {
         if memories.is_empty() {
             return self.pick("还没有长期记忆", "No memories yet").to_owned();
         }
-        let total = memories.len();
-        let mut out = match self.locale() {
-            Locale::Zh => format!("<b>长期记忆</b>（共 {total} 条）\n"),
-            Locale::En => format!("<b>Memories</b> ({total} in total)\n"),
+        let (total, shown) = (total.max(memories.len()), memories.len());
+        let mut out = match (self.locale(), total > shown) {
+            (Locale::Zh, false) => format!("<b>长期记忆</b>（共 {total} 条）\n"),
+            (Locale::Zh, true) => {
+                format!("<b>长期记忆</b>（共 {total} 条，显示最新 {shown} 条）\n")
+            }
+            (Locale::En, false) => format!("<b>Memories</b> ({total} in total)\n"),
+            (Locale::En, true) => {
+                format!("<b>Memories</b> ({total} in total, the newest {shown} shown)\n")
+            }
         };
         for memory in memories {
             let text = escape_truncated(memory.text, MAX_MEMORY_CHARS);

@@ -171,10 +171,10 @@ fn memory_lines() {
         text: "likes tea & <cake>",
     }];
     assert!(
-        EN.memories(&memories)
+        EN.memories(&memories, 1)
             .contains("#4 2025-01-09 likes tea &amp; &lt;cake&gt;\n")
     );
-    assert_eq!(EN.memories(&[]), "No memories yet");
+    assert_eq!(EN.memories(&[], 0), "No memories yet");
     assert_eq!(ZH.remembered("a<b"), "已记住：a&lt;b");
 }
 
@@ -314,7 +314,7 @@ proptest! {
         };
         for texts in [ZH, EN] {
             for html in [
-                texts.history(&sessions), texts.memories(&memories), texts.status(&status),
+                texts.history(&sessions), texts.memories(&memories, memories.len()), texts.status(&status),
                 texts.providers(&providers, &value, &value), texts.models(&value, &models, &value),
                 texts.cancelled(Some(&value)), texts.tool_running(&value), texts.turn_failed(&value),
                 texts.switched(&value, &value), texts.remembered(&value), texts.rejected(&value),
@@ -327,17 +327,28 @@ proptest! {
 }
 
 #[test]
-fn listings_say_how_many_entries_there_are() {
+fn the_memory_listing_says_how_many_there_are() {
     let memory = MemoryEntry {
         number: 1,
         date: "2025-01-09",
         text: "x",
     };
-    assert!(ZH.memories(&[memory; 3]).starts_with("<b>长期记忆</b>（共 3 条）\n"));
-    assert!(EN.memories(&[memory; 3]).starts_with("<b>Memories</b> (3 in total)\n"));
-    let session = SessionEntry::default();
-    assert!(ZH.history(&[session; 2]).starts_with("<b>历史会话</b>（共 2 个）\n"));
-    assert!(EN.history(&[session; 2]).starts_with("<b>Sessions</b> (2 in total)\n"));
+    assert!(
+        ZH.memories(&[memory; 3], 3)
+            .starts_with("<b>长期记忆</b>（共 3 条）\n")
+    );
+    assert!(
+        EN.memories(&[memory; 3], 3)
+            .starts_with("<b>Memories</b> (3 in total)\n")
+    );
+    assert!(
+        ZH.memories(&[memory; 2], 300)
+            .starts_with("<b>长期记忆</b>（共 300 条，显示最新 2 条）\n")
+    );
+    assert!(
+        EN.memories(&[memory; 2], 300)
+            .starts_with("<b>Memories</b> (300 in total, the newest 2 shown)\n")
+    );
 }
 
 #[test]
