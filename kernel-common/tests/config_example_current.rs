@@ -38,10 +38,21 @@ fn model_names_are_current() {
         "{models:?}"
     );
     assert!(models.iter().any(|m| m == "claude-opus-5-5"), "{models:?}");
-    let titles = raw.titles.as_ref().unwrap().model.clone().unwrap_or_default();
+    let titles = raw
+        .titles
+        .as_ref()
+        .unwrap()
+        .model
+        .clone()
+        .unwrap_or_default();
     assert!(titles.starts_with("claude-haiku-5"), "{titles}");
     let text = example();
-    for old in ["claude-sonnet-4", "claude-opus-4", "claude-haiku-4", "gpt-4o"] {
+    for old in [
+        "claude-sonnet-4",
+        "claude-opus-4",
+        "claude-haiku-4",
+        "gpt-4o",
+    ] {
         assert!(!text.contains(old), "{old} is a year old");
     }
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
@@ -51,6 +62,9 @@ fn model_names_are_current() {
             .nth(1)
             .and_then(|rest| rest.split('"').next())
             .expect("a model in the grpcurl example");
-        assert!(models.iter().any(|m| m == model), "{model} not in {models:?}");
+        assert!(
+            models.iter().any(|m| m == model),
+            "{model} not in {models:?}"
+        );
     }
 }

@@ -89,9 +89,13 @@ impl Telegram {
         let mut first = None;
         for (index, chunk) in chunks.iter().enumerate() {
             let reply = if index == 0 { reply_to } else { None };
-            let id = self.send_chunk(chunk, reply).await.map_err(|e| {
-                tracing::warn!(chunk = index + 1, of = chunks.len(), "a part of a reply could not be sent");
-                e
+            let id = self.send_chunk(chunk, reply).await.inspect_err(|e| {
+                tracing::warn!(
+                    error = %e,
+                    chunk = index + 1,
+                    of = chunks.len(),
+                    "a part of a reply could not be sent"
+                );
             })?;
             first.get_or_insert(id);
         }

@@ -11,7 +11,9 @@ use proptest::prelude::*;
 
 use invariants::checked_render;
 
-const IDEOGRAPHS: &[char] = &['我', '们', '今', '天', '学', '习', '中', '文', '的', '句', '子'];
+const IDEOGRAPHS: &[char] = &[
+    '我', '们', '今', '天', '学', '习', '中', '文', '的', '句', '子',
+];
 
 /// One Chinese sentence of `len` ideographs with a comma or enumeration mark now and then,
 /// ending with `。`.
@@ -40,7 +42,11 @@ fn paragraph(lengths: &[usize], total: usize) -> String {
 
 fn assert_cut_after_sentences(text: &str, limit: usize) {
     let chunks = checked_render(text, limit);
-    assert!(chunks.len() > 1, "{} chars in one chunk", text.chars().count());
+    assert!(
+        chunks.len() > 1,
+        "{} chars in one chunk",
+        text.chars().count()
+    );
     for (index, chunk) in chunks.iter().enumerate() {
         assert!(
             chunk.plain.ends_with('。'),

@@ -43,7 +43,11 @@ async fn variables_the_config_references_as_secrets_are_stripped_from_the_cli() 
     let cli = FakeCli::new(PRINT_ENV);
     let cfg = TestConfig::new(
         &fake.url(),
-        &format!("{}\n{}", cli.toml("claude_code", &["-p"], None), mcp_sections()),
+        &format!(
+            "{}\n{}",
+            cli.toml("claude_code", &["-p"], None),
+            mcp_sections()
+        ),
     );
     let mut env: Vec<(&str, &str)> = MCP_SECRETS.to_vec();
     env.push(("KERNEL_TEST_VISIBLE", "inherited-ok"));
@@ -68,7 +72,10 @@ async fn variables_the_config_references_as_secrets_are_stripped_from_the_cli() 
     );
     let model_saw = fake.requests()[1].raw_body.clone();
     for (name, value) in MCP_SECRETS {
-        assert!(!printed.contains(&format!("{name}=")), "{name} leaked: {printed}");
+        assert!(
+            !printed.contains(&format!("{name}=")),
+            "{name} leaked: {printed}"
+        );
         for text in [&printed, &model_saw] {
             assert!(!text.contains(value), "{name}'s value leaked");
         }

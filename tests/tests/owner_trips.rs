@@ -7,8 +7,8 @@ use kernel_proto::v1::agent_client::AgentClient;
 use tests::fake_llm::Script;
 use tests::fake_speech::FakeSpeech;
 use tests::fake_telegram::{Call, OWNER_ID};
-use tests::media::{SPEECH_KEY, speech_toml};
 use tests::harness::unix_channel;
+use tests::media::{SPEECH_KEY, speech_toml};
 use tests::stack::{PROMPT, Stack, text_of};
 
 /// The sendMessage calls made since call number `since` (the call log's index).
@@ -72,7 +72,10 @@ async fn memory_with_300_entries_arrives_as_valid_chunks_with_the_total() {
     }
     let lines = all.lines().filter(|l| l.starts_with('#')).count();
     assert_eq!(lines, 200, "every listed memory exactly once");
-    assert!(all.contains("&lt;b&gt;茶&lt;/b&gt; &amp;"), "escaped, not markup");
+    assert!(
+        all.contains("&lt;b&gt;茶&lt;/b&gt; &amp;"),
+        "escaped, not markup"
+    );
     stack.assert_no_secrets();
 }
 
@@ -124,14 +127,23 @@ async fn status_shows_the_running_turn_in_the_owners_time_zone() {
         .split("运行中，开始于 ")
         .nth(1)
         .unwrap_or_else(|| panic!("a running turn: {status}"));
-    let since: String = since.chars().take("2025-01-02 03:04:05 JST".len()).collect();
-    assert!(since.ends_with(" JST"), "local time with its zone: {status}");
+    let since: String = since
+        .chars()
+        .take("2025-01-02 03:04:05 JST".len())
+        .collect();
+    assert!(
+        since.ends_with(" JST"),
+        "local time with its zone: {status}"
+    );
     let local = chrono::NaiveDateTime::parse_from_str(&since[..19], "%Y-%m-%d %H:%M:%S")
         .unwrap_or_else(|e| panic!("{since}: {e}"));
     let now_tokyo = chrono::Utc::now().naive_utc() + chrono::Duration::hours(9);
     let skew = (now_tokyo - local).num_seconds().abs();
     assert!(skew < 120, "{since} is not Tokyo time (now {now_tokyo})");
-    assert!(!status.contains("+00:00") && !status.contains("UTC"), "{status}");
+    assert!(
+        !status.contains("+00:00") && !status.contains("UTC"),
+        "{status}"
+    );
     stack.command("/cancel").await;
 }
 

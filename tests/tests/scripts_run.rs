@@ -47,13 +47,22 @@ fn it_builds_only_the_two_binaries_it_runs() {
     assert_eq!(build.len(), 1, "{lines:?}");
     let build = build[0];
     assert!(build.contains("--release"), "{build}");
-    assert!(!build.contains("--bins") && !build.contains("--workspace"), "{build}");
+    assert!(
+        !build.contains("--bins") && !build.contains("--workspace"),
+        "{build}"
+    );
     assert!(!build.contains("bench"), "{build}");
     for binary in ["kernel-agentd", "kernel-tg"] {
         assert!(build.contains(&format!("--bin {binary}")), "{build}");
     }
-    assert!(lines.contains(&"target/release/kernel-agentd &".to_owned()), "{lines:?}");
-    assert!(lines.contains(&"target/release/kernel-tg".to_owned()), "{lines:?}");
+    assert!(
+        lines.contains(&"target/release/kernel-agentd &".to_owned()),
+        "{lines:?}"
+    );
+    assert!(
+        lines.contains(&"target/release/kernel-tg".to_owned()),
+        "{lines:?}"
+    );
 }
 
 #[test]

@@ -98,11 +98,9 @@ fn tag(s: &str) -> Option<(Tag, &str)> {
     let after = &s[end + 1..];
     if let Some(name) = inner.strip_prefix('/') {
         let name = name.trim().to_ascii_lowercase();
-        return known(&name).then(|| (Tag::Close(name), after));
+        return known(&name).then_some((Tag::Close(name), after));
     }
-    let (name, attributes) = inner
-        .split_once(char::is_whitespace)
-        .unwrap_or((inner, ""));
+    let (name, attributes) = inner.split_once(char::is_whitespace).unwrap_or((inner, ""));
     let name = name.to_ascii_lowercase();
     let style = match name.as_str() {
         "b" | "strong" => Style::Bold,
@@ -183,7 +181,9 @@ mod tests {
     fn a_long_listing_is_split_at_lines_with_tags_closed_and_reopened() {
         let mut html = String::from("<b>Memories</b>\n");
         for n in 1..=200 {
-            html.push_str(&format!("#{n} 2025-01-01 <code>x &lt; y</code> memory text\n"));
+            html.push_str(&format!(
+                "#{n} 2025-01-01 <code>x &lt; y</code> memory text\n"
+            ));
         }
         html.push_str("\n/forget #n to delete");
         let chunks = chunks(&html, 1000);
@@ -199,7 +199,11 @@ mod tests {
         assert!(chunks[0].html.starts_with("<b>Memories</b>\n#1 "));
         assert!(chunks[1].plain.starts_with('#'), "{}", chunks[1].plain);
         let joined: Vec<_> = chunks.iter().map(|c| c.plain.as_str()).collect();
-        assert!(joined.join("\n").contains("#200 2025-01-01 x < y memory text"));
+        assert!(
+            joined
+                .join("\n")
+                .contains("#200 2025-01-01 x < y memory text")
+        );
     }
 
     #[test]
@@ -208,13 +212,19 @@ mod tests {
         let chunks = chunks(&html, 256);
         let plain: String = chunks.iter().map(|c| c.plain.clone()).collect();
         assert!(plain.contains("<cake> & </b> done"), "{plain}");
-        assert!(chunks.iter().any(|c| c.html.contains("&lt;cake&gt; &amp; &lt;/b&gt;")));
+        assert!(
+            chunks
+                .iter()
+                .any(|c| c.html.contains("&lt;cake&gt; &amp; &lt;/b&gt;"))
+        );
     }
 
     #[test]
     fn links_and_numeric_entities_are_read() {
         let doc = read("<a href=\"https://e.com/?a=1&amp;b=2\">e</a> &#20320;&#x597D;");
         assert_eq!(doc.text, "e 你好");
-        assert!(matches!(&doc.spans[0].styles[..], [Style::Link(url)] if &**url == "https://e.com/?a=1&b=2"));
+        assert!(
+            matches!(&doc.spans[0].styles[..], [Style::Link(url)] if &**url == "https://e.com/?a=1&b=2")
+        );
     }
 }

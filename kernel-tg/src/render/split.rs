@@ -242,9 +242,9 @@ fn pick(best: &Best, limit: usize) -> Option<usize> {
         Class::Clause,
         Class::Word,
     ]
-        .iter()
-        .filter_map(|class| best[*class as usize])
-        .max_by_key(|(pos, _)| *pos);
+    .iter()
+    .filter_map(|class| best[*class as usize])
+    .max_by_key(|(pos, _)| *pos);
     soft.or(best[Class::Cell as usize])
         .or(best[Class::Grapheme as usize])
         .or(best[Class::Char as usize])
@@ -309,7 +309,11 @@ mod tests {
         assert_eq!(class(at("见")), Class::Word, "between ideographs");
         assert_eq!(class(at("Yes")), Class::Sentence, "after ！");
         assert_eq!(class(at(" No")), Class::Sentence, "a space after .");
-        assert_eq!(class(at(" ok")), Class::Word, "a comma then a space is a word cut");
+        assert_eq!(
+            class(at(" ok")),
+            Class::Word,
+            "a comma then a space is a word cut"
+        );
         let code = Doc {
             spans: vec![super::super::doc::Span {
                 start: 0,
@@ -321,7 +325,11 @@ mod tests {
             ..Doc::default()
         };
         let bits = grapheme_boundaries(&code.text);
-        assert_eq!(classify(&code, &bits, 2, '.', ' '), Class::Word, "code is not prose");
+        assert_eq!(
+            classify(&code, &bits, 2, '.', ' '),
+            Class::Word,
+            "code is not prose"
+        );
     }
 
     #[test]

@@ -360,7 +360,10 @@ fn status_times_are_in_the_owners_time_zone() {
         ..StatusView::default()
     };
     let status = shanghai.status(&view);
-    assert!(status.contains("开始于 2025-01-02 11:04:05 CST"), "{status}");
+    assert!(
+        status.contains("开始于 2025-01-02 11:04:05 CST"),
+        "{status}"
+    );
     assert!(
         status.contains("<code>claude_code since 2025-01-02 11:04:06 CST</code>"),
         "{status}"

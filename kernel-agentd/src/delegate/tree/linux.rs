@@ -109,7 +109,10 @@ impl Tree {
         let me = me();
         for p in processes() {
             if self.is_member(&p) && p.zombie && p.ppid == me {
-                let _ = waitpid(nix::unistd::Pid::from_raw(p.pid), Some(WaitPidFlag::WNOHANG));
+                let _ = waitpid(
+                    nix::unistd::Pid::from_raw(p.pid),
+                    Some(WaitPidFlag::WNOHANG),
+                );
             }
         }
     }
@@ -219,21 +222,25 @@ mod tests {
         let me = 10;
         let table = [
             proc(me, 1, me, me, 50),
-            proc(100, me, 100, me, 100),   // the CLI: its own group in agentd's session
-            proc(101, 100, 100, me, 101),  // its shell tool
+            proc(100, me, 100, me, 100), // the CLI: its own group in agentd's session
+            proc(101, 100, 100, me, 101), // its shell tool
             proc(102, 101, 102, 102, 102), // setsid'd by the tool
             proc(103, 102, 102, 102, 103), // a child of that
-            proc(104, me, 102, 102, 104),  // orphaned into agentd, still in that session
-            proc(105, me, 105, 105, 105),  // orphaned elsewhere and never seen: not ours
-            proc(106, 1, 106, 106, 99),    // unrelated
-            proc(107, me, 100, me, 20),    // in the CLI's group id but older than it: not ours
+            proc(104, me, 102, 102, 104), // orphaned into agentd, still in that session
+            proc(105, me, 105, 105, 105), // orphaned elsewhere and never seen: not ours
+            proc(106, 1, 106, 106, 99),  // unrelated
+            proc(107, me, 100, me, 20),  // in the CLI's group id but older than it: not ours
         ];
         let mut t = tree(100, 100);
         t.scan_in(&table, me);
         let members: Vec<i32> = t.members.keys().copied().collect();
         assert_eq!(members, [100, 101, 102, 103, 104]);
         let running: Vec<i32> = t.running(&table).iter().map(|p| p.pid).collect();
-        assert_eq!(running, [101, 102, 103, 104], "the root is left to its group");
+        assert_eq!(
+            running,
+            [101, 102, 103, 104],
+            "the root is left to its group"
+        );
     }
 
     #[test]
@@ -276,6 +283,9 @@ mod tests {
         // The shell waits for its job: it exits once the setsid'd sleep has been killed.
         let status = child.wait().unwrap();
         assert!(status.success(), "{status:?}");
-        assert!(process(escaped).is_none_or(|p| p.zombie), "the setsid child survived");
+        assert!(
+            process(escaped).is_none_or(|p| p.zombie),
+            "the setsid child survived"
+        );
     }
 }
