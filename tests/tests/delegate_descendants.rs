@@ -1,14 +1,20 @@
 //! Processes that leave the delegated CLI's process group and session (`setsid`) and ignore
 //! TERM do not survive the delegation: not `/cancel`, not the time limit, not the CLI exiting by
-//! itself (both real binaries; agentd is their child subreaper and tracks them through `/proc`).
+//! itself, not agentd's shutdown (real binaries; agentd is their child subreaper and tracks them
+//! through `/proc`).
 
 use std::time::Duration;
 
+use kernel_proto::v1::agent_client::AgentClient;
+use tests::chat::{send, until};
+use tests::config::TestConfig;
 use tests::fake_cli::{
     FakeCli, IGNORE_TERM, SLEEP_FOREVER, SPAWN_SETSID_CHILD, alive, print, process_state,
     wait_stopped,
 };
-use tests::fake_llm::Script;
+use tests::fake_llm::{FakeLlm, Script};
+use tests::harness::unix_channel;
+use tests::process::AgentdProcess;
 use tests::stack::{PROMPT, Stack};
 
 /// Long enough for agentd's 3 s TERM→KILL grace and the reaping after it.
@@ -95,5 +101,35 @@ async fn a_setsid_child_left_behind_by_a_cli_that_exited_is_killed() {
     let stack = delegating(&cli, None).await;
     let pid = escaped(&cli).await;
     stack.turn_done().await;
+    assert_all_gone(&cli, pid).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutting_agentd_down_kills_a_setsid_child_that_ignores_term() {
+    let cli = FakeCli::new(&format!(
+        "{IGNORE_TERM}{SPAWN_SETSID_CHILD}{}{SLEEP_FOREVER}",
+        print("started")
+    ));
+    let fake = FakeLlm::start().await;
+    let cfg = TestConfig::new(&fake.url(), &cli.toml("claude_code", &[], None));
+    let path = cfg.path.clone();
+    let agentd = tokio::task::spawn_blocking(move || AgentdProcess::start(&path, &[]))
+        .await
+        .unwrap();
+    let mut client = AgentClient::new(unix_channel(cfg.socket()).await);
+    fake.push(Script::tool_call(
+        "delegate_to_cli",
+        r#"{"task": "run the tests"}"#,
+    ));
+    let mut stream = send(&mut client, "请跑一下测试").await;
+    until(&mut stream, |e| {
+        matches!(e, kernel_proto::v1::chat_event::Event::CliStarted(_))
+    })
+    .await;
+    let pid = escaped(&cli).await;
+    let status = tokio::task::spawn_blocking(move || agentd.terminate())
+        .await
+        .unwrap();
+    assert!(status.success(), "{status:?}");
     assert_all_gone(&cli, pid).await;
 }
