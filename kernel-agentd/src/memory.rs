@@ -220,6 +220,11 @@ impl Memories {
             .await?)
     }
 
+    /// How many memories there are.
+    pub async fn count(&self) -> Result<u64, MemoryError> {
+        Ok(self.store.count_memories().await?)
+    }
+
     /// Deletes the memories `ids` (with their index entries, in one transaction); how many
     /// existed.
     pub async fn delete(&self, ids: &[i64]) -> Result<u64, MemoryError> {

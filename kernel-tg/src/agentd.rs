@@ -73,10 +73,11 @@ pub async fn connect(endpoint: &str, token: Option<&Secret>) -> Result<Client, C
         return Err(ConnectError::BadEndpoint(endpoint.to_string()));
     };
     let header = token.and_then(|t| format!("Bearer {}", t.expose()).parse().ok());
-    Ok(AgentClient::with_interceptor(
-        channel,
-        TokenInterceptor { header },
-    ))
+    // A voice reply may be up to 20 MB: over tonic's default 4 MiB decoding limit.
+    Ok(
+        AgentClient::with_interceptor(channel, TokenInterceptor { header })
+            .max_decoding_message_size(kernel_proto::MAX_RESPONSE_BYTES),
+    )
 }
 
 /// Like [`connect`], retrying every 500 ms up to `attempts` times while agentd is unreachable.

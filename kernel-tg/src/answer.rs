@@ -98,7 +98,7 @@ async fn call(command: Command, client: &mut Client, texts: Texts) -> Result<Str
                 .await?
                 .into_inner();
             let entries: Vec<_> = list.memories.iter().map(memory_entry).collect();
-            texts.memories(&entries)
+            texts.memories(&entries, list.total as usize)
         }
         Command::Forget(numbers) => {
             let reply = client

@@ -128,7 +128,7 @@ async fn connect(config: &Config, shutdown: &CancellationToken) -> Result<App, R
         .map_err(|e| RunError::Http(e.to_string()))?;
     let bot = Bot::with_client(token.expose(), client).set_api_url(api_url);
     let telegram = Telegram::new(bot, ChatId(owner as i64));
-    let texts = Texts::new(config.general.locale);
+    let texts = Texts::new(config.general.locale).with_timezone(config.general.timezone);
     let username = match telegram.username().await {
         Ok(name) => name,
         Err(RequestError::Api(ApiError::InvalidToken)) => return Err(RunError::BadToken),

@@ -67,9 +67,9 @@ impl App {
         self.inner.username.as_deref()
     }
 
-    /// Sends `html` to the owner; failures are logged (the owner cannot be told).
+    /// Sends `html` to the owner, split like answers when long; failures are logged (the owner cannot be told).
     pub async fn say(&self, html: &str, reply_to: Option<MessageId>) {
-        if let Err(e) = self.telegram().send_html(html, reply_to).await {
+        if let Err(e) = self.telegram().send_text(html, reply_to).await {
             tracing::error!(error = %e, "a reply could not be sent");
         }
     }

@@ -18,6 +18,16 @@ use crate::wait::{eventually, poll};
 pub const SPAWN_GRANDCHILD: &str = r#"sh -c 'trap "" TERM; echo $$ > "$D/grandchild.pid.tmp"; mv "$D/grandchild.pid.tmp" "$D/grandchild.pid"; while :; do sleep 1; done' &
 while [ ! -e "$D/grandchild.pid" ]; do sleep 0.01; done
 "#;
+/// Starts a process that leaves the CLI's process group and session (`setsid`), ignores TERM,
+/// carries [`ESCAPED_MARKER`] and the fake's dir in its command line, and records its pid in
+/// `escaped.pid`.
+pub const SPAWN_SETSID_CHILD: &str = r#"setsid sh -c 'trap "" TERM; echo $$ > "$D/escaped.pid.tmp"; mv "$D/escaped.pid.tmp" "$D/escaped.pid"; while :; do sleep 1; done' kernel-escaped-child "$D" &
+while [ ! -e "$D/escaped.pid" ]; do sleep 0.01; done
+"#;
+/// The `$0` of [`SPAWN_SETSID_CHILD`]'s process.
+pub const ESCAPED_MARKER: &str = "kernel-escaped-child";
+/// Ignores TERM from here on.
+pub const IGNORE_TERM: &str = "trap '' TERM\n";
 /// Sleeps until killed.
 pub const SLEEP_FOREVER: &str = "while :; do sleep 1; done\n";
 /// Writes `LAST MESSAGE: <task>` to the file after `--output-last-message`, as Codex does.
@@ -118,6 +128,30 @@ impl FakeCli {
     /// The last run's pid, once it has started.
     pub fn pid(&self) -> Option<i32> {
         read_pid(&self.dir().join("cli.pid"))
+    }
+
+    /// The pid of [`SPAWN_SETSID_CHILD`]'s process, once it has started.
+    pub fn escaped_pid(&self) -> Option<i32> {
+        read_pid(&self.dir().join("escaped.pid"))
+    }
+
+    /// The processes whose command line carries [`ESCAPED_MARKER`] and this fake's dir (so
+    /// other tests' fakes are not counted).
+    pub fn escaped_processes(&self) -> Vec<i32> {
+        let dir = self.dir().display().to_string();
+        let Ok(listing) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        listing
+            .filter_map(Result::ok)
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| {
+                let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+                args.contains(&ESCAPED_MARKER.as_bytes()) && args.contains(&dir.as_bytes())
+            })
+            .filter(|pid| alive(*pid))
+            .collect()
     }
 
     /// The grandchild's pid, once it has started.

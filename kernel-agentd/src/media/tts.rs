@@ -12,8 +12,8 @@ use super::speech_http::{Body, SpeechEndpoint, SpeechError};
 /// How long one synthesis may take unless `[tts] timeout_secs` says otherwise.
 pub const TTS_TIMEOUT: Duration = DEFAULT_TTS_TIMEOUT;
 /// Largest audio answer read (Telegram takes voice notes up to 50 MB; 1500 characters of
-/// Opus speech is well under 2 MB).
-const MAX_AUDIO_BYTES: usize = 20 * 1024 * 1024;
+/// Opus speech is well under 2 MB); kernel-tg accepts replies of this size.
+const MAX_AUDIO_BYTES: usize = kernel_proto::MAX_VOICE_REPLY_BYTES;
 /// How every Ogg file starts.
 const OGG_MAGIC: &[u8] = b"OggS";
 

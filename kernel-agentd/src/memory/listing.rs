@@ -55,6 +55,11 @@ impl Agent {
             .collect())
     }
 
+    /// How many memories there are (a listing shows at most [`LISTING_LIMIT`]).
+    pub async fn memory_count(&self) -> Result<u64, ApiError> {
+        Ok(self.memories().count().await?)
+    }
+
     /// Memories matching `query`, best first; `limit` 0 means the default, others are clamped.
     pub async fn search_memories(
         &self,

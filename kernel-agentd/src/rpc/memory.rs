@@ -17,11 +17,14 @@ impl AgentService {
         Ok(pb::AddMemoryResponse { id })
     }
 
-    /// Lists memories numbered `#1..` (the mapping for `DeleteMemories`).
+    /// Lists memories numbered `#1..` (the mapping for `DeleteMemories`) and how many there are.
     pub(super) async fn list_memories_rpc(&self) -> Result<pb::ListMemoriesResponse, Status> {
         let list = self.agent.list_memories().await.map_err(to_status)?;
+        let total = self.agent.memory_count().await.map_err(to_status)?;
+        let total = total.max(list.len() as u64);
         Ok(pb::ListMemoriesResponse {
             memories: list.into_iter().map(memory_info).collect(),
+            total: u32::try_from(total).unwrap_or(u32::MAX),
         })
     }
 

@@ -251,6 +251,15 @@ impl Store {
         rows(raws)
     }
 
+    /// How many memories there are.
+    pub async fn count_memories(&self) -> Result<u64, StoreError> {
+        let (count,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM memories")
+            .fetch_one(&self.pool)
+            .await
+            .map_err(StoreError::db("count memories"))?;
+        Ok(u64::try_from(count).unwrap_or(0))
+    }
+
     /// Up to `limit` memories matching the FTS5 query `expr`, best BM25 score first (ties:
     /// newest first). Needs FTS5; `expr` must be built from quoted strings only.
     pub async fn search_memories_fts(

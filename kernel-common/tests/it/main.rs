@@ -4,6 +4,7 @@
 mod support;
 
 mod config_example;
+mod config_example_current;
 mod config_loading;
 mod config_refusals;
 mod config_speech;

@@ -10,6 +10,7 @@ mod markdownish;
 mod telegram_html;
 
 mod render_props;
+mod render_sentences;
 mod render_snapshots;
 mod render_split;
 mod render_validator;
