@@ -46,7 +46,10 @@ impl LogCapture {
 
     /// The lines captured so far.
     pub fn lines(&self) -> Vec<String> {
-        lock(&self.lines).iter().map(|(_, line)| line.clone()).collect()
+        lock(&self.lines)
+            .iter()
+            .map(|(_, line)| line.clone())
+            .collect()
     }
 
     /// The lines captured so far at `level`.

@@ -52,13 +52,17 @@ async fn an_unreachable_server_is_warned_about_once_per_state() {
     )
     .await
     .expect("disabled");
-    eventually("7 failed connect attempts", Duration::from_secs(30), async || {
-        ours(Level::DEBUG)
-            .iter()
-            .filter(|l| l.contains("mcp connect attempt failed"))
-            .count()
-            >= 7
-    })
+    eventually(
+        "7 failed connect attempts",
+        Duration::from_secs(30),
+        async || {
+            ours(Level::DEBUG)
+                .iter()
+                .filter(|l| l.contains("mcp connect attempt failed"))
+                .count()
+                >= 7
+        },
+    )
     .await;
 
     let warned = ours(Level::WARN);
