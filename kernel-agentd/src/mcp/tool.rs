@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::McpSettings;
 use super::result;
-use super::server::{Shared, ToolDef, is_transport_error};
+use super::shared::{Shared, ToolDef, is_transport_error};
 use crate::tools::{Tool, ToolContext, ToolOutput};
 
 /// A tool of an MCP server, under its exposed name.
