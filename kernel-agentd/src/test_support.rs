@@ -99,6 +99,8 @@ pub struct ScriptedProvider {
     steps: Mutex<VecDeque<Step>>,
     /// The messages of every request, in call order.
     pub seen: Mutex<Vec<Vec<Message>>>,
+    /// Notified (one stored permit) on every call.
+    pub called: tokio::sync::Notify,
 }
 
 impl ScriptedProvider {
@@ -107,6 +109,7 @@ impl ScriptedProvider {
         Arc::new(ScriptedProvider {
             steps: Mutex::new(steps.into()),
             seen: Mutex::new(Vec::new()),
+            called: tokio::sync::Notify::new(),
         })
     }
 }
@@ -116,6 +119,7 @@ impl Provider for ScriptedProvider {
     async fn stream(&self, request: ModelRequest<'_>) -> Result<EventStream, LlmError> {
         self.seen.lock().unwrap().push(request.messages.to_vec());
         let step = self.steps.lock().unwrap().pop_front();
+        self.called.notify_one();
         match step {
             Some(Step::Answer { text, message }) => {
                 let stop_reason = if message.tool_calls().next().is_some() {

@@ -201,6 +201,7 @@ async fn cancel_stops_a_hanging_model_call_and_frees_the_gate() {
     let f = fixture(&env, provider.clone()).await;
     let mut rx = f.turns.chat(UserInput::text("wait")).await.unwrap();
     assert!(matches!(rx.recv().await, Some(TurnEvent::Started { .. })));
+    provider.called.notified().await;
     let mut busy = f.turns.chat(UserInput::text("me too")).await.unwrap();
     assert_eq!(
         busy.recv().await,
