@@ -2,8 +2,8 @@
 //! MCP children are closed (reaped), background work is drained and SQLite is closed.
 //!
 //! The failure is the TCP listener's TLS setup: its certificate is a FIFO that the MCP server's
-//! own start-up script fills with garbage, so the listener fails exactly while that child runs
-//! (no timing, no polling).
+//! own start-up script writes only after deleting the key, so the listener fails (no key to read)
+//! exactly while that child runs (no timing, no polling).
 
 use std::path::Path;
 use std::process::Command;
@@ -29,8 +29,9 @@ async fn a_failing_listener_still_closes_mcp_children_and_the_database() {
     std::fs::write(
         &script,
         format!(
-            "#!/bin/sh\necho $$ > {}\nprintf 'not a certificate' > {}\nexec node {} stdio\n",
+            "#!/bin/sh\necho $$ > {}\nrm -f {}\nprintf 'not a certificate' > {}\nexec node {} stdio\n",
             toml_path(&pid_file),
+            toml_path(&key),
             toml_path(&cert),
             toml_path(&everything_js()),
         ),
@@ -68,8 +69,9 @@ async fn a_failing_listener_still_closes_mcp_children_and_the_database() {
     )
     .await;
 
-    let error = served.expect_err("the TCP listener cannot start with a garbage certificate");
-    assert!(!format!("{error:#}").is_empty());
+    let error = served.expect_err("the TCP listener cannot start without its key");
+    let io = error.downcast_ref::<std::io::Error>().expect("an I/O error");
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound, "{error:#}");
     let pid: i32 = std::fs::read_to_string(&pid_file)
         .expect("the MCP child started before the listener failed")
         .trim()
