@@ -184,6 +184,6 @@ async fn log_stderr(server: String, stderr: ChildStderr, redactor: Redactor) {
     let mut lines = BufReader::new(stderr).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         let line = kernel_common::text::head(&line, MAX_STDERR_LINE);
-        tracing::info!(server = %server, line = %redactor.redact(&line), "mcp server stderr");
+        tracing::info!(server = %server, line = %redactor.redact(line), "mcp server stderr");
     }
 }
