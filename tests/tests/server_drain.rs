@@ -70,7 +70,9 @@ async fn a_failing_listener_still_closes_mcp_children_and_the_database() {
     .await;
 
     let error = served.expect_err("the TCP listener cannot start without its key");
-    let io = error.downcast_ref::<std::io::Error>().expect("an I/O error");
+    let io = error
+        .downcast_ref::<std::io::Error>()
+        .expect("an I/O error");
     assert_eq!(io.kind(), std::io::ErrorKind::NotFound, "{error:#}");
     let pid: i32 = std::fs::read_to_string(&pid_file)
         .expect("the MCP child started before the listener failed")
