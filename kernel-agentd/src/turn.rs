@@ -42,12 +42,12 @@ use crate::store::Store;
 use crate::titling::Titler;
 use crate::tools::ToolRegistry;
 use context::Soul;
+use gate::{Busy, Gate};
 
 pub use extensions::Extensions;
-pub use gate::{Busy, Gate, Permit, RunningTurn, TurnStatus};
-pub use input::{Accepted, Attachment, MAX_TEXT_CHARS, Part, UserInput, voice_text};
+pub use gate::{RunningTurn, TurnStatus};
+pub use input::{Attachment, UserInput};
 pub use recall::MemoryRecall;
-pub use summary::SUMMARY_CHARS;
 
 /// Tool calls allowed for one user message; then the model must answer without tools.
 pub const MAX_TOOL_CALLS: usize = 25;
