@@ -1,10 +1,10 @@
 //! LLM providers behind one interface: a streaming model call over the internal conversation
 //! model, with typed, redacted errors.
 
-pub mod claude;
+pub(crate) mod claude;
 pub mod error;
 pub(crate) mod http;
-pub mod openai;
+pub(crate) mod openai;
 mod sse;
 pub mod titles;
 

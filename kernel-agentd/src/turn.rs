@@ -13,15 +13,15 @@
 //! A cancelled or failed model stream keeps its partial text: it is stored as an assistant
 //! message when it has any, since the owner saw it.
 
-pub mod context;
+mod context;
 mod extensions;
 mod gate;
 mod input;
 mod media;
-pub mod recall;
-pub mod repair;
+mod recall;
+mod repair;
 mod run;
-pub mod slim;
+mod slim;
 mod summary;
 
 use std::sync::Arc;

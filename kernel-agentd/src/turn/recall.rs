@@ -5,17 +5,19 @@
 
 use crate::memory::{Memories, MemoryRow};
 
-/// Recalls long-term memories relevant to a query (the tools issue plugs in FTS5).
+/// Recalls long-term memories relevant to a query.
 #[async_trait::async_trait]
 pub trait MemoryRecall: Send + Sync + std::fmt::Debug {
     /// Up to `k` memories, most relevant first, as one-line texts.
     async fn recall(&self, query: &str, k: usize) -> Vec<String>;
 }
 
-/// Recalls nothing.
+/// Recalls nothing (unit tests).
+#[cfg(test)]
 #[derive(Debug, Default, Clone, Copy)]
 pub struct NoRecall;
 
+#[cfg(test)]
 #[async_trait::async_trait]
 impl MemoryRecall for NoRecall {
     async fn recall(&self, _query: &str, _k: usize) -> Vec<String> {
