@@ -42,7 +42,6 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::agent::Agent;
 use crate::tools::{ToolEvent, ToolEvents};
 
 pub use excerpt::cut_middle;
@@ -425,13 +424,6 @@ fn tidy(path: PathBuf) -> PathBuf {
         std::fs::canonicalize(&path).unwrap_or(path)
     } else {
         path
-    }
-}
-
-impl Agent {
-    /// The CLI delegation running now, if any.
-    pub fn running_cli(&self) -> Option<RunningCli> {
-        self.inner.cli.running()
     }
 }
 

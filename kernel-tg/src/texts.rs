@@ -36,11 +36,7 @@ pub fn escape_html(text: &str) -> String {
 
 /// `text` cut to `max` characters (an ellipsis replacing the tail), then escaped.
 pub fn escape_truncated(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return escape_html(text);
-    }
-    let cut: String = text.chars().take(max.saturating_sub(1)).collect();
-    escape_html(&format!("{cut}…"))
+    escape_html(&kernel_common::text::fit(text, max))
 }
 
 /// The bot's texts in one locale; times are shown in the owner's time zone (UTC until

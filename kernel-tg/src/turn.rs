@@ -22,7 +22,7 @@ use narration::Narration;
 use progress::Progress;
 
 /// Largest attachment kernel-tg downloads (Telegram's own Bot API limit).
-pub const MAX_DOWNLOAD_BYTES: u64 = 20 * 1024 * 1024;
+pub const MAX_DOWNLOAD_BYTES: u64 = kernel_common::limits::MAX_ATTACHMENT_BYTES as u64;
 
 /// A turn agentd accepted, ready to be driven to its end.
 pub struct Turn {

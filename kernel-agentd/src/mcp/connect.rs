@@ -189,7 +189,7 @@ fn header_map(
 async fn log_stderr(server: String, stderr: ChildStderr, redactor: Redactor) {
     let mut lines = BufReader::new(stderr).lines();
     while let Ok(Some(line)) = lines.next_line().await {
-        let line: String = line.chars().take(MAX_STDERR_LINE).collect();
-        tracing::info!(server = %server, line = %redactor.redact(&line), "mcp server stderr");
+        let line = kernel_common::text::head(&line, MAX_STDERR_LINE);
+        tracing::info!(server = %server, line = %redactor.redact(line), "mcp server stderr");
     }
 }

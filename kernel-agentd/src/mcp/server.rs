@@ -4,154 +4,23 @@
 //! keeps retrying slowly; and the state it shares with the tools and `GetStatus`.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use kernel_common::Redactor;
 use kernel_common::config::McpServerConfig;
-use rmcp::{Peer, RoleClient, ServiceError};
 use serde_json::Value;
-use tokio::sync::{Notify, watch};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::connect::{self, Connection};
+use super::shared::{Shared, ToolDef, is_transport_error};
 use super::tool::McpTool;
-use super::{McpServerStatus, McpSettings, McpState, naming, reason};
+use super::{McpSettings, McpState, naming, reason};
 use crate::tools::ToolRegistry;
 
 /// Longest tool description kept (some servers ship manuals).
 const MAX_DESCRIPTION_CHARS: usize = 4_000;
-
-/// What the supervisor, the server's tools and `GetStatus` share.
-#[derive(Debug)]
-pub struct Shared {
-    pub name: String,
-    status: Mutex<Snapshot>,
-    /// The live connection's id and peer, while connected (ids grow with every connection).
-    conn: Mutex<Option<(u64, Peer<RoleClient>)>>,
-    /// The id of the last connection a call found broken (the supervisor then reconnects).
-    broken: watch::Sender<u64>,
-    list_changed: Arc<Notify>,
-    /// Bumped on every status change (shared by all servers).
-    changed: Arc<watch::Sender<u64>>,
-}
-
-#[derive(Debug, Clone)]
-struct Snapshot {
-    state: McpState,
-    tool_count: u32,
-    last_error: Option<String>,
-    /// Failed connection attempts so far (never reset).
-    failed_attempts: u64,
-}
-
-impl Shared {
-    pub fn new(name: String, changed: Arc<watch::Sender<u64>>) -> Self {
-        Self {
-            name,
-            status: Mutex::new(Snapshot {
-                state: McpState::Connecting,
-                tool_count: 0,
-                last_error: None,
-                failed_attempts: 0,
-            }),
-            conn: Mutex::new(None),
-            broken: watch::Sender::new(0),
-            list_changed: Arc::new(Notify::new()),
-            changed,
-        }
-    }
-
-    /// The live connection, if any.
-    pub fn connection(&self) -> Option<(u64, Peer<RoleClient>)> {
-        self.conn.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    /// Waits for a live connection newer than connection `after` (0: any) from the server's
-    /// next connection attempt; `None` when that attempt fails, the server is disabled, or
-    /// nothing came within `limit`.
-    pub async fn newer_connection(
-        &self,
-        after: u64,
-        limit: Duration,
-    ) -> Option<(u64, Peer<RoleClient>)> {
-        // Subscribed before looking: a change after the look is still seen.
-        let mut changed = self.changed.subscribe();
-        let failed_before = self.snapshot().failed_attempts;
-        let wait = async {
-            loop {
-                if let Some(conn) = self.connection().filter(|(id, _)| *id > after) {
-                    return Some(conn);
-                }
-                let now = self.snapshot();
-                if now.state == McpState::Disabled || now.failed_attempts > failed_before {
-                    return None;
-                }
-                if changed.changed().await.is_err() {
-                    return None;
-                }
-            }
-        };
-        tokio::time::timeout(limit, wait).await.ok().flatten()
-    }
-
-    /// A call on connection `id` failed at the transport: have the supervisor reconnect.
-    pub fn mark_broken(&self, id: u64) {
-        self.broken.send_replace(id);
-    }
-
-    /// The current state.
-    pub fn state(&self) -> McpState {
-        self.snapshot().state
-    }
-
-    fn snapshot(&self) -> Snapshot {
-        self.status
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-
-    /// For `GetStatus`.
-    pub fn status(&self) -> McpServerStatus {
-        let s = self
-            .status
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        McpServerStatus {
-            name: self.name.clone(),
-            state: s.state,
-            tool_count: s.tool_count,
-            detail: s.last_error,
-        }
-    }
-
-    fn update(&self, edit: impl FnOnce(&mut Snapshot)) {
-        edit(&mut self.status.lock().unwrap_or_else(|e| e.into_inner()));
-        self.changed.send_modify(|n| *n = n.wrapping_add(1));
-    }
-
-    fn set_connection(&self, conn: Option<(u64, Peer<RoleClient>)>) {
-        *self.conn.lock().unwrap_or_else(|e| e.into_inner()) = conn;
-    }
-}
-
-/// Whether `e` means the connection itself is gone (rather than the server refusing a request).
-pub fn is_transport_error(e: &ServiceError) -> bool {
-    matches!(
-        e,
-        ServiceError::TransportClosed | ServiceError::TransportSend(_)
-    )
-}
-
-/// A tool as this server describes it (compared to decide whether the tool list changed).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolDef {
-    pub remote: String,
-    pub description: String,
-    pub schema: Value,
-}
 
 /// How a served connection ended.
 enum End {
@@ -444,7 +313,7 @@ fn tool_def(server: &str, tool: rmcp::model::Tool) -> ToolDef {
         .as_deref()
         .or(tool.title.as_deref())
         .unwrap_or("(no description)");
-    let text: String = text.chars().take(MAX_DESCRIPTION_CHARS).collect();
+    let text = kernel_common::text::head(text, MAX_DESCRIPTION_CHARS).to_owned();
     let mut schema = (*tool.input_schema).clone();
     if schema.get("type").and_then(Value::as_str) != Some("object") {
         schema.insert("type".to_owned(), Value::from("object"));

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::McpSettings;
 use super::McpState;
-use super::server::{Shared, ToolDef, is_transport_error};
+use super::shared::{Shared, ToolDef, is_transport_error};
 use super::{reason, result};
 use crate::tools::{Tool, ToolContext, ToolOutput};
 

@@ -17,7 +17,12 @@ pub type ChatStream =
 impl AgentService {
     /// Starts a turn and streams its events (a single `busy` event when another turn runs).
     pub(super) async fn chat_events(&self, req: pb::ChatRequest) -> Result<ChatStream, Status> {
-        let events = self.agent.chat(user_input(req)).await.map_err(to_status)?;
+        let events = self
+            .agent
+            .turns()
+            .chat(user_input(req))
+            .await
+            .map_err(to_status)?;
         Ok(Box::pin(
             UnboundedReceiverStream::new(events).map(|e| Ok(chat_event(e))),
         ))
@@ -25,8 +30,8 @@ impl AgentService {
 
     /// Cancels the running turn, if any, naming the CLI delegation it kills.
     pub(super) fn cancel_turn(&self) -> pb::CancelResponse {
-        let running_cli = self.agent.running_cli();
-        let cancelled = self.agent.cancel_turn();
+        let running_cli = self.agent.delegator().running();
+        let cancelled = self.agent.turns().cancel();
         pb::CancelResponse {
             cancelled,
             killed_cli: running_cli.filter(|_| cancelled).map(|c| c.name),

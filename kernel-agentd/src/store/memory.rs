@@ -2,7 +2,7 @@
 //! (segmented text, rowid = memory id), changed together in one transaction; BM25 and LIKE
 //! queries.
 //!
-//! The store does not segment text: callers (`crate::memory`) pass the segmented terms and the
+//! The store does not segment text: callers (the `memory` module) pass the segmented terms and the
 //! FTS5 query. Whether the index is used is the caller's choice per call (`indexed`), so a store
 //! whose FTS5 is reported unavailable never touches `memories_fts`; [`Store::prepare_memory_index`]
 //! repairs the index when FTS5 is back.

@@ -43,6 +43,7 @@ mod provider_claude_wire;
 mod provider_openai;
 mod provider_openai_errors;
 mod scripts_run;
+mod server_drain;
 mod sessions_providers;
 mod speech_timeouts;
 mod store;

@@ -13,6 +13,7 @@ use tests::fake_llm::{
     ErrorKind, FAKE_KEY, FAKE_MODEL, FakeLlm, FakeToolCall, FakeUsage, HttpError, LogCapture,
     Reply, Script, drain,
 };
+use tests::provider_calls::http;
 use tests::provider_calls::{
     SYSTEM, assert_no_secret, assert_stream_error, call, hi_error, request, sample_tools as tools,
 };
@@ -28,7 +29,7 @@ type Check = fn(&LlmError) -> bool;
 async fn plain_text_streams_in_deltas_with_the_documented_request() {
     let fake = FakeLlm::start().await;
     fake.push(Script::text("Hello from the fake Claude!"));
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     let out = call(&*provider, &[Message::user_text("hi")], 0).await;
     assert!(out.text_deltas() > 3, "text must arrive in several deltas");
     assert_eq!(out.text(), "Hello from the fake Claude!");
@@ -70,7 +71,7 @@ async fn one_tool_call_is_assembled_from_input_json_deltas() {
         .id("toolu_01")
         .pieces(7);
     fake.push(Reply::default().tool(tool));
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     let out = call(&*provider, &[Message::user_text("weather?")], 0).await;
     assert_eq!(
         out.started_tools(),
@@ -91,7 +92,7 @@ async fn two_parallel_tool_calls_after_text() {
         .tool(FakeToolCall::new("get_weather", r#"{"city":"Oslo"}"#))
         .tool(FakeToolCall::new("get_time", r#"{"tz":"Europe/Oslo"}"#));
     fake.push(reply);
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     let out = call(
         &*provider,
         &[Message::user_text("weather and time in Oslo")],
@@ -119,7 +120,7 @@ async fn input_in_many_pieces_and_empty_input() {
         .tool(FakeToolCall::new("get_weather", long).pieces(40))
         .tool(FakeToolCall::new("get_time", ""));
     fake.push(reply);
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     let response = call(&*provider, &[Message::user_text("go")], 0)
         .await
         .response();
@@ -141,7 +142,7 @@ async fn usage_includes_cache_fields() {
         cache_write: 250,
     };
     fake.push(Reply::text("ok").usage(usage));
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     let response = call(&*provider, &[Message::user_text("hi")], 0)
         .await
         .response();
@@ -159,7 +160,7 @@ async fn http_errors_are_typed_and_redacted() {
         "x-org-secret".into(),
         Secret::new("org-header-secret-value"),
     );
-    let provider = llm::build(&cfg).unwrap();
+    let provider = llm::build(&cfg, &http()).unwrap();
     let cases: Vec<(ErrorKind, Check)> = vec![
         (ErrorKind::Unauthorized, |e| {
             matches!(e, LlmError::Authentication { status: 401, .. })
@@ -209,7 +210,7 @@ async fn http_errors_are_typed_and_redacted() {
 #[tokio::test]
 async fn capability_and_unknown_shapes() {
     let fake = FakeLlm::start().await;
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     fake.push(Script::raw_error(
         400,
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"This model does not support image input"}}"#,
@@ -238,7 +239,7 @@ async fn network_errors_are_typed_and_redacted() {
     let fake = FakeLlm::start().await;
     let mut cfg = config(&fake);
     cfg.api_base = format!("http://127.0.0.1:{port}");
-    let provider = llm::build(&cfg).unwrap();
+    let provider = llm::build(&cfg, &http()).unwrap();
     let e = hi_error(&*provider).await;
     assert!(matches!(e, LlmError::Network { .. }), "{e:?}");
     assert!(e.is_transient());
@@ -251,7 +252,7 @@ async fn stall_ends_with_stalled_within_the_idle_timeout() {
         let fake = FakeLlm::start().await;
         let mut cfg = config(&fake);
         cfg.stream_idle_timeout = Duration::from_millis(300);
-        let provider = llm::build(&cfg).unwrap();
+        let provider = llm::build(&cfg, &http()).unwrap();
         fake.push(Script::Stall { ping });
         let started = Instant::now();
         let e = hi_error(&*provider).await;
@@ -272,7 +273,7 @@ async fn stall_ends_with_stalled_within_the_idle_timeout() {
 #[tokio::test]
 async fn mid_stream_error_events() {
     let fake = FakeLlm::start().await;
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     fake.push(Script::MidStreamError {
         text: "Partial answ".into(),
         error: HttpError::new(ErrorKind::Overloaded),
@@ -291,7 +292,7 @@ async fn mid_stream_error_events() {
 #[tokio::test]
 async fn abrupt_close_and_truncated_streams_are_errors() {
     let fake = FakeLlm::start().await;
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     fake.push(Script::AbruptClose {
         text: "Half a sen".into(),
     });
@@ -320,7 +321,7 @@ async fn custom_headers_and_api_base_are_honoured() {
         ),
         ("X-Custom-Org".to_owned(), Secret::new("org-12345")),
     ]);
-    let provider = llm::build(&cfg).unwrap();
+    let provider = llm::build(&cfg, &http()).unwrap();
     call(&*provider, &[Message::user_text("hi")], 0)
         .await
         .response();
@@ -340,7 +341,7 @@ async fn a_held_reply_continues_after_release() {
     let fake = FakeLlm::start().await;
     let (script, release) = Script::hold("Held then released.");
     fake.push(script);
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     let tools = tools();
     let messages = [Message::user_text("hi")];
     let mut stream = provider
@@ -367,7 +368,7 @@ async fn the_key_and_header_values_never_reach_a_log_line() {
         Secret::new("org-header-secret-value"),
     );
     cfg.stream_idle_timeout = Duration::from_millis(200);
-    let provider = llm::build(&cfg).unwrap();
+    let provider = llm::build(&cfg, &http()).unwrap();
     fake.push(HttpError::new(ErrorKind::Unauthorized));
     fake.push(Script::MidStreamError {
         text: "x".into(),
@@ -399,7 +400,7 @@ async fn stall_with_the_default_idle_timeout_in_paused_time() {
     let fake = FakeLlm::start().await;
     let mut cfg = config(&fake);
     cfg.stream_idle_timeout = Duration::from_secs(120);
-    let provider = llm::build(&cfg).unwrap();
+    let provider = llm::build(&cfg, &http()).unwrap();
     fake.push(Script::stall());
     let started = tokio::time::Instant::now();
     let e = hi_error(&*provider).await;

@@ -7,6 +7,7 @@ use kernel_common::config::{ProviderConfig, ProviderKind};
 use serde_json::json;
 use tests::fake_llm::{FakeLlm, FakeToolCall, Reply, Script};
 use tests::provider_calls::call;
+use tests::provider_calls::http;
 
 fn config(fake: &FakeLlm) -> ProviderConfig {
     fake.provider_config(ProviderKind::Claude)
@@ -15,7 +16,7 @@ fn config(fake: &FakeLlm) -> ProviderConfig {
 #[tokio::test]
 async fn images_go_as_base64_source_blocks() {
     let fake = FakeLlm::start().await;
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     let png = vec![0x89, b'P', b'N', b'G', 1, 2, 3];
     let message = Message {
         role: Role::User,
@@ -50,7 +51,7 @@ async fn thinking_round_trips_with_its_signature_and_foreign_reasoning_is_droppe
             .thinking("Let me think.", "sig-abc")
             .tool(FakeToolCall::new("get_time", "{}").id("toolu_t")),
     );
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     let mut messages = vec![Message::user_text("time?")];
     let response = call(&*provider, &messages, 0).await.response();
     let Block::Reasoning {
@@ -97,7 +98,7 @@ async fn thinking_round_trips_with_its_signature_and_foreign_reasoning_is_droppe
 async fn same_role_messages_are_merged_with_tool_results_first() {
     let fake = FakeLlm::start().await;
     fake.push(Reply::default().tool(FakeToolCall::new("get_time", "{}").id("toolu_1")));
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     let mut messages = vec![Message::user_text("a"), Message::user_text("b")];
     let response = call(&*provider, &messages, 0).await.response();
     messages.push(response.message);
@@ -128,7 +129,7 @@ async fn same_role_messages_are_merged_with_tool_results_first() {
 #[tokio::test]
 async fn strict_fake_rejects_an_unanswered_tool_use() {
     let fake = FakeLlm::start().await;
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     let messages = vec![
         Message::user_text("a"),
         Message {
@@ -151,7 +152,7 @@ async fn strict_fake_rejects_an_unanswered_tool_use() {
 #[tokio::test]
 async fn cache_breakpoints_and_a_byte_identical_prefix() {
     let fake = FakeLlm::start().await;
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     let mut history = vec![
         Message::user_text("first question"),
         Message::assistant_text("first answer"),
@@ -216,6 +217,6 @@ async fn build_refuses_a_claude_provider_without_max_tokens() {
     let fake = FakeLlm::start().await;
     let mut cfg = config(&fake);
     cfg.max_tokens = None;
-    let e = llm::build(&cfg).unwrap_err();
+    let e = llm::build(&cfg, &http()).unwrap_err();
     assert!(e.to_string().contains("max_tokens"), "{e}");
 }

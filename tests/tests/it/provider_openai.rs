@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use tests::fake_llm::{
     FAKE_KEY, FAKE_MODEL, FakeLlm, FakeToolCall, FakeUsage, Quirks, Reply, Script,
 };
+use tests::provider_calls::http;
 use tests::provider_calls::{SYSTEM, call};
 
 fn config(fake: &FakeLlm) -> ProviderConfig {
@@ -34,7 +35,7 @@ fn tool_result(call_id: &str, content: &str) -> Message {
 async fn plain_text_streams_with_the_documented_request() {
     let fake = FakeLlm::start().await;
     fake.push(Script::text("Hello from the fake OpenAI!"));
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     let out = call(&*provider, &[Message::user_text("hi")], 0).await;
     assert!(out.text_deltas() > 3);
     assert_eq!(out.text(), "Hello from the fake OpenAI!");
@@ -79,7 +80,7 @@ async fn max_tokens_is_sent_when_configured() {
     let fake = FakeLlm::start().await;
     let mut cfg = config(&fake);
     cfg.max_tokens = Some(333);
-    let provider = llm::build(&cfg).unwrap();
+    let provider = llm::build(&cfg, &http()).unwrap();
     call(&*provider, &[Message::user_text("hi")], 0)
         .await
         .response();
@@ -97,7 +98,7 @@ async fn one_tool_call_round_trips_with_a_tool_message() {
         ),
     );
     fake.push(Script::text("Sunny."));
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     let mut messages = vec![Message::user_text("weather?")];
     let out = call(&*provider, &messages, 0).await;
     assert_eq!(
@@ -137,7 +138,7 @@ async fn two_parallel_calls_interleaved_by_index() {
         .tool(FakeToolCall::new("get_weather", r#"{"city":"Oslo","units":"metric"}"#).pieces(5))
         .tool(FakeToolCall::new("get_time", r#"{"tz":"Europe/Oslo"}"#).pieces(5));
     fake.push(reply);
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     let out = call(&*provider, &[Message::user_text("go")], 0).await;
     let names: Vec<String> = out.started_tools().into_iter().map(|(_, n)| n).collect();
     assert_eq!(names, ["get_weather", "get_time"]);
@@ -158,7 +159,7 @@ async fn arguments_in_many_pieces_and_empty_arguments() {
             .tool(FakeToolCall::new("get_weather", long).pieces(50))
             .tool(FakeToolCall::new("get_time", "")),
     );
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     let response = call(&*provider, &[Message::user_text("go")], 0)
         .await
         .response();
@@ -173,7 +174,7 @@ async fn arguments_in_many_pieces_and_empty_arguments() {
 #[tokio::test]
 async fn images_go_as_data_urls() {
     let fake = FakeLlm::start().await;
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     let jpeg = vec![0xff, 0xd8, 0xff, 0xe0, 9, 9];
     let message = Message {
         role: Role::User,
@@ -204,7 +205,7 @@ async fn images_go_as_data_urls() {
 #[tokio::test]
 async fn usage_with_cached_tokens_in_the_last_chunk_in_the_finish_chunk_or_never() {
     let fake = FakeLlm::start().await;
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     let usage = FakeUsage {
         input: 40,
         output: 9,
@@ -250,7 +251,7 @@ async fn usage_with_cached_tokens_in_the_last_chunk_in_the_finish_chunk_or_never
 #[tokio::test]
 async fn tolerates_no_done_empty_choices_and_stop_with_tool_calls() {
     let fake = FakeLlm::start().await;
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     let quirks = Quirks {
         no_done: true,
         empty_choices_chunk: true,
@@ -289,7 +290,7 @@ async fn tolerates_no_done_empty_choices_and_stop_with_tool_calls() {
 #[tokio::test]
 async fn reasoning_content_is_kept_and_sent_back_only_with_tool_calls() {
     let fake = FakeLlm::start().await;
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     fake.push(
         Reply::default()
             .thinking("I should call get_time.", "")
@@ -330,7 +331,7 @@ async fn custom_headers_and_api_base_are_honoured() {
         "HTTP-Referer".to_owned(),
         Secret::new("https://kernel.example"),
     )]);
-    let provider = llm::build(&cfg).unwrap();
+    let provider = llm::build(&cfg, &http()).unwrap();
     call(&*provider, &[Message::user_text("hi")], 0)
         .await
         .response();

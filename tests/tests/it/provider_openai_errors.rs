@@ -10,6 +10,7 @@ use kernel_common::Secret;
 use kernel_common::config::{ProviderConfig, ProviderKind};
 use serde_json::json;
 use tests::fake_llm::{ErrorKind, FAKE_KEY, FakeLlm, HttpError, LogCapture, Script, drain};
+use tests::provider_calls::http;
 use tests::provider_calls::{
     assert_no_secret, assert_stream_error, call, hi_error, request, sample_tools,
 };
@@ -29,7 +30,7 @@ async fn http_errors_are_typed_and_redacted() {
         "OpenAI-Organization".into(),
         Secret::new("org-secret-header-value"),
     );
-    let provider = llm::build(&cfg).unwrap();
+    let provider = llm::build(&cfg, &http()).unwrap();
     let cases: Vec<(ErrorKind, Check)> = vec![
         (ErrorKind::Unauthorized, |e| {
             matches!(e, LlmError::Authentication { status: 401, .. })
@@ -75,7 +76,7 @@ async fn http_errors_are_typed_and_redacted() {
 #[tokio::test]
 async fn non_standard_error_shapes_and_missing_capabilities() {
     let fake = FakeLlm::start().await;
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     let cases: Vec<(Script, Check)> = vec![
         (
             Script::raw_error(400, r#"{"error":"model is required"}"#),
@@ -113,7 +114,7 @@ async fn stall_ends_with_stalled_within_the_idle_timeout() {
         let fake = FakeLlm::start().await;
         let mut cfg = config(&fake);
         cfg.stream_idle_timeout = Duration::from_millis(250);
-        let provider = llm::build(&cfg).unwrap();
+        let provider = llm::build(&cfg, &http()).unwrap();
         fake.push(Script::Stall { ping });
         let started = Instant::now();
         let e = hi_error(&*provider).await;
@@ -130,7 +131,7 @@ async fn stall_ends_with_stalled_within_the_idle_timeout() {
 #[tokio::test]
 async fn mid_stream_errors_abrupt_close_and_malformed_chunks() {
     let fake = FakeLlm::start().await;
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     fake.push(Script::MidStreamError {
         text: "partial".into(),
         error: HttpError::new(ErrorKind::Internal),
@@ -162,7 +163,7 @@ async fn mid_stream_errors_abrupt_close_and_malformed_chunks() {
 #[tokio::test]
 async fn strict_fake_rejects_an_unanswered_tool_call() {
     let fake = FakeLlm::start().await;
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     let messages = vec![
         Message::user_text("a"),
         Message {
@@ -190,7 +191,7 @@ async fn a_held_reply_continues_after_release_and_a_dropped_stream_ends_the_call
     fake.push(script);
     let (script, _never) = Script::hold("Never released.");
     fake.push(script);
-    let provider = llm::build(&config(&fake)).unwrap();
+    let provider = llm::build(&config(&fake), &http()).unwrap();
     let tools = sample_tools();
     let messages = [Message::user_text("hi")];
     let mut stream = provider
@@ -243,7 +244,7 @@ async fn network_errors_and_log_lines_never_show_secrets() {
     let mut cfg = config(&fake);
     cfg.headers
         .insert("x-team".into(), Secret::new("team-header-secret"));
-    let provider = llm::build(&cfg).unwrap();
+    let provider = llm::build(&cfg, &http()).unwrap();
     fake.push(HttpError::new(ErrorKind::Unauthorized));
     fake.push(Script::MidStreamError {
         text: "x".into(),
@@ -254,7 +255,7 @@ async fn network_errors_and_log_lines_never_show_secrets() {
         assert_no_secret(&e, &[FAKE_KEY, "team-header-secret"]);
     }
     cfg.api_base = format!("http://127.0.0.1:{port}/v1");
-    let unreachable = llm::build(&cfg).unwrap();
+    let unreachable = llm::build(&cfg, &http()).unwrap();
     let e = hi_error(&*unreachable).await;
     assert!(matches!(e, LlmError::Network { .. }), "{e:?}");
     assert_no_secret(&e, &[FAKE_KEY, "team-header-secret"]);

@@ -9,6 +9,7 @@ use kernel_agentd::llm::titles::TitlesClient;
 use kernel_common::Secret;
 use kernel_common::config::ProviderKind;
 use tests::fake_llm::{ErrorKind, FAKE_KEY, FakeLlm, HttpError, Reply, Script};
+use tests::provider_calls::http;
 
 #[tokio::test]
 async fn claude_titles_are_non_streaming_and_cleaned() {
@@ -18,7 +19,7 @@ async fn claude_titles_are_non_streaming_and_cleaned() {
         "x-title-header".to_owned(),
         Secret::new("title-header-secret"),
     )]);
-    let client = TitlesClient::new(&cfg).unwrap();
+    let client = TitlesClient::new(&cfg, &http()).unwrap();
     fake.push(
         Reply::text("\"Rust 异步入门\"。").thinking("The user asks about async Rust.", "sig"),
     );
@@ -46,7 +47,8 @@ async fn claude_titles_are_non_streaming_and_cleaned() {
 #[tokio::test]
 async fn openai_titles_strip_think_blocks() {
     let fake = FakeLlm::start().await;
-    let client = TitlesClient::new(&fake.titles_config(ProviderKind::OpenAiCompat)).unwrap();
+    let client =
+        TitlesClient::new(&fake.titles_config(ProviderKind::OpenAiCompat), &http()).unwrap();
     fake.push(Script::text("<think>\nThe user wants a trip plan.\nKeep it short.\n</think>\n\nTitle: Weekend trip to Kyoto."));
     let title = client
         .title("Plan a weekend in Kyoto", "Day 1: …")
@@ -67,7 +69,8 @@ async fn openai_titles_strip_think_blocks() {
 #[tokio::test]
 async fn an_unclosed_think_block_leaves_no_title() {
     let fake = FakeLlm::start().await;
-    let client = TitlesClient::new(&fake.titles_config(ProviderKind::OpenAiCompat)).unwrap();
+    let client =
+        TitlesClient::new(&fake.titles_config(ProviderKind::OpenAiCompat), &http()).unwrap();
     fake.push(Script::text(
         "<think>I ran out of tokens while thinking about",
     ));
@@ -81,7 +84,7 @@ async fn an_unclosed_think_block_leaves_no_title() {
 #[tokio::test]
 async fn long_titles_are_capped() {
     let fake = FakeLlm::start().await;
-    let client = TitlesClient::new(&fake.titles_config(ProviderKind::Claude)).unwrap();
+    let client = TitlesClient::new(&fake.titles_config(ProviderKind::Claude), &http()).unwrap();
     fake.push(Script::text(
         "这是一个非常非常非常非常非常非常非常非常非常非常非常非常长的标题，远远超过二十个字",
     ));
@@ -96,7 +99,7 @@ async fn long_titles_are_capped() {
 async fn title_errors_are_typed_and_redacted() {
     for kind in [ProviderKind::Claude, ProviderKind::OpenAiCompat] {
         let fake = FakeLlm::start().await;
-        let client = TitlesClient::new(&fake.titles_config(kind)).unwrap();
+        let client = TitlesClient::new(&fake.titles_config(kind), &http()).unwrap();
         fake.push(HttpError::new(ErrorKind::RateLimited { retry_after: 5 }));
         let e = client.title("a", "b").await.unwrap_err();
         assert!(

@@ -16,6 +16,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use kernel_common::config::ProviderKind;
+
 use crate::conversation::{Block, Message, Role};
 
 /// The content of a result added for a tool call that never got one (crash, lost step).
@@ -27,7 +29,7 @@ const MAX_TOOL_NAME: usize = 64;
 
 /// Repairs `messages` for a request to a provider of kind `provider_kind` (`claude`,
 /// `openai_compat`). Idempotent; a transcript that is already valid comes back unchanged.
-pub fn repair(messages: Vec<Message>, provider_kind: &str) -> Vec<Message> {
+pub fn repair(messages: Vec<Message>, provider_kind: ProviderKind) -> Vec<Message> {
     let mut r = Repairer::default();
     for message in messages {
         let content = clean_blocks(message.content, message.role, provider_kind);
@@ -47,13 +49,13 @@ fn is_blank(block: &Block) -> bool {
 
 /// Drops blocks that cannot appear in a message of `role` for this provider kind and normalises
 /// tool call names and inputs.
-fn clean_blocks(content: Vec<Block>, role: Role, provider_kind: &str) -> Vec<Block> {
+fn clean_blocks(content: Vec<Block>, role: Role, provider_kind: ProviderKind) -> Vec<Block> {
     content
         .into_iter()
         .filter(|b| !is_blank(b))
         .filter_map(|b| match (role, b) {
             (Role::Assistant, Block::Reasoning { provider, data }) => {
-                (provider == provider_kind).then_some(Block::Reasoning { provider, data })
+                (provider == provider_kind.as_str()).then_some(Block::Reasoning { provider, data })
             }
             (Role::Assistant, Block::ToolCall { id, name, input }) => Some(Block::ToolCall {
                 id: sanitize_id(&id),

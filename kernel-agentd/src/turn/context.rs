@@ -27,24 +27,6 @@ pub const TOOL_RULES: &str = "## 工具调用约定\n\
 /// The heading of the recalled memories in the per-turn block.
 pub const RECALL_HEADING: &str = "## 长期记忆（自动召回）";
 
-/// Recalls long-term memories relevant to a query (the tools issue plugs in FTS5).
-#[async_trait::async_trait]
-pub trait MemoryRecall: Send + Sync + std::fmt::Debug {
-    /// Up to `k` memories, most relevant first, as one-line texts.
-    async fn recall(&self, query: &str, k: usize) -> Vec<String>;
-}
-
-/// Recalls nothing.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct NoRecall;
-
-#[async_trait::async_trait]
-impl MemoryRecall for NoRecall {
-    async fn recall(&self, _query: &str, _k: usize) -> Vec<String> {
-        Vec::new()
-    }
-}
-
 /// The system prompt for a persona text.
 pub fn system_prompt(soul: &str) -> String {
     format!("{}\n\n{TOOL_RULES}", soul.trim_end())

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::*;
 
-const KIND: &str = "claude";
+const KIND: ProviderKind = ProviderKind::Claude;
 
 fn call(id: &str, name: &str) -> Block {
     Block::ToolCall {
@@ -48,7 +48,7 @@ fn interrupted(id: &str) -> Block {
 }
 
 /// Everything `repair` promises; `Err` names the first broken rule.
-fn check_valid(messages: &[Message], kind: &str) -> Result<(), String> {
+fn check_valid(messages: &[Message], kind: ProviderKind) -> Result<(), String> {
     let mut ids = HashSet::new();
     for (i, m) in messages.iter().enumerate() {
         let want = if i % 2 == 0 {
@@ -73,7 +73,9 @@ fn check_valid(messages: &[Message], kind: &str) -> Result<(), String> {
                 (Role::Assistant, Block::ToolResult { .. } | Block::Image { .. }) => {
                     return Err(format!("result/image in assistant message {i}"));
                 }
-                (Role::Assistant, Block::Reasoning { provider, .. }) if provider != kind => {
+                (Role::Assistant, Block::Reasoning { provider, .. })
+                    if provider != kind.as_str() =>
+                {
                     return Err(format!("foreign reasoning in {i}"));
                 }
                 (Role::Assistant, Block::ToolCall { id, name, input }) => {
@@ -377,7 +379,7 @@ fn arb_valid_transcript() -> impl Strategy<Value = Vec<Message>> {
 proptest! {
     #[test]
     fn repaired_transcripts_are_valid_for_both_kinds(t in arb_transcript()) {
-        for kind in ["claude", "openai_compat"] {
+        for kind in [ProviderKind::Claude, ProviderKind::OpenAiCompat] {
             let r = repair(t.clone(), kind);
             prop_assert!(check_valid(&r, kind).is_ok(), "{:?}\n→ {:?}: {:?}", t, r, check_valid(&r, kind));
         }
