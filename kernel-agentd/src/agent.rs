@@ -1,53 +1,51 @@
-//! `Agent`: the daemon's shared state behind a cheap `Clone` handle; every RPC calls into it.
-//!
-//! Features add their methods in their own modules (`impl Agent` in `sessions.rs`,
-//! `selection.rs`, `titling.rs`, `turn.rs`); this file only owns the state and its start-up.
+//! `Agent`: the composition root. It builds the services from the config, hands each the others
+//! it uses, and starts and stops them; `rpc` calls the services through it
+//! (`agent.sessions().list()`). No service imports this module.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use kernel_common::Config;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::delegate::Delegator;
 use crate::error::ApiError;
 use crate::llm::titles::TitlesClient;
-use crate::llm::{self, Provider};
-use crate::selection::Selection;
-use crate::sessions::SessionState;
+use crate::mcp::{Mcp, McpServerStatus, McpSettings};
+use crate::media::Media;
+use crate::memory::{Memories, SearchMode};
+use crate::models::Models;
+use crate::outbox::{Backlog, Outbox};
+use crate::sessions::{SessionInfo, Sessions};
 use crate::store::Store;
+use crate::titling::Titler;
+use crate::turn::{Extensions, TurnEvent, TurnStatus, Turns, TurnsSetup};
 
-/// The daemon's state. Cloning is cheap (an `Arc`).
+/// The daemon's services. Cloning is cheap (an `Arc`).
 #[derive(Clone, Debug)]
 pub struct Agent {
-    pub(crate) inner: Arc<Inner>,
+    inner: Arc<Inner>,
 }
 
 #[derive(Debug)]
-pub(crate) struct Inner {
-    pub(crate) config: Config,
-    pub(crate) store: Store,
-    pub(crate) started: Instant,
+struct Inner {
+    store: Store,
+    started: Instant,
     /// Cancelled at shutdown; every turn's token is a child of it.
-    pub(crate) root: CancellationToken,
-    /// Background work (titles) that shutdown waits for.
-    pub(crate) tasks: TaskTracker,
-    /// Usable providers (those with a key), by name.
-    pub(crate) providers: BTreeMap<String, Arc<dyn Provider>>,
-    pub(crate) titles: Option<Arc<TitlesClient>>,
-    pub(crate) selection: Mutex<Selection>,
-    pub(crate) sessions: Mutex<SessionState>,
-    /// The turn loop's state: gate, tools, persona, memory recall (see `turn.rs`).
-    pub(crate) turns: crate::turn::Turns,
-    /// The MCP servers and their tools (see `mcp.rs`).
-    pub(crate) mcp: crate::mcp::Mcp,
-    /// Long-term memory: store, search, `#n` listing, recall (see `memory.rs`).
-    pub(crate) memory: Arc<crate::memory::Memories>,
-    /// CLI delegation: one at a time, the running one (see `delegate.rs`).
-    pub(crate) cli: Arc<crate::delegate::Delegator>,
-    /// Everything for the owner until delivered, and the live owner turn (see `outbox.rs`).
-    pub(crate) outbox: crate::outbox::Outbox<crate::turn::TurnEvent>,
+    root: CancellationToken,
+    /// Background work (turns, titles, CLI supervision, retention) that shutdown waits for.
+    tasks: TaskTracker,
+    sessions: Sessions,
+    models: Models,
+    titler: Titler,
+    memories: Arc<Memories>,
+    delegator: Arc<Delegator>,
+    mcp: Mcp,
+    turns: Turns,
+    /// Everything for the owner until delivered, and the live owner turn.
+    outbox: Outbox<TurnEvent>,
 }
 
 /// What `GetStatus` reports (domain form; `rpc` converts it).
@@ -57,92 +55,136 @@ pub struct Status {
     pub uptime: std::time::Duration,
     pub database_path: String,
     pub fts5_available: bool,
-    pub current_session: Option<crate::sessions::SessionInfo>,
+    pub current_session: Option<SessionInfo>,
     pub provider: String,
     pub model: String,
     /// The running turn, running CLI and last error.
-    pub turn: crate::turn::TurnStatus,
+    pub turn: TurnStatus,
     /// Configured MCP servers and their state.
-    pub mcp_servers: Vec<crate::mcp::McpServerStatus>,
+    pub mcp_servers: Vec<McpServerStatus>,
     /// Outbox items not yet delivered.
-    pub outbox: crate::outbox::Backlog,
+    pub outbox: Backlog,
 }
 
 impl Agent {
-    /// Opens the database under `data_dir`, builds the providers and restores the saved
-    /// provider/model choice. `root` is the server's root cancellation token; `ext` carries the
-    /// tool registry and an optional memory recall (defaults for the daemon, test doubles in tests).
+    /// Opens the database under `data_dir`, builds the providers, restores the saved
+    /// provider/model choice and starts the services. `root` is the server's root cancellation
+    /// token; `ext` carries the tool registry and an optional memory recall (defaults for the
+    /// daemon, test doubles in tests).
     pub async fn start(
         config: Config,
         root: CancellationToken,
-        ext: crate::turn::Extensions,
+        ext: Extensions,
     ) -> Result<Agent, ApiError> {
         let db = config.general.data_dir.join("kernel.db");
         let store = Store::open(&db).await.map_err(ApiError::internal)?;
+        // One client for every outbound API: one connection pool, one root store.
+        let http = crate::http::client().map_err(ApiError::internal)?;
         let mut providers = BTreeMap::new();
         for (name, cfg) in config.providers.iter().filter(|(_, c)| c.available()) {
-            let provider = llm::build(cfg).map_err(ApiError::internal)?;
+            let provider = crate::llm::build(cfg, &http).map_err(ApiError::internal)?;
             providers.insert(name.clone(), provider);
         }
         let titles = match &config.titles {
             Some(t) if t.api_key.is_some() => {
-                Some(Arc::new(TitlesClient::new(t).map_err(ApiError::internal)?))
+                Some(TitlesClient::new(t, &http).map_err(ApiError::internal)?)
             }
             _ => None,
         };
-        let selection = Selection::restore(&config, &store).await?;
-        tracing::info!(provider = %selection.provider, model = %selection.model, "provider selected");
         let tz = config.general.timezone;
-        let memory = Arc::new(crate::memory::Memories::open(store.clone(), tz).await);
-        let turns = crate::turn::Turns::new(&config, memory.clone(), ext);
-        let mcp = crate::mcp::Mcp::start(
+        let tasks = TaskTracker::new();
+        let models = Models::start(&config, providers, store.clone()).await?;
+        let sessions = Sessions::new(store.clone(), models.clone(), tz);
+        let titler = Titler::new(
+            store.clone(),
+            sessions.clone(),
+            titles,
+            tasks.clone(),
+            root.clone(),
+        );
+        let memories = Arc::new(Memories::open(store.clone(), tz).await);
+        let tools = ext.tools;
+        let mcp = Mcp::start(
             &config,
-            turns.tools.clone(),
-            crate::mcp::McpSettings::default(),
+            tools.clone(),
+            McpSettings::default(),
             root.child_token(),
         );
-        crate::memory::register_tools(&turns.tools, &memory).map_err(ApiError::internal)?;
-        let tasks = TaskTracker::new();
-        let cli = Arc::new(crate::delegate::Delegator::new(&config, tasks.clone()));
-        crate::delegate::register_tool(&turns.tools, &cli).map_err(ApiError::internal)?;
+        crate::memory::register_tools(&tools, &memories).map_err(ApiError::internal)?;
+        let delegator = Arc::new(Delegator::new(&config, tasks.clone()));
+        crate::delegate::register_tool(&tools, &delegator).map_err(ApiError::internal)?;
         crate::retention::spawn(&tasks, config.general.data_dir.clone(), root.child_token());
-        let outbox = crate::outbox::Outbox::new(store.clone(), root.child_token());
+        let outbox = Outbox::new(store.clone(), root.child_token());
+        let turns = Turns::new(
+            &config,
+            TurnsSetup {
+                tools,
+                recall: ext.recall.unwrap_or_else(|| memories.clone()),
+                media: Media::new(&config, &http),
+                store: store.clone(),
+                sessions: sessions.clone(),
+                models: models.clone(),
+                titler: titler.clone(),
+                root: root.clone(),
+                tasks: tasks.clone(),
+                outbox: outbox.clone(),
+            },
+        );
         Ok(Agent {
             inner: Arc::new(Inner {
-                config,
                 store,
                 started: Instant::now(),
                 root,
                 tasks,
-                providers,
-                titles,
-                selection: Mutex::new(selection),
-                sessions: Mutex::new(SessionState::default()),
-                turns,
+                sessions,
+                models,
+                titler,
+                memories,
+                delegator,
                 mcp,
-                memory,
-                cli,
+                turns,
                 outbox,
             }),
         })
     }
 
-    /// The validated config.
-    pub fn config(&self) -> &Config {
-        &self.inner.config
+    /// The sessions (current, `#n` listing, resume, delete).
+    pub fn sessions(&self) -> &Sessions {
+        &self.inner.sessions
     }
 
-    /// The database handle.
-    pub fn store(&self) -> &Store {
-        &self.inner.store
+    /// Provider/model selection.
+    pub fn models(&self) -> &Models {
+        &self.inner.models
     }
 
     /// The owner's delivery queue.
-    pub fn outbox(&self) -> &crate::outbox::Outbox<crate::turn::TurnEvent> {
+    pub fn outbox(&self) -> &Outbox<TurnEvent> {
         &self.inner.outbox
     }
 
-    /// Stops background work and closes the database.
+    /// Session titles.
+    pub fn titler(&self) -> &Titler {
+        &self.inner.titler
+    }
+
+    /// The long-term memory.
+    pub fn memories(&self) -> &Memories {
+        &self.inner.memories
+    }
+
+    /// CLI delegation.
+    pub fn delegator(&self) -> &Delegator {
+        &self.inner.delegator
+    }
+
+    /// The turn loop.
+    pub fn turns(&self) -> &Turns {
+        &self.inner.turns
+    }
+
+    /// Stops background work (turns, titles, CLI supervision), closes the MCP servers and the
+    /// database.
     pub async fn shutdown(&self) {
         self.inner.root.cancel();
         self.inner.tasks.close();
@@ -153,17 +195,20 @@ impl Agent {
 
     /// A snapshot of the daemon's state.
     pub async fn status(&self) -> Result<Status, ApiError> {
-        let selection = self.selection();
+        let selection = self.inner.models.selection();
         Ok(Status {
             version: env!("CARGO_PKG_VERSION"),
             uptime: self.inner.started.elapsed(),
             database_path: self.inner.store.path().display().to_string(),
             // Whether memory search really uses the FTS5 index (not just whether SQLite has it).
-            fts5_available: self.inner.memory.mode() == crate::memory::SearchMode::Fts5,
-            current_session: self.current_session_info().await?,
+            fts5_available: self.inner.memories.mode() == SearchMode::Fts5,
+            current_session: self.inner.sessions.current_info().await?,
             provider: selection.provider,
             model: selection.model,
-            turn: self.turn_status(),
+            turn: TurnStatus {
+                running_cli: self.inner.delegator.running(),
+                ..self.inner.turns.status()
+            },
             mcp_servers: self.inner.mcp.status(),
             outbox: self
                 .inner

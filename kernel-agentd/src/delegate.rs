@@ -6,13 +6,16 @@
 //!   refused, so both tasks run, one after the other; cancelling the turn stops the wait too.
 //! - The subprocess: `command + args + [task]` (see [`invocation`] for the exact argv and how a
 //!   task starting with `-` is kept from being read as a flag), never through a shell, stdin from
-//!   `/dev/null`, its own process group, agentd's environment less Kernel's own secrets.
+//!   `/dev/null`, its own process group, agentd's environment less Kernel's own secrets and every
+//!   variable the config references as one (`${VAR}` in MCP settings).
 //! - Its stdout and stderr go straight to `data_dir/cli_outputs/<timestamp>-<cli>.txt` as they
 //!   arrive; the model gets them (for Codex: its `--output-last-message` file, falling back to
 //!   that output) cut in the middle at [`MAX_OUTPUT_CHARS`].
 //! - Time limit `[cli.<name>] timeout_secs` (default 10 minutes); it and cancellation kill the
-//!   whole group: TERM, then KILL after [`KILL_GRACE`]. When the CLI exits by itself, whatever it
-//!   left running in its group is ended the same way, after its result has been returned.
+//!   whole group and every process that descends from the CLI even if it left the group
+//!   ([`tree`]; agentd is their child subreaper on Linux): TERM, then KILL after [`KILL_GRACE`].
+//!   When the CLI exits by itself, whatever it left running is ended the same way, after its
+//!   result has been returned.
 //! - Each running group is recorded in `data_dir/cli_groups/` until it is gone, so that a group
 //!   left running by a crashed agentd is killed when the next one starts (see [`reaper`]).
 //! - `ok` is exit code 0 and a non-empty answer. A request that cannot run (unknown `cli`, missing
@@ -24,6 +27,7 @@ pub mod invocation;
 pub mod reaper;
 mod runner;
 mod tool;
+pub mod tree;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -38,7 +42,6 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::agent::Agent;
 use crate::tools::{ToolEvent, ToolEvents};
 
 pub use excerpt::cut_middle;
@@ -129,6 +132,9 @@ pub struct Delegator {
     /// Where running process groups are recorded (see [`reaper`]).
     records_dir: PathBuf,
     timezone: chrono_tz::Tz,
+    /// The variables the config references as secrets (`${VAR}` of MCP servers), stripped from
+    /// the CLI's environment with Kernel's own.
+    secret_env: Vec<String>,
     kill_grace: Duration,
     serial: Arc<Semaphore>,
     running: Arc<Mutex<Option<RunningCli>>>,
@@ -137,9 +143,11 @@ pub struct Delegator {
 }
 
 impl Delegator {
-    /// A delegator for `config`'s `[cli.*]` sections; supervision runs on `tasks`. First kills
+    /// A delegator for `config`'s `[cli.*]` sections; supervision runs on `tasks`. Makes this
+    /// process the child subreaper of its descendants ([`tree::become_subreaper`]) and first kills
     /// the CLI process groups a crashed agentd left running ([`reaper::reap_stale`]).
     pub fn new(config: &Config, tasks: TaskTracker) -> Self {
+        tree::become_subreaper();
         let records_dir = config.general.data_dir.join(reaper::RECORDS_DIR);
         let reaped = reaper::reap_stale(&records_dir);
         if reaped.killed > 0 {
@@ -154,6 +162,7 @@ impl Delegator {
             outputs_dir: config.general.data_dir.join(OUTPUTS_DIR),
             records_dir,
             timezone: config.general.timezone,
+            secret_env: config.secret_env.clone(),
             kill_grace: KILL_GRACE,
             serial: Arc::new(Semaphore::new(1)),
             running: Arc::new(Mutex::new(None)),
@@ -199,7 +208,10 @@ impl Delegator {
             }
         };
         let (files, log) = self.output_files(&cli.name)?;
-        let invocation = invocation::invocation(&cli, &req.task, &cwd, &files.last_message);
+        let mut invocation = invocation::invocation(&cli, &req.task, &cwd, &files.last_message);
+        invocation
+            .env_remove
+            .extend(self.secret_env.iter().map(std::ffi::OsString::from));
         let started = runner::start(&invocation, log).map_err(|e| {
             tracing::warn!(cli = %cli.name, error = %e, "cannot start the CLI");
             DelegateError::Spawn {
@@ -412,13 +424,6 @@ fn tidy(path: PathBuf) -> PathBuf {
         std::fs::canonicalize(&path).unwrap_or(path)
     } else {
         path
-    }
-}
-
-impl Agent {
-    /// The CLI delegation running now, if any.
-    pub fn running_cli(&self) -> Option<RunningCli> {
-        self.inner.cli.running()
     }
 }
 

@@ -2,26 +2,27 @@
 //! listeners until a shutdown future resolves. `main` and the tests both call it.
 #![forbid(unsafe_code)]
 
-pub mod agent;
-pub mod context;
+pub(crate) mod agent;
 pub mod conversation;
 pub mod delegate;
-pub mod error;
+pub(crate) mod error;
+pub mod http;
 pub mod listen;
+pub(crate) mod listing;
 pub mod llm;
 pub mod mcp;
-pub mod media;
+pub(crate) mod media;
 pub mod memory;
-pub mod outbox;
-pub mod repair;
+pub(crate) mod models;
+pub(crate) mod outbox;
 pub mod retention;
-pub mod rpc;
-pub mod selection;
+pub(crate) mod rpc;
 pub mod server;
-pub mod sessions;
-pub mod slim;
+pub(crate) mod sessions;
 pub mod store;
-pub mod titling;
+#[cfg(test)]
+mod test_support;
+pub(crate) mod titling;
 pub mod tools;
 pub mod turn;
 

@@ -1,11 +1,10 @@
 //! LLM providers behind one interface: a streaming model call over the internal conversation
 //! model, with typed, redacted errors.
 
-pub mod claude;
+pub(crate) mod claude;
 pub mod error;
 pub(crate) mod http;
-pub mod openai;
-pub mod redactor;
+pub(crate) mod openai;
 mod sse;
 pub mod titles;
 
@@ -78,11 +77,15 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     async fn stream(&self, request: ModelRequest<'_>) -> Result<EventStream, LlmError>;
 }
 
-/// The provider for `cfg` (`claude` or `openai_compat`). Fails when the config cannot work: no
-/// key, `claude` without `max_tokens`, an invalid header.
-pub fn build(cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, LlmError> {
+/// The provider for `cfg` (`claude` or `openai_compat`) on the shared `client`
+/// ([`crate::http::client`]). Fails when the config cannot work: no key, `claude` without
+/// `max_tokens`, an invalid header.
+pub fn build(
+    cfg: &ProviderConfig,
+    client: &reqwest::Client,
+) -> Result<Arc<dyn Provider>, LlmError> {
     Ok(match cfg.kind {
-        ProviderKind::Claude => Arc::new(claude::ClaudeProvider::new(cfg)?),
-        ProviderKind::OpenAiCompat => Arc::new(openai::OpenAiProvider::new(cfg)?),
+        ProviderKind::Claude => Arc::new(claude::ClaudeProvider::new(cfg, client)?),
+        ProviderKind::OpenAiCompat => Arc::new(openai::OpenAiProvider::new(cfg, client)?),
     })
 }

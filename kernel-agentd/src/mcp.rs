@@ -8,8 +8,10 @@
 
 mod connect;
 mod naming;
+mod reason;
 mod result;
 mod server;
+mod shared;
 mod tool;
 
 use std::sync::Arc;
@@ -23,7 +25,6 @@ use tokio::sync::watch;
 use tokio_util::sync::{CancellationToken, DropGuard};
 use tokio_util::task::TaskTracker;
 
-use crate::agent::Agent;
 use crate::tools::ToolRegistry;
 
 pub use naming::exposed_name;
@@ -116,7 +117,7 @@ pub struct Mcp {
 }
 
 struct Inner {
-    servers: Vec<Arc<server::Shared>>,
+    servers: Vec<Arc<shared::Shared>>,
     skipped: Vec<McpServerStatus>,
     changed: Arc<watch::Sender<u64>>,
     cancel: CancellationToken,
@@ -146,7 +147,7 @@ impl Mcp {
         let redactor = config.redactor();
         let mut servers = Vec::new();
         for cfg in &config.mcp_servers {
-            let shared = Arc::new(server::Shared::new(cfg.name.clone(), changed.clone()));
+            let shared = Arc::new(shared::Shared::new(cfg.name.clone(), changed.clone()));
             let supervisor = server::Supervisor::new(
                 cfg.clone(),
                 shared.clone(),
@@ -209,13 +210,6 @@ impl Mcp {
     pub async fn shutdown(&self) {
         self.inner.cancel.cancel();
         self.inner.tasks.wait().await;
-    }
-}
-
-impl Agent {
-    /// The MCP servers.
-    pub fn mcp(&self) -> &Mcp {
-        &self.inner.mcp
     }
 }
 

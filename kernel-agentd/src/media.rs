@@ -35,17 +35,18 @@ pub struct Media {
 }
 
 impl Media {
-    /// Media for `config`: downloads under `data_dir`, `[stt]` / `[tts]` when configured.
-    pub fn new(config: &Config) -> Self {
+    /// Media for `config`: downloads under `data_dir`, `[stt]` / `[tts]` (on the shared
+    /// `client`) when configured.
+    pub fn new(config: &Config, client: &reqwest::Client) -> Self {
         let stt = config.stt.as_ref().map(|c| {
-            SttClient::new(c).inspect_err(|e| {
+            SttClient::new(c, client).inspect_err(|e| {
                 tracing::error!(error = %e, "the [stt] client cannot be built; voice notes will fail");
             })
         });
         let tts = config
             .tts
             .as_ref()
-            .and_then(|c| match TtsClient::new(c) {
+            .and_then(|c| match TtsClient::new(c, client) {
                 Ok(client) => Some(client),
                 Err(e) => {
                     tracing::error!(error = %e, "the [tts] client cannot be built; replies are text only");

@@ -12,12 +12,11 @@ mod recall;
 pub mod segment;
 mod tools;
 
-use std::sync::Mutex;
-
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
 use crate::error::ApiError;
+use crate::listing::Listing;
 use crate::store::memory::LikeMatch;
 use crate::store::{Store, StoreError};
 use segment::Combine;
@@ -90,8 +89,8 @@ pub struct Memories {
     /// Whether searches use the FTS5 index (FTS5 available and the index ready).
     fts: bool,
     tz: Tz,
-    /// The memory ids of the latest listing: `#n` is `listing[n - 1]`.
-    pub(crate) listing: Mutex<Vec<i64>>,
+    /// The latest `#n` listing.
+    listing: Listing,
 }
 
 impl Memories {
@@ -110,7 +109,7 @@ impl Memories {
             store,
             fts,
             tz,
-            listing: Mutex::new(Vec::new()),
+            listing: Listing::new(("memory", "memories"), "/memory"),
         }
     }
 
@@ -165,13 +164,7 @@ impl Memories {
             });
         }
         let terms = if terms.is_empty() {
-            vec![
-                query
-                    .trim()
-                    .chars()
-                    .take(segment::MAX_QUERY_CHARS)
-                    .collect(),
-            ]
+            vec![kernel_common::text::head(query.trim(), segment::MAX_QUERY_CHARS).to_owned()]
         } else {
             terms
         };
@@ -218,6 +211,11 @@ impl Memories {
             .store
             .recent_memories(limit.clamp(1, MAX_LIST_LIMIT))
             .await?)
+    }
+
+    /// How many memories there are.
+    pub async fn count(&self) -> Result<u64, MemoryError> {
+        Ok(self.store.count_memories().await?)
     }
 
     /// Deletes the memories `ids` (with their index entries, in one transaction); how many

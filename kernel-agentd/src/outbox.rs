@@ -17,7 +17,7 @@ use crate::conversation::Message;
 use crate::store::{Store, StoreError};
 
 pub use crate::store::outbox::{Ack, Backlog, ItemBody, NewItem, StoredItem};
-pub use hub::{Delivery, Live, Subscription};
+pub use hub::{Delivery, Subscription};
 
 /// How long acknowledged items are kept before they are pruned.
 pub const KEEP_ACKED: chrono::TimeDelta = chrono::TimeDelta::days(7);

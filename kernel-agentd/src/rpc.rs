@@ -58,7 +58,12 @@ impl pb::agent_server::Agent for AgentService {
         &self,
         _req: Request<pb::NewSessionRequest>,
     ) -> RpcResult<pb::NewSessionResponse> {
-        let info = self.agent.new_session().await.map_err(to_status)?;
+        let info = self
+            .agent
+            .sessions()
+            .new_session()
+            .await
+            .map_err(to_status)?;
         Ok(Response::new(pb::NewSessionResponse {
             session: Some(session_info(info)),
         }))
@@ -68,7 +73,7 @@ impl pb::agent_server::Agent for AgentService {
         &self,
         _req: Request<pb::ListSessionsRequest>,
     ) -> RpcResult<pb::ListSessionsResponse> {
-        let list = self.agent.list_sessions().await.map_err(to_status)?;
+        let list = self.agent.sessions().list().await.map_err(to_status)?;
         Ok(Response::new(pb::ListSessionsResponse {
             sessions: list.into_iter().map(session_info).collect(),
         }))
@@ -80,7 +85,8 @@ impl pb::agent_server::Agent for AgentService {
     ) -> RpcResult<pb::ResumeSessionResponse> {
         let info = self
             .agent
-            .resume_session(req.into_inner().number)
+            .sessions()
+            .resume(req.into_inner().number)
             .await
             .map_err(to_status)?;
         Ok(Response::new(pb::ResumeSessionResponse {
@@ -94,7 +100,8 @@ impl pb::agent_server::Agent for AgentService {
     ) -> RpcResult<pb::DeleteSessionsResponse> {
         let (deleted, fresh) = self
             .agent
-            .delete_sessions(&req.into_inner().numbers)
+            .sessions()
+            .delete(&req.into_inner().numbers)
             .await
             .map_err(to_status)?;
         Ok(Response::new(pb::DeleteSessionsResponse {
@@ -109,7 +116,8 @@ impl pb::agent_server::Agent for AgentService {
     ) -> RpcResult<pb::RetitleSessionResponse> {
         let info = self
             .agent
-            .retitle_session(req.into_inner().number)
+            .titler()
+            .retitle(req.into_inner().number)
             .await
             .map_err(to_status)?;
         Ok(Response::new(pb::RetitleSessionResponse {
@@ -121,7 +129,7 @@ impl pb::agent_server::Agent for AgentService {
         &self,
         _req: Request<pb::ListProvidersRequest>,
     ) -> RpcResult<pb::ListProvidersResponse> {
-        let (list, current) = self.agent.list_providers();
+        let (list, current) = self.agent.models().list();
         Ok(Response::new(convert::providers(list, current)))
     }
 
@@ -132,6 +140,7 @@ impl pb::agent_server::Agent for AgentService {
         let name = req.into_inner().name;
         let s = self
             .agent
+            .models()
             .select_provider(name.trim())
             .await
             .map_err(to_status)?;
@@ -148,6 +157,7 @@ impl pb::agent_server::Agent for AgentService {
         let model = req.into_inner().model;
         let s = self
             .agent
+            .models()
             .select_model(model.trim())
             .await
             .map_err(to_status)?;

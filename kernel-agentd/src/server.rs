@@ -7,6 +7,7 @@ use std::future::Future;
 
 use kernel_common::Config;
 use kernel_proto::v1::agent_server::AgentServer;
+use tokio::task::JoinSet;
 use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
 use tokio_util::sync::CancellationToken;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
@@ -32,6 +33,10 @@ pub async fn run(
 
 /// [`run`] with explicit [`Extensions`]: the tool registry the agent fills and offers (shared with
 /// the caller) and an optional memory recall. Tests use it to add their own tools.
+///
+/// Once the agent has started it is always shut down (running work cancelled and drained, MCP
+/// children closed, SQLite closed) before this returns, also when a listener fails to start or a
+/// serve task fails; the first such error is returned then.
 pub async fn run_with(
     config: Config,
     listeners: Listeners,
@@ -40,6 +45,39 @@ pub async fn run_with(
 ) -> anyhow::Result<()> {
     let root = CancellationToken::new();
     let agent = Agent::start(config.clone(), root.child_token(), ext).await?;
+    let mut tasks = JoinSet::new();
+    let mut result = serve(&config, listeners, shutdown, &agent, &root, &mut tasks).await;
+    if let Err(e) = &result {
+        tracing::error!(error = %format!("{e:#}"), "serving failed; shutting down");
+    }
+    root.cancel();
+    agent.shutdown().await;
+    while let Some(res) = tasks.join_next().await {
+        if let Err(e) = served(res)
+            && result.is_ok()
+        {
+            result = Err(e);
+        }
+    }
+    if result.is_ok() {
+        tracing::info!("stopped");
+    }
+    result
+}
+
+/// What one serve task returns.
+type ServeTask = Result<(), tonic::transport::Error>;
+
+/// Starts the serve tasks on `tasks` and waits for `shutdown`, or for a serve task to end (which
+/// only happens when it fails: they stop on `root`).
+async fn serve(
+    config: &Config,
+    listeners: Listeners,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    agent: &Agent,
+    root: &CancellationToken,
+    tasks: &mut JoinSet<ServeTask>,
+) -> anyhow::Result<()> {
     let service = AgentServer::new(AgentService::new(agent.clone()))
         .max_decoding_message_size(MAX_REQUEST_BYTES);
 
@@ -53,7 +91,6 @@ pub async fn run_with(
     let reflection_v1 = reflection().build_v1()?;
     let reflection_v1alpha = reflection().build_v1alpha()?;
 
-    let mut tasks = tokio::task::JoinSet::new();
     {
         let router = Server::builder()
             .add_service(health_service.clone())
@@ -78,8 +115,8 @@ pub async fn run_with(
             .ok_or_else(|| anyhow::anyhow!("agentd.token is required for TCP"))?;
         let mut builder = Server::builder();
         if let Some(tls) = &config.agentd.tls {
-            let cert = std::fs::read(&tls.cert)?;
-            let key = std::fs::read(&tls.key)?;
+            let cert = tokio::fs::read(&tls.cert).await?;
+            let key = tokio::fs::read(&tls.key).await?;
             builder = builder
                 .tls_config(ServerTlsConfig::new().identity(Identity::from_pem(cert, key)))?;
         }
@@ -103,17 +140,15 @@ pub async fn run_with(
     kernel_common::notify::ready();
 
     tokio::select! {
-        () = shutdown => tracing::info!("shutting down"),
-        Some(res) = tasks.join_next() => {
-            root.cancel();
-            res??;
+        () = shutdown => {
+            tracing::info!("shutting down");
+            Ok(())
         }
+        Some(res) = tasks.join_next() => served(res),
     }
-    root.cancel();
-    agent.shutdown().await;
-    while let Some(res) = tasks.join_next().await {
-        res??;
-    }
-    tracing::info!("stopped");
-    Ok(())
+}
+
+/// A finished serve task's outcome (a panic is an error too).
+fn served(res: Result<ServeTask, tokio::task::JoinError>) -> anyhow::Result<()> {
+    Ok(res??)
 }

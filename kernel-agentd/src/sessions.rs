@@ -3,19 +3,17 @@
 //! A restart always begins a new conversation: the current session is created lazily on first use
 //! and old ones are entered only through a listing and `resume`.
 
-use crate::agent::Agent;
+use std::sync::{Arc, Mutex};
+
+use chrono_tz::Tz;
+
 use crate::error::ApiError;
-use crate::store::SessionRow;
+use crate::listing::Listing;
+use crate::models::Models;
+use crate::store::{SessionRow, Store};
 
 /// How many sessions a listing shows.
 pub const LISTING_LIMIT: usize = 20;
-
-/// The current session and the latest listing's `#n → id` mapping.
-#[derive(Debug, Default)]
-pub struct SessionState {
-    current: Option<i64>,
-    listing: Vec<i64>,
-}
 
 /// A session as shown to the owner.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,147 +28,138 @@ pub struct SessionInfo {
     pub current: bool,
 }
 
-impl Agent {
-    fn session_state<R>(&self, f: impl FnOnce(&mut SessionState) -> R) -> R {
-        f(&mut self
-            .inner
-            .sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()))
+/// The sessions: which one is current and the latest `#n` listing. A cheap `Clone` handle.
+#[derive(Debug, Clone)]
+pub struct Sessions {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    store: Store,
+    /// New sessions start with the current provider/model.
+    models: Models,
+    tz: Tz,
+    current: Mutex<Option<i64>>,
+    listing: Listing,
+}
+
+impl Sessions {
+    /// No current session yet (one is created on first use); dates shown in `tz`.
+    pub fn new(store: Store, models: Models, tz: Tz) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                store,
+                models,
+                tz,
+                current: Mutex::new(None),
+                listing: Listing::new(("session", "sessions"), "/history"),
+            }),
+        }
+    }
+
+    fn current_id(&self) -> Option<i64> {
+        *self.inner.current.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn set_current(&self, id: i64) {
+        *self.inner.current.lock().unwrap_or_else(|e| e.into_inner()) = Some(id);
+    }
+
+    async fn get(&self, id: i64) -> Result<Option<SessionRow>, ApiError> {
+        self.inner
+            .store
+            .get_session(id)
+            .await
+            .map_err(ApiError::internal)
     }
 
     fn session_info(&self, row: &SessionRow, number: u32) -> SessionInfo {
-        let tz = self.config().general.timezone;
         SessionInfo {
             number,
             id: row.id,
             title: row.title.clone().unwrap_or_default(),
             date: row
                 .created_at
-                .with_timezone(&tz)
+                .with_timezone(&self.inner.tz)
                 .format("%Y-%m-%d")
                 .to_string(),
-            current: self.session_state(|s| s.current == Some(row.id)),
+            current: self.current_id() == Some(row.id),
         }
     }
 
     /// The current session, created (with the current provider/model) if there is none yet.
-    pub async fn current_session(&self) -> Result<SessionRow, ApiError> {
-        if let Some(id) = self.session_state(|s| s.current)
-            && let Some(row) = self
-                .store()
-                .get_session(id)
-                .await
-                .map_err(ApiError::internal)?
+    pub async fn current(&self) -> Result<SessionRow, ApiError> {
+        if let Some(id) = self.current_id()
+            && let Some(row) = self.get(id).await?
         {
             return Ok(row);
         }
-        self.start_new_session().await
+        self.start_new().await
     }
 
     /// The current session's info, if one exists (never creates one).
-    pub async fn current_session_info(&self) -> Result<Option<SessionInfo>, ApiError> {
-        let Some(id) = self.session_state(|s| s.current) else {
+    pub async fn current_info(&self) -> Result<Option<SessionInfo>, ApiError> {
+        let Some(id) = self.current_id() else {
             return Ok(None);
         };
-        let row = self
-            .store()
-            .get_session(id)
-            .await
-            .map_err(ApiError::internal)?;
-        Ok(row.map(|r| self.info_for(&r)))
+        Ok(self.get(id).await?.map(|r| self.info_for(&r)))
     }
 
-    async fn start_new_session(&self) -> Result<SessionRow, ApiError> {
-        let sel = self.selection();
+    async fn start_new(&self) -> Result<SessionRow, ApiError> {
+        let sel = self.inner.models.selection();
         let row = self
-            .store()
+            .inner
+            .store
             .create_session(&sel.provider, &sel.model)
             .await
             .map_err(ApiError::internal)?;
-        self.session_state(|s| s.current = Some(row.id));
+        self.set_current(row.id);
         tracing::info!(session = row.id, "new session");
         Ok(row)
     }
 
     /// Archives the current session and starts a fresh one (inherits provider/model).
     pub async fn new_session(&self) -> Result<SessionInfo, ApiError> {
-        let row = self.start_new_session().await?;
+        let row = self.start_new().await?;
         Ok(self.session_info(&row, 0))
     }
 
     /// Sessions newest first, numbered `#1..#20`; becomes the mapping for `#n` references.
-    pub async fn list_sessions(&self) -> Result<Vec<SessionInfo>, ApiError> {
+    pub async fn list(&self) -> Result<Vec<SessionInfo>, ApiError> {
         let rows = self
-            .store()
+            .inner
+            .store
             .list_sessions(LISTING_LIMIT)
             .await
             .map_err(ApiError::internal)?;
-        self.session_state(|s| s.listing = rows.iter().map(|r| r.id).collect());
+        self.inner.listing.set(rows.iter().map(|r| r.id).collect());
         Ok(rows
             .iter()
-            .enumerate()
-            .map(|(i, r)| self.session_info(r, i as u32 + 1))
+            .zip(1..)
+            .map(|(r, n)| self.session_info(r, n))
             .collect())
     }
 
-    /// The session id behind `#n` of the latest listing.
-    fn resolve_session(&self, number: u32) -> Result<i64, ApiError> {
-        self.session_state(|s| {
-            if s.listing.is_empty() {
-                return Err(ApiError::FailedPrecondition(
-                    "list the sessions first (/history)".into(),
-                ));
-            }
-            (number as usize)
-                .checked_sub(1)
-                .and_then(|i| s.listing.get(i).copied())
-                .ok_or_else(|| {
-                    ApiError::InvalidArgument(format!(
-                        "#{number} is not in the latest listing (#1..#{})",
-                        s.listing.len()
-                    ))
-                })
-        })
-    }
-
     /// Makes `#n` the current session.
-    pub async fn resume_session(&self, number: u32) -> Result<SessionInfo, ApiError> {
-        let id = self.resolve_session(number)?;
-        let row = self
-            .store()
-            .get_session(id)
-            .await
-            .map_err(ApiError::internal)?
-            .ok_or_else(|| ApiError::NotFound(format!("session #{number} no longer exists")))?;
-        self.session_state(|s| s.current = Some(id));
-        tracing::info!(session = id, "session resumed");
+    pub async fn resume(&self, number: u32) -> Result<SessionInfo, ApiError> {
+        let row = self.by_number(Some(number)).await?;
+        self.set_current(row.id);
+        tracing::info!(session = row.id, "session resumed");
         Ok(self.session_info(&row, number))
     }
 
     /// Deletes sessions by `#n`; all numbers are checked before anything is deleted. Returns how
     /// many were deleted and, if the current one was among them, the fresh current session.
-    pub async fn delete_sessions(
-        &self,
-        numbers: &[u32],
-    ) -> Result<(u64, Option<SessionInfo>), ApiError> {
-        if numbers.is_empty() {
-            return Err(ApiError::InvalidArgument(
-                "name at least one session: #n".into(),
-            ));
-        }
-        let mut ids = numbers
-            .iter()
-            .map(|&n| self.resolve_session(n))
-            .collect::<Result<Vec<_>, _>>()?;
-        ids.sort_unstable();
-        ids.dedup();
+    pub async fn delete(&self, numbers: &[u32]) -> Result<(u64, Option<SessionInfo>), ApiError> {
+        let ids = self.inner.listing.resolve_all(numbers)?;
         let deleted = self
-            .store()
+            .inner
+            .store
             .delete_sessions(&ids)
             .await
             .map_err(ApiError::internal)?;
-        let current_deleted = self.session_state(|s| s.current.is_some_and(|c| ids.contains(&c)));
+        let current_deleted = self.current_id().is_some_and(|c| ids.contains(&c));
         let fresh = if current_deleted {
             Some(self.new_session().await?)
         } else {
@@ -181,31 +170,117 @@ impl Agent {
     }
 
     /// The session behind an optional `#n` (default: the current one).
-    pub(crate) async fn session_by_number(
-        &self,
-        number: Option<u32>,
-    ) -> Result<SessionRow, ApiError> {
+    pub async fn by_number(&self, number: Option<u32>) -> Result<SessionRow, ApiError> {
         match number {
-            None => self.current_session().await,
+            None => self.current().await,
             Some(n) => {
-                let id = self.resolve_session(n)?;
-                self.store()
-                    .get_session(id)
-                    .await
-                    .map_err(ApiError::internal)?
+                let id = self.inner.listing.resolve(n)?;
+                self.get(id)
+                    .await?
                     .ok_or_else(|| ApiError::NotFound(format!("session #{n} no longer exists")))
             }
         }
     }
 
     /// Info for a row, with its number in the latest listing.
-    pub(crate) fn info_for(&self, row: &SessionRow) -> SessionInfo {
-        let number = self.session_state(|s| {
-            s.listing
-                .iter()
-                .position(|&x| x == row.id)
-                .map_or(0, |i| i as u32 + 1)
-        });
-        self.session_info(row, number)
+    pub fn info_for(&self, row: &SessionRow) -> SessionInfo {
+        self.session_info(row, self.inner.listing.number_of(row.id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::test_support::{TestEnv, env};
+
+    async fn sessions(env: &TestEnv) -> Sessions {
+        let models = Models::start(&env.config, BTreeMap::new(), env.store.clone())
+            .await
+            .unwrap();
+        Sessions::new(env.store.clone(), models, env.config.general.timezone)
+    }
+
+    #[tokio::test]
+    async fn the_current_session_is_created_on_first_use_with_the_current_model() {
+        let env = env("").await;
+        let s = sessions(&env).await;
+        assert_eq!(s.current_info().await.unwrap(), None);
+        let row = s.current().await.unwrap();
+        assert_eq!((row.provider.as_str(), row.model.as_str()), ("main", "m1"));
+        assert_eq!(s.current().await.unwrap().id, row.id, "the same one");
+        let info = s.current_info().await.unwrap().unwrap();
+        assert_eq!((info.id, info.number, info.current), (row.id, 0, true));
+        assert_eq!(info.title, "");
+        assert_eq!(info.date.len(), "2026-01-01".len());
+    }
+
+    #[tokio::test]
+    async fn listings_number_newest_first_and_resume_by_number() {
+        let env = env("").await;
+        let s = sessions(&env).await;
+        let first = s.current().await.unwrap().id;
+        let second = s.new_session().await.unwrap();
+        assert!(second.current);
+        let list = s.list().await.unwrap();
+        let numbered: Vec<(u32, i64, bool)> =
+            list.iter().map(|i| (i.number, i.id, i.current)).collect();
+        assert_eq!(numbered, vec![(1, second.id, true), (2, first, false)]);
+        let resumed = s.resume(2).await.unwrap();
+        assert_eq!(
+            (resumed.id, resumed.number, resumed.current),
+            (first, 2, true)
+        );
+        assert_eq!(s.current().await.unwrap().id, first);
+        let row = env.store.get_session(second.id).await.unwrap().unwrap();
+        assert_eq!(
+            s.info_for(&row).number,
+            1,
+            "numbers follow the latest listing"
+        );
+        assert!(matches!(
+            s.resume(3).await,
+            Err(ApiError::InvalidArgument(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn numbers_need_a_listing_and_deleting_the_current_one_starts_a_fresh_one() {
+        let env = env("").await;
+        let s = sessions(&env).await;
+        assert!(matches!(
+            s.resume(1).await,
+            Err(ApiError::FailedPrecondition(m)) if m == "list the sessions first (/history)"
+        ));
+        let first = s.current().await.unwrap().id;
+        let other = s.new_session().await.unwrap().id;
+        s.resume(0).await.unwrap_err();
+        s.list().await.unwrap();
+        assert!(matches!(
+            s.delete(&[]).await,
+            Err(ApiError::InvalidArgument(_))
+        ));
+        assert!(
+            matches!(s.delete(&[2, 9]).await, Err(ApiError::InvalidArgument(_))),
+            "nothing is deleted when one number is unknown"
+        );
+        assert!(env.store.get_session(first).await.unwrap().is_some());
+        let (deleted, fresh) = s.delete(&[1, 1]).await.unwrap();
+        assert_eq!(deleted, 1);
+        let fresh = fresh.expect("the current session was deleted");
+        assert!(fresh.id != other && fresh.current);
+        assert_eq!(s.current().await.unwrap().id, fresh.id);
+        let (deleted, fresh) = s.delete(&[2]).await.unwrap();
+        assert_eq!(
+            (deleted, fresh),
+            (1, None),
+            "#2 still means the first session"
+        );
+        assert!(env.store.get_session(first).await.unwrap().is_none());
+        assert!(matches!(
+            s.by_number(Some(1)).await,
+            Err(ApiError::NotFound(m)) if m == "session #1 no longer exists"
+        ));
     }
 }

@@ -2,13 +2,18 @@
 //! provider (retries at 0/3/15/60 s on transient errors, gives up at once on 429, only logs a
 //! final failure), and on demand by `RetitleSession`.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::agent::Agent;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
 use crate::conversation::{Block, Role};
 use crate::error::ApiError;
 use crate::llm::LlmError;
-use crate::sessions::SessionInfo;
+use crate::llm::titles::TitlesClient;
+use crate::sessions::{SessionInfo, Sessions};
+use crate::store::Store;
 
 /// Delays before each automatic attempt.
 pub const RETRY_SCHEDULE: [Duration; 4] = [
@@ -21,16 +26,58 @@ pub const RETRY_SCHEDULE: [Duration; 4] = [
 /// Longest fallback title (characters) when no `[titles]` provider is configured.
 const FALLBACK_TITLE_CHARS: usize = 30;
 
-impl Agent {
+/// Session titles: the `[titles]` client (if configured) and the background work that uses it.
+/// A cheap `Clone` handle.
+#[derive(Debug, Clone)]
+pub struct Titler {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    store: Store,
+    sessions: Sessions,
+    client: Option<Arc<TitlesClient>>,
+    /// Background titling is tracked here (shutdown waits for it)…
+    tasks: TaskTracker,
+    /// …and stops when this is cancelled.
+    cancel: CancellationToken,
+}
+
+impl Titler {
+    /// Titles with `client` (none: the first line of the first message); background work is
+    /// spawned on `tasks` and stops when `cancel` is cancelled.
+    pub fn new(
+        store: Store,
+        sessions: Sessions,
+        client: Option<TitlesClient>,
+        tasks: TaskTracker,
+        cancel: CancellationToken,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                store,
+                sessions,
+                client: client.map(Arc::new),
+                tasks,
+                cancel,
+            }),
+        }
+    }
+
+    fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
     /// Called after each completed round: titles an untitled session in the background, never
     /// delaying or breaking the chat.
     pub fn after_round(&self, session_id: i64) {
-        let agent = self.clone();
+        let titler = self.clone();
         self.inner.tasks.spawn(async move {
-            let root = agent.inner.root.clone();
+            let cancel = titler.inner.cancel.clone();
             tokio::select! {
-                () = agent.auto_title(session_id) => {}
-                () = root.cancelled() => {}
+                () = titler.auto_title(session_id) => {}
+                () = cancel.cancelled() => {}
             }
         });
     }
@@ -43,7 +90,7 @@ impl Agent {
                 return tracing::warn!(session = session_id, error = %e, "cannot load session for titling");
             }
         }
-        if self.inner.titles.is_none() {
+        if self.inner.client.is_none() {
             if let Err(e) = self.fallback_title(session_id).await {
                 tracing::warn!(session = session_id, error = %e, "cannot store a fallback title");
             }
@@ -57,9 +104,9 @@ impl Agent {
     }
 
     /// Regenerates the title of `#n` (default: the current session) now.
-    pub async fn retitle_session(&self, number: Option<u32>) -> Result<SessionInfo, ApiError> {
-        let row = self.session_by_number(number).await?;
-        if self.inner.titles.is_none() {
+    pub async fn retitle(&self, number: Option<u32>) -> Result<SessionInfo, ApiError> {
+        let row = self.inner.sessions.by_number(number).await?;
+        if self.inner.client.is_none() {
             return Err(ApiError::FailedPrecondition(
                 "no [titles] provider is configured".into(),
             ));
@@ -84,7 +131,7 @@ impl Agent {
             .await
             .map_err(ApiError::internal)?
             .ok_or_else(|| ApiError::NotFound("the session was deleted meanwhile".into()))?;
-        Ok(self.info_for(&row))
+        Ok(self.inner.sessions.info_for(&row))
     }
 
     async fn first_exchange(&self, session_id: i64) -> Result<Option<(String, String)>, ApiError> {
@@ -118,7 +165,7 @@ impl Agent {
     }
 
     async fn generate_title(&self, session_id: i64) -> Result<String, TitleError> {
-        let client = self.inner.titles.clone().ok_or(TitleError::Empty)?;
+        let client = self.inner.client.clone().ok_or(TitleError::Empty)?;
         let (user, answer) = self
             .first_exchange(session_id)
             .await?
@@ -140,10 +187,7 @@ impl Agent {
             .find(|l| !l.trim().is_empty())
             .unwrap_or_default()
             .trim();
-        let mut title: String = line.chars().take(FALLBACK_TITLE_CHARS).collect();
-        if line.chars().count() > FALLBACK_TITLE_CHARS {
-            title.push('…');
-        }
+        let title = kernel_common::text::truncate(line, FALLBACK_TITLE_CHARS);
         self.store()
             .set_session_title(session_id, &title)
             .await

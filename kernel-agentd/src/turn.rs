@@ -1,5 +1,7 @@
-//! The agent turn: `Agent::chat` runs one user message through the model and the tools and
-//! streams its events; `Agent::cancel_turn` stops it. One turn runs at a time, globally.
+//! The agent turn: `Turns::chat` runs one user message through the model and the tools and
+//! streams its events; `Turns::cancel` stops it. One turn runs at a time, globally. `Turns` is
+//! handed the services it uses (sessions, models, titles, media, the tool registry, the outbox);
+//! it never sees the `Agent`.
 //!
 //! The turn runs in its own task (tracked for shutdown), so a client that disconnects does not
 //! stop it; its events go through an unbounded channel and are dropped once nobody listens.
@@ -12,34 +14,42 @@
 //! A cancelled or failed model stream keeps its partial text: it is stored as an assistant
 //! message when it has any, since the owner saw it.
 
+mod context;
 mod extensions;
 mod gate;
 mod input;
 mod media;
+mod recall;
+mod repair;
 mod run;
+mod slim;
 mod summary;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use chrono_tz::Tz;
 use kernel_common::{Config, Redactor};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use tracing::Instrument as _;
 
-use crate::agent::Agent;
-use crate::context::{MemoryRecall, Soul};
 use crate::conversation::Usage;
 use crate::error::ApiError;
 use crate::media::Media;
-use crate::outbox::OwnerDelivery;
+use crate::models::Models;
+use crate::outbox::{Outbox, OwnerDelivery};
+use crate::sessions::Sessions;
+use crate::store::Store;
+use crate::titling::Titler;
 use crate::tools::ToolRegistry;
+use context::Soul;
+use gate::{Busy, Gate};
 
 pub use extensions::Extensions;
-pub use gate::{Busy, Gate, Permit, RunningTurn, TurnStatus};
-pub use input::{
-    Accepted, Attachment, IMAGE_TYPES, MAX_ATTACHMENT_BYTES, MAX_TEXT_CHARS, Part, UserInput,
-    voice_text,
-};
-pub use summary::SUMMARY_CHARS;
+pub use gate::{RunningTurn, TurnStatus};
+pub use input::{Attachment, UserInput};
+pub use recall::MemoryRecall;
 
 /// Tool calls allowed for one user message; then the model must answer without tools.
 pub const MAX_TOOL_CALLS: usize = 25;
@@ -95,35 +105,81 @@ pub enum SpeechStage {
 /// The events of one `Chat`.
 pub type TurnEvents = mpsc::UnboundedReceiver<TurnEvent>;
 
-/// The turn loop's share of the agent's state (`Agent.inner.turns`).
-#[derive(Debug)]
+/// The turn loop: the gate (one turn at a time) and what a turn uses. A cheap `Clone` handle.
+#[derive(Debug, Clone)]
 pub struct Turns {
-    pub(crate) gate: Gate,
-    pub(crate) tools: ToolRegistry,
-    pub(crate) soul: Soul,
-    pub(crate) recall: Mutex<Arc<dyn MemoryRecall>>,
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    gate: Gate,
+    tools: ToolRegistry,
+    soul: Soul,
+    recall: Arc<dyn MemoryRecall>,
     /// Scrubs every configured secret from summaries and error texts.
-    pub(crate) redactor: Redactor,
+    redactor: Redactor,
     /// Downloads, speech-to-text and text-to-speech.
-    pub(crate) media: Media,
+    media: Media,
+    store: Store,
+    sessions: Sessions,
+    models: Models,
+    titler: Titler,
+    /// History rounds sent with each request.
+    context_rounds: usize,
+    /// Memories recalled per turn (0: none).
+    memory_recall_k: usize,
+    tz: Tz,
+    /// Cancelled at shutdown; every turn's token is a child of it.
+    root: CancellationToken,
+    /// Running turns are tracked here (shutdown waits for them).
+    tasks: TaskTracker,
+    /// Where owner turns queue their outcome and show their progress.
+    outbox: Outbox<TurnEvent>,
+}
+
+/// The services and settings a [`Turns`] is built from.
+#[derive(Debug)]
+pub struct TurnsSetup {
+    /// The tool registry offered to the model.
+    pub tools: ToolRegistry,
+    pub recall: Arc<dyn MemoryRecall>,
+    pub media: Media,
+    pub store: Store,
+    pub sessions: Sessions,
+    pub models: Models,
+    pub titler: Titler,
+    pub root: CancellationToken,
+    pub tasks: TaskTracker,
+    pub outbox: Outbox<TurnEvent>,
 }
 
 impl Turns {
-    /// Fresh state for `config` using `ext`'s registry (the agent adds the built-in tools to it)
-    /// and `ext`'s recall if it has one, else `recall`.
-    pub fn new(config: &Config, recall: Arc<dyn MemoryRecall>, ext: Extensions) -> Self {
+    /// The turn loop for `config` over the services in `setup`.
+    pub fn new(config: &Config, setup: TurnsSetup) -> Self {
+        let general = &config.general;
         Self {
-            gate: Gate::default(),
-            tools: ext.tools,
-            soul: Soul::new(config.general.soul_file.clone()),
-            recall: Mutex::new(ext.recall.unwrap_or(recall)),
-            redactor: config.redactor(),
-            media: Media::new(config),
+            inner: Arc::new(Inner {
+                gate: Gate::default(),
+                tools: setup.tools,
+                soul: Soul::new(general.soul_file.clone()),
+                recall: setup.recall,
+                redactor: config.redactor(),
+                media: setup.media,
+                store: setup.store,
+                sessions: setup.sessions,
+                models: setup.models,
+                titler: setup.titler,
+                context_rounds: general.context_rounds,
+                memory_recall_k: general.memory_recall_k,
+                tz: general.timezone,
+                root: setup.root,
+                tasks: setup.tasks,
+                outbox: setup.outbox,
+            }),
         }
     }
-}
 
-impl Agent {
     /// Starts a turn for `input` and returns its events. Bad input — or an image larger than the
     /// current provider takes — is refused before the gate (in the owner's language); while
     /// another turn runs, the events are a single `Busy`.
@@ -131,19 +187,21 @@ impl Agent {
         self.chat_for_owner(input, None).await
     }
 
-    /// [`Agent::chat`] for an owner turn when `delivery` is set: its progress is shown to
+    /// [`Turns::chat`] for an owner turn when `delivery` is set: its progress is shown to
     /// `Subscribe` clients and its outcome is queued in the outbox before the last event.
     pub async fn chat_for_owner(
         &self,
         input: UserInput,
         delivery: Option<OwnerDelivery>,
     ) -> Result<TurnEvents, ApiError> {
-        let media = &self.inner.turns.media;
+        let inner = &self.inner;
+        let media = &inner.media;
         let input = input.accept(media.locale(), media.stt_configured())?;
-        let kind = self.provider_kind();
-        media::check_for_provider(&input, kind).map_err(|r| r.into_error(media.locale()))?;
-        let cancel = self.inner.root.child_token();
-        let permit = match self.inner.turns.gate.try_enter(cancel.clone()) {
+        if let Some(kind) = inner.models.current_kind() {
+            media::check_for_provider(&input, kind).map_err(|r| r.into_error(media.locale()))?;
+        }
+        let cancel = inner.root.child_token();
+        let permit = match inner.gate.try_enter(cancel.clone()) {
             Ok(permit) => permit,
             Err(Busy { first_in_window }) => {
                 tracing::info!(first_in_window, "chat refused: a turn is running");
@@ -152,71 +210,41 @@ impl Agent {
                 return Ok(rx);
             }
         };
-        let session = self.current_session().await?;
-        let (provider, model) = self.current_provider()?;
+        let session = inner.sessions.current().await?;
+        let model = inner.models.current()?;
         let (tx, rx) = mpsc::unbounded_channel();
         let turn = run::Turn::new(run::TurnSetup {
-            agent: self.clone(),
+            turns: self.clone(),
             permit,
             events: tx,
             cancel,
             session_id: session.id,
-            provider,
             model,
-            kind,
             input,
             delivery,
         });
         let span = tracing::info_span!("turn", session = session.id, turn = %turn.id());
-        self.inner.tasks.spawn(turn.run().instrument(span));
+        inner.tasks.spawn(turn.run().instrument(span));
         Ok(rx)
     }
 
     /// Cancels the running turn; whether one was running.
-    pub fn cancel_turn(&self) -> bool {
-        let cancelled = self.inner.turns.gate.cancel();
+    pub fn cancel(&self) -> bool {
+        let cancelled = self.inner.gate.cancel();
         tracing::info!(cancelled, "cancel requested");
         cancelled
     }
 
-    /// The running turn (if any), the running CLI and the last error, for `GetStatus`.
-    pub fn turn_status(&self) -> TurnStatus {
-        TurnStatus {
-            running_cli: self.running_cli(),
-            ..self.inner.turns.gate.status()
-        }
+    /// The running turn (if any) and the last error, for `GetStatus`.
+    pub fn status(&self) -> TurnStatus {
+        self.inner.gate.status()
     }
 
     /// The tools offered to the model.
     pub fn tools(&self) -> &ToolRegistry {
-        &self.inner.turns.tools
-    }
-
-    /// Plugs in long-term memory recall (used from the next turn on).
-    pub fn set_memory_recall(&self, recall: Arc<dyn MemoryRecall>) {
-        *self
-            .inner
-            .turns
-            .recall
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = recall;
-    }
-
-    fn memory_recall(&self) -> Arc<dyn MemoryRecall> {
-        self.inner
-            .turns
-            .recall
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-
-    /// The wire kind (`claude`, `openai_compat`) of the current provider.
-    fn provider_kind(&self) -> &'static str {
-        let name = self.selection().provider;
-        self.config()
-            .providers
-            .get(&name)
-            .map_or("", |p| p.kind.as_str())
+        &self.inner.tools
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -50,6 +50,9 @@ pub struct Config {
     pub agentd: AgentdConfig,
     pub stt: Option<SttConfig>,
     pub tts: Option<TtsConfig>,
+    /// The variables the config references as secrets: every `${VAR}` of the MCP servers (url,
+    /// header and env values), set or not, sorted. Delegated CLIs never inherit them.
+    pub secret_env: Vec<String>,
     /// Non-fatal problems found while loading (log them at WARN).
     pub warnings: Vec<String>,
 }

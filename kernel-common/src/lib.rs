@@ -3,11 +3,13 @@
 #![forbid(unsafe_code)]
 
 pub mod config;
+pub mod limits;
 pub mod logging;
 pub mod notify;
 pub mod redact;
 pub mod secret;
 pub mod startup;
+pub mod text;
 
 pub use config::Config;
 pub use redact::Redactor;

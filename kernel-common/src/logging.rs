@@ -82,11 +82,29 @@ pub fn init_with_redactor(
     Ok(LogGuard { _file: guard })
 }
 
+/// Off unless `RUST_LOG` names rmcp: its transport worker logs every failed MCP connection
+/// attempt at ERROR, with the transport's type chain; agentd's MCP supervisor reports the same
+/// failure in words at WARN, once per change of the server's state.
+const QUIET_BY_DEFAULT: &str = "rmcp::transport::worker=off";
+
 /// The `RUST_LOG` filter, INFO when unset (an invalid directive is skipped, not fatal).
 pub fn env_filter() -> EnvFilter {
-    EnvFilter::builder()
+    filter_for(std::env::var("RUST_LOG").ok().as_deref())
+}
+
+/// The filter for a `RUST_LOG` value (`None`: unset).
+fn filter_for(rust_log: Option<&str>) -> EnvFilter {
+    let spec = rust_log.unwrap_or_default();
+    let filter = EnvFilter::builder()
         .with_default_directive(LevelFilter::INFO.into())
-        .from_env_lossy()
+        .parse_lossy(spec);
+    if spec.contains("rmcp") {
+        return filter;
+    }
+    match QUIET_BY_DEFAULT.parse() {
+        Ok(directive) => filter.add_directive(directive),
+        Err(_) => filter,
+    }
 }
 
 /// The rotating file writer behind a non-blocking channel, for building a subscriber by hand
@@ -238,6 +256,52 @@ mod tests {
         let err = file_writer("kernel-test", &file).unwrap_err();
         assert!(matches!(err, LogError::Dir { .. }), "{err}");
         assert!(err.to_string().contains("not-a-dir"), "{err}");
+    }
+
+    /// Which of an ERROR from rmcp's transport worker and a WARN from agentd get through.
+    fn passed(rust_log: Option<&str>) -> (bool, bool) {
+        let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+        let sink = lines.clone();
+        let subscriber = tracing_subscriber::registry()
+            .with(filter_for(rust_log))
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_ansi(false)
+                    .with_writer(move || SharedBuf(sink.clone())),
+            );
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::error!(target: "rmcp::transport::worker", "worker quit with fatal");
+            tracing::warn!(target: "kernel_agentd::mcp::server", "mcp server failed to connect");
+        });
+        let text = String::from_utf8(lines.lock().unwrap().clone()).unwrap();
+        (
+            text.contains("worker quit with fatal"),
+            text.contains("mcp server failed to connect"),
+        )
+    }
+
+    struct SharedBuf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl Write for SharedBuf {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn rmcp_worker_errors_are_off_unless_rust_log_names_rmcp() {
+        assert_eq!(passed(None), (false, true));
+        assert_eq!(passed(Some("debug")), (false, true));
+        assert_eq!(passed(Some("info,rmcp=debug")), (true, true));
+        assert_eq!(
+            passed(Some("warn,rmcp::transport::worker=error")),
+            (true, true)
+        );
     }
 
     #[test]

@@ -9,6 +9,13 @@ pub mod v1 {
     tonic::include_proto!("kernel.v1");
 }
 
+/// The largest voice reply agentd sends (the Ogg/Opus bytes of `TurnCompleted`'s voice).
+pub const MAX_VOICE_REPLY_BYTES: usize = 20 * 1024 * 1024;
+
+/// The largest message agentd sends: a voice reply of [`MAX_VOICE_REPLY_BYTES`] with the answer
+/// text (≤ a few hundred KB) and the envelope. Clients raise tonic's 4 MiB decoding limit to it.
+pub const MAX_RESPONSE_BYTES: usize = MAX_VOICE_REPLY_BYTES + 4 * 1024 * 1024;
+
 /// Encoded `FileDescriptorSet` of the API, for server reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/kernel_descriptor.bin"));

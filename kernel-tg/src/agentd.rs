@@ -1,5 +1,6 @@
 //! Reaching kernel-agentd: a gRPC client over the Unix socket or TCP, with the bearer token, and
-//! [`Agentd`], the shared handle that reconnects in the background after agentd went away.
+//! [`Agentd`], the shared handle that reconnects in the background after agentd went away (a
+//! tracked task that [`Agentd::shutdown`] stops).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -7,6 +8,8 @@ use std::time::Duration;
 use hyper_util::rt::TokioIo;
 use kernel_common::Secret;
 use kernel_proto::v1::agent_client::AgentClient;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use tonic::metadata::MetadataValue;
 use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
@@ -70,10 +73,11 @@ pub async fn connect(endpoint: &str, token: Option<&Secret>) -> Result<Client, C
         return Err(ConnectError::BadEndpoint(endpoint.to_string()));
     };
     let header = token.and_then(|t| format!("Bearer {}", t.expose()).parse().ok());
-    Ok(AgentClient::with_interceptor(
-        channel,
-        TokenInterceptor { header },
-    ))
+    // A voice reply may be up to 20 MB: over tonic's default 4 MiB decoding limit.
+    Ok(
+        AgentClient::with_interceptor(channel, TokenInterceptor { header })
+            .max_decoding_message_size(kernel_proto::MAX_RESPONSE_BYTES),
+    )
 }
 
 /// Like [`connect`], retrying every 500 ms up to `attempts` times while agentd is unreachable.
@@ -100,7 +104,8 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5);
 const FIRST_BACKOFF: Duration = Duration::from_millis(200);
 
 /// A cheap `Clone` handle to kernel-agentd: a cached client, replaced after a transport failure
-/// by a background reconnection loop with backoff.
+/// by a background reconnection loop with backoff. The loop is tracked: [`Agentd::shutdown`]
+/// stops it and waits for it, and no new one starts after that.
 #[derive(Clone)]
 pub struct Agentd {
     inner: Arc<Inner>,
@@ -111,6 +116,10 @@ struct Inner {
     token: Option<Secret>,
     client: Mutex<Option<Client>>,
     reconnecting: Mutex<bool>,
+    /// The reconnection loop, when one runs.
+    tasks: TaskTracker,
+    /// Cancelled by [`Agentd::shutdown`].
+    stop: CancellationToken,
 }
 
 impl std::fmt::Debug for Agentd {
@@ -130,6 +139,8 @@ impl Agentd {
                 token,
                 client: Mutex::new(None),
                 reconnecting: Mutex::new(false),
+                tasks: TaskTracker::new(),
+                stop: CancellationToken::new(),
             }),
         }
     }
@@ -150,21 +161,35 @@ impl Agentd {
     }
 
     /// Reports that agentd went away: drops the cached client and reconnects in the background,
-    /// with backoff, until agentd answers again (one loop at a time).
+    /// with backoff, until agentd answers again (one loop at a time; none after shutdown).
     pub fn lost(&self) {
         self.store(None);
         {
             let mut reconnecting = lock(&self.inner.reconnecting);
-            if *reconnecting {
+            if *reconnecting || self.inner.stop.is_cancelled() {
                 return;
             }
             *reconnecting = true;
         }
         let this = self.clone();
-        tokio::spawn(async move { this.reconnect().await });
+        self.inner.tasks.spawn(async move {
+            let stop = this.inner.stop.clone();
+            tokio::select! {
+                () = this.reconnect() => {}
+                () = stop.cancelled() => {}
+            }
+            *lock(&this.inner.reconnecting) = false;
+        });
     }
 
-    async fn reconnect(self) {
+    /// Stops the reconnection loop (if one runs) and waits for it to end.
+    pub async fn shutdown(&self) {
+        self.inner.stop.cancel();
+        self.inner.tasks.close();
+        self.inner.tasks.wait().await;
+    }
+
+    async fn reconnect(&self) {
         let mut pause = FIRST_BACKOFF;
         loop {
             tokio::time::sleep(pause).await;
@@ -172,7 +197,7 @@ impl Agentd {
                 Ok(client) => {
                     self.store(Some(client));
                     tracing::info!(endpoint = %self.inner.endpoint, "reconnected to kernel-agentd");
-                    break;
+                    return;
                 }
                 Err(e) => {
                     tracing::debug!(error = %e, "kernel-agentd still unreachable");
@@ -180,7 +205,6 @@ impl Agentd {
                 }
             }
         }
-        *lock(&self.inner.reconnecting) = false;
     }
 
     fn cached(&self) -> Option<Client> {
@@ -213,4 +237,39 @@ fn source_chain(e: &dyn std::error::Error) -> String {
         cur = s.source();
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A socket path that does not exist: every connection attempt fails at once.
+    const NOWHERE: &str = "unix:/nonexistent/kernel-tg-test/agentd.sock";
+
+    #[tokio::test(start_paused = true)]
+    async fn shutdown_stops_the_reconnect_loop_at_once_and_no_new_one_starts() {
+        let agentd = Agentd::new(NOWHERE, None);
+        agentd.lost();
+        agentd.lost();
+        assert_eq!(agentd.inner.tasks.len(), 1, "one loop at a time");
+        // Let it fail a few attempts (paused time runs the backoff at once).
+        tokio::time::sleep(FIRST_BACKOFF * 4).await;
+        assert_eq!(agentd.inner.tasks.len(), 1, "still trying");
+
+        let asked = tokio::time::Instant::now();
+        agentd.shutdown().await;
+        assert!(
+            asked.elapsed() < FIRST_BACKOFF,
+            "waited {:?}",
+            asked.elapsed()
+        );
+        assert!(agentd.inner.tasks.is_empty(), "a reconnect task remains");
+
+        agentd.lost();
+        assert!(
+            agentd.inner.tasks.is_empty(),
+            "a loop started after shutdown"
+        );
+        assert!(agentd.cached().is_none());
+    }
 }

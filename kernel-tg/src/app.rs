@@ -1,10 +1,7 @@
 //! `run`: kernel-tg's main loop — long polling, the allow-list, and dispatch of each owner
-//! message to a command answer (at once, concurrently) or a turn (in arrival order).
-//!
-//! `App` is the cheap `Clone` handle every task gets: the Bot API bound to the owner's chat, the
-//! agentd handle and the texts. Nothing survives between updates except what agentd keeps.
+//! message to a command answer (at once, concurrently) or a turn (in arrival order). Every task
+//! gets the [`App`] handle.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -18,8 +15,10 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::agentd::Agentd;
+use crate::answer::answer;
 use crate::command;
 use crate::gate;
+use crate::handle::App;
 use crate::incoming::{self, Incoming, TurnInput};
 use crate::telegram::Telegram;
 use crate::texts::Texts;
@@ -49,58 +48,6 @@ pub enum RunError {
     Http(String),
 }
 
-/// What every task shares.
-#[derive(Clone, Debug)]
-pub struct App {
-    inner: Arc<Inner>,
-}
-
-#[derive(Debug)]
-struct Inner {
-    telegram: Telegram,
-    agentd: Agentd,
-    texts: Texts,
-    owner: UserId,
-    username: Option<String>,
-}
-
-impl App {
-    pub fn telegram(&self) -> &Telegram {
-        &self.inner.telegram
-    }
-
-    pub fn agentd(&self) -> &Agentd {
-        &self.inner.agentd
-    }
-
-    pub fn texts(&self) -> Texts {
-        self.inner.texts
-    }
-
-    /// Sends `html` to the owner; failures are logged (the owner cannot be told).
-    pub async fn say(&self, html: &str, reply_to: Option<MessageId>) {
-        if let Err(e) = self.telegram().send_html(html, reply_to).await {
-            tracing::error!(error = %e, "a reply could not be sent");
-        }
-    }
-
-    /// Shows `html` in place of the placeholder when there is one, else as a new reply.
-    pub async fn replace_or_say(
-        &self,
-        placeholder: Option<MessageId>,
-        html: &str,
-        reply_to: MessageId,
-    ) {
-        if let Some(id) = placeholder {
-            match self.telegram().edit_html(id, html).await {
-                Ok(()) => return,
-                Err(e) => tracing::warn!(error = %e, "placeholder edit failed; sending instead"),
-            }
-        }
-        self.say(html, Some(reply_to)).await;
-    }
-}
-
 /// Runs the adapter until `shutdown` is cancelled. `on_polling` is called once polling has
 /// started (readiness).
 pub async fn run(
@@ -108,7 +55,7 @@ pub async fn run(
     shutdown: CancellationToken,
     on_polling: impl FnOnce(),
 ) -> Result<(), RunError> {
-    let app = connect(&config).await?;
+    let app = connect(&config, &shutdown).await?;
     // Long polling (a short timeout would poll in a tight loop); a webhook left set would make
     // every getUpdates fail with 409, so it is removed first.
     let mut polling = Polling::builder(app.telegram().bot().clone())
@@ -124,7 +71,7 @@ pub async fn run(
     tasks.spawn(crate::delivery::run(app.clone(), shutdown.clone()));
     let updates = polling.as_stream();
     tokio::pin!(updates);
-    tracing::info!(owner = app.inner.owner.0, "kernel-tg polling Telegram");
+    tracing::info!(owner = app.owner().0, "kernel-tg polling Telegram");
     on_polling();
     let mut stopping = false;
     loop {
@@ -144,7 +91,7 @@ pub async fn run(
             }
             Some(Ok(_)) if stopping => {}
             Some(Ok(update)) => {
-                if let Some(message) = gate::admit(&update, app.inner.owner) {
+                if let Some(message) = gate::admit(&update, app.owner()) {
                     dispatch(&app, message, &turns, &tasks).await;
                 }
             }
@@ -158,12 +105,13 @@ pub async fn run(
     {
         tracing::warn!("replies still in flight at shutdown were abandoned");
     }
+    app.agentd().shutdown().await;
     tracing::info!("kernel-tg stopped");
     Ok(())
 }
 
 /// Builds the bot and the agentd handle, checks the token, registers the command menu.
-async fn connect(config: &Config) -> Result<App, RunError> {
+async fn connect(config: &Config, shutdown: &CancellationToken) -> Result<App, RunError> {
     let token = config
         .telegram
         .token
@@ -181,7 +129,7 @@ async fn connect(config: &Config) -> Result<App, RunError> {
         .map_err(|e| RunError::Http(e.to_string()))?;
     let bot = Bot::with_client(token.expose(), client).set_api_url(api_url);
     let telegram = Telegram::new(bot, ChatId(owner as i64));
-    let texts = Texts::new(config.general.locale);
+    let texts = Texts::new(config.general.locale).with_timezone(config.general.timezone);
     let username = match telegram.username().await {
         Ok(name) => name,
         Err(RequestError::Api(ApiError::InvalidToken)) => return Err(RunError::BadToken),
@@ -199,20 +147,13 @@ async fn connect(config: &Config) -> Result<App, RunError> {
         tracing::warn!(error = %e, "setMyCommands failed; the command menu may be stale");
     }
     let agentd = Agentd::new(config.agentd.endpoint.clone(), config.agentd.token.clone());
-    reach_agentd(&agentd).await;
-    Ok(App {
-        inner: Arc::new(Inner {
-            telegram,
-            agentd,
-            texts,
-            owner: UserId(owner),
-            username,
-        }),
-    })
+    reach_agentd(&agentd, shutdown).await;
+    Ok(App::new(telegram, agentd, texts, UserId(owner), username))
 }
 
-/// Waits a little for agentd (it may be starting too); polls anyway when it does not come.
-async fn reach_agentd(agentd: &Agentd) {
+/// Waits a little for agentd (it may be starting too); polls anyway when it does not come or
+/// when shutdown is asked meanwhile.
+async fn reach_agentd(agentd: &Agentd, shutdown: &CancellationToken) {
     for attempt in 1..=AGENTD_STARTUP_ATTEMPTS {
         if let Ok(mut client) = agentd.client().await
             && let Ok(status) = client.get_status(GetStatusRequest {}).await
@@ -222,7 +163,10 @@ async fn reach_agentd(agentd: &Agentd) {
             return;
         }
         if attempt < AGENTD_STARTUP_ATTEMPTS {
-            tokio::time::sleep(Duration::from_millis(250)).await;
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(250)) => {}
+                () = shutdown.cancelled() => return,
+            }
         }
     }
     tracing::warn!(
@@ -251,14 +195,14 @@ async fn dispatch(
     tasks: &TaskTracker,
 ) {
     let id = message.id;
-    match incoming::classify(message, app.inner.username.as_deref()) {
+    match incoming::classify(message, app.username()) {
         Incoming::Command(parsed) => {
             let app = app.clone();
             tasks.spawn(async move {
                 let html = match parsed {
                     Ok(command) => {
                         tracing::info!(command = command.kind().name(), "command");
-                        command::answer(command, app.agentd(), app.texts()).await
+                        answer(command, app.agentd(), app.texts()).await
                     }
                     Err(e) => app.texts().command_error(&e),
                 };

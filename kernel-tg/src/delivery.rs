@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use tonic::Streaming;
 
 use crate::agentd::is_transport_failure;
-use crate::app::App;
+use crate::handle::App;
 use crate::turn::narration::Narration;
 use crate::turn::progress::Progress;
 

@@ -2,12 +2,10 @@
 //! attachment to download), or something kernel-tg does not handle. Photos, documents, voice
 //! notes and audio files (sent as music; transcribed like voice notes) are attachments.
 
+use kernel_common::limits::IMAGE_TYPES;
 use teloxide::types::Message;
 
 use crate::command::{self, Command, CommandError};
-
-/// Image types both providers accept; an image sent "as a file" with one of these goes as an image.
-const IMAGE_TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/webp"];
 
 /// What one owner message asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,10 +3,12 @@
 #![forbid(unsafe_code)]
 
 pub mod agentd;
+pub mod answer;
 pub mod app;
 pub mod command;
 pub mod delivery;
 pub mod gate;
+pub mod handle;
 pub mod incoming;
 pub mod render;
 pub mod telegram;

@@ -7,12 +7,16 @@
 //! plain text of a chunk is the chunk's visible text plus the URLs of its links. A chunk that
 //! starts among a table's rows repeats the table's header lines (in both outputs).
 //!
+//! Bot texts that are already Telegram HTML (command replies) take the same split through
+//! [`render_html`] ([`html`] reads them back into a document).
+//!
 //! An all-whitespace reply renders to **zero** chunks; the adapter decides what to send then
 //! (it must never send an empty message). Any other reply renders to at least one chunk.
 
 mod build;
 mod doc;
 mod emit;
+mod html;
 mod link;
 mod split;
 mod table;
@@ -62,6 +66,18 @@ pub fn render_with_limit(markdown: &str, limit: usize) -> Vec<Chunk> {
             }
         })
         .collect()
+}
+
+/// Splits a bot text that is already Telegram HTML (a command reply from `Texts`) into chunks of
+/// at most [`MAX_CHUNK_UTF16`] visible units, each with a plain twin; a text that fits is kept
+/// exactly as written. Zero chunks when it shows only whitespace.
+pub fn render_html(html: &str) -> Vec<Chunk> {
+    html::chunks(html, MAX_CHUNK_UTF16)
+}
+
+/// Like [`render_html`], with a different per-chunk limit (at least [`MIN_LIMIT_UTF16`]).
+pub fn render_html_with_limit(html: &str, limit: usize) -> Vec<Chunk> {
+    html::chunks(html, limit)
 }
 
 /// The number of UTF-16 code units in `s` (how Telegram counts message length).

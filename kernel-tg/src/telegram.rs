@@ -88,6 +88,34 @@ impl Telegram {
             .map_err(describe)
     }
 
+    /// Sends a bot text (Telegram HTML, e.g. a command reply) through the answers' split: one
+    /// message per chunk of at most 4096 units (the first replying to `reply_to`), each falling
+    /// back to plain text when Telegram rejects its HTML. Stops at the first chunk that fails.
+    pub async fn send_text(
+        &self,
+        html: &str,
+        reply_to: Option<MessageId>,
+    ) -> Result<MessageId, SendError> {
+        let chunks = crate::render::render_html(html);
+        let mut first = None;
+        for (index, chunk) in chunks.iter().enumerate() {
+            let reply = if index == 0 { reply_to } else { None };
+            let id = self.send_chunk(chunk, reply).await.inspect_err(|e| {
+                tracing::warn!(
+                    error = %e,
+                    chunk = index + 1,
+                    of = chunks.len(),
+                    "a part of a reply could not be sent"
+                );
+            })?;
+            first.get_or_insert(id);
+        }
+        first.ok_or_else(|| SendError {
+            text: "empty text".to_owned(),
+            permanent: true,
+        })
+    }
+
     /// Sends one rendered chunk; when Telegram rejects its HTML, sends the plain fallback.
     pub async fn send_chunk(
         &self,

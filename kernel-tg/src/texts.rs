@@ -36,26 +36,55 @@ pub fn escape_html(text: &str) -> String {
 
 /// `text` cut to `max` characters (an ellipsis replacing the tail), then escaped.
 pub fn escape_truncated(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return escape_html(text);
-    }
-    let cut: String = text.chars().take(max.saturating_sub(1)).collect();
-    escape_html(&format!("{cut}…"))
+    escape_html(&kernel_common::text::fit(text, max))
 }
 
-/// The bot's texts in one locale.
+/// The bot's texts in one locale; times are shown in the owner's time zone (UTC until
+/// [`Texts::with_timezone`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Texts {
     locale: Locale,
+    timezone: Option<chrono_tz::Tz>,
 }
 
 impl Texts {
     pub fn new(locale: Locale) -> Self {
-        Self { locale }
+        Self {
+            locale,
+            timezone: None,
+        }
+    }
+
+    /// The same texts showing times in `timezone` (`general.timezone`).
+    pub fn with_timezone(self, timezone: chrono_tz::Tz) -> Self {
+        Self {
+            timezone: Some(timezone),
+            ..self
+        }
     }
 
     pub fn locale(self) -> Locale {
         self.locale
+    }
+
+    /// An RFC 3339 time from agentd as the owner's local time, `YYYY-MM-DD HH:MM:SS` and the
+    /// zone's abbreviation; text that is not such a time is returned as it is.
+    pub fn local_time(self, rfc3339: &str) -> String {
+        let Ok(time) = chrono::DateTime::parse_from_rfc3339(rfc3339.trim()) else {
+            return rfc3339.to_owned();
+        };
+        let zone = self.timezone.unwrap_or(chrono_tz::UTC);
+        time.with_timezone(&zone)
+            .format("%Y-%m-%d %H:%M:%S %Z")
+            .to_string()
+    }
+
+    /// `text` with every whitespace-separated RFC 3339 time in it shown as [`Texts::local_time`].
+    pub fn local_times_in(self, text: &str) -> String {
+        text.split(' ')
+            .map(|word| self.local_time(word))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     pub(crate) fn pick(self, zh: &'static str, en: &'static str) -> &'static str {

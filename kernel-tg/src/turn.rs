@@ -13,12 +13,12 @@ use teloxide::types::MessageId;
 use tonic::Streaming;
 
 use crate::agentd::is_transport_failure;
-use crate::app::App;
+use crate::handle::App;
 use crate::incoming::{Media, MediaKind, TurnInput};
 use crate::telegram::DownloadError;
 
 /// Largest attachment kernel-tg downloads (Telegram's own Bot API limit).
-pub const MAX_DOWNLOAD_BYTES: u64 = 20 * 1024 * 1024;
+pub const MAX_DOWNLOAD_BYTES: u64 = kernel_common::limits::MAX_ATTACHMENT_BYTES as u64;
 
 /// Sends the message to agentd as an owner turn. Returns whether agentd accepted it; when not
 /// (busy, refused, agentd unavailable, file too large) the owner has been told what happened.

@@ -10,12 +10,24 @@
 //! ```
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::wait::{eventually, poll};
 
 /// Starts a grandchild that ignores TERM and records its pid in `grandchild.pid`.
 pub const SPAWN_GRANDCHILD: &str = r#"sh -c 'trap "" TERM; echo $$ > "$D/grandchild.pid.tmp"; mv "$D/grandchild.pid.tmp" "$D/grandchild.pid"; while :; do sleep 1; done' &
 while [ ! -e "$D/grandchild.pid" ]; do sleep 0.01; done
 "#;
+/// Starts a process that leaves the CLI's process group and session (`setsid`), ignores TERM,
+/// carries [`ESCAPED_MARKER`] and the fake's dir in its command line, and records its pid in
+/// `escaped.pid`.
+pub const SPAWN_SETSID_CHILD: &str = r#"setsid sh -c 'trap "" TERM; echo $$ > "$D/escaped.pid.tmp"; mv "$D/escaped.pid.tmp" "$D/escaped.pid"; while :; do sleep 1; done' kernel-escaped-child "$D" &
+while [ ! -e "$D/escaped.pid" ]; do sleep 0.01; done
+"#;
+/// The `$0` of [`SPAWN_SETSID_CHILD`]'s process.
+pub const ESCAPED_MARKER: &str = "kernel-escaped-child";
+/// Ignores TERM from here on.
+pub const IGNORE_TERM: &str = "trap '' TERM\n";
 /// Sleeps until killed.
 pub const SLEEP_FOREVER: &str = "while :; do sleep 1; done\n";
 /// Writes `LAST MESSAGE: <task>` to the file after `--output-last-message`, as Codex does.
@@ -118,6 +130,30 @@ impl FakeCli {
         read_pid(&self.dir().join("cli.pid"))
     }
 
+    /// The pid of [`SPAWN_SETSID_CHILD`]'s process, once it has started.
+    pub fn escaped_pid(&self) -> Option<i32> {
+        read_pid(&self.dir().join("escaped.pid"))
+    }
+
+    /// The processes whose command line carries [`ESCAPED_MARKER`] and this fake's dir (so
+    /// other tests' fakes are not counted).
+    pub fn escaped_processes(&self) -> Vec<i32> {
+        let dir = self.dir().display().to_string();
+        let Ok(listing) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        listing
+            .filter_map(Result::ok)
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| {
+                let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+                args.contains(&ESCAPED_MARKER.as_bytes()) && args.contains(&dir.as_bytes())
+            })
+            .filter(|pid| alive(*pid))
+            .collect()
+    }
+
     /// The grandchild's pid, once it has started.
     pub fn grandchild_pid(&self) -> Option<i32> {
         read_pid(&self.dir().join("grandchild.pid"))
@@ -126,17 +162,12 @@ impl FakeCli {
     /// Waits (polling, up to `deadline`) until both the CLI and its grandchild have recorded
     /// their pids.
     pub async fn wait_for_pids(&self, deadline: Duration) -> (i32, i32) {
-        let until = Instant::now() + deadline;
-        loop {
-            if let (Some(cli), Some(grandchild)) = (self.pid(), self.grandchild_pid()) {
-                return (cli, grandchild);
-            }
-            assert!(
-                Instant::now() < until,
-                "the fake CLI did not start its grandchild"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        eventually(
+            "the fake CLI to start its grandchild",
+            deadline,
+            async || self.pid().zip(self.grandchild_pid()),
+        )
+        .await
     }
 }
 
@@ -180,14 +211,7 @@ pub fn alive(pid: i32) -> bool {
 
 /// Waits (polling, up to `deadline`) until `pid` no longer runs; whether it stopped in time.
 pub async fn wait_stopped(pid: i32, deadline: Duration) -> bool {
-    let until = Instant::now() + deadline;
-    while alive(pid) {
-        if Instant::now() >= until {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    true
+    poll(deadline, async || !alive(pid)).await.is_some()
 }
 
 /// Asserts that neither `cli` nor `grandchild` runs any more (waiting up to `deadline`), and
@@ -200,17 +224,15 @@ pub async fn assert_group_gone(cli: i32, grandchild: i32, deadline: Duration) {
         process_state(grandchild)
     );
     assert!(wait_stopped(cli, deadline).await, "the CLI {cli} survived");
-    let until = Instant::now() + deadline;
-    while process_state(cli).is_some() {
+    if poll(deadline, async || process_state(cli).is_none())
+        .await
+        .is_none()
+    {
         let me = i32::try_from(std::process::id()).expect("pid");
-        if Instant::now() >= until {
-            assert_ne!(
-                parent_pid(cli),
-                Some(me),
-                "the CLI {cli} was left a zombie of ours"
-            );
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert_ne!(
+            parent_pid(cli),
+            Some(me),
+            "the CLI {cli} was left a zombie of ours"
+        );
     }
 }

@@ -19,7 +19,6 @@
 mod anthropic;
 mod body;
 mod cache;
-mod log_capture;
 mod openai;
 mod provider;
 mod script;
@@ -40,8 +39,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::recorded::{Recorded, Recorder};
 
+pub use crate::log_capture::LogCapture;
 pub use cache::estimate_tokens;
-pub use log_capture::LogCapture;
 pub use provider::{Drained, FAKE_KEY, FAKE_MODEL, drain};
 pub use script::{
     DEFAULT_TEXT, ErrorKind, FakeToolCall, FakeUsage, HttpError, Quirks, Release, Reply, Script,

@@ -83,6 +83,8 @@ struct Shared {
     transcript: Mutex<String>,
     stt: Mutex<Behaviour>,
     tts: Mutex<Behaviour>,
+    /// What speech answers ([`FAKE_OGG`] unless set).
+    speech_audio: Mutex<Vec<u8>>,
     requests: Recorder<SpeechRequest>,
     shutdown: CancellationToken,
     /// Cancelled when a request starts stalling (tests wait on it).
@@ -113,6 +115,7 @@ impl FakeSpeech {
             transcript: Mutex::new("这是一段测试语音".to_owned()),
             stt: Mutex::new(Behaviour::Answer),
             tts: Mutex::new(Behaviour::Answer),
+            speech_audio: Mutex::new(FAKE_OGG.to_vec()),
             requests: Recorder::default(),
             shutdown: CancellationToken::new(),
             stalled: CancellationToken::new(),
@@ -141,6 +144,11 @@ impl FakeSpeech {
     /// How transcriptions answer from now on.
     pub fn set_stt(&self, b: Behaviour) {
         *self.shared.stt.lock().unwrap() = b;
+    }
+
+    /// The Ogg bytes speech answers from now on (they must start with `OggS`).
+    pub fn set_speech_audio(&self, audio: Vec<u8>) {
+        *self.shared.speech_audio.lock().unwrap() = audio;
     }
 
     /// How speech answers from now on.
@@ -228,7 +236,7 @@ async fn handle(
     match behaviour {
         Behaviour::Answer | Behaviour::Hold if speech => (
             [(axum::http::header::CONTENT_TYPE, "audio/ogg")],
-            FAKE_OGG.to_vec(),
+            shared.speech_audio.lock().unwrap().clone(),
         )
             .into_response(),
         Behaviour::Answer | Behaviour::Hold => {

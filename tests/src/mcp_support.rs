@@ -13,6 +13,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
+use crate::wait::poll;
+
 /// Longest wait for the HTTP server to say it is listening.
 const READY_DEADLINE: Duration = Duration::from_secs(30);
 
@@ -318,21 +320,16 @@ pub async fn wait_for_server(
     name: &str,
     state: &str,
 ) -> kernel_proto::v1::McpServerStatus {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
+    let mut last = None;
+    let found = poll(Duration::from_secs(30), async || {
         let status = client
             .get_status(kernel_proto::v1::GetStatusRequest::default())
             .await
             .expect("GetStatus")
             .into_inner();
-        let server = status.mcp_servers.into_iter().find(|s| s.name == name);
-        match server {
-            Some(s) if s.state == state => return s,
-            other => assert!(
-                tokio::time::Instant::now() < deadline,
-                "mcp server {name} never became {state}: {other:?}"
-            ),
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        last = status.mcp_servers.into_iter().find(|s| s.name == name);
+        last.take_if(|s| s.state == state)
+    })
+    .await;
+    found.unwrap_or_else(|| panic!("mcp server {name} never became {state}: {last:?}"))
 }

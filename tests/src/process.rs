@@ -64,11 +64,30 @@ impl BinProcess {
         env: &[(&str, &str)],
         ready: &'static str,
     ) -> BinProcess {
+        Self::start_without(name, config, &[], env, ready)
+    }
+
+    /// Like [`BinProcess::start`], without the inherited variables whose names start with one of
+    /// `remove` (e.g. the test runner's own `ANTHROPIC_` settings).
+    pub fn start_without(
+        name: &'static str,
+        config: &Path,
+        remove: &[&str],
+        env: &[(&str, &str)],
+        ready: &'static str,
+    ) -> BinProcess {
         let mut cmd = Command::new(bin_path(name));
         cmd.arg("--config")
             .arg(config)
             .env("NO_COLOR", "1")
             .env("RUST_LOG", "info");
+        for (k, _) in std::env::vars_os() {
+            if k.to_str()
+                .is_some_and(|k| remove.iter().any(|p| k.starts_with(p)))
+            {
+                cmd.env_remove(k);
+            }
+        }
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -149,6 +168,18 @@ impl AgentdProcess {
         AgentdProcess(BinProcess::start(
             "kernel-agentd",
             config,
+            env,
+            "kernel-agentd ready",
+        ))
+    }
+
+    /// Like [`AgentdProcess::start`], without the inherited variables whose names start with
+    /// one of `remove`.
+    pub fn start_without(config: &Path, remove: &[&str], env: &[(&str, &str)]) -> AgentdProcess {
+        AgentdProcess(BinProcess::start_without(
+            "kernel-agentd",
+            config,
+            remove,
             env,
             "kernel-agentd ready",
         ))

@@ -80,3 +80,9 @@ pub fn assert_no_secret(e: &LlmError, secrets: &[&str]) {
         }
     }
 }
+
+/// The shared HTTP client providers and the titles client are built on (agentd builds one at
+/// start).
+pub fn http() -> kernel_agentd::http::Client {
+    kernel_agentd::http::client().expect("build the HTTP client")
+}

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use kernel_agentd::context::MemoryRecall;
 use kernel_agentd::tools::{Tool, ToolContext, ToolOutput, ToolRegistry};
 use kernel_agentd::turn::Extensions;
+use kernel_agentd::turn::MemoryRecall;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 

@@ -62,8 +62,7 @@ fn join(head: &str, cut: usize, tail: &str) -> String {
 }
 
 fn first_chars(text: &str, n: usize) -> &str {
-    let end = text.char_indices().nth(n).map_or(text.len(), |(i, _)| i);
-    &text[..end]
+    kernel_common::text::head(text, n)
 }
 
 fn last_chars(text: &str, n: usize) -> &str {

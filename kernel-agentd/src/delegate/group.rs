@@ -1,15 +1,20 @@
-//! The delegated CLI's process group: started as its own group, and ended as a whole — TERM to
-//! every process in it, KILL to whatever is left after a grace period, the leader reaped (no
-//! zombie of ours). Windows has no process groups: there the process tree is killed with
-//! `taskkill /T /F`.
+//! The delegated CLI's process group: started as its own group, and ended as a whole with every
+//! process that left it ([`Tree`]) — TERM to all of them, KILL to whatever is left after a grace
+//! period, the leader and re-parented members reaped (no zombie of ours). Windows has no process
+//! groups: there the process tree is killed with `taskkill /T /F`.
 
 use std::time::Duration;
 
 use tokio::process::{Child, Command};
 
+use super::tree::Tree;
+
 /// How often the group is checked while it winds down after TERM.
 #[cfg(unix)]
 const POLL: Duration = Duration::from_millis(20);
+/// How long killed members re-parented to agentd are waited for, to reap them.
+#[cfg(unix)]
+const REAP_WAIT: Duration = Duration::from_secs(2);
 
 /// Makes the child the leader of a new process group (unix), or of a new console process group
 /// (Windows), so signals for the group never reach agentd.
@@ -39,20 +44,27 @@ impl Group {
         self.pid
     }
 
-    /// Ends every process of the group: TERM, then KILL for what is still there after `grace`;
-    /// the leader is reaped. Returns at once when nothing of the group is left.
+    /// Ends every process of the group and of `tree`: TERM, then KILL for what is still there
+    /// after `grace`; the leader is reaped, and so are members re-parented to agentd. Returns at
+    /// once when nothing of either is left.
     #[cfg(unix)]
-    pub(super) async fn terminate(self, leader: &mut Child, grace: Duration) {
+    pub(super) async fn terminate(self, leader: &mut Child, tree: &mut Tree, grace: Duration) {
         use nix::sys::signal::Signal;
-        if !self.signal(Some(Signal::SIGTERM)) {
+        tree.scan();
+        let group_there = self.signal(Some(Signal::SIGTERM));
+        if !(tree.signal(Signal::SIGTERM) || group_there) {
             let _ = leader.wait().await;
+            tree.reap();
             return;
         }
         let deadline = tokio::time::Instant::now() + grace;
         loop {
             // Reap the leader as soon as it exits: a zombie leader keeps the group alive.
             let _ = leader.try_wait();
-            if !self.signal(None) {
+            tree.reap();
+            tree.scan();
+            if !self.signal(None) && !tree.alive() {
+                Self::reap_members(tree).await;
                 return;
             }
             if tokio::time::Instant::now() >= deadline {
@@ -62,15 +74,31 @@ impl Group {
         }
         tracing::info!(
             pgid = self.pid,
-            "the CLI's process group outlived TERM; killing it"
+            "the CLI's processes outlived TERM; killing them"
         );
+        tree.scan();
         self.signal(Some(Signal::SIGKILL));
+        tree.signal(Signal::SIGKILL);
         let _ = leader.wait().await;
+        Self::reap_members(tree).await;
+    }
+
+    /// Reaps killed members as they die and are re-parented to agentd, for up to [`REAP_WAIT`].
+    #[cfg(unix)]
+    async fn reap_members(tree: &Tree) {
+        let until = tokio::time::Instant::now() + REAP_WAIT;
+        loop {
+            tree.reap();
+            if !tree.present() || tokio::time::Instant::now() >= until {
+                return;
+            }
+            tokio::time::sleep(POLL).await;
+        }
     }
 
     /// Windows: kills the process tree at once (console programs ignore polite requests).
     #[cfg(windows)]
-    pub(super) async fn terminate(self, leader: &mut Child, _grace: Duration) {
+    pub(super) async fn terminate(self, leader: &mut Child, _tree: &mut Tree, _grace: Duration) {
         let _ = Command::new("taskkill")
             .args(["/PID", &self.pid.to_string(), "/T", "/F"])
             .stdin(std::process::Stdio::null())

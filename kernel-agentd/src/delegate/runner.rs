@@ -1,7 +1,8 @@
 //! Running one delegation's subprocess: stdin from `/dev/null`, stdout and stderr straight into
 //! the output file (so the full output streams to disk as it arrives and nothing is buffered in
 //! agentd), its own process group, Kernel's secrets removed from its environment; then waiting
-//! for it to exit, time out or be cancelled, and ending its whole process group.
+//! for it to exit, time out or be cancelled (tracking every process it starts meanwhile, see
+//! [`Tree`]), and ending its whole process group and every descendant.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -12,6 +13,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::group::{self, Group, GroupGuard};
 use super::invocation::Invocation;
+use super::tree::Tree;
+
+/// How often the CLI's descendants are looked up while it runs (to know them after their parent
+/// exits, when they may have left its process group).
+const SCAN_EVERY: Duration = Duration::from_millis(200);
 
 /// How a delegation's subprocess ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +69,7 @@ pub struct Started {
     child: Child,
     group: Group,
     guard: GroupGuard,
+    tree: Tree,
 }
 
 /// Starts `inv` with stdout and stderr appended to `log`.
@@ -83,6 +90,7 @@ pub fn start(inv: &Invocation, log: std::fs::File) -> std::io::Result<Started> {
     Ok(Started {
         child,
         guard: GroupGuard::new(group),
+        tree: Tree::new(group.id()),
         group,
     })
 }
@@ -93,9 +101,10 @@ impl Started {
         self.group.id()
     }
 
-    /// Waits until the subprocess exits, `limit` passes or `cancel` fires (then its group is
-    /// ended: TERM, KILL after `grace`). Sends how it ended on `done` as soon as the leader is
-    /// gone, then ends whatever else is left in the group before returning.
+    /// Waits until the subprocess exits, `limit` passes or `cancel` fires (then its group and
+    /// every descendant are ended: TERM, KILL after `grace`), looking its descendants up every
+    /// [`SCAN_EVERY`]. Sends how it ended on `done` as soon as the leader is gone, then ends
+    /// whatever else it left running before returning.
     pub async fn supervise(
         mut self,
         limit: Duration,
@@ -103,23 +112,34 @@ impl Started {
         cancel: CancellationToken,
         done: oneshot::Sender<Exit>,
     ) {
-        let exit = tokio::select! {
-            status = self.child.wait() => exited(status),
-            () = tokio::time::sleep(limit) => {
-                tracing::warn!(limit_s = limit.as_secs(), "the CLI timed out; killing its process group");
-                self.group.terminate(&mut self.child, grace).await;
-                Exit::TimedOut(limit)
-            }
-            () = cancel.cancelled() => {
-                tracing::info!("delegation cancelled; killing the CLI's process group");
-                self.group.terminate(&mut self.child, grace).await;
-                Exit::Cancelled
+        let timeout = tokio::time::sleep(limit);
+        tokio::pin!(timeout);
+        let mut scan = tokio::time::interval(SCAN_EVERY);
+        scan.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let exit = loop {
+            tokio::select! {
+                status = self.child.wait() => break exited(status),
+                () = &mut timeout => {
+                    tracing::warn!(limit_s = limit.as_secs(), "the CLI timed out; killing its processes");
+                    self.group.terminate(&mut self.child, &mut self.tree, grace).await;
+                    break Exit::TimedOut(limit);
+                }
+                () = cancel.cancelled() => {
+                    tracing::info!("delegation cancelled; killing the CLI's processes");
+                    self.group.terminate(&mut self.child, &mut self.tree, grace).await;
+                    break Exit::Cancelled;
+                }
+                _ = scan.tick() => self.tree.scan(),
             }
         };
         let _ = done.send(exit);
-        // Whatever the CLI left running in its group (background jobs) ends with it.
-        self.group.terminate(&mut self.child, grace).await;
+        // Whatever the CLI left running (background jobs, tools in sessions of their own) ends
+        // with it.
+        self.group
+            .terminate(&mut self.child, &mut self.tree, grace)
+            .await;
         self.guard.disarm();
+        self.tree.disarm();
     }
 }
 

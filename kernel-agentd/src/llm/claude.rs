@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use kernel_common::config::ProviderConfig;
 
-use super::http::{Endpoint, HttpFailure};
 use super::{EventStream, LlmError, ModelRequest, Provider, sse};
+use crate::http::{Endpoint, HttpFailure};
 
 /// The `anthropic-version` header value.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -32,7 +32,7 @@ impl std::fmt::Debug for ClaudeProvider {
 
 impl ClaudeProvider {
     /// A provider from its config; needs `api_key` and `max_tokens`.
-    pub fn new(cfg: &ProviderConfig) -> Result<Self, LlmError> {
+    pub fn new(cfg: &ProviderConfig, client: &reqwest::Client) -> Result<Self, LlmError> {
         let max_tokens = cfg.max_tokens.ok_or_else(|| LlmError::BadRequest {
             status: 0,
             message: format!(
@@ -40,7 +40,13 @@ impl ClaudeProvider {
                 cfg.name
             ),
         })?;
-        let endpoint = endpoint(&cfg.name, &cfg.api_base, cfg.api_key.as_ref(), &cfg.headers)?;
+        let endpoint = endpoint(
+            client,
+            &cfg.name,
+            &cfg.api_base,
+            cfg.api_key.as_ref(),
+            &cfg.headers,
+        )?;
         Ok(Self {
             name: cfg.name.clone(),
             endpoint,
@@ -52,6 +58,7 @@ impl ClaudeProvider {
 
 /// The `/v1/messages` endpoint with `x-api-key`, `anthropic-version` and the extra headers.
 pub(crate) fn endpoint(
+    client: &reqwest::Client,
     name: &str,
     api_base: &str,
     key: Option<&kernel_common::Secret>,
@@ -63,7 +70,8 @@ pub(crate) fn endpoint(
     })?;
     let url = format!("{}/v1/messages", api_base.trim_end_matches('/'));
     let auth = Some(("x-api-key", key.expose().to_owned()));
-    Ok(Endpoint::new(url, auth, Some(key), headers)?
+    Ok(Endpoint::new(client, &url, auth, Some(key), headers)?
+        .with_header("content-type", "application/json")
         .with_header("anthropic-version", ANTHROPIC_VERSION))
 }
 

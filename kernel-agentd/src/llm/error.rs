@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use kernel_common::Redactor;
+
 /// A failed model call. `Display` is safe to show the owner.
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum LlmError {
@@ -46,5 +48,67 @@ impl LlmError {
             self,
             Self::Overloaded { .. } | Self::Network { .. } | Self::Stalled { .. }
         )
+    }
+
+    /// This error with every message it carries redacted by `redactor`.
+    pub fn redacted(self, redactor: &Redactor) -> LlmError {
+        use LlmError as E;
+        let r = |m: String| redactor.redact(&m);
+        match self {
+            E::Authentication { status, message } => E::Authentication {
+                status,
+                message: r(message),
+            },
+            E::RateLimited {
+                retry_after,
+                message,
+            } => E::RateLimited {
+                retry_after,
+                message: r(message),
+            },
+            E::Overloaded { status, message } => E::Overloaded {
+                status,
+                message: r(message),
+            },
+            E::BadRequest { status, message } => E::BadRequest {
+                status,
+                message: r(message),
+            },
+            E::ContextTooLong { message } => E::ContextTooLong {
+                message: r(message),
+            },
+            E::CapabilityMissing { message } => E::CapabilityMissing {
+                message: r(message),
+            },
+            E::Network { message } => E::Network {
+                message: r(message),
+            },
+            E::Stream { message } => E::Stream {
+                message: r(message),
+            },
+            E::Stalled { after } => E::Stalled { after },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_redacted() {
+        let r = Redactor::new(["sk-abcdefghijklmnop"]);
+        let e = LlmError::Authentication {
+            status: 401,
+            message: "bad key sk-abcdefghijklmnop".into(),
+        }
+        .redacted(&r);
+        assert_eq!(
+            e,
+            LlmError::Authentication {
+                status: 401,
+                message: "bad key sk-a…mnop".into()
+            }
+        );
     }
 }

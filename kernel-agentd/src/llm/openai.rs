@@ -10,8 +10,8 @@ use std::time::Duration;
 use kernel_common::Secret;
 use kernel_common::config::ProviderConfig;
 
-use super::http::{Endpoint, HttpFailure};
 use super::{EventStream, LlmError, ModelRequest, Provider, sse};
+use crate::http::{Endpoint, HttpFailure};
 
 /// An OpenAI-compatible chat-completions endpoint.
 pub struct OpenAiProvider {
@@ -32,8 +32,14 @@ impl std::fmt::Debug for OpenAiProvider {
 
 impl OpenAiProvider {
     /// A provider from its config; needs `api_key`.
-    pub fn new(cfg: &ProviderConfig) -> Result<Self, LlmError> {
-        let endpoint = endpoint(&cfg.name, &cfg.api_base, cfg.api_key.as_ref(), &cfg.headers)?;
+    pub fn new(cfg: &ProviderConfig, client: &reqwest::Client) -> Result<Self, LlmError> {
+        let endpoint = endpoint(
+            client,
+            &cfg.name,
+            &cfg.api_base,
+            cfg.api_key.as_ref(),
+            &cfg.headers,
+        )?;
         Ok(Self {
             name: cfg.name.clone(),
             endpoint,
@@ -45,6 +51,7 @@ impl OpenAiProvider {
 
 /// The `/chat/completions` endpoint with a Bearer key and the extra headers.
 pub(crate) fn endpoint(
+    client: &reqwest::Client,
     name: &str,
     api_base: &str,
     key: Option<&Secret>,
@@ -56,7 +63,8 @@ pub(crate) fn endpoint(
     })?;
     let url = format!("{}/chat/completions", api_base.trim_end_matches('/'));
     let auth = Some(("authorization", format!("Bearer {}", key.expose())));
-    Endpoint::new(url, auth, Some(key), headers)
+    Ok(Endpoint::new(client, &url, auth, Some(key), headers)?
+        .with_header("content-type", "application/json"))
 }
 
 /// OpenAI's error codes first, then the generic status rules.

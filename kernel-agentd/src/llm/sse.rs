@@ -5,16 +5,16 @@
 
 use std::collections::VecDeque;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures::{Stream, StreamExt};
 
-use super::http::{HttpFailure, error_chain, read_bounded};
-use super::redactor::Redactor;
+use kernel_common::Redactor;
+
 use super::{EventStream, LlmError, ModelResponse, StreamEvent};
+use crate::http::{Endpoint, HttpFailure, error_chain, read_bounded};
 
 /// A provider's wire-format state machine over SSE events.
 pub(crate) trait Decoder: Send + 'static {
@@ -69,7 +69,7 @@ pub(crate) async fn ensure_event_stream(
 fn idle_bytes(
     response: reqwest::Response,
     idle: Duration,
-    redactor: Arc<Redactor>,
+    redactor: Redactor,
 ) -> impl Stream<Item = Result<Bytes, LlmError>> + Send {
     let body = Box::pin(response.bytes_stream());
     futures::stream::unfold(Some(body), move |state| {
@@ -106,13 +106,13 @@ struct Driver<D> {
     events: Events,
     decoder: Option<D>,
     pending: VecDeque<Result<StreamEvent, LlmError>>,
-    redactor: Arc<Redactor>,
+    redactor: Redactor,
 }
 
 /// Serializes `body`, POSTs it to `endpoint`, checks that an event stream came back and drives
 /// it through `decoder`: the whole streaming call both providers make.
 pub(crate) async fn open<D: Decoder>(
-    endpoint: &super::http::Endpoint,
+    endpoint: &Endpoint,
     body: &impl serde::Serialize,
     idle: Duration,
     classify: fn(&HttpFailure) -> Option<LlmError>,
@@ -122,7 +122,7 @@ pub(crate) async fn open<D: Decoder>(
         status: 0,
         message: format!("cannot serialize the request: {e}"),
     })?;
-    let response = endpoint.post(bytes, idle, classify).await?;
+    let response = super::http::post(endpoint, bytes, idle, classify).await?;
     let redactor = endpoint.redactor().clone();
     let response = ensure_event_stream(response, idle, &redactor, classify).await?;
     Ok(drive(response, idle, redactor, decoder))
@@ -133,7 +133,7 @@ pub(crate) async fn open<D: Decoder>(
 pub(crate) fn drive<D: Decoder>(
     response: reqwest::Response,
     idle: Duration,
-    redactor: Arc<Redactor>,
+    redactor: Redactor,
     decoder: D,
 ) -> EventStream {
     let events: Events = Box::pin(idle_bytes(response, idle, redactor.clone()).eventsource());
@@ -190,7 +190,7 @@ impl<D: Decoder> Driver<D> {
                 }
             }
             Err(e) => {
-                let e = self.redactor.error(e);
+                let e = e.redacted(&self.redactor);
                 tracing::debug!(error = %e, "model stream failed");
                 self.pending.push_back(Err(e));
                 self.finished();

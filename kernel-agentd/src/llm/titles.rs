@@ -6,12 +6,13 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use kernel_common::config::{ProviderKind, TitlesConfig};
+use kernel_common::text::truncate;
 use regex::Regex;
 use serde_json::Value;
 
-use super::http::{Endpoint, read_bounded, truncate};
 use super::{LlmError, ModelRequest, claude, openai};
 use crate::conversation::Message;
+use crate::http::{Endpoint, read_bounded};
 
 /// The whole call (connect, generate, read) must finish within this.
 const TITLE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -44,12 +45,14 @@ impl std::fmt::Debug for TitlesClient {
 
 impl TitlesClient {
     /// A client from the `[titles]` config; needs `api_key`.
-    pub fn new(cfg: &TitlesConfig) -> Result<Self, LlmError> {
+    pub fn new(cfg: &TitlesConfig, client: &reqwest::Client) -> Result<Self, LlmError> {
         let key = cfg.api_key.as_ref();
         let endpoint = match cfg.kind {
-            ProviderKind::Claude => claude::endpoint("titles", &cfg.api_base, key, &cfg.headers)?,
+            ProviderKind::Claude => {
+                claude::endpoint(client, "titles", &cfg.api_base, key, &cfg.headers)?
+            }
             ProviderKind::OpenAiCompat => {
-                openai::endpoint("titles", &cfg.api_base, key, &cfg.headers)?
+                openai::endpoint(client, "titles", &cfg.api_base, key, &cfg.headers)?
             }
         };
         Ok(Self {
@@ -102,7 +105,7 @@ impl TitlesClient {
             status: 0,
             message: format!("cannot serialize: {e}"),
         })?;
-        let response = self.endpoint.post(bytes, TITLE_TIMEOUT, classify).await?;
+        let response = super::http::post(&self.endpoint, bytes, TITLE_TIMEOUT, classify).await?;
         let body = read_bounded(response).await;
         let value: Value = serde_json::from_str(&body).map_err(|e| LlmError::Stream {
             message: format!("malformed JSON in the title response: {e}"),
@@ -113,7 +116,7 @@ impl TitlesClient {
         };
         text.ok_or_else(|| {
             let message = "the title response has no text".to_owned();
-            self.endpoint.redactor().error(LlmError::Stream { message })
+            LlmError::Stream { message }.redacted(self.endpoint.redactor())
         })
     }
 }
@@ -173,8 +176,9 @@ pub fn clean_title(raw: &str) -> Option<String> {
     };
     let mut title = trim(&line);
     title = trim(&title);
-    let title: String = title.chars().take(MAX_TITLE_CHARS).collect();
-    let title = title.trim().to_owned();
+    let title = kernel_common::text::head(&title, MAX_TITLE_CHARS)
+        .trim()
+        .to_owned();
     (!title.is_empty()).then_some(title)
 }
 

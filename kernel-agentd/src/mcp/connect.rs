@@ -20,6 +20,8 @@ use tokio::process::ChildStderr;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
+use super::reason;
+
 /// Longest a closing connection may take (the stdio transport waits, TERMs, then kills).
 const CLOSE_GRACE: Duration = Duration::from_secs(10);
 /// Longest stderr line logged.
@@ -35,7 +37,8 @@ pub enum ConnectError {
     },
     #[error("header {0:?} has an invalid name or value")]
     Header(String),
-    #[error("initialisation failed: {0}")]
+    /// rmcp's error said in words ([`reason::initialize`]).
+    #[error("{0}")]
     Initialize(String),
 }
 
@@ -123,7 +126,10 @@ pub async fn open(
                 .await
         }
     };
-    let running = running.map_err(|e| ConnectError::Initialize(e.to_string()))?;
+    let running = running.map_err(|e| {
+        tracing::debug!(server = %server.name, error = %redactor.redact(&e.to_string()), "mcp initialisation failed");
+        ConnectError::Initialize(reason::initialize(&e))
+    })?;
     Ok(wrap(running))
 }
 
@@ -183,7 +189,7 @@ fn header_map(
 async fn log_stderr(server: String, stderr: ChildStderr, redactor: Redactor) {
     let mut lines = BufReader::new(stderr).lines();
     while let Ok(Some(line)) = lines.next_line().await {
-        let line: String = line.chars().take(MAX_STDERR_LINE).collect();
-        tracing::info!(server = %server, line = %redactor.redact(&line), "mcp server stderr");
+        let line = kernel_common::text::head(&line, MAX_STDERR_LINE);
+        tracing::info!(server = %server, line = %redactor.redact(line), "mcp server stderr");
     }
 }

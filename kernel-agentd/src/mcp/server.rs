@@ -4,116 +4,23 @@
 //! keeps retrying slowly; and the state it shares with the tools and `GetStatus`.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use kernel_common::Redactor;
 use kernel_common::config::McpServerConfig;
-use rmcp::{Peer, RoleClient, ServiceError};
 use serde_json::Value;
-use tokio::sync::{Notify, watch};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::connect::{self, Connection};
+use super::shared::{Shared, ToolDef, is_transport_error};
 use super::tool::McpTool;
-use super::{McpServerStatus, McpSettings, McpState, naming};
+use super::{McpSettings, McpState, naming, reason};
 use crate::tools::ToolRegistry;
 
 /// Longest tool description kept (some servers ship manuals).
 const MAX_DESCRIPTION_CHARS: usize = 4_000;
-
-/// What the supervisor, the server's tools and `GetStatus` share.
-#[derive(Debug)]
-pub struct Shared {
-    pub name: String,
-    status: Mutex<Snapshot>,
-    /// The live connection's id and peer, while connected.
-    conn: Mutex<Option<(u64, Peer<RoleClient>)>>,
-    /// The id of the last connection a call found broken (the supervisor then reconnects).
-    broken: watch::Sender<u64>,
-    list_changed: Arc<Notify>,
-    /// Bumped on every status change (shared by all servers).
-    changed: Arc<watch::Sender<u64>>,
-}
-
-#[derive(Debug, Clone)]
-struct Snapshot {
-    state: McpState,
-    tool_count: u32,
-    last_error: Option<String>,
-}
-
-impl Shared {
-    pub fn new(name: String, changed: Arc<watch::Sender<u64>>) -> Self {
-        Self {
-            name,
-            status: Mutex::new(Snapshot {
-                state: McpState::Connecting,
-                tool_count: 0,
-                last_error: None,
-            }),
-            conn: Mutex::new(None),
-            broken: watch::Sender::new(0),
-            list_changed: Arc::new(Notify::new()),
-            changed,
-        }
-    }
-
-    /// The live connection, if any.
-    pub fn connection(&self) -> Option<(u64, Peer<RoleClient>)> {
-        self.conn.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    /// A call on connection `id` failed at the transport: have the supervisor reconnect.
-    pub fn mark_broken(&self, id: u64) {
-        self.broken.send_replace(id);
-    }
-
-    /// The current state.
-    pub fn state(&self) -> McpState {
-        self.status.lock().unwrap_or_else(|e| e.into_inner()).state
-    }
-
-    /// For `GetStatus`.
-    pub fn status(&self) -> McpServerStatus {
-        let s = self
-            .status
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        McpServerStatus {
-            name: self.name.clone(),
-            state: s.state,
-            tool_count: s.tool_count,
-            detail: s.last_error,
-        }
-    }
-
-    fn update(&self, edit: impl FnOnce(&mut Snapshot)) {
-        edit(&mut self.status.lock().unwrap_or_else(|e| e.into_inner()));
-        self.changed.send_modify(|n| *n = n.wrapping_add(1));
-    }
-
-    fn set_connection(&self, conn: Option<(u64, Peer<RoleClient>)>) {
-        *self.conn.lock().unwrap_or_else(|e| e.into_inner()) = conn;
-    }
-}
-
-/// Whether `e` means the connection itself is gone (rather than the server refusing a request).
-pub fn is_transport_error(e: &ServiceError) -> bool {
-    matches!(
-        e,
-        ServiceError::TransportClosed | ServiceError::TransportSend(_)
-    )
-}
-
-/// A tool as this server describes it (compared to decide whether the tool list changed).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolDef {
-    pub remote: String,
-    pub description: String,
-    pub schema: Value,
-}
 
 /// How a served connection ended.
 enum End {
@@ -132,6 +39,8 @@ pub struct Supervisor {
     /// What this server has registered: exposed name → definition.
     registered: BTreeMap<String, ToolDef>,
     next_id: u64,
+    /// Where the server lives ([`reason::place`]), opening every failure it reports.
+    place: String,
 }
 
 impl Supervisor {
@@ -144,6 +53,7 @@ impl Supervisor {
         cancel: CancellationToken,
     ) -> Self {
         Self {
+            place: reason::place(&config),
             config,
             shared,
             registry,
@@ -225,6 +135,7 @@ impl Supervisor {
         }
         self.shared.update(|s| {
             s.last_error = Some(error);
+            s.failed_attempts += 1;
             if disable {
                 s.state = McpState::Disabled;
                 s.tool_count = 0;
@@ -233,8 +144,10 @@ impl Supervisor {
     }
 
     /// One connection attempt: open, initialise, list tools — all within the connect timeout.
+    /// The error says in words where and what failed ("mcp.exa.ai: name not resolved").
     async fn attempt(&self) -> Result<(Connection, Vec<rmcp::model::Tool>), String> {
         let limit = self.settings.connect_timeout;
+        let place = &self.place;
         let open = connect::open(
             &self.config,
             self.shared.list_changed.clone(),
@@ -242,17 +155,23 @@ impl Supervisor {
         );
         let conn = tokio::time::timeout(limit, open)
             .await
-            .map_err(|_| format!("no answer within {} s", limit.as_secs_f32()))?
-            .map_err(|e| e.to_string())?;
+            .map_err(|_| format!("{place}: no answer within {} s", limit.as_secs_f32()))?
+            .map_err(|e| format!("{place}: {e}"))?;
         match tokio::time::timeout(limit, conn.peer.list_all_tools()).await {
             Ok(Ok(tools)) => Ok((conn, tools)),
             Ok(Err(e)) => {
                 conn.close().await;
-                Err(format!("listing tools failed: {e}"))
+                Err(format!(
+                    "{place}: listing tools failed: {}",
+                    reason::service(&e)
+                ))
             }
             Err(_) => {
                 conn.close().await;
-                Err(format!("listing tools took over {} s", limit.as_secs_f32()))
+                Err(format!(
+                    "{place}: listing tools took over {} s",
+                    limit.as_secs_f32()
+                ))
             }
         }
     }
@@ -281,7 +200,7 @@ impl Supervisor {
                 }
                 () = conn.closed() => break "the connection closed".to_owned(),
                 () = broken_at(&mut broken, id) => {
-                    break "a call found the connection broken".to_owned();
+                    break "a call found the connection broken or stuck".to_owned();
                 }
                 () = self.shared.list_changed.notified() => {
                     if let Err(e) = self.relist(&conn).await {
@@ -310,9 +229,11 @@ impl Supervisor {
                 self.shared.update(|s| s.tool_count = count);
                 Ok(())
             }
-            Ok(Err(e)) if is_transport_error(&e) => Err(format!("listing tools failed: {e}")),
+            Ok(Err(e)) if is_transport_error(&e) => {
+                Err(format!("listing tools failed: {}", reason::service(&e)))
+            }
             Ok(Err(e)) => {
-                let e = self.redactor.redact(&e.to_string());
+                let e = self.redactor.redact(&reason::service(&e));
                 tracing::warn!(server = %self.shared.name, error = %e, "mcp re-listing tools failed");
                 Ok(())
             }
@@ -392,7 +313,7 @@ fn tool_def(server: &str, tool: rmcp::model::Tool) -> ToolDef {
         .as_deref()
         .or(tool.title.as_deref())
         .unwrap_or("(no description)");
-    let text: String = text.chars().take(MAX_DESCRIPTION_CHARS).collect();
+    let text = kernel_common::text::head(text, MAX_DESCRIPTION_CHARS).to_owned();
     let mut schema = (*tool.input_schema).clone();
     if schema.get("type").and_then(Value::as_str) != Some("object") {
         schema.insert("type".to_owned(), Value::from("object"));

@@ -302,10 +302,8 @@ pub fn decode_text(data: &[u8]) -> Option<&str> {
 
 /// The first `max` characters of `text` and whether anything was cut.
 pub fn truncate_chars(text: &str, max: usize) -> (&str, bool) {
-    match text.char_indices().nth(max) {
-        Some((at, _)) => (&text[..at], true),
-        None => (text, false),
-    }
+    let kept = kernel_common::text::head(text, max);
+    (kept, kept.len() < text.len())
 }
 
 /// A backtick fence longer than any backtick run in `text` (at least three).

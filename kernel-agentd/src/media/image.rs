@@ -2,19 +2,20 @@
 //! type may be wrong, and the providers refuse an image whose declared type does not match), and
 //! the smaller size limit of the Anthropic Messages API.
 
-/// Image types both providers accept.
-pub const IMAGE_TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/webp"];
+use kernel_common::config::ProviderKind;
+
+use kernel_common::limits::IMAGE_TYPES;
 
 /// The most base64 the Anthropic Messages API takes for one image ("image exceeds 5 MB maximum:
 /// … bytes > 5242880 bytes"): the limit applies to the encoded data, not the decoded bytes.
 pub const CLAUDE_MAX_BASE64_BYTES: usize = 5 * 1024 * 1024;
 
-/// The largest image (decoded bytes) a provider of wire kind `kind` (`claude`, `openai_compat`)
-/// takes, when it is below the general attachment limit: 3.75 MB for `claude`, whose 5 MB
-/// limit counts base64; `None` for the others.
-pub fn provider_max_bytes(kind: &str) -> Option<usize> {
+/// The largest image (decoded bytes) a provider of wire kind `kind` takes, when it is below the
+/// general attachment limit: 3.75 MB for `claude`, whose 5 MB limit counts base64; `None` for
+/// the others.
+pub fn provider_max_bytes(kind: ProviderKind) -> Option<usize> {
     // Base64 turns every 3 bytes (or fewer, at the end) into 4 characters.
-    (kind == "claude").then_some(CLAUDE_MAX_BASE64_BYTES / 4 * 3)
+    (kind == ProviderKind::Claude).then_some(CLAUDE_MAX_BASE64_BYTES / 4 * 3)
 }
 
 /// The type `data` actually is, by its signature, if it is one of [`IMAGE_TYPES`].
@@ -84,11 +85,11 @@ mod tests {
 
     #[test]
     fn claude_takes_images_whose_base64_fits_in_5_mb() {
-        let max = provider_max_bytes("claude").unwrap();
+        let max = provider_max_bytes(ProviderKind::Claude).unwrap();
         assert_eq!(max, 3_932_160);
         let encoded = |n: usize| n.div_ceil(3) * 4;
         assert!(encoded(max) <= CLAUDE_MAX_BASE64_BYTES);
         assert!(encoded(max + 1) > CLAUDE_MAX_BASE64_BYTES);
-        assert_eq!(provider_max_bytes("openai_compat"), None);
+        assert_eq!(provider_max_bytes(ProviderKind::OpenAiCompat), None);
     }
 }

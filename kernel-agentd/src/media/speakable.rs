@@ -109,11 +109,7 @@ fn cap(text: &str, max_chars: usize, locale: Locale) -> String {
     } else {
         (max_chars.saturating_sub(1), None)
     };
-    let end = text
-        .char_indices()
-        .nth(budget)
-        .map_or(text.len(), |(i, _)| i);
-    let head = &text[..end];
+    let head = kernel_common::text::head(text, budget);
     let sentence = head
         .char_indices()
         .filter(|(_, c)| SENTENCE_ENDS.contains(c))
@@ -122,7 +118,7 @@ fn cap(text: &str, max_chars: usize, locale: Locale) -> String {
         .filter(|&i| head[..i].chars().count() * 2 >= budget);
     let mut out = match sentence {
         Some(i) => head[..i].trim_end().to_owned(),
-        None => format!("{}…", head.trim_end()),
+        None => format!("{}{}", head.trim_end(), kernel_common::text::ELLIPSIS),
     };
     if let Some(note) = note {
         out.push('\n');

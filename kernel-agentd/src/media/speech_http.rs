@@ -1,21 +1,16 @@
-//! The HTTP edge of the speech endpoints (`[stt]`, `[tts]`): one POST with the key as
-//! `Authorization: Bearer` and the configured headers (all marked sensitive), under a deadline
-//! and the turn's cancellation token, with a bounded answer. Every error is redacted (key, header
-//! values, credential patterns) and names no URL.
+//! Speech requests (`[stt]`, `[tts]`) on the HTTP edge ([`crate::http::Endpoint`]): one POST
+//! with the key as `Authorization: Bearer` and the configured headers (all marked sensitive),
+//! under a deadline and the turn's cancellation token, with a bounded answer. Every error is
+//! redacted (key, header values, credential patterns) and names no URL.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use kernel_common::Secret;
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::AUTHORIZATION;
 use tokio_util::sync::CancellationToken;
 
-use crate::llm::http::{HttpFailure, error_chain};
-use crate::llm::redactor::Redactor;
-
-/// How long establishing a connection may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
+use crate::http::{Endpoint, HttpFailure};
 
 /// Why a speech request failed. Messages are redacted and meant for the owner.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -55,133 +50,77 @@ pub struct Reply {
     pub body: Vec<u8>,
 }
 
-/// A configured speech endpoint.
-#[derive(Clone)]
-pub struct SpeechEndpoint {
-    client: reqwest::Client,
-    base: String,
-    headers: HeaderMap,
-    redactor: Arc<Redactor>,
+/// A speech endpoint under `api_base` on the shared `client`, sending `key` (when set) as
+/// `Authorization: Bearer` and the `extra` headers.
+pub fn endpoint(
+    client: &reqwest::Client,
+    api_base: &str,
+    key: Option<&Secret>,
+    extra: &BTreeMap<String, Secret>,
+) -> Result<Endpoint, SpeechError> {
+    let auth = key.map(|k| (AUTHORIZATION.as_str(), format!("Bearer {}", k.expose())));
+    Endpoint::new(client, api_base, auth, key, extra)
+        .map_err(|e| SpeechError::Config(e.to_string()))
 }
 
-impl std::fmt::Debug for SpeechEndpoint {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SpeechEndpoint")
-            .field("base", &self.base)
-            .finish_non_exhaustive()
-    }
-}
-
-impl SpeechEndpoint {
-    /// An endpoint under `api_base` sending `key` (when set) and the `extra` headers.
-    pub fn new(
-        api_base: &str,
-        key: Option<&Secret>,
-        extra: &BTreeMap<String, Secret>,
-    ) -> Result<Self, SpeechError> {
-        let redactor = Arc::new(Redactor::new(key, extra));
-        let mut headers = HeaderMap::new();
-        for (name, value) in extra {
-            insert_secret(&mut headers, name, value.expose())?;
+/// POSTs `body` to `{api_base}{path}` on `endpoint`; the whole exchange (answer included, at
+/// most `limit` bytes) must finish within `deadline` and stops at once when `cancel` fires.
+pub async fn post(
+    endpoint: &Endpoint,
+    path: &str,
+    body: Body,
+    deadline: Duration,
+    limit: usize,
+    cancel: &CancellationToken,
+) -> Result<Reply, SpeechError> {
+    let exchange = exchange(endpoint, path, body, deadline, limit);
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(SpeechError::Cancelled),
+        r = tokio::time::timeout(deadline, exchange) => {
+            r.unwrap_or(Err(SpeechError::TimedOut(deadline)))
         }
-        if let Some(key) = key {
-            insert_secret(
-                &mut headers,
-                AUTHORIZATION.as_str(),
-                &format!("Bearer {}", key.expose()),
-            )?;
-        }
-        let client = reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .build()
-            .map_err(|e| SpeechError::Config(redactor.redact(&error_chain(&e))))?;
-        Ok(Self {
-            client,
-            base: api_base.trim_end_matches('/').to_owned(),
-            headers,
-            redactor,
-        })
-    }
-
-    /// Redacts `text` with this endpoint's secrets.
-    pub fn redact(&self, text: &str) -> String {
-        self.redactor.redact(text)
-    }
-
-    /// POSTs `body` to `{api_base}{path}`; the whole exchange (answer included, at most `limit`
-    /// bytes) must finish within `deadline` and stops at once when `cancel` fires.
-    pub async fn post(
-        &self,
-        path: &str,
-        body: Body,
-        deadline: Duration,
-        limit: usize,
-        cancel: &CancellationToken,
-    ) -> Result<Reply, SpeechError> {
-        let exchange = self.exchange(path, body, deadline, limit);
-        tokio::select! {
-            biased;
-            () = cancel.cancelled() => Err(SpeechError::Cancelled),
-            r = tokio::time::timeout(deadline, exchange) => {
-                r.unwrap_or(Err(SpeechError::TimedOut(deadline)))
-            }
-        }
-    }
-
-    async fn exchange(
-        &self,
-        path: &str,
-        body: Body,
-        deadline: Duration,
-        limit: usize,
-    ) -> Result<Reply, SpeechError> {
-        let request = self
-            .client
-            .post(format!("{}{path}", self.base))
-            .headers(self.headers.clone());
-        let request = match body {
-            Body::Multipart(form) => request.multipart(form),
-            Body::Json(value) => request.json(&value),
-        };
-        let mut response = request.send().await.map_err(|e| self.network(e))?;
-        if !response.status().is_success() {
-            let failure = HttpFailure::read(response, deadline, &self.redactor).await;
-            return Err(SpeechError::Status {
-                status: failure.status,
-                message: failure.message,
-            });
-        }
-        let content_type = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_ascii_lowercase();
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| self.network(e))? {
-            if body.len() + chunk.len() > limit {
-                return Err(SpeechError::BadResponse(format!(
-                    "the answer is larger than {} MB",
-                    limit / (1024 * 1024)
-                )));
-            }
-            body.extend_from_slice(&chunk);
-        }
-        Ok(Reply { content_type, body })
-    }
-
-    fn network(&self, e: reqwest::Error) -> SpeechError {
-        SpeechError::Network(self.redactor.redact(&error_chain(&e.without_url())))
     }
 }
 
-fn insert_secret(headers: &mut HeaderMap, name: &str, value: &str) -> Result<(), SpeechError> {
-    let invalid = |what: &str| SpeechError::Config(format!("invalid header {what} for `{name}`"));
-    let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid("name"))?;
-    let mut value = HeaderValue::from_str(value).map_err(|_| invalid("value"))?;
-    value.set_sensitive(true);
-    headers.insert(name, value);
-    Ok(())
+async fn exchange(
+    endpoint: &Endpoint,
+    path: &str,
+    body: Body,
+    deadline: Duration,
+    limit: usize,
+) -> Result<Reply, SpeechError> {
+    let request = endpoint.post(path);
+    let request = match body {
+        Body::Multipart(form) => request.multipart(form),
+        Body::Json(value) => request.json(&value),
+    };
+    let network = |e| SpeechError::Network(endpoint.network_message(e));
+    let mut response = request.send().await.map_err(network)?;
+    if !response.status().is_success() {
+        let failure = HttpFailure::read(response, deadline, endpoint.redactor()).await;
+        return Err(SpeechError::Status {
+            status: failure.status,
+            message: failure.message,
+        });
+    }
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(network)? {
+        if body.len() + chunk.len() > limit {
+            return Err(SpeechError::BadResponse(format!(
+                "the answer is larger than {} MB",
+                limit / (1024 * 1024)
+            )));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Reply { content_type, body })
 }
 
 #[cfg(test)]
@@ -236,9 +175,10 @@ mod tests {
         }
     }
 
-    fn endpoint(base: &str) -> SpeechEndpoint {
+    fn speech(base: &str) -> Endpoint {
         let headers = BTreeMap::from([("X-Org".to_owned(), Secret::new("org-header-value-77"))]);
-        SpeechEndpoint::new(base, Some(&Secret::new(KEY)), &headers).unwrap()
+        let client = crate::http::client().unwrap();
+        endpoint(&client, base, Some(&Secret::new(KEY)), &headers).unwrap()
     }
 
     fn json() -> Body {
@@ -247,34 +187,34 @@ mod tests {
 
     #[tokio::test]
     async fn a_silent_endpoint_times_out() {
-        let e = endpoint(&server(None).await);
+        let e = speech(&server(None).await);
         let deadline = Duration::from_millis(300);
-        let r = e
-            .post(
-                "/audio/speech",
-                json(),
-                deadline,
-                1024,
-                &CancellationToken::new(),
-            )
-            .await;
+        let r = post(
+            &e,
+            "/audio/speech",
+            json(),
+            deadline,
+            1024,
+            &CancellationToken::new(),
+        )
+        .await;
         assert_eq!(r.unwrap_err(), SpeechError::TimedOut(deadline));
     }
 
     #[tokio::test]
     async fn cancellation_stops_the_request_at_once() {
-        let e = endpoint(&server(None).await);
+        let e = speech(&server(None).await);
         let cancel = CancellationToken::new();
         cancel.cancel();
-        let r = e
-            .post(
-                "/audio/speech",
-                json(),
-                Duration::from_secs(600),
-                1024,
-                &cancel,
-            )
-            .await;
+        let r = post(
+            &e,
+            "/audio/speech",
+            json(),
+            Duration::from_secs(600),
+            1024,
+            &cancel,
+        )
+        .await;
         assert_eq!(r.unwrap_err(), SpeechError::Cancelled);
     }
 
@@ -283,17 +223,17 @@ mod tests {
         const UNAUTHORIZED: &str = "HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\n\
             content-length: 101\r\nconnection: close\r\n\r\n\
             {\"error\":{\"message\":\"Incorrect API key provided: sk-speech-unit-key-0123456789 org-header-value-77\"}}";
-        let e = endpoint(&server(Some(UNAUTHORIZED)).await);
-        let err = e
-            .post(
-                "/audio/speech",
-                json(),
-                Duration::from_secs(10),
-                1024,
-                &CancellationToken::new(),
-            )
-            .await
-            .unwrap_err();
+        let e = speech(&server(Some(UNAUTHORIZED)).await);
+        let err = post(
+            &e,
+            "/audio/speech",
+            json(),
+            Duration::from_secs(10),
+            1024,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
         let SpeechError::Status { status, message } = &err else {
             panic!("{err:?}");
         };
@@ -309,17 +249,17 @@ mod tests {
 
         const BIG: &str = "HTTP/1.1 200 OK\r\ncontent-type: audio/ogg\r\ncontent-length: 20\r\n\
             connection: close\r\n\r\nOggS0123456789abcdef";
-        let e = endpoint(&server(Some(BIG)).await);
-        let err = e
-            .post(
-                "/audio/speech",
-                json(),
-                Duration::from_secs(10),
-                8,
-                &CancellationToken::new(),
-            )
-            .await
-            .unwrap_err();
+        let e = speech(&server(Some(BIG)).await);
+        let err = post(
+            &e,
+            "/audio/speech",
+            json(),
+            Duration::from_secs(10),
+            8,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
         assert!(matches!(err, SpeechError::BadResponse(_)), "{err:?}");
     }
 }

@@ -4,14 +4,13 @@
 
 use std::time::Duration;
 
-use kernel_common::config::{DEFAULT_STT_TIMEOUT, SttConfig};
+use kernel_common::config::SttConfig;
 use reqwest::multipart::{Form, Part};
 use tokio_util::sync::CancellationToken;
 
-use super::speech_http::{Body, SpeechEndpoint, SpeechError};
+use super::speech_http::{self, Body, SpeechError};
+use crate::http::Endpoint;
 
-/// How long one transcription may take unless `[stt] timeout_secs` says otherwise.
-pub const STT_TIMEOUT: Duration = DEFAULT_STT_TIMEOUT;
 /// Largest transcript answer read.
 const MAX_ANSWER_BYTES: usize = 1024 * 1024;
 
@@ -52,7 +51,7 @@ pub fn audio_format(mime_type: &str) -> Option<(&'static str, &'static str)> {
 /// The transcription endpoint.
 #[derive(Debug, Clone)]
 pub struct SttClient {
-    endpoint: SpeechEndpoint,
+    endpoint: Endpoint,
     model: String,
     /// The whole request's deadline (`[stt] timeout_secs`).
     timeout: Duration,
@@ -60,9 +59,10 @@ pub struct SttClient {
 
 impl SttClient {
     /// A client for `[stt]`.
-    pub fn new(config: &SttConfig) -> Result<Self, SpeechError> {
+    pub fn new(config: &SttConfig, client: &reqwest::Client) -> Result<Self, SpeechError> {
         Ok(Self {
-            endpoint: SpeechEndpoint::new(
+            endpoint: speech_http::endpoint(
+                client,
                 &config.api_base,
                 config.api_key.as_ref(),
                 &config.headers,
@@ -86,16 +86,15 @@ impl SttClient {
         let form = Form::new()
             .part("file", part)
             .text("model", self.model.clone());
-        let reply = self
-            .endpoint
-            .post(
-                "/audio/transcriptions",
-                Body::Multipart(form),
-                self.timeout,
-                MAX_ANSWER_BYTES,
-                cancel,
-            )
-            .await?;
+        let reply = speech_http::post(
+            &self.endpoint,
+            "/audio/transcriptions",
+            Body::Multipart(form),
+            self.timeout,
+            MAX_ANSWER_BYTES,
+            cancel,
+        )
+        .await?;
         let body = String::from_utf8_lossy(&reply.body);
         if reply.content_type.starts_with("application/json") || body.trim_start().starts_with('{')
         {

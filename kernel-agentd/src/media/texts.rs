@@ -231,10 +231,7 @@ fn mb(bytes: usize) -> String {
 /// (`…` when cut).
 pub fn shown(s: &str) -> String {
     let clean: String = s.chars().filter(|c| !c.is_control()).collect();
-    match clean.char_indices().nth(MAX_SHOWN_CHARS) {
-        Some((at, _)) => format!("{}…", &clean[..at]),
-        None => clean,
-    }
+    kernel_common::text::truncate(&clean, MAX_SHOWN_CHARS).into_owned()
 }
 
 #[cfg(test)]

@@ -4,23 +4,22 @@
 
 use std::time::Duration;
 
-use kernel_common::config::{DEFAULT_TTS_TIMEOUT, TtsConfig, TtsKind};
+use kernel_common::config::{TtsConfig, TtsKind};
 use tokio_util::sync::CancellationToken;
 
-use super::speech_http::{Body, SpeechEndpoint, SpeechError};
+use super::speech_http::{self, Body, SpeechError};
+use crate::http::Endpoint;
 
-/// How long one synthesis may take unless `[tts] timeout_secs` says otherwise.
-pub const TTS_TIMEOUT: Duration = DEFAULT_TTS_TIMEOUT;
 /// Largest audio answer read (Telegram takes voice notes up to 50 MB; 1500 characters of
-/// Opus speech is well under 2 MB).
-const MAX_AUDIO_BYTES: usize = 20 * 1024 * 1024;
+/// Opus speech is well under 2 MB); kernel-tg accepts replies of this size.
+const MAX_AUDIO_BYTES: usize = kernel_proto::MAX_VOICE_REPLY_BYTES;
 /// How every Ogg file starts.
 const OGG_MAGIC: &[u8] = b"OggS";
 
 /// The speech endpoint.
 #[derive(Debug, Clone)]
 pub struct TtsClient {
-    endpoint: SpeechEndpoint,
+    endpoint: Endpoint,
     model: String,
     voice: String,
     max_chars: usize,
@@ -30,10 +29,11 @@ pub struct TtsClient {
 
 impl TtsClient {
     /// A client for `[tts]`.
-    pub fn new(config: &TtsConfig) -> Result<Self, SpeechError> {
+    pub fn new(config: &TtsConfig, client: &reqwest::Client) -> Result<Self, SpeechError> {
         match config.kind {
             TtsKind::OpenAiCompat => Ok(Self {
-                endpoint: SpeechEndpoint::new(
+                endpoint: speech_http::endpoint(
+                    client,
                     &config.api_base,
                     config.api_key.as_ref(),
                     &config.headers,
@@ -63,25 +63,23 @@ impl TtsClient {
             "input": text,
             "response_format": "opus",
         });
-        let reply = self
-            .endpoint
-            .post(
-                "/audio/speech",
-                Body::Json(body),
-                self.timeout,
-                MAX_AUDIO_BYTES,
-                cancel,
-            )
-            .await?;
+        let reply = speech_http::post(
+            &self.endpoint,
+            "/audio/speech",
+            Body::Json(body),
+            self.timeout,
+            MAX_AUDIO_BYTES,
+            cancel,
+        )
+        .await?;
         if !reply.body.starts_with(OGG_MAGIC) {
             return Err(SpeechError::BadResponse(format!(
                 "the answer is not Ogg/Opus audio ({} bytes of {})",
                 reply.body.len(),
-                self.endpoint
-                    .redact(&reply.content_type)
-                    .chars()
-                    .take(64)
-                    .collect::<String>()
+                kernel_common::text::head(
+                    &self.endpoint.redactor().redact(&reply.content_type),
+                    64
+                )
             )));
         }
         Ok(reply.body)

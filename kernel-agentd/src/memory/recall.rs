@@ -1,8 +1,6 @@
-//! Recall for the turn: the top-k memories matching the owner's message, or the k most recent
-//! when none match, as `[id] text` lines for the per-turn block (`context::per_turn_block`).
-//! Recall never fails a turn: a failing search is logged and recalls what it can.
-
-use crate::context::MemoryRecall;
+//! Recall's query over long-term memory: the top-k memories matching the owner's message, or the
+//! k most recent when none match (the turn's `turn::recall` formats them). Recall never fails a
+//! turn: a failing search is logged and recalls what it can.
 
 use super::{Memories, MemoryRow};
 
@@ -24,19 +22,5 @@ impl Memories {
             tracing::warn!(error = %e, "memory recall failed");
             Vec::new()
         })
-    }
-}
-
-/// One recalled memory as the per-turn block shows it (after `- `).
-pub fn recall_line(m: &MemoryRow) -> String {
-    format!("[{}] {}", m.id, m.text)
-}
-
-#[async_trait::async_trait]
-impl MemoryRecall for Memories {
-    async fn recall(&self, query: &str, k: usize) -> Vec<String> {
-        let rows = self.recall_rows(query, k).await;
-        tracing::debug!(recalled = rows.len(), "memories recalled");
-        rows.iter().map(recall_line).collect()
     }
 }

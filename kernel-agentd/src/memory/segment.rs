@@ -68,10 +68,7 @@ pub fn index_terms(text: &str) -> String {
 /// The distinct search terms of `query` in order (the first [`MAX_QUERY_CHARS`] characters,
 /// at most [`MAX_QUERY_TERMS`] terms); stopwords are dropped unless nothing else remains.
 pub fn query_terms(query: &str) -> Vec<String> {
-    let query = match query.char_indices().nth(MAX_QUERY_CHARS) {
-        Some((cut, _)) => &query[..cut],
-        None => query,
-    };
+    let query = kernel_common::text::head(query, MAX_QUERY_CHARS);
     let mut seen = HashSet::new();
     let all: Vec<String> = words(query)
         .into_iter()

@@ -24,6 +24,7 @@ impl AgentService {
         });
         let events = self
             .agent
+            .turns()
             .chat_for_owner(user_input(req), delivery)
             .await
             .map_err(to_status)?;
@@ -34,8 +35,8 @@ impl AgentService {
 
     /// Cancels the running turn, if any, naming the CLI delegation it kills.
     pub(super) fn cancel_turn(&self) -> pb::CancelResponse {
-        let running_cli = self.agent.running_cli();
-        let cancelled = self.agent.cancel_turn();
+        let running_cli = self.agent.delegator().running();
+        let cancelled = self.agent.turns().cancel();
         pb::CancelResponse {
             cancelled,
             killed_cli: running_cli.filter(|_| cancelled).map(|c| c.name),

@@ -3,7 +3,7 @@
 use kernel_proto::v1 as pb;
 
 use crate::agent;
-use crate::selection::{ProviderListing, Selection};
+use crate::models::{ProviderListing, Selection};
 use crate::sessions::SessionInfo;
 
 /// A session for the wire.
@@ -24,7 +24,7 @@ pub fn providers(list: Vec<ProviderListing>, current: Selection) -> pb::ListProv
             .into_iter()
             .map(|p| pb::ProviderInfo {
                 name: p.name,
-                r#type: p.kind.to_string(),
+                r#type: p.kind.as_str().to_owned(),
                 models: p.models,
                 default_model: p.default_model,
                 available: p.available,

@@ -1,5 +1,5 @@
 //! The memory RPC bodies: `AddMemory`, `ListMemories` (`#n`), `SearchMemories` and
-//! `DeleteMemories` (`#n`), proto ⇄ domain over the agent's memory operations.
+//! `DeleteMemories` (`#n`), proto ⇄ domain over `Memories`.
 
 use kernel_proto::v1 as pb;
 use tonic::Status;
@@ -13,15 +13,33 @@ impl AgentService {
         &self,
         req: pb::AddMemoryRequest,
     ) -> Result<pb::AddMemoryResponse, Status> {
-        let id = self.agent.add_memory(&req.text).await.map_err(to_status)?;
-        Ok(pb::AddMemoryResponse { id })
+        let row = self
+            .agent
+            .memories()
+            .add(&req.text)
+            .await
+            .map_err(|e| to_status(e.into()))?;
+        Ok(pb::AddMemoryResponse { id: row.id })
     }
 
-    /// Lists memories numbered `#1..` (the mapping for `DeleteMemories`).
+    /// Lists memories numbered `#1..` (the mapping for `DeleteMemories`) and how many there are.
     pub(super) async fn list_memories_rpc(&self) -> Result<pb::ListMemoriesResponse, Status> {
-        let list = self.agent.list_memories().await.map_err(to_status)?;
+        let list = self
+            .agent
+            .memories()
+            .list_numbered()
+            .await
+            .map_err(to_status)?;
+        let total = self
+            .agent
+            .memories()
+            .count()
+            .await
+            .map_err(|e| to_status(e.into()))?;
+        let total = total.max(list.len() as u64);
         Ok(pb::ListMemoriesResponse {
             memories: list.into_iter().map(memory_info).collect(),
+            total: u32::try_from(total).unwrap_or(u32::MAX),
         })
     }
 
@@ -32,7 +50,8 @@ impl AgentService {
     ) -> Result<pb::SearchMemoriesResponse, Status> {
         let (list, mode) = self
             .agent
-            .search_memories(&req.query, req.limit)
+            .memories()
+            .search_info(&req.query, req.limit)
             .await
             .map_err(to_status)?;
         Ok(pb::SearchMemoriesResponse {
@@ -48,7 +67,8 @@ impl AgentService {
     ) -> Result<pb::DeleteMemoriesResponse, Status> {
         let deleted = self
             .agent
-            .delete_memories(&req.numbers)
+            .memories()
+            .delete_numbered(&req.numbers)
             .await
             .map_err(to_status)?;
         Ok(pb::DeleteMemoriesResponse {

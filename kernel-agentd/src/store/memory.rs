@@ -2,7 +2,7 @@
 //! (segmented text, rowid = memory id), changed together in one transaction; BM25 and LIKE
 //! queries.
 //!
-//! The store does not segment text: callers (`crate::memory`) pass the segmented terms and the
+//! The store does not segment text: callers (the `memory` module) pass the segmented terms and the
 //! FTS5 query. Whether the index is used is the caller's choice per call (`indexed`), so a store
 //! whose FTS5 is reported unavailable never touches `memories_fts`; [`Store::prepare_memory_index`]
 //! repairs the index when FTS5 is back.
@@ -249,6 +249,15 @@ impl Store {
                 .await
                 .map_err(StoreError::db("list memories"))?;
         rows(raws)
+    }
+
+    /// How many memories there are.
+    pub async fn count_memories(&self) -> Result<u64, StoreError> {
+        let (count,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM memories")
+            .fetch_one(&self.pool)
+            .await
+            .map_err(StoreError::db("count memories"))?;
+        Ok(u64::try_from(count).unwrap_or(0))
     }
 
     /// Up to `limit` memories matching the FTS5 query `expr`, best BM25 score first (ties:

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::context::MemoryRecall;
+use super::recall::MemoryRecall;
 use crate::tools::ToolRegistry;
 
 /// What an agent uses instead of its defaults.

@@ -7,6 +7,7 @@
 //! `media::document` rules; voice notes need `[stt]` and are transcribed inside the turn.
 
 use kernel_common::config::Locale;
+use kernel_common::limits::MAX_ATTACHMENT_BYTES;
 
 use crate::conversation::{Block, Message, Role};
 use crate::error::ApiError;
@@ -14,12 +15,8 @@ use crate::media::document::{self, FileKind};
 use crate::media::stt::{VoiceClip, audio_format};
 use crate::media::{Refusal, What, image};
 
-pub use crate::media::image::IMAGE_TYPES;
-
 /// Longest text accepted, in characters.
 pub const MAX_TEXT_CHARS: usize = 100_000;
-/// Largest attachment accepted, in bytes.
-pub const MAX_ATTACHMENT_BYTES: usize = 20 * 1024 * 1024;
 
 /// One user message as received.
 #[derive(Debug, Clone, Default)]

@@ -2,12 +2,13 @@
 //! (Claude: 5 MB of base64) is refused before the gate, like the general 20 MB refusal, instead
 //! of costing a request that the provider then fails.
 
+use kernel_common::config::ProviderKind;
+
 use super::input::{Accepted, Part};
 use crate::media::{Refusal, image};
 
-/// Refuses `accepted` when one of its images is larger than a provider of wire kind `kind`
-/// (`claude`, `openai_compat`) takes.
-pub fn check_for_provider(accepted: &Accepted, kind: &str) -> Result<(), Refusal> {
+/// Refuses `accepted` when one of its images is larger than a provider of wire kind `kind` takes.
+pub fn check_for_provider(accepted: &Accepted, kind: ProviderKind) -> Result<(), Refusal> {
     let Some(max_bytes) = image::provider_max_bytes(kind) else {
         return Ok(());
     };
@@ -18,7 +19,7 @@ pub fn check_for_provider(accepted: &Accepted, kind: &str) -> Result<(), Refusal
             tracing::info!(
                 bytes = data.len(),
                 max_bytes,
-                provider_kind = kind,
+                provider_kind = kind.as_str(),
                 "image refused: larger than the provider takes"
             );
             return Err(Refusal::ImageTooLargeFor {
@@ -31,10 +32,10 @@ pub fn check_for_provider(accepted: &Accepted, kind: &str) -> Result<(), Refusal
 }
 
 /// How the owner knows the provider's API.
-fn display_name(kind: &str) -> &'static str {
+fn display_name(kind: ProviderKind) -> &'static str {
     match kind {
-        "claude" => "Claude",
-        _ => "the provider",
+        ProviderKind::Claude => "Claude",
+        ProviderKind::OpenAiCompat => "the provider",
     }
 }
 
@@ -57,17 +58,20 @@ mod tests {
 
     #[test]
     fn claude_refuses_images_over_its_limit_and_others_do_not() {
-        let max = image::provider_max_bytes("claude").unwrap();
-        assert_eq!(check_for_provider(&with_image(max), "claude"), Ok(()));
+        let max = image::provider_max_bytes(ProviderKind::Claude).unwrap();
         assert_eq!(
-            check_for_provider(&with_image(max + 1), "claude"),
+            check_for_provider(&with_image(max), ProviderKind::Claude),
+            Ok(())
+        );
+        assert_eq!(
+            check_for_provider(&with_image(max + 1), ProviderKind::Claude),
             Err(Refusal::ImageTooLargeFor {
                 provider: "Claude",
                 max_bytes: max
             })
         );
         assert_eq!(
-            check_for_provider(&with_image(6 * 1024 * 1024), "openai_compat"),
+            check_for_provider(&with_image(6 * 1024 * 1024), ProviderKind::OpenAiCompat),
             Ok(())
         );
     }

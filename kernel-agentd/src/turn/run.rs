@@ -15,17 +15,17 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+use super::context::{assemble, format_now, per_turn_block, window_rounds};
 use super::gate::Permit;
 use super::input::Accepted;
+use super::repair::repair;
+use super::slim::slim;
 use super::summary::{input_summary, result_summary};
-use super::{MAX_TOOL_CALLS, TurnEvent};
-use crate::agent::Agent;
-use crate::context::{assemble, format_now, per_turn_block, window_rounds};
+use super::{MAX_TOOL_CALLS, TurnEvent, Turns};
 use crate::conversation::{Block, Message, Role, ToolSpec, Usage};
-use crate::llm::{LlmError, ModelRequest, ModelResponse, Provider, StreamEvent};
+use crate::llm::{LlmError, ModelRequest, ModelResponse, StreamEvent};
+use crate::models::CurrentModel;
 use crate::outbox::OwnerDelivery;
-use crate::repair::repair;
-use crate::slim::slim;
 use crate::tools::{ToolContext, ToolEvent, ToolEvents, ToolOutput};
 
 /// What the owner sees when the conversation cannot be saved (the cause is logged).
@@ -57,21 +57,20 @@ enum Stop {
 
 /// Everything a turn starts with.
 pub(super) struct TurnSetup {
-    pub agent: Agent,
+    pub turns: Turns,
     pub permit: Permit,
     pub events: UnboundedSender<TurnEvent>,
     pub cancel: CancellationToken,
     pub session_id: i64,
-    pub provider: Arc<dyn Provider>,
-    pub model: String,
-    pub kind: &'static str,
+    /// The provider, model and wire kind this turn calls.
+    pub model: CurrentModel,
     pub input: Accepted,
     /// Set for an owner turn: its outcome goes to the outbox, its progress to subscribers.
     pub delivery: Option<OwnerDelivery>,
 }
 
 pub(super) struct Turn {
-    agent: Agent,
+    turns: Turns,
     /// Held until just before the last event, so a follow-up `Chat` is never refused as busy.
     permit: Option<Permit>,
     events: UnboundedSender<TurnEvent>,
@@ -79,9 +78,7 @@ pub(super) struct Turn {
     cancel: CancellationToken,
     session_id: i64,
     id: String,
-    provider: Arc<dyn Provider>,
-    model: String,
-    kind: &'static str,
+    model: CurrentModel,
     /// What the owner sent, until `receive` turns it into `user`.
     input: Option<Accepted>,
     want_voice_reply: bool,
@@ -102,16 +99,14 @@ impl Turn {
     pub(super) fn new(s: TurnSetup) -> Self {
         let id = format!("{}-{}", s.session_id, Utc::now().timestamp_micros());
         Self {
-            agent: s.agent,
+            turns: s.turns,
             permit: Some(s.permit),
             events: s.events,
             listener_gone: AtomicBool::new(false),
             cancel: s.cancel,
             session_id: s.session_id,
             id,
-            provider: s.provider,
             model: s.model,
-            kind: s.kind,
             want_voice_reply: s.input.want_voice_reply,
             input: Some(s.input),
             user: Message {
@@ -135,7 +130,7 @@ impl Turn {
 
     /// Runs the turn to its end and sends the last event.
     pub(super) async fn run(mut self) {
-        tracing::info!(model = %self.model, "turn started");
+        tracing::info!(model = %self.model.model, "turn started");
         self.emit(TurnEvent::Started {
             session_id: self.session_id,
             turn_id: self.id.clone(),
@@ -162,7 +157,7 @@ impl Turn {
     }
 
     fn finish(&mut self, outcome: Result<String, Stop>, voice_reply: Option<Vec<u8>>) {
-        let turns = &self.agent.inner.turns;
+        let turns = &self.turns.inner;
         let outcome = outcome.map_err(|stop| match stop {
             Stop::Failed(message) => Stop::Failed(turns.redactor.redact(&message)),
             other => other,
@@ -185,7 +180,7 @@ impl Turn {
                     usage: self.usage,
                     voice_reply,
                 });
-                self.agent.after_round(self.session_id);
+                turns.titler.after_round(self.session_id);
             }
             Err(Stop::Failed(message)) => self.emit(TurnEvent::Failed { message }),
             Err(Stop::Cancelled) => self.emit(TurnEvent::Cancelled),
@@ -242,31 +237,29 @@ impl Turn {
 
     /// Loads and repairs the history window, stores the user message, and builds the request.
     async fn prepare(&mut self) -> Result<(), Stop> {
-        let general = &self.agent.config().general;
-        let (rounds, k, tz) = (
-            general.context_rounds,
-            general.memory_recall_k,
-            general.timezone,
-        );
-        let stored = self
-            .agent
-            .store()
+        let turns = &self.turns.inner;
+        let (rounds, k, tz) = (turns.context_rounds, turns.memory_recall_k, turns.tz);
+        let stored = turns
+            .store
             .load_last_rounds(self.session_id, rounds)
             .await
             .map_err(store_failed)?;
         let history = window_rounds(
-            repair(stored.into_iter().map(|s| s.message).collect(), self.kind),
+            repair(
+                stored.into_iter().map(|s| s.message).collect(),
+                self.model.kind,
+            ),
             rounds,
         );
         self.persist(&self.user.clone(), &[]).await?;
-        let turns = &self.agent.inner.turns;
+        let turns = &self.turns.inner;
         self.system = turns.soul.system_prompt().await;
         self.specs = turns.tools.specs();
         let query = media::recall_query(&self.user);
         let memories = if k == 0 || query.trim().is_empty() {
             Vec::new()
         } else {
-            let recall = self.agent.memory_recall();
+            let recall = turns.recall.clone();
             tokio::select! {
                 biased;
                 () = self.cancel.cancelled() => return Err(Stop::Cancelled),
@@ -299,7 +292,7 @@ impl Turn {
         partial: &mut String,
     ) -> Result<ModelResponse, Stop> {
         let request = ModelRequest {
-            model: &self.model,
+            model: &self.model.model,
             system: &self.system,
             tools: if tools_allowed { &self.specs } else { &[] },
             messages: &self.messages,
@@ -308,7 +301,7 @@ impl Turn {
         let mut stream = tokio::select! {
             biased;
             () = self.cancel.cancelled() => return Err(Stop::Cancelled),
-            s = self.provider.stream(request) => s.map_err(llm_failed)?,
+            s = self.model.provider.stream(request) => s.map_err(llm_failed)?,
         };
         loop {
             let item = tokio::select! {
@@ -345,7 +338,7 @@ impl Turn {
         for slot in outputs.iter_mut().skip(budget) {
             *slot = Some(limit_output());
         }
-        let turns = &self.agent.inner.turns;
+        let turns = &self.turns.inner;
         let mut running = FuturesUnordered::new();
         for (i, call) in calls.iter().enumerate().take(budget) {
             let input_summary = input_summary(&call.input, &turns.redactor);
@@ -457,8 +450,9 @@ impl Turn {
     async fn persist(&self, message: &Message, tool_names: &[(&str, &str)]) -> Result<(), Stop> {
         let names: HashMap<&str, &str> = tool_names.iter().copied().collect();
         let stored = slim(message, |id| names.get(id).copied());
-        self.agent
-            .store()
+        self.turns
+            .inner
+            .store
             .append_messages(self.session_id, &[stored])
             .await
             .map_err(store_failed)?;

@@ -57,12 +57,7 @@ pub fn result_summary(output: &ToolOutput, redactor: &Redactor) -> String {
 /// `text` with whitespace runs collapsed to one space, cut to `max` characters (with `…`).
 pub fn one_line(text: &str, max: usize) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        return flat;
-    }
-    let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
+    kernel_common::text::fit(&flat, max).into_owned()
 }
 
 fn hide_credentials(value: &Value) -> Value {

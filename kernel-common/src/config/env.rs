@@ -41,6 +41,31 @@ pub fn is_secret_env(name: &str) -> bool {
         || (name.starts_with("KERNEL_PROVIDER_") && name.ends_with("_API_KEY"))
 }
 
+/// Every variable named by a well-formed `${VAR}` in the MCP servers' url, header and env values,
+/// sorted and without duplicates (the config's secrets that live in the environment).
+pub fn referenced_vars(servers: &[super::raw::RawMcpServer]) -> Vec<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for server in servers {
+        let values = server
+            .url
+            .iter()
+            .chain(server.headers.iter().flat_map(|h| h.values()))
+            .chain(server.env.iter().flat_map(|e| e.values()));
+        for value in values {
+            let mut rest = value.as_str();
+            while let Some(start) = rest.find("${") {
+                let after = &rest[start + 2..];
+                let Some(end) = after.find('}') else { break };
+                if is_var_name(&after[..end]) {
+                    out.insert(after[..end].to_owned());
+                }
+                rest = &after[end + 1..];
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
 /// Why `${VAR}` substitution failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum ExpandError {
@@ -161,5 +186,32 @@ mod tests {
             expand("${}", &env),
             Err(ExpandError::Malformed(_))
         ));
+    }
+
+    #[test]
+    fn referenced_vars_come_from_urls_headers_and_env_values() {
+        use super::super::raw::RawMcpServer;
+        let servers = [
+            RawMcpServer {
+                url: Some("https://x/mcp?k=${URL_KEY}".into()),
+                headers: Some([("A".to_owned(), "Bearer ${HEADER_KEY}".to_owned())].into()),
+                ..RawMcpServer::default()
+            },
+            RawMcpServer {
+                env: Some(
+                    [
+                        ("T".to_owned(), "${ENV_KEY}${URL_KEY}".to_owned()),
+                        ("U".to_owned(), "$PLAIN ${1bad} ${".to_owned()),
+                    ]
+                    .into(),
+                ),
+                args: Some(vec!["${NOT_A_SECRET_PLACE}".into()]),
+                ..RawMcpServer::default()
+            },
+        ];
+        assert_eq!(
+            referenced_vars(&servers),
+            ["ENV_KEY", "HEADER_KEY", "URL_KEY"]
+        );
     }
 }

@@ -280,6 +280,7 @@ fn build(
         agentd,
         stt,
         tts,
+        secret_env: super::env::referenced_vars(&raw.mcp.servers),
         warnings: ctx.warnings,
     })
 }

@@ -14,7 +14,7 @@ use teloxide::types::MessageId;
 use tokio_util::sync::CancellationToken;
 
 use super::End;
-use crate::app::App;
+use crate::handle::App;
 use crate::render;
 use crate::telegram::SendError;
 
@@ -63,8 +63,8 @@ pub(super) async fn deliver(
     delivery.ack(item.parts_done, Vec::new(), false, true).await
 }
 
-/// Shows `html` in place of the placeholder when there is one, else as a new message; failures
-/// are logged (the owner cannot be told).
+/// Shows `html` in place of the placeholder when there is one, else as new message(s) split like
+/// answers; failures are logged (the owner cannot be told).
 pub(super) async fn show(
     app: &App,
     placeholder: Option<MessageId>,
@@ -77,9 +77,7 @@ pub(super) async fn show(
             Err(e) => tracing::warn!(error = %e, "placeholder edit failed; sending instead"),
         }
     }
-    if let Err(e) = app.telegram().send_html(html, reply_to).await {
-        tracing::error!(error = %e, "a message for the owner could not be sent");
-    }
+    app.say(html, reply_to).await;
 }
 
 struct Item<'a> {

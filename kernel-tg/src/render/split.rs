@@ -1,8 +1,9 @@
 //! Where a long reply is cut. Each chunk takes as much as fits in the limit (counted in UTF-16
 //! units, for the HTML's visible text and for the plain text alike), ending at the best boundary
-//! available: between blocks, then between lines (each if that fills at least half the limit),
-//! then the latest block, line or word boundary (CJK text breaks between characters), and only
-//! then inside a word at a grapheme boundary. In code, a line that starts unindented counts as a
+//! available: between blocks, then between lines, then after a sentence's end (`。！？；`, or
+//! `.!?;` followed by a space), then after clause punctuation (`，、：`), each if that fills at
+//! least half the limit; then the latest block, line or word boundary (CJK text breaks between
+//! characters), and only then inside a word at a grapheme boundary. In code, a line that starts unindented counts as a
 //! block boundary; a heading's end counts only as a word boundary, so a heading stays with its
 //! section. Whitespace at a cut is dropped, except a code line's indentation at a chunk start.
 //!
@@ -20,24 +21,35 @@ use super::text::cjk_break;
 use super::utf16_len;
 
 /// How good a cut is, best first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Class {
     /// Before a blank line: between paragraphs, list blocks, code blocks.
     Block = 0,
     /// Before a newline.
     Line = 1,
+    /// After a sentence's end: `。！？；` (full-width `！？；` too), or `.!?;` before a space.
+    Sentence = 2,
+    /// After clause punctuation: `，、：` (and full-width `，：`).
+    Clause = 3,
     /// Before a space, or between CJK characters.
-    Word = 2,
+    Word = 4,
     /// A word boundary inside a table row, or any boundary inside a table's header.
-    Cell = 3,
+    Cell = 5,
     /// Between grapheme clusters inside a word.
-    Grapheme = 4,
+    Grapheme = 6,
     /// Between characters inside a grapheme cluster (only for clusters longer than the limit).
-    Char = 5,
+    Char = 7,
 }
 
 /// The latest cut of each class seen so far: (byte position, UTF-16 units before it).
-type Best = [Option<(usize, usize)>; 6];
+type Best = [Option<(usize, usize)>; 8];
+
+/// Characters that end a sentence wherever they stand (CJK text has no space after them).
+const CJK_SENTENCE_ENDS: [char; 5] = ['。', '！', '？', '；', '｡'];
+/// Characters that end a sentence when a space follows.
+const ASCII_SENTENCE_ENDS: [char; 4] = ['.', '!', '?', ';'];
+/// Clause punctuation a cut may follow.
+const CLAUSE_ENDS: [char; 5] = ['，', '、', '：', '､', '︰'];
 
 /// One chunk's worth of the document.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,7 +139,7 @@ fn skip_leading(doc: &Doc, mut pos: usize) -> usize {
 fn choose_end(doc: &Doc, boundaries: &[bool], start: usize, limit: usize) -> usize {
     let text = &doc.text;
     let (mut html, mut plain) = (0usize, 0usize);
-    let mut best: Best = [None; 6];
+    let mut best: Best = [None; 8];
     let mut span = doc.span_at(start);
     let mut prev: Option<char> = None;
     for (offset, c) in text[start..].char_indices() {
@@ -160,11 +172,14 @@ fn choose_end(doc: &Doc, boundaries: &[bool], start: usize, limit: usize) -> usi
 /// The class of a cut at `pos`, between `before` and `c`.
 fn classify(doc: &Doc, boundaries: &[bool], pos: usize, before: char, c: char) -> Class {
     let class = classify_text(doc, boundaries, pos, before, c);
-    if !matches!(class, Class::Block | Class::Line | Class::Word) {
+    if !matches!(
+        class,
+        Class::Block | Class::Line | Class::Sentence | Class::Clause | Class::Word
+    ) {
         return class;
     }
     match doc.table_at(pos) {
-        Some(table) if pos < table.header.end || class == Class::Word => Class::Cell,
+        Some(table) if pos < table.header.end || class >= Class::Sentence => Class::Cell,
         Some(_) => Class::Line,
         None => class,
     }
@@ -184,12 +199,22 @@ fn classify_text(doc: &Doc, boundaries: &[bool], pos: usize, before: char, c: ch
         let newlines = text[pos..pos + run].matches('\n').count();
         let unindented = text[..pos + run].ends_with('\n');
         return match newlines {
+            0 if ASCII_SENTENCE_ENDS.contains(&before) && !doc.in_pre(pos) => Class::Sentence,
             0 => Class::Word,
             _ if doc.keep_with_next.binary_search(&pos).is_ok() => Class::Word,
             1 if unindented && doc.in_pre(pos) => Class::Block,
             1 => Class::Line,
             _ => Class::Block,
         };
+    }
+    // Code keeps the plain word rules: punctuation there is not prose.
+    if cjk_break(before, c) && !doc.in_pre(pos) {
+        if CJK_SENTENCE_ENDS.contains(&before) {
+            return Class::Sentence;
+        }
+        if CLAUSE_ENDS.contains(&before) {
+            return Class::Clause;
+        }
     }
     if cjk_break(before, c) {
         Class::Word
@@ -198,21 +223,28 @@ fn classify_text(doc: &Doc, boundaries: &[bool], pos: usize, before: char, c: ch
     }
 }
 
-/// The best recorded cut: a block or line boundary that fills at least half the limit, else the
-/// latest block, line or word boundary, else the latest cell, grapheme or character boundary.
+/// The best recorded cut: a block, line, sentence or clause boundary (in that order) that fills at
+/// least half the limit, else the latest block, line or word boundary, else the latest cell,
+/// grapheme or character boundary.
 fn pick(best: &Best, limit: usize) -> Option<usize> {
     let half = limit / 2;
-    for class in [Class::Block, Class::Line] {
+    for class in [Class::Block, Class::Line, Class::Sentence, Class::Clause] {
         if let Some((pos, units)) = best[class as usize]
             && units >= half
         {
             return Some(pos);
         }
     }
-    let soft = [Class::Block, Class::Line, Class::Word]
-        .iter()
-        .filter_map(|class| best[*class as usize])
-        .max_by_key(|(pos, _)| *pos);
+    let soft = [
+        Class::Block,
+        Class::Line,
+        Class::Sentence,
+        Class::Clause,
+        Class::Word,
+    ]
+    .iter()
+    .filter_map(|class| best[*class as usize])
+    .max_by_key(|(pos, _)| *pos);
     soft.or(best[Class::Cell as usize])
         .or(best[Class::Grapheme as usize])
         .or(best[Class::Char as usize])
@@ -239,7 +271,7 @@ mod tests {
 
     #[test]
     fn picks_a_half_full_block_boundary_over_a_later_word() {
-        let mut best: Best = [None; 6];
+        let mut best: Best = [None; 8];
         best[Class::Block as usize] = Some((60, 60));
         best[Class::Word as usize] = Some((99, 99));
         assert_eq!(pick(&best, 100), Some(60));
@@ -260,6 +292,57 @@ mod tests {
         assert_eq!(classify(&doc, &bits, 11, '中', '文'), Class::Word);
         doc.keep_with_next.push(5);
         assert_eq!(classify(&doc, &bits, 5, 'c', '\n'), Class::Word);
+    }
+
+    #[test]
+    fn sentence_and_clause_ends_classify_between_line_and_word() {
+        let doc = Doc::plain("好。再见，明天！Yes. No, ok");
+        let bits = grapheme_boundaries(&doc.text);
+        let at = |needle: &str| doc.text.find(needle).unwrap();
+        let class = |pos: usize| {
+            let before = doc.text[..pos].chars().next_back().unwrap();
+            let c = doc.text[pos..].chars().next().unwrap();
+            classify(&doc, &bits, pos, before, c)
+        };
+        assert_eq!(class(at("再")), Class::Sentence, "after 。");
+        assert_eq!(class(at("明")), Class::Clause, "after ，");
+        assert_eq!(class(at("见")), Class::Word, "between ideographs");
+        assert_eq!(class(at("Yes")), Class::Sentence, "after ！");
+        assert_eq!(class(at(" No")), Class::Sentence, "a space after .");
+        assert_eq!(
+            class(at(" ok")),
+            Class::Word,
+            "a comma then a space is a word cut"
+        );
+        let code = Doc {
+            spans: vec![super::super::doc::Span {
+                start: 0,
+                end: "a. b".len(),
+                styles: std::rc::Rc::from([super::super::doc::Style::Pre(None)]),
+                glue: false,
+            }],
+            text: "a. b".into(),
+            ..Doc::default()
+        };
+        let bits = grapheme_boundaries(&code.text);
+        assert_eq!(
+            classify(&code, &bits, 2, '.', ' '),
+            Class::Word,
+            "code is not prose"
+        );
+    }
+
+    #[test]
+    fn a_half_full_sentence_end_beats_a_later_clause_or_word() {
+        let mut best: Best = [None; 8];
+        best[Class::Sentence as usize] = Some((60, 60));
+        best[Class::Clause as usize] = Some((90, 90));
+        best[Class::Word as usize] = Some((99, 99));
+        assert_eq!(pick(&best, 100), Some(60));
+        best[Class::Sentence as usize] = Some((40, 40));
+        assert_eq!(pick(&best, 100), Some(90));
+        best[Class::Line as usize] = Some((55, 55));
+        assert_eq!(pick(&best, 100), Some(55), "a line end still comes first");
     }
 
     #[test]

@@ -58,9 +58,10 @@ pub struct StatusView<'a> {
     pub session: Option<SessionEntry<'a>>,
     pub provider: &'a str,
     pub model: &'a str,
-    /// RFC 3339 start of the running turn, if one runs.
+    /// RFC 3339 start of the running turn, if one runs (shown in the owner's time zone).
     pub turn_started_at: Option<&'a str>,
     pub running_tool: Option<&'a str>,
+    /// The running CLI, e.g. `claude_code since <RFC 3339>` (times shown in the owner's zone).
     pub running_cli: Option<&'a str>,
     pub last_error: Option<&'a str>,
     pub fts5_available: bool,
@@ -114,12 +115,23 @@ impl Texts {
         out
     }
 
-    /// The /memory reply: `#<n> date text`.
-    pub fn memories(self, memories: &[MemoryEntry<'_>]) -> String {
+    /// The /memory reply: `#<n> date text`, headed by how many memories there are in `total`
+    /// (agentd lists at most the newest 200; a long reply is sent in several messages).
+    pub fn memories(self, memories: &[MemoryEntry<'_>], total: usize) -> String {
         if memories.is_empty() {
             return self.pick("还没有长期记忆", "No memories yet").to_owned();
         }
-        let mut out = String::from(self.pick("<b>长期记忆</b>\n", "<b>Memories</b>\n"));
+        let (total, shown) = (total.max(memories.len()), memories.len());
+        let mut out = match (self.locale(), total > shown) {
+            (Locale::Zh, false) => format!("<b>长期记忆</b>（共 {total} 条）\n"),
+            (Locale::Zh, true) => {
+                format!("<b>长期记忆</b>（共 {total} 条，显示最新 {shown} 条）\n")
+            }
+            (Locale::En, false) => format!("<b>Memories</b> ({total} in total)\n"),
+            (Locale::En, true) => {
+                format!("<b>Memories</b> ({total} in total, the newest {shown} shown)\n")
+            }
+        };
         for memory in memories {
             let text = escape_truncated(memory.text, MAX_MEMORY_CHARS);
             let _ = writeln!(
@@ -157,12 +169,12 @@ impl Texts {
             (Some(since), None) => format!(
                 "{}{}",
                 self.pick("运行中，开始于 ", "running since "),
-                escape_html(since)
+                escape_html(&self.local_time(since))
             ),
             (Some(since), Some(tool)) => format!(
                 "{}{}{}<code>{}</code>",
                 self.pick("运行中，开始于 ", "running since "),
-                escape_html(since),
+                escape_html(&self.local_time(since)),
                 self.pick("，工具 ", ", tool "),
                 escape_truncated(tool, MAX_TITLE_CHARS)
             ),
@@ -188,7 +200,7 @@ impl Texts {
             let _ = writeln!(
                 out,
                 "CLI: <code>{}</code>",
-                escape_truncated(cli, MAX_TITLE_CHARS)
+                escape_truncated(&self.local_times_in(cli), MAX_TITLE_CHARS)
             );
         }
         if let Some(error) = status.last_error {

@@ -4,8 +4,14 @@ use super::*;
 use crate::command::{self, CommandError, CommandKind};
 use proptest::prelude::*;
 
-const ZH: Texts = Texts { locale: Locale::Zh };
-const EN: Texts = Texts { locale: Locale::En };
+const ZH: Texts = Texts {
+    locale: Locale::Zh,
+    timezone: None,
+};
+const EN: Texts = Texts {
+    locale: Locale::En,
+    timezone: None,
+};
 
 /// Every `<` opens one of the tags we emit and every `&` starts one of our entities.
 fn assert_html_safe(html: &str) {
@@ -165,10 +171,10 @@ fn memory_lines() {
         text: "likes tea & <cake>",
     }];
     assert!(
-        EN.memories(&memories)
+        EN.memories(&memories, 1)
             .contains("#4 2025-01-09 likes tea &amp; &lt;cake&gt;\n")
     );
-    assert_eq!(EN.memories(&[]), "No memories yet");
+    assert_eq!(EN.memories(&[], 0), "No memories yet");
     assert_eq!(ZH.remembered("a<b"), "已记住：a&lt;b");
 }
 
@@ -324,7 +330,7 @@ proptest! {
         };
         for texts in [ZH, EN] {
             for html in [
-                texts.history(&sessions), texts.memories(&memories), texts.status(&status),
+                texts.history(&sessions), texts.memories(&memories, memories.len()), texts.status(&status),
                 texts.providers(&providers, &value, &value), texts.models(&value, &models, &value),
                 texts.cancelled(Some(&value)), texts.tool_running(&value), texts.turn_failed(&value),
                 texts.switched(&value, &value), texts.remembered(&value), texts.rejected(&value),
@@ -334,4 +340,54 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn the_memory_listing_says_how_many_there_are() {
+    let memory = MemoryEntry {
+        number: 1,
+        date: "2025-01-09",
+        text: "x",
+    };
+    assert!(
+        ZH.memories(&[memory; 3], 3)
+            .starts_with("<b>长期记忆</b>（共 3 条）\n")
+    );
+    assert!(
+        EN.memories(&[memory; 3], 3)
+            .starts_with("<b>Memories</b> (3 in total)\n")
+    );
+    assert!(
+        ZH.memories(&[memory; 2], 300)
+            .starts_with("<b>长期记忆</b>（共 300 条，显示最新 2 条）\n")
+    );
+    assert!(
+        EN.memories(&[memory; 2], 300)
+            .starts_with("<b>Memories</b> (300 in total, the newest 2 shown)\n")
+    );
+}
+
+#[test]
+fn status_times_are_in_the_owners_time_zone() {
+    let shanghai = ZH.with_timezone(chrono_tz::Asia::Shanghai);
+    let view = StatusView {
+        turn_started_at: Some("2025-01-02T03:04:05Z"),
+        running_cli: Some("claude_code since 2025-01-02T03:04:06Z"),
+        ..StatusView::default()
+    };
+    let status = shanghai.status(&view);
+    assert!(
+        status.contains("开始于 2025-01-02 11:04:05 CST"),
+        "{status}"
+    );
+    assert!(
+        status.contains("<code>claude_code since 2025-01-02 11:04:06 CST</code>"),
+        "{status}"
+    );
+    assert!(!status.contains("03:04:0"), "{status}");
+    assert!(
+        ZH.status(&view).contains("2025-01-02 03:04:05 UTC"),
+        "UTC without a zone"
+    );
+    assert_eq!(shanghai.local_time("not a time"), "not a time");
 }

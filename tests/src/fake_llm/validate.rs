@@ -125,10 +125,13 @@ fn tool_use_ids(message: &Value) -> Vec<&str> {
 
 fn anthropic_message(i: usize, message: &Value, all: &[Value]) -> Result<(), Rejection> {
     let role = str_at(message, "role");
-    if role != "user" && role != "assistant" {
+    if role != "user" && role != "assistant" && role != "system" {
         return Err(invalid(format!(
-            "messages.{i}.role: Input should be 'user' or 'assistant'"
+            "messages.{i}.role: Input should be 'user', 'assistant' or 'system'"
         )));
+    }
+    if role == "system" {
+        system_placement(i, all)?;
     }
     if i > 0 && str_at(&all[i - 1], "role") == role {
         return Err(invalid(format!(
@@ -195,6 +198,19 @@ fn anthropic_message(i: usize, message: &Value, all: &[Value]) -> Result<(), Rej
                 )));
             }
         }
+    }
+    Ok(())
+}
+
+/// Where a mid-conversation system message may sit (Claude Code sends them): right after a
+/// `user` message, and either last or followed by an `assistant` message.
+fn system_placement(i: usize, all: &[Value]) -> Result<(), Rejection> {
+    let before = i.checked_sub(1).map(|p| str_at(&all[p], "role"));
+    let after = all.get(i + 1).map(|m| str_at(m, "role"));
+    if before != Some("user") || after.is_some_and(|r| r != "assistant") {
+        return Err(invalid(format!(
+            "messages.{i}: a system message must follow a user message and be the last message or be followed by an assistant message"
+        )));
     }
     Ok(())
 }
@@ -389,5 +405,47 @@ fn openai_user_content(i: usize, message: &Value) -> Result<(), Rejection> {
         _ => Err(invalid(format!(
             "Invalid 'messages[{i}].content': expected a string or a non-empty array of content parts."
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn headers() -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert("x-api-key", "k".parse().unwrap());
+        h.insert("anthropic-version", "2023-06-01".parse().unwrap());
+        h
+    }
+
+    fn check(roles: &[&str]) -> Result<(), Rejection> {
+        let messages: Vec<Value> = roles
+            .iter()
+            .map(|r| json!({"role": r, "content": [{"type": "text", "text": "x"}]}))
+            .collect();
+        let body = json!({"model": "m", "max_tokens": 10, "messages": messages});
+        anthropic(&headers(), &body)
+    }
+
+    #[test]
+    fn a_system_message_after_a_user_message_is_accepted() {
+        check(&["user", "system"]).unwrap();
+        check(&["user", "system", "assistant", "user"]).unwrap();
+    }
+
+    #[test]
+    fn a_misplaced_system_message_is_rejected() {
+        for roles in [
+            &["system", "user"][..],
+            &["user", "assistant", "system"],
+            &["user", "system", "user"],
+            &["user", "system", "system", "assistant"],
+        ] {
+            let err = check(roles).unwrap_err();
+            assert_eq!(err.status, 400, "{roles:?}");
+        }
+        assert!(check(&["user", "tool"]).is_err());
     }
 }

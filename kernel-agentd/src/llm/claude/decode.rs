@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::wire::PROVIDER_TAG;
 use crate::conversation::{Block, Message, Role, Usage};
-use crate::llm::http::error_from_json;
+use crate::http::error_from_json;
 use crate::llm::sse::{Decoder, json_data};
 use crate::llm::{LlmError, ModelResponse, StopReason, StreamEvent};
 

@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 
 use super::wire::PROVIDER_TAG;
 use crate::conversation::{Block, Message, Role, Usage};
-use crate::llm::http::{error_from_json, is_capability_missing, is_context_too_long};
+use crate::http::error_from_json;
+use crate::llm::http::{is_capability_missing, is_context_too_long};
 use crate::llm::sse::{Decoder, json_data};
 use crate::llm::{LlmError, ModelResponse, StopReason, StreamEvent};
 

@@ -4,8 +4,8 @@
 
 use super::{STORE_FAILED, Stop, Turn, store_failed};
 use crate::outbox::{ItemBody, NewItem};
-use crate::slim::slim;
 use crate::turn::TurnEvent;
+use crate::turn::slim::slim;
 
 impl Turn {
     /// Shows `event` to subscribers when this is an owner turn (`Started` opens the live turn;
@@ -18,7 +18,7 @@ impl Turn {
     pub(super) fn publisher(&self) -> impl Fn(&TurnEvent) + Send + Sync + 'static {
         let outbox = self
             .delivery
-            .map(|delivery| (self.agent.outbox().clone(), delivery));
+            .map(|delivery| (self.turns.inner.outbox.clone(), delivery));
         let turn_id = self.id.clone();
         move |event: &TurnEvent| {
             let Some((outbox, delivery)) = &outbox else {
@@ -47,7 +47,7 @@ impl Turn {
         outcome: Result<String, Stop>,
         voice_reply: Option<&[u8]>,
     ) -> Result<String, Stop> {
-        let redactor = &self.agent.inner.turns.redactor;
+        let redactor = &self.turns.inner.redactor;
         let outcome = outcome.map_err(|stop| match stop {
             Stop::Failed(message) => Stop::Failed(redactor.redact(&message)),
             other => other,
@@ -60,8 +60,9 @@ impl Turn {
             .collect();
         let Some(delivery) = self.delivery else {
             if !answer.is_empty() {
-                self.agent
-                    .store()
+                self.turns
+                    .inner
+                    .store
                     .append_messages(self.session_id, &answer)
                     .await
                     .map_err(store_failed)?;
@@ -88,8 +89,9 @@ impl Turn {
             message: STORE_FAILED.to_owned(),
         };
         match self
-            .agent
-            .outbox()
+            .turns
+            .inner
+            .outbox
             .commit(self.session_id, &answer, item, ended)
             .await
         {

@@ -20,7 +20,7 @@ impl Turn {
         let Some(mut input) = self.input.take() else {
             return Ok(());
         };
-        let media = &self.agent.inner.turns.media;
+        let media = &self.turns.inner.media;
         for part in &input.parts {
             let Some((ext, data)) = part.download() else {
                 continue;
@@ -58,7 +58,7 @@ impl Turn {
     /// the answer then goes out as text only). `SpeechStarted(Synthesizing)` is sent only when
     /// something in the answer reads aloud, i.e. when a synthesis request will be made.
     pub(super) async fn voice_reply(&self, answer: &str) -> Option<Vec<u8>> {
-        let media = &self.agent.inner.turns.media;
+        let media = &self.turns.inner.media;
         let text = media.spoken_version(answer)?;
         self.emit(TurnEvent::SpeechStarted(SpeechStage::Synthesizing));
         media.voice_reply(&text, &self.cancel).await

@@ -1,0 +1,369 @@
+//! `Models`: the current provider and model and the provider clients; switched by RPC, saved in
+//! `settings`, restored at start with a fall back to `default_provider` when the saved one is
+//! unusable.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use kernel_common::Config;
+use kernel_common::config::{ProviderConfig, ProviderKind, provider_key_env};
+
+use crate::error::ApiError;
+use crate::llm::Provider;
+use crate::store::Store;
+
+const PROVIDER_KEY: &str = "provider";
+const MODEL_KEY: &str = "model";
+/// Most characters of a rejected name echoed back in an error message.
+const SHOWN_CHARS: usize = 64;
+
+/// `name` as echoed in an error: cut to [`SHOWN_CHARS`] characters (a careless script may send
+/// megabytes).
+fn shown(name: &str) -> String {
+    kernel_common::text::truncate(name, SHOWN_CHARS).into_owned()
+}
+
+/// The current provider/model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    pub provider: String,
+    pub model: String,
+}
+
+/// A provider as listed by `ListProviders`.
+#[derive(Debug, Clone)]
+pub struct ProviderListing {
+    pub name: String,
+    pub kind: ProviderKind,
+    pub models: Vec<String>,
+    pub default_model: String,
+    pub available: bool,
+    pub current: bool,
+}
+
+/// The current provider's client, model and wire kind: what a turn calls.
+#[derive(Debug, Clone)]
+pub struct CurrentModel {
+    pub provider: Arc<dyn Provider>,
+    pub model: String,
+    pub kind: ProviderKind,
+}
+
+impl Selection {
+    /// The saved choice if it is still usable, else the default provider and its default model.
+    async fn restore(config: &Config, store: &Store) -> Result<Selection, ApiError> {
+        let saved_provider = store
+            .get_setting(PROVIDER_KEY)
+            .await
+            .map_err(ApiError::internal)?;
+        let saved_model = store
+            .get_setting(MODEL_KEY)
+            .await
+            .map_err(ApiError::internal)?;
+        if let Some(name) = saved_provider {
+            match config.providers.get(&name) {
+                Some(p) if p.available() => {
+                    let model = saved_model
+                        .filter(|m| p.models.contains(m))
+                        .unwrap_or_else(|| p.default_model.clone());
+                    return Ok(Selection {
+                        provider: name,
+                        model,
+                    });
+                }
+                _ => tracing::warn!(provider = %name, fallback = %config.general.default_provider,
+                    "the saved provider is unusable (removed or no key); using the default provider"),
+            }
+        }
+        let name = config.general.default_provider.clone();
+        let model = config
+            .providers
+            .get(&name)
+            .map(|p| p.default_model.clone())
+            .ok_or_else(|| {
+                ApiError::FailedPrecondition(format!("default provider {name} is not configured"))
+            })?;
+        Ok(Selection {
+            provider: name,
+            model,
+        })
+    }
+}
+
+/// Provider/model selection: the configured providers, the clients of the usable ones, and the
+/// current choice (persisted). A cheap `Clone` handle.
+#[derive(Debug, Clone)]
+pub struct Models {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    /// Every configured provider, by name.
+    configs: BTreeMap<String, ProviderConfig>,
+    /// Usable providers (those with a key), by name.
+    clients: BTreeMap<String, Arc<dyn Provider>>,
+    store: Store,
+    selection: Mutex<Selection>,
+}
+
+impl Models {
+    /// Restores the saved choice from `store` (see [`Selection`]); `clients` are the usable
+    /// providers by name.
+    pub async fn start(
+        config: &Config,
+        clients: BTreeMap<String, Arc<dyn Provider>>,
+        store: Store,
+    ) -> Result<Models, ApiError> {
+        let selection = Selection::restore(config, &store).await?;
+        tracing::info!(provider = %selection.provider, model = %selection.model, "provider selected");
+        Ok(Models {
+            inner: Arc::new(Inner {
+                configs: config.providers.clone(),
+                clients,
+                store,
+                selection: Mutex::new(selection),
+            }),
+        })
+    }
+
+    /// The current provider/model choice.
+    pub fn selection(&self) -> Selection {
+        self.inner
+            .selection
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The wire kind of the current provider.
+    pub fn current_kind(&self) -> Option<ProviderKind> {
+        let name = self.selection().provider;
+        self.inner.configs.get(&name).map(|p| p.kind)
+    }
+
+    /// The current provider's client, model and kind.
+    pub fn current(&self) -> Result<CurrentModel, ApiError> {
+        let s = self.selection();
+        let unavailable = || {
+            ApiError::FailedPrecondition(format!(
+                "provider {} is unavailable (no API key)",
+                s.provider
+            ))
+        };
+        let provider = self
+            .inner
+            .clients
+            .get(&s.provider)
+            .cloned()
+            .ok_or_else(unavailable)?;
+        let kind = self.current_kind().ok_or_else(unavailable)?;
+        Ok(CurrentModel {
+            provider,
+            model: s.model,
+            kind,
+        })
+    }
+
+    /// Every configured provider, marking availability and the current one.
+    pub fn list(&self) -> (Vec<ProviderListing>, Selection) {
+        let s = self.selection();
+        let list = self
+            .inner
+            .configs
+            .values()
+            .map(|p| ProviderListing {
+                name: p.name.clone(),
+                kind: p.kind,
+                models: p.models.clone(),
+                default_model: p.default_model.clone(),
+                available: p.available(),
+                current: p.name == s.provider,
+            })
+            .collect();
+        (list, s)
+    }
+
+    /// Switches to provider `name` and its default model; saved for the next start.
+    pub async fn select_provider(&self, name: &str) -> Result<Selection, ApiError> {
+        let p = self.provider_config(name)?;
+        if !p.available() {
+            return Err(ApiError::FailedPrecondition(format!(
+                "provider {name} has no API key: set providers.{name}.api_key or {}",
+                provider_key_env(name)
+            )));
+        }
+        let selection = Selection {
+            provider: name.to_string(),
+            model: p.default_model.clone(),
+        };
+        self.save(selection).await
+    }
+
+    /// Switches model within the current provider's configured `models`.
+    pub async fn select_model(&self, model: &str) -> Result<Selection, ApiError> {
+        let current = self.selection();
+        let p = self.provider_config(&current.provider)?;
+        if !p.models.iter().any(|m| m == model) {
+            return Err(ApiError::InvalidArgument(format!(
+                "model {:?} is not configured for provider {}; choose one of: {}",
+                shown(model),
+                p.name,
+                p.models.join(", ")
+            )));
+        }
+        self.save(Selection {
+            provider: current.provider,
+            model: model.to_string(),
+        })
+        .await
+    }
+
+    fn provider_config(&self, name: &str) -> Result<&ProviderConfig, ApiError> {
+        self.inner.configs.get(name).ok_or_else(|| {
+            let names: Vec<&str> = self.inner.configs.keys().map(String::as_str).collect();
+            ApiError::InvalidArgument(format!(
+                "unknown provider {:?}; configured: {}",
+                shown(name),
+                names.join(", ")
+            ))
+        })
+    }
+
+    async fn save(&self, selection: Selection) -> Result<Selection, ApiError> {
+        let store = &self.inner.store;
+        store
+            .set_setting(PROVIDER_KEY, &selection.provider)
+            .await
+            .map_err(ApiError::internal)?;
+        store
+            .set_setting(MODEL_KEY, &selection.model)
+            .await
+            .map_err(ApiError::internal)?;
+        *self
+            .inner
+            .selection
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = selection.clone();
+        tracing::info!(provider = %selection.provider, model = %selection.model, "provider selected");
+        Ok(selection)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{ScriptedProvider, TestEnv, env};
+
+    /// `Models` over `env` with scripted clients for the providers that have a key.
+    async fn models(env: &TestEnv) -> Models {
+        let clients: BTreeMap<String, Arc<dyn Provider>> = ["main", "spare"]
+            .into_iter()
+            .map(|n| {
+                (
+                    n.to_owned(),
+                    ScriptedProvider::new(vec![]) as Arc<dyn Provider>,
+                )
+            })
+            .collect();
+        Models::start(&env.config, clients, env.store.clone())
+            .await
+            .unwrap()
+    }
+
+    fn pair(s: &Selection) -> (&str, &str) {
+        (&s.provider, &s.model)
+    }
+
+    #[tokio::test]
+    async fn starts_with_the_default_provider_and_lists_every_configured_one() {
+        let env = env("").await;
+        let m = models(&env).await;
+        assert_eq!(pair(&m.selection()), ("main", "m1"));
+        let current = m.current().unwrap();
+        assert_eq!(
+            (current.model.as_str(), current.kind),
+            ("m1", ProviderKind::Claude)
+        );
+        let (list, selection) = m.list();
+        assert_eq!(pair(&selection), ("main", "m1"));
+        let rows: Vec<(&str, ProviderKind, bool, bool)> = list
+            .iter()
+            .map(|p| (p.name.as_str(), p.kind, p.available, p.current))
+            .collect();
+        assert_eq!(
+            rows,
+            vec![
+                ("keyless", ProviderKind::OpenAiCompat, false, false),
+                ("main", ProviderKind::Claude, true, true),
+                ("spare", ProviderKind::OpenAiCompat, true, false),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn switching_is_checked_and_survives_a_restart() {
+        let env = env("").await;
+        let m = models(&env).await;
+        assert!(matches!(
+            m.select_provider("keyless").await,
+            Err(ApiError::FailedPrecondition(msg)) if msg.contains("providers.keyless.api_key")
+        ));
+        let long = "x".repeat(1000);
+        let Err(ApiError::InvalidArgument(msg)) = m.select_provider(&long).await else {
+            panic!("an unknown provider is refused");
+        };
+        assert!(msg.contains(&format!("{}…", "x".repeat(64))), "{msg}");
+        assert!(!msg.contains(&"x".repeat(65)), "the name is cut");
+        assert!(msg.ends_with("configured: keyless, main, spare"), "{msg}");
+        assert!(matches!(
+            m.select_model("s1").await,
+            Err(ApiError::InvalidArgument(msg)) if msg.ends_with("choose one of: m1, m2")
+        ));
+        assert_eq!(pair(&m.select_model("m2").await.unwrap()), ("main", "m2"));
+        assert_eq!(
+            pair(&m.select_provider("spare").await.unwrap()),
+            ("spare", "s1")
+        );
+        assert_eq!(m.current().unwrap().kind, ProviderKind::OpenAiCompat);
+        assert_eq!(m.current_kind(), Some(ProviderKind::OpenAiCompat));
+
+        let again = models(&env).await;
+        assert_eq!(
+            pair(&again.selection()),
+            ("spare", "s1"),
+            "restored from settings"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_unusable_saved_choice_falls_back_to_the_default() {
+        let env = env("").await;
+        env.store
+            .set_setting(PROVIDER_KEY, "keyless")
+            .await
+            .unwrap();
+        assert_eq!(pair(&models(&env).await.selection()), ("main", "m1"));
+        env.store.set_setting(PROVIDER_KEY, "main").await.unwrap();
+        env.store.set_setting(MODEL_KEY, "gone").await.unwrap();
+        assert_eq!(
+            pair(&models(&env).await.selection()),
+            ("main", "m1"),
+            "a model no longer configured falls back to the provider's default"
+        );
+        env.store.set_setting(MODEL_KEY, "m2").await.unwrap();
+        assert_eq!(pair(&models(&env).await.selection()), ("main", "m2"));
+    }
+
+    #[tokio::test]
+    async fn a_provider_without_a_client_is_unavailable() {
+        let env = env("").await;
+        let m = Models::start(&env.config, BTreeMap::new(), env.store.clone())
+            .await
+            .unwrap();
+        assert!(matches!(
+            m.current(),
+            Err(ApiError::FailedPrecondition(msg)) if msg == "provider main is unavailable (no API key)"
+        ));
+    }
+}

@@ -1,0 +1,40 @@
+//! Memory recall for the turn: the [`MemoryRecall`] seam (long-term memory by default, a fixed
+//! list in tests) and its default over [`Memories`]: the top-k memories matching the owner's
+//! message, or the k most recent when none match, as `[id] text` lines for the per-turn block
+//! (`context::per_turn_block`). Recall never fails a turn.
+
+use crate::memory::{Memories, MemoryRow};
+
+/// Recalls long-term memories relevant to a query.
+#[async_trait::async_trait]
+pub trait MemoryRecall: Send + Sync + std::fmt::Debug {
+    /// Up to `k` memories, most relevant first, as one-line texts.
+    async fn recall(&self, query: &str, k: usize) -> Vec<String>;
+}
+
+/// Recalls nothing (unit tests).
+#[cfg(test)]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoRecall;
+
+#[cfg(test)]
+#[async_trait::async_trait]
+impl MemoryRecall for NoRecall {
+    async fn recall(&self, _query: &str, _k: usize) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// One recalled memory as the per-turn block shows it (after `- `).
+pub fn recall_line(m: &MemoryRow) -> String {
+    format!("[{}] {}", m.id, m.text)
+}
+
+#[async_trait::async_trait]
+impl MemoryRecall for Memories {
+    async fn recall(&self, query: &str, k: usize) -> Vec<String> {
+        let rows = self.recall_rows(query, k).await;
+        tracing::debug!(recalled = rows.len(), "memories recalled");
+        rows.iter().map(recall_line).collect()
+    }
+}

@@ -1,0 +1,12 @@
+//! kernel-common's one integration-test binary: each module is one suite; `support` holds the
+//! config-file helpers the `config_*` suites share.
+
+mod support;
+
+mod config_example;
+mod config_example_current;
+mod config_loading;
+mod config_refusals;
+mod config_speech;
+mod config_timeouts;
+mod logging;

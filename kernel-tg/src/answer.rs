@@ -1,0 +1,207 @@
+//! Answers a parsed [`Command`]: calls its RPC on kernel-agentd and renders the reply as
+//! Telegram HTML with [`Texts`]. The proto → `texts` view mapping lives here (an edge module).
+
+use kernel_proto::v1 as pb;
+use tonic::Status;
+
+use crate::agentd::{Agentd, Client, is_transport_failure};
+use crate::command::Command;
+use crate::texts::{McpEntry, MemoryEntry, ProviderEntry, SessionEntry, StatusView, Texts};
+
+/// The HTML reply to `command`.
+pub async fn answer(command: Command, agentd: &Agentd, texts: Texts) -> String {
+    if matches!(command, Command::Start | Command::Help) {
+        return texts.help();
+    }
+    let mut client = match agentd.client().await {
+        Ok(client) => client,
+        Err(e) => {
+            tracing::warn!(error = %e, "kernel-agentd unavailable for a command");
+            agentd.lost();
+            return texts.agentd_unavailable().to_owned();
+        }
+    };
+    match call(command, &mut client, texts).await {
+        Ok(html) => html,
+        Err(status) if is_transport_failure(&status) => {
+            tracing::warn!(code = ?status.code(), "kernel-agentd went away during a command");
+            agentd.lost();
+            texts.agentd_unavailable().to_owned()
+        }
+        Err(status) => {
+            tracing::info!(code = ?status.code(), "kernel-agentd refused a command");
+            texts.rejected(status.message())
+        }
+    }
+}
+
+async fn call(command: Command, client: &mut Client, texts: Texts) -> Result<String, Status> {
+    Ok(match command {
+        Command::Start | Command::Help => texts.help(),
+        Command::Cancel => {
+            let reply = client.cancel(pb::CancelRequest {}).await?.into_inner();
+            if reply.cancelled {
+                texts.cancelled(reply.killed_cli.as_deref())
+            } else {
+                texts.nothing_to_cancel().to_owned()
+            }
+        }
+        Command::Status => {
+            let status = client
+                .get_status(pb::GetStatusRequest {})
+                .await?
+                .into_inner();
+            status_text(&status, texts)
+        }
+        Command::New => {
+            client.new_session(pb::NewSessionRequest {}).await?;
+            texts.new_session().to_owned()
+        }
+        Command::History => {
+            let list = client
+                .list_sessions(pb::ListSessionsRequest {})
+                .await?
+                .into_inner();
+            let entries: Vec<_> = list.sessions.iter().map(session_entry).collect();
+            texts.history(&entries)
+        }
+        Command::Resume(number) => {
+            let reply = client
+                .resume_session(pb::ResumeSessionRequest { number })
+                .await?;
+            let session = reply.into_inner().session.unwrap_or_default();
+            texts.resumed(&session_entry(&session))
+        }
+        Command::Retitle(number) => {
+            let reply = client
+                .retitle_session(pb::RetitleSessionRequest { number })
+                .await?;
+            texts.retitled(&reply.into_inner().session.unwrap_or_default().title)
+        }
+        Command::DelHistory(numbers) => {
+            let reply = client
+                .delete_sessions(pb::DeleteSessionsRequest { numbers })
+                .await?;
+            texts.sessions_deleted(reply.into_inner().deleted as usize)
+        }
+        Command::Provider(name) => provider(name, client, texts).await?,
+        Command::Model(name) => model(name, client, texts).await?,
+        Command::Remember(text) => {
+            client
+                .add_memory(pb::AddMemoryRequest { text: text.clone() })
+                .await?;
+            texts.remembered(&text)
+        }
+        Command::Memory => {
+            let list = client
+                .list_memories(pb::ListMemoriesRequest {})
+                .await?
+                .into_inner();
+            let entries: Vec<_> = list.memories.iter().map(memory_entry).collect();
+            texts.memories(&entries, list.total as usize)
+        }
+        Command::Forget(numbers) => {
+            let reply = client
+                .delete_memories(pb::DeleteMemoriesRequest { numbers })
+                .await?;
+            texts.memories_deleted(reply.into_inner().deleted as usize)
+        }
+    })
+}
+
+async fn provider(
+    name: Option<String>,
+    client: &mut Client,
+    texts: Texts,
+) -> Result<String, Status> {
+    if let Some(name) = name {
+        let reply = client
+            .select_provider(pb::SelectProviderRequest { name })
+            .await?
+            .into_inner();
+        return Ok(texts.switched(&reply.provider, &reply.model));
+    }
+    let list = client
+        .list_providers(pb::ListProvidersRequest {})
+        .await?
+        .into_inner();
+    let entries: Vec<_> = list.providers.iter().map(provider_entry).collect();
+    Ok(texts.providers(&entries, &list.current_provider, &list.current_model))
+}
+
+async fn model(name: Option<String>, client: &mut Client, texts: Texts) -> Result<String, Status> {
+    if let Some(model) = name {
+        let reply = client
+            .select_model(pb::SelectModelRequest { model })
+            .await?
+            .into_inner();
+        return Ok(texts.switched(&reply.provider, &reply.model));
+    }
+    let list = client
+        .list_providers(pb::ListProvidersRequest {})
+        .await?
+        .into_inner();
+    let models = list
+        .providers
+        .iter()
+        .find(|p| p.name == list.current_provider)
+        .map(|p| p.models.clone())
+        .unwrap_or_default();
+    Ok(texts.models(&list.current_provider, &models, &list.current_model))
+}
+
+fn status_text(status: &pb::GetStatusResponse, texts: Texts) -> String {
+    let mcp: Vec<_> = status
+        .mcp_servers
+        .iter()
+        .map(|s| McpEntry {
+            name: &s.name,
+            state: &s.state,
+            tool_count: s.tool_count,
+            detail: s.detail.as_deref(),
+        })
+        .collect();
+    let turn = status.running_turn.as_ref();
+    texts.status(&StatusView {
+        version: &status.version,
+        uptime_seconds: status.uptime_seconds,
+        session: status.current_session.as_ref().map(session_entry),
+        provider: &status.provider,
+        model: &status.model,
+        turn_started_at: turn.map(|t| t.started_at.as_str()),
+        running_tool: turn.and_then(|t| t.running_tool.as_deref()),
+        running_cli: status.running_cli.as_deref(),
+        last_error: status.last_error.as_deref(),
+        fts5_available: status.fts5_available,
+        mcp_servers: &mcp,
+        undelivered: status.undelivered,
+        oldest_undelivered_seconds: status.oldest_undelivered_seconds,
+    })
+}
+
+fn session_entry(s: &pb::SessionInfo) -> SessionEntry<'_> {
+    SessionEntry {
+        number: s.number,
+        date: &s.date,
+        title: &s.title,
+        current: s.current,
+    }
+}
+
+fn memory_entry(m: &pb::MemoryInfo) -> MemoryEntry<'_> {
+    MemoryEntry {
+        number: m.number,
+        date: &m.date,
+        text: &m.text,
+    }
+}
+
+fn provider_entry(p: &pb::ProviderInfo) -> ProviderEntry<'_> {
+    ProviderEntry {
+        name: &p.name,
+        models: &p.models,
+        default_model: &p.default_model,
+        available: p.available,
+        current: p.current,
+    }
+}

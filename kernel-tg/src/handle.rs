@@ -1,0 +1,92 @@
+//! `App`: the cheap `Clone` handle every task gets — the Bot API bound to the owner's chat, the
+//! agentd handle, the texts, and who the owner and the bot are. Nothing survives between
+//! updates except what agentd keeps.
+
+use std::sync::Arc;
+
+use teloxide::types::{MessageId, UserId};
+
+use crate::agentd::Agentd;
+use crate::telegram::Telegram;
+use crate::texts::Texts;
+
+/// What every task shares.
+#[derive(Clone, Debug)]
+pub struct App {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    telegram: Telegram,
+    agentd: Agentd,
+    texts: Texts,
+    owner: UserId,
+    username: Option<String>,
+}
+
+impl App {
+    /// The handle over the adapter's parts; `username` is the bot's (for `/cmd@bot`).
+    pub fn new(
+        telegram: Telegram,
+        agentd: Agentd,
+        texts: Texts,
+        owner: UserId,
+        username: Option<String>,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                telegram,
+                agentd,
+                texts,
+                owner,
+                username,
+            }),
+        }
+    }
+
+    pub fn telegram(&self) -> &Telegram {
+        &self.inner.telegram
+    }
+
+    pub fn agentd(&self) -> &Agentd {
+        &self.inner.agentd
+    }
+
+    pub fn texts(&self) -> Texts {
+        self.inner.texts
+    }
+
+    /// The only Telegram user the bot answers.
+    pub fn owner(&self) -> UserId {
+        self.inner.owner
+    }
+
+    /// The bot's username, when getMe told it.
+    pub fn username(&self) -> Option<&str> {
+        self.inner.username.as_deref()
+    }
+
+    /// Sends `html` to the owner, split like answers when long; failures are logged (the owner cannot be told).
+    pub async fn say(&self, html: &str, reply_to: Option<MessageId>) {
+        if let Err(e) = self.telegram().send_text(html, reply_to).await {
+            tracing::error!(error = %e, "a reply could not be sent");
+        }
+    }
+
+    /// Shows `html` in place of the placeholder when there is one, else as a new reply.
+    pub async fn replace_or_say(
+        &self,
+        placeholder: Option<MessageId>,
+        html: &str,
+        reply_to: MessageId,
+    ) {
+        if let Some(id) = placeholder {
+            match self.telegram().edit_html(id, html).await {
+                Ok(()) => return,
+                Err(e) => tracing::warn!(error = %e, "placeholder edit failed; sending instead"),
+            }
+        }
+        self.say(html, Some(reply_to)).await;
+    }
+}

@@ -1,0 +1,178 @@
+//! The real Claude Code CLI (npm `@anthropic-ai/claude-code`, pinned in `tests/package.json`)
+//! delegated to by the real kernel-agentd with the `[cli.claude_code]` args that
+//! `config.example.toml` ships, offline against the fake LLM: the CLI's model asks for a Bash step
+//! (`git init` and a redirect, which no edit rule covers) and the step runs in the workspace.
+//! With `acceptEdits` alone (the args shipped before) the CLI denies that same step, so the test
+//! tells the two apart.
+//!
+//! The fake LLM serves both models in turn: Kernel's (the `delegate_to_cli` call, then the final
+//! answer) and Claude Code's (the `Bash` call, then its summary). The CLI runs with a temp `HOME`,
+//! no inherited `ANTHROPIC_*`/`CLAUDE*` settings, and nonessential traffic off: its only
+//! connection is to the fake.
+
+use std::path::{Path, PathBuf};
+
+use kernel_common::config::RawConfig;
+use serde_json::{Value, json};
+use tests::chat::{completed, turn};
+use tests::config::TestConfig;
+use tests::fake_llm::{FakeLlm, RecordedRequest, Script};
+use tests::harness::unix_channel;
+use tests::process::AgentdProcess;
+
+/// Kernel's model delegates; Claude Code's model then asks for this shell step.
+const BASH_STEP: &str = "git init -q && uname -s > bash_ran.txt";
+/// The key Claude Code sends to the fake (its own credential, not one of Kernel's).
+const CLAUDE_KEY: &str = "sk-ant-claude-code-test-key-0123456789";
+const CLI_SUMMARY: &str = "Initialised git and wrote bash_ran.txt.";
+
+/// `tests/node_modules/.bin/claude`; panics with a hint when `npm ci` has not run.
+fn claude() -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("node_modules/.bin/claude");
+    assert!(
+        path.exists(),
+        "{} is missing: run `npm ci` in tests/ (scripts/test does)",
+        path.display()
+    );
+    path
+}
+
+/// The `[cli.claude_code]` args of `config.example.toml`.
+fn shipped_args() -> Vec<String> {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config.example.toml");
+    let raw = RawConfig::parse(&std::fs::read_to_string(example).unwrap()).unwrap();
+    raw.cli["claude_code"].args.clone().expect("shipped args")
+}
+
+/// What one delegation left behind.
+struct Run {
+    workspace: PathBuf,
+    /// The requests Claude Code made (Kernel's are left out).
+    cli_requests: Vec<RecordedRequest>,
+    /// The `delegate_to_cli` result Kernel's model got.
+    delegated: String,
+    _cfg: TestConfig,
+}
+
+/// Delegates one task to the real CLI with `args` through the real agentd; Claude Code's model
+/// asks for [`BASH_STEP`].
+async fn delegate_bash_step(args: &[String]) -> Run {
+    let fake = FakeLlm::start().await;
+    // JSON string arrays are TOML arrays too.
+    let extra = format!(
+        "[cli.claude_code]\ncommand = {}\nargs = {}\n",
+        json!(claude().display().to_string()),
+        json!(args)
+    );
+    let cfg = TestConfig::new(&fake.url(), &extra);
+    let home = tempfile::tempdir().unwrap();
+    let owned: Vec<(&str, String)> = vec![
+        ("HOME", home.path().display().to_string()),
+        ("ANTHROPIC_BASE_URL", fake.url()),
+        ("ANTHROPIC_API_KEY", CLAUDE_KEY.to_owned()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_owned()),
+        ("DISABLE_AUTOUPDATER", "1".to_owned()),
+        ("DISABLE_TELEMETRY", "1".to_owned()),
+        ("DISABLE_ERROR_REPORTING", "1".to_owned()),
+    ];
+    let config_path = cfg.path.clone();
+    let agentd = tokio::task::spawn_blocking(move || {
+        let env: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        AgentdProcess::start_without(&config_path, &["ANTHROPIC_", "CLAUDE"], &env)
+    })
+    .await
+    .unwrap();
+    let mut client =
+        kernel_proto::v1::agent_client::AgentClient::new(unix_channel(cfg.socket()).await);
+
+    let task =
+        "Initialise a git repository in the workspace and record the kernel name in bash_ran.txt.";
+    fake.push(Script::tool_call(
+        "delegate_to_cli",
+        json!({ "task": task }).to_string(),
+    ));
+    fake.push(Script::tool_call(
+        "Bash",
+        json!({"command": BASH_STEP, "description": "Initialise git, record the kernel name"})
+            .to_string(),
+    ));
+    fake.push(Script::text(CLI_SUMMARY));
+    fake.push(Script::text("好了。"));
+    let events = turn(&mut client, "初始化仓库").await;
+    assert_eq!(completed(&events).text, "好了。", "{}", agentd.output());
+    assert_eq!(fake.pending(), 0, "every script was used");
+
+    let requests = fake.requests();
+    let from_cli = |r: &RecordedRequest| {
+        r.header("user-agent")
+            .is_some_and(|ua| ua.starts_with("claude-cli/"))
+    };
+    let cli_requests: Vec<RecordedRequest> =
+        requests.iter().filter(|r| from_cli(r)).cloned().collect();
+    let kernel_last = requests.iter().rfind(|r| !from_cli(r)).unwrap();
+    drop(agentd);
+    Run {
+        workspace: cfg.dir.path().to_path_buf(),
+        cli_requests,
+        delegated: kernel_last.raw_body.clone(),
+        _cfg: cfg,
+    }
+}
+
+/// The `tool_result` block Claude Code sent back for its Bash call.
+fn bash_result(run: &Run) -> Value {
+    let last = run
+        .cli_requests
+        .last()
+        .expect("Claude Code called the fake");
+    last.body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .find(|b| b["type"] == "tool_result")
+        .unwrap_or_else(|| panic!("no tool_result in {}", last.raw_body))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_shipped_args_let_claude_code_run_a_bash_step_in_the_workspace() {
+    let run = delegate_bash_step(&shipped_args()).await;
+
+    assert_eq!(run.cli_requests.len(), 2, "the Bash call and the summary");
+    for r in &run.cli_requests {
+        assert_eq!(r.header("x-api-key"), Some(CLAUDE_KEY));
+    }
+    let result = bash_result(&run);
+    assert_ne!(result["is_error"], true, "Bash was refused: {result}");
+    let written = std::fs::read_to_string(run.workspace.join("bash_ran.txt"))
+        .expect("the Bash step ran in the workspace");
+    assert_eq!(written.trim(), "Linux");
+    assert!(run.workspace.join(".git").is_dir(), "git init ran");
+    assert!(
+        run.delegated.contains(CLI_SUMMARY),
+        "the CLI's answer reached Kernel's model: {}",
+        run.delegated
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn accept_edits_alone_denies_the_same_bash_step() {
+    let old = [
+        "-p",
+        "--output-format",
+        "text",
+        "--permission-mode",
+        "acceptEdits",
+    ]
+    .map(str::to_owned);
+    let run = delegate_bash_step(&old).await;
+
+    let result = bash_result(&run);
+    assert_eq!(result["is_error"], true, "{result}");
+    assert!(
+        result["content"].to_string().contains("approval"),
+        "{result}"
+    );
+    assert!(!run.workspace.join("bash_ran.txt").exists());
+    assert!(!run.workspace.join(".git").exists());
+}
