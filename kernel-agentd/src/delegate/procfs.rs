@@ -47,20 +47,22 @@ pub(crate) fn parse_stat(stat: &str) -> Option<Proc> {
     })
 }
 
+/// A live process with these ids (for tests).
+#[cfg(test)]
+pub(crate) fn proc(pid: i32, ppid: i32, pgid: i32, sid: i32, start: u64) -> Proc {
+    Proc {
+        pid,
+        ppid,
+        pgid,
+        sid,
+        start,
+        zombie: false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn proc(pid: i32, ppid: i32, pgid: i32, sid: i32, start: u64) -> Proc {
-        Proc {
-            pid,
-            ppid,
-            pgid,
-            sid,
-            start,
-            zombie: false,
-        }
-    }
 
     #[test]
     fn stat_lines_are_parsed_from_the_last_parenthesis() {

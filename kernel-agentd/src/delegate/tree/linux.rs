@@ -143,17 +143,7 @@ fn me() -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn proc(pid: i32, ppid: i32, pgid: i32, sid: i32, start: u64) -> Proc {
-        Proc {
-            pid,
-            ppid,
-            pgid,
-            sid,
-            start,
-            zombie: false,
-        }
-    }
+    use crate::delegate::procfs::proc;
 
     fn tree(root: i32, start: u64) -> Tree {
         Tree {
