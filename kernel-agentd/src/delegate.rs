@@ -24,6 +24,7 @@
 mod excerpt;
 mod group;
 pub mod invocation;
+mod procfs;
 pub mod reaper;
 mod runner;
 mod tool;

@@ -17,6 +17,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::delegate::procfs::{Proc, process, processes};
+
 /// The folder under `data_dir` holding one record per running delegation.
 pub const RECORDS_DIR: &str = "cli_groups";
 
@@ -61,18 +63,10 @@ impl Entry {
     }
 }
 
-/// One process, as far as reaping needs it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Proc {
-    pid: u32,
-    pgid: u32,
-    start: u64,
-}
-
 /// Records the process group led by `pgid` in `dir`. `None` (after a warning) when it cannot:
 /// then a crash leaves the group to systemd's control-group kill alone.
 pub fn record(dir: &Path, pgid: u32) -> Option<Record> {
-    let (Some(leader), Some(boot)) = (process(pgid), boot_id()) else {
+    let (Some(leader), Some(boot)) = (i32::try_from(pgid).ok().and_then(process), boot_id()) else {
         tracing::debug!(
             pgid,
             "no /proc entry for the CLI: its group is not recorded"
@@ -171,11 +165,14 @@ fn is_ours(entry: &Entry, procs: &[Proc], boot: Option<&str>) -> bool {
     if boot != Some(entry.boot.as_str()) {
         return false;
     }
-    match procs.iter().find(|p| p.pid == entry.pgid) {
-        Some(leader) => leader.start == entry.start && leader.pgid == entry.pgid,
+    let Ok(pgid) = i32::try_from(entry.pgid) else {
+        return false;
+    };
+    match procs.iter().find(|p| p.pid == pgid) {
+        Some(leader) => leader.start == entry.start && leader.pgid == pgid,
         None => procs
             .iter()
-            .any(|p| p.pgid == entry.pgid && p.start >= entry.start),
+            .any(|p| p.pgid == pgid && p.start >= entry.start),
     }
 }
 
@@ -206,37 +203,6 @@ fn boot_id() -> Option<String> {
     let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
     let id = id.trim();
     (!id.is_empty() && !id.contains(char::is_whitespace)).then(|| id.to_owned())
-}
-
-/// Process `pid` from `/proc/<pid>/stat`.
-fn process(pid: u32) -> Option<Proc> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    parse_stat(&stat)
-}
-
-/// Every process visible in `/proc`.
-fn processes() -> Vec<Proc> {
-    let Ok(listing) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    listing
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(process)
-        .collect()
-}
-
-/// `pid (comm) state ppid pgrp … starttime …`: the command may hold spaces and parentheses, so
-/// the fields are counted from the last `)`; pgrp is field 5, starttime field 22.
-fn parse_stat(stat: &str) -> Option<Proc> {
-    let (head, rest) = stat.rsplit_once(')')?;
-    let pid = head.split_whitespace().next()?.parse().ok()?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    Some(Proc {
-        pid,
-        pgid: fields.get(2)?.parse().ok()?,
-        start: fields.get(19)?.parse().ok()?,
-    })
 }
 
 #[cfg(all(test, target_os = "linux"))]

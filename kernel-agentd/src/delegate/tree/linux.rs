@@ -4,17 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use nix::sys::signal::Signal;
 
-/// One process of `/proc`, as far as tracking needs it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Proc {
-    pid: i32,
-    ppid: i32,
-    pgid: i32,
-    sid: i32,
-    /// Start time in clock ticks since boot.
-    start: u64,
-    zombie: bool,
-}
+use crate::delegate::procfs::{Proc, process, processes};
 
 /// The processes descending from one delegated CLI. Dropping an armed tree SIGKILLs what is
 /// left of it (the supervising task was dropped without ending the delegation).
@@ -150,54 +140,10 @@ fn me() -> i32 {
     i32::try_from(std::process::id()).unwrap_or(0)
 }
 
-/// Process `pid` from `/proc/<pid>/stat`.
-fn process(pid: i32) -> Option<Proc> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    parse_stat(&stat)
-}
-
-/// Every process visible in `/proc`.
-fn processes() -> Vec<Proc> {
-    let Ok(listing) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    listing
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(process)
-        .collect()
-}
-
-/// `pid (comm) state ppid pgrp session … starttime …`: the command may hold spaces and
-/// parentheses, so fields are counted from the last `)`; starttime is field 22.
-fn parse_stat(stat: &str) -> Option<Proc> {
-    let (head, rest) = stat.rsplit_once(')')?;
-    let pid = head.split_whitespace().next()?.parse().ok()?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    Some(Proc {
-        pid,
-        zombie: matches!(*fields.first()?, "Z" | "X"),
-        ppid: fields.get(1)?.parse().ok()?,
-        pgid: fields.get(2)?.parse().ok()?,
-        sid: fields.get(3)?.parse().ok()?,
-        start: fields.get(19)?.parse().ok()?,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn proc(pid: i32, ppid: i32, pgid: i32, sid: i32, start: u64) -> Proc {
-        Proc {
-            pid,
-            ppid,
-            pgid,
-            sid,
-            start,
-            zombie: false,
-        }
-    }
+    use crate::delegate::procfs::proc;
 
     fn tree(root: i32, start: u64) -> Tree {
         Tree {
@@ -205,16 +151,6 @@ mod tests {
             members: [(root, start)].into(),
             armed: false,
         }
-    }
-
-    #[test]
-    fn stat_lines_are_parsed_from_the_last_parenthesis() {
-        let line = "4242 (a (weird) name) S 4241 4240 4239 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 \
-                    987654 1000 10";
-        assert_eq!(parse_stat(line), Some(proc(4242, 4241, 4240, 4239, 987654)));
-        let zombie = line.replace(") S ", ") Z ");
-        assert!(parse_stat(&zombie).unwrap().zombie);
-        assert_eq!(parse_stat("garbage"), None);
     }
 
     #[test]
