@@ -68,7 +68,18 @@ pub async fn run(
     let stop = polling.stop_token();
     let tasks = TaskTracker::new();
     let turns = spawn_turn_intake(app.clone(), &tasks);
-    tasks.spawn(crate::delivery::run(app.clone(), shutdown.clone()));
+    let (first_try, subscribed) = tokio::sync::oneshot::channel();
+    tasks.spawn(crate::delivery::run(
+        app.clone(),
+        shutdown.clone(),
+        first_try,
+    ));
+    // Follow the outbox before the first poll, so the first turn's progress (its placeholder)
+    // is seen live rather than only its stored answer.
+    tokio::select! {
+        _ = subscribed => {}
+        () = shutdown.cancelled() => {}
+    }
     let updates = polling.as_stream();
     tokio::pin!(updates);
     tracing::info!(owner = app.owner().0, "kernel-tg polling Telegram");

@@ -18,6 +18,7 @@ use kernel_proto::v1 as pb;
 use pb::chat_event::Event;
 use pb::delivery_event::Event as Delivery;
 use teloxide::types::MessageId;
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use tonic::Streaming;
 
@@ -34,15 +35,19 @@ const MAX_PAUSE: Duration = Duration::from_secs(2);
 const FINISHED_KEPT: usize = 16;
 
 /// Subscribes, follows and delivers until `shutdown`; resubscribes with backoff after every
-/// break.
-pub async fn run(app: App, shutdown: CancellationToken) {
+/// break. `first_try` is told once the first subscription attempt is over (either way).
+pub async fn run(app: App, shutdown: CancellationToken, first_try: oneshot::Sender<()>) {
     let mut courier = Courier::new(app.clone());
     let mut pause = FIRST_PAUSE;
+    let mut first_try = Some(first_try);
     loop {
         let subscribed = tokio::select! {
             () = shutdown.cancelled() => break,
             s = subscribe(&app) => s,
         };
+        if let Some(tx) = first_try.take() {
+            let _ = tx.send(());
+        }
         if let Some(events) = subscribed {
             pause = FIRST_PAUSE;
             let end = courier.follow(events, &shutdown).await;
