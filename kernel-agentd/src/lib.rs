@@ -14,6 +14,7 @@ pub mod mcp;
 pub(crate) mod media;
 pub mod memory;
 pub(crate) mod models;
+pub(crate) mod refusal;
 pub mod retention;
 pub(crate) mod rpc;
 pub mod server;

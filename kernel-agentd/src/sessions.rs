@@ -9,6 +9,7 @@ use chrono_tz::Tz;
 
 use crate::error::ApiError;
 use crate::listing::Listing;
+use crate::refusal::{Listed, Refusal};
 use crate::models::Models;
 use crate::store::{SessionRow, Store};
 
@@ -53,7 +54,7 @@ impl Sessions {
                 models,
                 tz,
                 current: Mutex::new(None),
-                listing: Listing::new(("session", "sessions"), "/history"),
+                listing: Listing::new(Listed::Sessions),
             }),
         }
     }
@@ -177,7 +178,7 @@ impl Sessions {
                 let id = self.inner.listing.resolve(n)?;
                 self.get(id)
                     .await?
-                    .ok_or_else(|| ApiError::NotFound(format!("session #{n} no longer exists")))
+                    .ok_or_else(|| Refusal::SessionGone { number: n }.into())
             }
         }
     }
@@ -241,7 +242,7 @@ mod tests {
         );
         assert!(matches!(
             s.resume(3).await,
-            Err(ApiError::InvalidArgument(_))
+            Err(ApiError::Refused(Refusal::NotInListing { number: 3, max: 2 }))
         ));
     }
 
@@ -251,7 +252,9 @@ mod tests {
         let s = sessions(&env).await;
         assert!(matches!(
             s.resume(1).await,
-            Err(ApiError::FailedPrecondition(m)) if m == "list the sessions first (/history)"
+            Err(ApiError::Refused(Refusal::ListingNotShown {
+                what: Listed::Sessions
+            }))
         ));
         let first = s.current().await.unwrap().id;
         let other = s.new_session().await.unwrap().id;
@@ -259,10 +262,13 @@ mod tests {
         s.list().await.unwrap();
         assert!(matches!(
             s.delete(&[]).await,
-            Err(ApiError::InvalidArgument(_))
+            Err(ApiError::Refused(Refusal::NoNumbers { .. }))
         ));
         assert!(
-            matches!(s.delete(&[2, 9]).await, Err(ApiError::InvalidArgument(_))),
+            matches!(
+                s.delete(&[2, 9]).await,
+                Err(ApiError::Refused(Refusal::NotInListing { number: 9, .. }))
+            ),
             "nothing is deleted when one number is unknown"
         );
         assert!(env.store.get_session(first).await.unwrap().is_some());
@@ -280,7 +286,7 @@ mod tests {
         assert!(env.store.get_session(first).await.unwrap().is_none());
         assert!(matches!(
             s.by_number(Some(1)).await,
-            Err(ApiError::NotFound(m)) if m == "session #1 no longer exists"
+            Err(ApiError::Refused(Refusal::SessionGone { number: 1 }))
         ));
     }
 }
