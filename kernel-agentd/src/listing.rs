@@ -89,18 +89,26 @@ mod tests {
         let listing = Listing::new(Listed::Memories);
         assert!(matches!(
             listing.resolve(1),
-            Err(ApiError::Refused(Refusal::ListingNotShown { what: Listed::Memories }))
+            Err(ApiError::Refused(Refusal::ListingNotShown {
+                what: Listed::Memories
+            }))
         ));
         listing.set(vec![30, 20, 10]);
         assert_eq!(listing.resolve(1).unwrap(), 30);
         assert_eq!(listing.resolve(3).unwrap(), 10);
         assert!(matches!(
             listing.resolve(0),
-            Err(ApiError::Refused(Refusal::NotInListing { number: 0, max: 3 }))
+            Err(ApiError::Refused(Refusal::NotInListing {
+                number: 0,
+                max: 3
+            }))
         ));
         assert!(matches!(
             listing.resolve(4),
-            Err(ApiError::Refused(Refusal::NotInListing { number: 4, max: 3 }))
+            Err(ApiError::Refused(Refusal::NotInListing {
+                number: 4,
+                max: 3
+            }))
         ));
         assert_eq!(listing.number_of(20), 2);
         assert_eq!(listing.number_of(99), 0);
@@ -113,16 +121,23 @@ mod tests {
         assert_eq!(listing.resolve_all(&[3, 1, 3]).unwrap(), vec![5, 7]);
         assert!(matches!(
             listing.resolve_all(&[1, 9]),
-            Err(ApiError::Refused(Refusal::NotInListing { number: 9, max: 3 }))
+            Err(ApiError::Refused(Refusal::NotInListing {
+                number: 9,
+                max: 3
+            }))
         ));
         assert!(matches!(
             listing.resolve_all(&[]),
-            Err(ApiError::Refused(Refusal::NoNumbers { what: Listed::Sessions }))
+            Err(ApiError::Refused(Refusal::NoNumbers {
+                what: Listed::Sessions
+            }))
         ));
         let memories = Listing::new(Listed::Memories);
         assert!(matches!(
             memories.resolve_all(&[]),
-            Err(ApiError::Refused(Refusal::NoNumbers { what: Listed::Memories }))
+            Err(ApiError::Refused(Refusal::NoNumbers {
+                what: Listed::Memories
+            }))
         ));
     }
 }

@@ -158,7 +158,9 @@ impl Refusal {
             | Refusal::TitlesNotConfigured
             | Refusal::NothingToTitle
             | Refusal::TitleFailed { .. } => RefusalClass::FailedPrecondition,
-            Refusal::SessionGone { .. } | Refusal::SessionDeletedMeanwhile => RefusalClass::NotFound,
+            Refusal::SessionGone { .. } | Refusal::SessionDeletedMeanwhile => {
+                RefusalClass::NotFound
+            }
             Refusal::NoNumbers { .. }
             | Refusal::NotInListing { .. }
             | Refusal::UnknownProvider { .. }

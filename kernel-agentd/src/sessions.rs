@@ -9,8 +9,8 @@ use chrono_tz::Tz;
 
 use crate::error::ApiError;
 use crate::listing::Listing;
-use crate::refusal::{Listed, Refusal};
 use crate::models::Models;
+use crate::refusal::{Listed, Refusal};
 use crate::store::{SessionRow, Store};
 
 /// How many sessions a listing shows.
@@ -242,7 +242,10 @@ mod tests {
         );
         assert!(matches!(
             s.resume(3).await,
-            Err(ApiError::Refused(Refusal::NotInListing { number: 3, max: 2 }))
+            Err(ApiError::Refused(Refusal::NotInListing {
+                number: 3,
+                max: 2
+            }))
         ));
     }
 
