@@ -337,12 +337,21 @@ mod tests {
         used(&env, first.id).await;
         let fresh = s.new_session().await.unwrap();
         assert_ne!(fresh.id, first.id, "a session with messages is archived");
-        s.list().await.unwrap();
+        s.list().await.unwrap(); // #1 fresh, #2 first
         s.resume(2).await.unwrap();
-        let back = s.new_session().await.unwrap();
-        assert_eq!(back.id, fresh.id, "the empty one is reused, not a third");
+        let third = s.new_session().await.unwrap();
+        assert!(
+            third.id != fresh.id && third.id != first.id,
+            "first has messages"
+        );
         let ids: Vec<i64> = s.list().await.unwrap().iter().map(|i| i.id).collect();
-        assert_eq!(ids, vec![fresh.id, first.id], "and moved to the top");
+        let at = ids.iter().position(|&id| id == fresh.id).unwrap();
+        s.resume(u32::try_from(at + 1).unwrap()).await.unwrap();
+        let back = s.new_session().await.unwrap();
+        assert_eq!(back.id, fresh.id, "the empty current one is kept");
+        let ids: Vec<i64> = s.list().await.unwrap().iter().map(|i| i.id).collect();
+        assert_eq!(ids[0], fresh.id, "and moved to the top: {ids:?}");
+        assert_eq!(ids.len(), 3);
     }
 
     #[tokio::test]
