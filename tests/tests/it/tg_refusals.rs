@@ -8,9 +8,9 @@ use kernel_common::config::Locale;
 use kernel_proto::v1 as pb;
 use kernel_proto::v1::agent_client::AgentClient;
 use kernel_tg::texts::Texts;
-use tests::fake_llm::FakeLlm;
+use tests::fake_llm::{FakeLlm, Script};
 use tests::harness::unix_channel;
-use tests::stack::Stack;
+use tests::stack::{PROMPT, Stack, text_of};
 
 const NOKEY: &str = "\n[providers.nokey]\ntype = \"openai_compat\"\napi_base = \"http://127.0.0.1:9/v1\"\ndefault_model = \"x\"\n";
 
@@ -31,9 +31,9 @@ async fn stack(locale: Locale, extra: &str) -> Stack {
     .await
 }
 
-/// Sends every refused command (and the few commands that set up the state a refusal needs);
-/// returns `(command, reply)` for the refusals.
-async fn walk(stack: &Stack) -> Vec<(String, String)> {
+/// Sends every refused command (and the few commands and turns that set up the state a refusal
+/// needs); returns `(command, reply)` for the refusals. `titles` is the `[titles]` fake.
+async fn walk(stack: &Stack, titles: &FakeLlm) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let refused = [
         // kernel-tg's own checks.
@@ -77,6 +77,20 @@ async fn walk(stack: &Stack) -> Vec<(String, String)> {
     // A listed session deleted since.
     stack.command("/del_history #1").await;
     out.push(("/resume #1".into(), stack.command("/resume #1").await));
+    // The titles model fails when asked again (after the round's own title).
+    titles.push(Script::text("标题"));
+    stack.llm.push(Script::text("好的"));
+    stack.owner_says("你好");
+    stack
+        .telegram
+        .wait_for_call("sendMessage", |c| text_of(c) == "好的", PROMPT)
+        .await;
+    titles.wait_requests(1, PROMPT).await;
+    titles.push(Script::raw_error(
+        400,
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"bad title request"}}"#,
+    ));
+    out.push(("/retitle (failing)".into(), stack.command("/retitle").await));
     out
 }
 
@@ -121,7 +135,7 @@ fn args(pairs: &[(&str, &str)]) -> HashMap<String, String> {
 async fn in_zh_every_refusal_is_chinese() {
     let titles = FakeLlm::start().await;
     let stack = stack(Locale::Zh, &titles_section(&titles.url())).await;
-    let replies = walk(&stack).await;
+    let replies = walk(&stack, &titles).await;
     for (command, reply) in &replies {
         assert!(
             reply.starts_with("⚠️") || reply.chars().any(is_cjk),
@@ -163,6 +177,11 @@ async fn in_zh_every_refusal_is_chinese() {
         reply("/retitle"),
         zh.refusal("NOTHING_TO_TITLE", &HashMap::new()).unwrap()
     );
+    let failed = reply("/retitle (failing)");
+    assert!(
+        failed.starts_with("⚠️ 生成标题失败：") && failed.contains("bad title request"),
+        "{failed}"
+    );
     assert_eq!(
         reply("/resume #1"),
         zh.refusal("SESSION_GONE", &args(&[("number", "1")]))
@@ -191,7 +210,7 @@ async fn in_zh_every_refusal_is_chinese() {
 async fn in_en_every_refusal_is_english() {
     let titles = FakeLlm::start().await;
     let stack = stack(Locale::En, &titles_section(&titles.url())).await;
-    for (command, reply) in walk(&stack).await {
+    for (command, reply) in walk(&stack, &titles).await {
         assert!(!reply.chars().any(is_cjk), "{command}: {reply}");
         assert!(
             reply.chars().filter(char::is_ascii_alphabetic).count() > 10,
