@@ -1,9 +1,15 @@
 //! `ApiError`: what a domain operation tells the caller; mapped to `tonic::Status` only in `rpc`.
 
+pub use crate::refusal::Refusal;
+
 /// A refusal or failure of an API operation. Messages are for humans and never contain SQL,
 /// panic text or secrets; `Internal` keeps its cause for the log only.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
+    /// The owner's request is refused for a reason the owner can fix; its kind and arguments
+    /// reach the client, which says it in the owner's language.
+    #[error("{0}")]
+    Refused(Refusal),
     /// The request itself is wrong (empty text, malformed `#n`, unknown model…).
     #[error("{0}")]
     InvalidArgument(String),
@@ -22,6 +28,12 @@ pub enum ApiError {
     /// Something broke inside; the cause is logged, the caller sees a generic message.
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
+}
+
+impl From<Refusal> for ApiError {
+    fn from(refusal: Refusal) -> Self {
+        Self::Refused(refusal)
+    }
 }
 
 impl ApiError {

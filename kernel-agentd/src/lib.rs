@@ -15,6 +15,7 @@ pub(crate) mod media;
 pub mod memory;
 pub(crate) mod models;
 pub(crate) mod outbox;
+pub(crate) mod refusal;
 pub mod retention;
 pub(crate) mod rpc;
 pub mod server;

@@ -5,23 +5,21 @@
 use std::sync::Mutex;
 
 use crate::error::ApiError;
+use crate::refusal::{Listed, Refusal};
 
 /// The ids of the latest listing: `#n` is `ids[n - 1]`.
 #[derive(Debug)]
 pub struct Listing {
-    /// What is listed, singular and plural (`session`, `sessions`), for error messages.
-    noun: (&'static str, &'static str),
-    /// The command that lists them (`/history`), for error messages.
-    command: &'static str,
+    /// What is listed, for refusals.
+    what: Listed,
     ids: Mutex<Vec<i64>>,
 }
 
 impl Listing {
-    /// An empty listing of `noun` (singular, plural), shown by `command`.
-    pub fn new(noun: (&'static str, &'static str), command: &'static str) -> Self {
+    /// An empty listing of `what`.
+    pub fn new(what: Listed) -> Self {
         Self {
-            noun,
-            command,
+            what,
             ids: Mutex::new(Vec::new()),
         }
     }
@@ -37,21 +35,18 @@ impl Listing {
 
     /// The id behind `#number`.
     pub fn resolve(&self, number: u32) -> Result<i64, ApiError> {
-        self.ids(|l| resolve(l, number, self.noun.1, self.command))
+        self.ids(|l| resolve(l, number, self.what))
     }
 
     /// The ids behind `numbers` (sorted, without duplicates); fails if any number is unknown.
     pub fn resolve_all(&self, numbers: &[u32]) -> Result<Vec<i64>, ApiError> {
         if numbers.is_empty() {
-            return Err(ApiError::InvalidArgument(format!(
-                "name at least one {}: #n",
-                self.noun.0
-            )));
+            return Err(Refusal::NoNumbers { what: self.what }.into());
         }
         let mut ids = self.ids(|l| {
             numbers
                 .iter()
-                .map(|&n| resolve(l, n, self.noun.1, self.command))
+                .map(|&n| resolve(l, n, self.what))
                 .collect::<Result<Vec<_>, _>>()
         })?;
         ids.sort_unstable();
@@ -69,20 +64,19 @@ impl Listing {
     }
 }
 
-fn resolve(listing: &[i64], number: u32, noun: &str, command: &str) -> Result<i64, ApiError> {
+fn resolve(listing: &[i64], number: u32, what: Listed) -> Result<i64, ApiError> {
     if listing.is_empty() {
-        return Err(ApiError::FailedPrecondition(format!(
-            "list the {noun} first ({command})"
-        )));
+        return Err(Refusal::ListingNotShown { what }.into());
     }
     (number as usize)
         .checked_sub(1)
         .and_then(|i| listing.get(i).copied())
         .ok_or_else(|| {
-            ApiError::InvalidArgument(format!(
-                "#{number} is not in the latest listing (#1..#{})",
-                listing.len()
-            ))
+            Refusal::NotInListing {
+                number,
+                max: listing.len(),
+            }
+            .into()
         })
 }
 
@@ -92,21 +86,29 @@ mod tests {
 
     #[test]
     fn numbers_map_to_the_listing() {
-        let listing = Listing::new(("memory", "memories"), "/memory");
+        let listing = Listing::new(Listed::Memories);
         assert!(matches!(
             listing.resolve(1),
-            Err(ApiError::FailedPrecondition(m)) if m == "list the memories first (/memory)"
+            Err(ApiError::Refused(Refusal::ListingNotShown {
+                what: Listed::Memories
+            }))
         ));
         listing.set(vec![30, 20, 10]);
         assert_eq!(listing.resolve(1).unwrap(), 30);
         assert_eq!(listing.resolve(3).unwrap(), 10);
         assert!(matches!(
             listing.resolve(0),
-            Err(ApiError::InvalidArgument(_))
+            Err(ApiError::Refused(Refusal::NotInListing {
+                number: 0,
+                max: 3
+            }))
         ));
         assert!(matches!(
             listing.resolve(4),
-            Err(ApiError::InvalidArgument(m)) if m == "#4 is not in the latest listing (#1..#3)"
+            Err(ApiError::Refused(Refusal::NotInListing {
+                number: 4,
+                max: 3
+            }))
         ));
         assert_eq!(listing.number_of(20), 2);
         assert_eq!(listing.number_of(99), 0);
@@ -114,21 +116,28 @@ mod tests {
 
     #[test]
     fn all_numbers_are_checked_first() {
-        let listing = Listing::new(("session", "sessions"), "/history");
+        let listing = Listing::new(Listed::Sessions);
         listing.set(vec![5, 6, 7]);
         assert_eq!(listing.resolve_all(&[3, 1, 3]).unwrap(), vec![5, 7]);
         assert!(matches!(
             listing.resolve_all(&[1, 9]),
-            Err(ApiError::InvalidArgument(_))
+            Err(ApiError::Refused(Refusal::NotInListing {
+                number: 9,
+                max: 3
+            }))
         ));
         assert!(matches!(
             listing.resolve_all(&[]),
-            Err(ApiError::InvalidArgument(m)) if m == "name at least one session: #n"
+            Err(ApiError::Refused(Refusal::NoNumbers {
+                what: Listed::Sessions
+            }))
         ));
-        let memories = Listing::new(("memory", "memories"), "/memory");
+        let memories = Listing::new(Listed::Memories);
         assert!(matches!(
             memories.resolve_all(&[]),
-            Err(ApiError::InvalidArgument(m)) if m == "name at least one memory: #n"
+            Err(ApiError::Refused(Refusal::NoNumbers {
+                what: Listed::Memories
+            }))
         ));
     }
 }

@@ -17,6 +17,7 @@ use chrono_tz::Tz;
 
 use crate::error::ApiError;
 use crate::listing::Listing;
+use crate::refusal::{Listed, Refusal};
 use crate::store::memory::LikeMatch;
 use crate::store::{Store, StoreError};
 use segment::Combine;
@@ -77,7 +78,13 @@ impl From<MemoryError> for ApiError {
     fn from(e: MemoryError) -> Self {
         match e {
             MemoryError::Store(e) => ApiError::internal(e),
-            refused => ApiError::InvalidArgument(refused.to_string()),
+            MemoryError::Empty => Refusal::MemoryEmpty.into(),
+            MemoryError::TooLong { chars } => Refusal::MemoryTooLong {
+                chars,
+                max: MAX_TEXT_CHARS,
+            }
+            .into(),
+            MemoryError::EmptyQuery => Refusal::QueryEmpty.into(),
         }
     }
 }
@@ -109,7 +116,7 @@ impl Memories {
             store,
             fts,
             tz,
-            listing: Listing::new(("memory", "memories"), "/memory"),
+            listing: Listing::new(Listed::Memories),
         }
     }
 

@@ -10,6 +10,7 @@ use kernel_common::config::{ProviderConfig, ProviderKind, provider_key_env};
 
 use crate::error::ApiError;
 use crate::llm::Provider;
+use crate::refusal::Refusal;
 use crate::store::Store;
 
 const PROVIDER_KEY: &str = "provider";
@@ -146,10 +147,9 @@ impl Models {
     pub fn current(&self) -> Result<CurrentModel, ApiError> {
         let s = self.selection();
         let unavailable = || {
-            ApiError::FailedPrecondition(format!(
-                "provider {} is unavailable (no API key)",
-                s.provider
-            ))
+            ApiError::from(Refusal::ProviderUnavailable {
+                provider: s.provider.clone(),
+            })
         };
         let provider = self
             .inner
@@ -188,10 +188,11 @@ impl Models {
     pub async fn select_provider(&self, name: &str) -> Result<Selection, ApiError> {
         let p = self.provider_config(name)?;
         if !p.available() {
-            return Err(ApiError::FailedPrecondition(format!(
-                "provider {name} has no API key: set providers.{name}.api_key or {}",
-                provider_key_env(name)
-            )));
+            return Err(Refusal::ProviderWithoutKey {
+                provider: name.to_owned(),
+                env: provider_key_env(name),
+            }
+            .into());
         }
         let selection = Selection {
             provider: name.to_string(),
@@ -205,12 +206,12 @@ impl Models {
         let current = self.selection();
         let p = self.provider_config(&current.provider)?;
         if !p.models.iter().any(|m| m == model) {
-            return Err(ApiError::InvalidArgument(format!(
-                "model {:?} is not configured for provider {}; choose one of: {}",
-                shown(model),
-                p.name,
-                p.models.join(", ")
-            )));
+            return Err(Refusal::UnknownModel {
+                model: shown(model),
+                provider: p.name.clone(),
+                choices: p.models.clone(),
+            }
+            .into());
         }
         self.save(Selection {
             provider: current.provider,
@@ -221,12 +222,11 @@ impl Models {
 
     fn provider_config(&self, name: &str) -> Result<&ProviderConfig, ApiError> {
         self.inner.configs.get(name).ok_or_else(|| {
-            let names: Vec<&str> = self.inner.configs.keys().map(String::as_str).collect();
-            ApiError::InvalidArgument(format!(
-                "unknown provider {:?}; configured: {}",
-                shown(name),
-                names.join(", ")
-            ))
+            Refusal::UnknownProvider {
+                provider: shown(name),
+                choices: self.inner.configs.keys().cloned().collect(),
+            }
+            .into()
         })
     }
 
@@ -307,18 +307,23 @@ mod tests {
         let m = models(&env).await;
         assert!(matches!(
             m.select_provider("keyless").await,
-            Err(ApiError::FailedPrecondition(msg)) if msg.contains("providers.keyless.api_key")
+            Err(ApiError::Refused(ref r @ Refusal::ProviderWithoutKey { .. }))
+                if r.to_string().contains("providers.keyless.api_key")
         ));
         let long = "x".repeat(1000);
-        let Err(ApiError::InvalidArgument(msg)) = m.select_provider(&long).await else {
+        let Err(ApiError::Refused(r @ Refusal::UnknownProvider { .. })) =
+            m.select_provider(&long).await
+        else {
             panic!("an unknown provider is refused");
         };
+        let msg = r.to_string();
         assert!(msg.contains(&format!("{}…", "x".repeat(64))), "{msg}");
         assert!(!msg.contains(&"x".repeat(65)), "the name is cut");
         assert!(msg.ends_with("configured: keyless, main, spare"), "{msg}");
         assert!(matches!(
             m.select_model("s1").await,
-            Err(ApiError::InvalidArgument(msg)) if msg.ends_with("choose one of: m1, m2")
+            Err(ApiError::Refused(ref r @ Refusal::UnknownModel { .. }))
+                if r.to_string().ends_with("choose one of: m1, m2")
         ));
         assert_eq!(pair(&m.select_model("m2").await.unwrap()), ("main", "m2"));
         assert_eq!(
@@ -363,7 +368,8 @@ mod tests {
             .unwrap();
         assert!(matches!(
             m.current(),
-            Err(ApiError::FailedPrecondition(msg)) if msg == "provider main is unavailable (no API key)"
+            Err(ApiError::Refused(ref r @ Refusal::ProviderUnavailable { .. }))
+                if r.to_string() == "provider main is unavailable (no API key)"
         ));
     }
 }

@@ -10,6 +10,7 @@ use chrono_tz::Tz;
 use crate::error::ApiError;
 use crate::listing::Listing;
 use crate::models::Models;
+use crate::refusal::{Listed, Refusal};
 use crate::store::{SessionRow, Store};
 
 /// How many sessions a listing shows.
@@ -23,7 +24,8 @@ pub struct SessionInfo {
     pub id: i64,
     /// Empty while untitled.
     pub title: String,
-    /// `YYYY-MM-DD` in the configured time zone.
+    /// `YYYY-MM-DD` of the last activity (what listings are ordered by) in the configured time
+    /// zone.
     pub date: String,
     pub current: bool,
 }
@@ -53,7 +55,7 @@ impl Sessions {
                 models,
                 tz,
                 current: Mutex::new(None),
-                listing: Listing::new(("session", "sessions"), "/history"),
+                listing: Listing::new(Listed::Sessions),
             }),
         }
     }
@@ -80,7 +82,7 @@ impl Sessions {
             id: row.id,
             title: row.title.clone().unwrap_or_default(),
             date: row
-                .created_at
+                .updated_at
                 .with_timezone(&self.inner.tz)
                 .format("%Y-%m-%d")
                 .to_string(),
@@ -119,8 +121,25 @@ impl Sessions {
         Ok(row)
     }
 
-    /// Archives the current session and starts a fresh one (inherits provider/model).
+    /// Archives the current session and starts a fresh one (inherits provider/model). A current
+    /// session without messages is fresh already: it is kept (moved to the top of the listing)
+    /// instead of leaving an empty session behind.
     pub async fn new_session(&self) -> Result<SessionInfo, ApiError> {
+        if let Some(id) = self.current_id()
+            && self.get(id).await?.is_some()
+        {
+            let store = &self.inner.store;
+            if store.message_count(id).await.map_err(ApiError::internal)? == 0 {
+                store.touch_session(id).await.map_err(ApiError::internal)?;
+                if let Some(row) = self.get(id).await? {
+                    tracing::info!(
+                        session = id,
+                        "the current session is empty; kept as the new one"
+                    );
+                    return Ok(self.session_info(&row, 0));
+                }
+            }
+        }
         let row = self.start_new().await?;
         Ok(self.session_info(&row, 0))
     }
@@ -177,7 +196,7 @@ impl Sessions {
                 let id = self.inner.listing.resolve(n)?;
                 self.get(id)
                     .await?
-                    .ok_or_else(|| ApiError::NotFound(format!("session #{n} no longer exists")))
+                    .ok_or_else(|| Refusal::SessionGone { number: n }.into())
             }
         }
     }
@@ -193,7 +212,16 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+    use crate::conversation::Message;
     use crate::test_support::{TestEnv, env};
+
+    /// Gives session `id` a message (a session with none is reused by `new_session`).
+    async fn used(env: &TestEnv, id: i64) {
+        env.store
+            .append_messages(id, &[Message::user_text("hi")])
+            .await
+            .unwrap();
+    }
 
     async fn sessions(env: &TestEnv) -> Sessions {
         let models = Models::start(&env.config, BTreeMap::new(), env.store.clone())
@@ -221,6 +249,7 @@ mod tests {
         let env = env("").await;
         let s = sessions(&env).await;
         let first = s.current().await.unwrap().id;
+        used(&env, first).await;
         let second = s.new_session().await.unwrap();
         assert!(second.current);
         let list = s.list().await.unwrap();
@@ -241,7 +270,10 @@ mod tests {
         );
         assert!(matches!(
             s.resume(3).await,
-            Err(ApiError::InvalidArgument(_))
+            Err(ApiError::Refused(Refusal::NotInListing {
+                number: 3,
+                max: 2
+            }))
         ));
     }
 
@@ -251,18 +283,24 @@ mod tests {
         let s = sessions(&env).await;
         assert!(matches!(
             s.resume(1).await,
-            Err(ApiError::FailedPrecondition(m)) if m == "list the sessions first (/history)"
+            Err(ApiError::Refused(Refusal::ListingNotShown {
+                what: Listed::Sessions
+            }))
         ));
         let first = s.current().await.unwrap().id;
+        used(&env, first).await;
         let other = s.new_session().await.unwrap().id;
         s.resume(0).await.unwrap_err();
         s.list().await.unwrap();
         assert!(matches!(
             s.delete(&[]).await,
-            Err(ApiError::InvalidArgument(_))
+            Err(ApiError::Refused(Refusal::NoNumbers { .. }))
         ));
         assert!(
-            matches!(s.delete(&[2, 9]).await, Err(ApiError::InvalidArgument(_))),
+            matches!(
+                s.delete(&[2, 9]).await,
+                Err(ApiError::Refused(Refusal::NotInListing { number: 9, .. }))
+            ),
             "nothing is deleted when one number is unknown"
         );
         assert!(env.store.get_session(first).await.unwrap().is_some());
@@ -280,7 +318,65 @@ mod tests {
         assert!(env.store.get_session(first).await.unwrap().is_none());
         assert!(matches!(
             s.by_number(Some(1)).await,
-            Err(ApiError::NotFound(m)) if m == "session #1 no longer exists"
+            Err(ApiError::Refused(Refusal::SessionGone { number: 1 }))
         ));
+    }
+
+    #[tokio::test]
+    async fn new_keeps_an_empty_current_session_instead_of_leaving_it_behind() {
+        let env = env("").await;
+        let s = sessions(&env).await;
+        let first = s.new_session().await.unwrap();
+        let again = s.new_session().await.unwrap();
+        assert_eq!((again.id, again.current), (first.id, true), "reused");
+        assert_eq!(
+            s.list().await.unwrap().len(),
+            1,
+            "no empty session left behind"
+        );
+        used(&env, first.id).await;
+        let fresh = s.new_session().await.unwrap();
+        assert_ne!(fresh.id, first.id, "a session with messages is archived");
+        s.list().await.unwrap(); // #1 fresh, #2 first
+        s.resume(2).await.unwrap();
+        let third = s.new_session().await.unwrap();
+        assert!(
+            third.id != fresh.id && third.id != first.id,
+            "first has messages"
+        );
+        let ids: Vec<i64> = s.list().await.unwrap().iter().map(|i| i.id).collect();
+        let at = ids.iter().position(|&id| id == fresh.id).unwrap();
+        s.resume(u32::try_from(at + 1).unwrap()).await.unwrap();
+        let back = s.new_session().await.unwrap();
+        assert_eq!(back.id, fresh.id, "the empty current one is kept");
+        let ids: Vec<i64> = s.list().await.unwrap().iter().map(|i| i.id).collect();
+        assert_eq!(ids[0], fresh.id, "and moved to the top: {ids:?}");
+        assert_eq!(ids.len(), 3);
+    }
+
+    #[tokio::test]
+    async fn listings_show_the_date_they_are_ordered_by() {
+        use sqlx::Connection as _;
+        let env = env("").await;
+        let s = sessions(&env).await;
+        let id = s.current().await.unwrap().id;
+        let path = env.config.general.data_dir.join("kernel.db");
+        let options = sqlx::sqlite::SqliteConnectOptions::new().filename(&path);
+        let mut conn = sqlx::SqliteConnection::connect_with(&options)
+            .await
+            .unwrap();
+        // Created 2020-01-01 00:30 UTC (08:30 in Shanghai); active just now.
+        sqlx::query("UPDATE sessions SET created_at = 1577838600000 WHERE id = ?1")
+            .bind(id)
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        used(&env, id).await;
+        let today = chrono::Utc::now()
+            .with_timezone(&env.config.general.timezone)
+            .format("%Y-%m-%d")
+            .to_string();
+        let listed = s.list().await.unwrap();
+        assert_eq!(listed[0].date, today, "the last activity, not the creation");
     }
 }

@@ -12,6 +12,7 @@ use crate::conversation::{Block, Role};
 use crate::error::ApiError;
 use crate::llm::LlmError;
 use crate::llm::titles::TitlesClient;
+use crate::refusal::Refusal;
 use crate::sessions::{SessionInfo, Sessions};
 use crate::store::Store;
 
@@ -107,21 +108,18 @@ impl Titler {
     pub async fn retitle(&self, number: Option<u32>) -> Result<SessionInfo, ApiError> {
         let row = self.inner.sessions.by_number(number).await?;
         if self.inner.client.is_none() {
-            return Err(ApiError::FailedPrecondition(
-                "no [titles] provider is configured".into(),
-            ));
+            return Err(Refusal::TitlesNotConfigured.into());
         }
         match self.generate_title(row.id).await {
             Ok(_) => {}
             Err(TitleError::Empty) => {
-                return Err(ApiError::FailedPrecondition(
-                    "the session has no completed round to title yet".into(),
-                ));
+                return Err(Refusal::NothingToTitle.into());
             }
             Err(TitleError::Llm(e)) => {
-                return Err(ApiError::FailedPrecondition(format!(
-                    "title generation failed: {e}"
-                )));
+                return Err(Refusal::TitleFailed {
+                    detail: e.to_string(),
+                }
+                .into());
             }
             Err(TitleError::Api(e)) => return Err(e),
         }
@@ -130,7 +128,7 @@ impl Titler {
             .get_session(row.id)
             .await
             .map_err(ApiError::internal)?
-            .ok_or_else(|| ApiError::NotFound("the session was deleted meanwhile".into()))?;
+            .ok_or(Refusal::SessionDeletedMeanwhile)?;
         Ok(self.inner.sessions.info_for(&row))
     }
 

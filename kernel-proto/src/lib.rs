@@ -9,6 +9,8 @@ pub mod v1 {
     tonic::include_proto!("kernel.v1");
 }
 
+pub mod refusal;
+
 /// The largest voice reply agentd sends (the Ogg/Opus bytes of `TurnCompleted`'s voice).
 pub const MAX_VOICE_REPLY_BYTES: usize = 20 * 1024 * 1024;
 

@@ -15,6 +15,8 @@ use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 
+use crate::texts::Texts;
+
 /// A connected client.
 pub type Client = AgentClient<InterceptedService<Channel, TokenInterceptor>>;
 
@@ -222,6 +224,15 @@ pub fn is_transport_failure(status: &tonic::Status) -> bool {
     matches!(status.code(), tonic::Code::Unavailable)
         || (matches!(status.code(), tonic::Code::Unknown | tonic::Code::Cancelled)
             && std::error::Error::source(status).is_some())
+}
+
+/// What to tell the owner when agentd refused a request: its refusal said in the owner's
+/// language, or (a reason this build does not know, or a refusal agentd already put in the
+/// owner's language, e.g. a media refusal) its message.
+pub fn refused(status: &tonic::Status, texts: Texts) -> String {
+    kernel_proto::refusal::of(status)
+        .and_then(|r| texts.refusal(&r.reason, &r.args))
+        .unwrap_or_else(|| texts.rejected(status.message()))
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -4,7 +4,7 @@
 use kernel_proto::v1 as pb;
 use tonic::Status;
 
-use crate::agentd::{Agentd, Client, is_transport_failure};
+use crate::agentd::{Agentd, Client, is_transport_failure, refused};
 use crate::command::Command;
 use crate::texts::{McpEntry, MemoryEntry, ProviderEntry, SessionEntry, StatusView, Texts};
 
@@ -30,7 +30,7 @@ pub async fn answer(command: Command, agentd: &Agentd, texts: Texts) -> String {
         }
         Err(status) => {
             tracing::info!(code = ?status.code(), "kernel-agentd refused a command");
-            texts.rejected(status.message())
+            refused(&status, texts)
         }
     }
 }

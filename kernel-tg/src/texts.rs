@@ -7,8 +7,10 @@
 mod errors;
 mod help;
 pub mod listing;
+mod refusals;
 
 pub use listing::{McpEntry, MemoryEntry, ProviderEntry, SessionEntry, StatusView};
+pub use refusals::REASONS;
 
 use kernel_common::config::Locale;
 

@@ -12,7 +12,7 @@ use pb::chat_event::Event;
 use teloxide::types::MessageId;
 use tonic::Streaming;
 
-use crate::agentd::is_transport_failure;
+use crate::agentd::{is_transport_failure, refused};
 use crate::handle::App;
 use crate::incoming::{Media, MediaKind, TurnInput};
 use crate::telegram::DownloadError;
@@ -116,7 +116,7 @@ async fn start_chat(
         }
         Err(status) => {
             tracing::info!(code = ?status.code(), "kernel-agentd refused the message");
-            Err(texts.rejected(status.message()))
+            Err(refused(&status, texts))
         }
     }
 }

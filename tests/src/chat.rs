@@ -115,6 +115,19 @@ pub async fn stored(cfg: &TestConfig, session_id: i64) -> Vec<Message> {
     messages.into_iter().map(|m| m.message).collect()
 }
 
+/// Stores a user message in session `session_id` (through a second store handle), as a turn
+/// would: the session is no longer empty (`NewSession` keeps an empty current session).
+pub async fn store_message(cfg: &TestConfig, session_id: i64, text: &str) {
+    let store = Store::open(&cfg.data_dir().join("kernel.db"))
+        .await
+        .expect("open the database");
+    store
+        .append_messages(session_id, &[Message::user_text(text)])
+        .await
+        .expect("store a message");
+    store.close().await;
+}
+
 /// The messages of a request body in its provider's wire form (OpenAI: without the system one).
 pub fn wire_messages(body: &Value) -> Vec<Value> {
     let all = body["messages"].as_array().cloned().unwrap_or_default();

@@ -1,13 +1,18 @@
-//! The one conversion from `ApiError` to `tonic::Status`: logs the cause, returns a redacted message.
+//! The one conversion from `ApiError` to `tonic::Status`: logs the cause, returns a redacted
+//! message; a refusal also carries its kind and arguments (`kernel.v1.Refusal`) in the details.
 
 use tonic::{Code, Status};
 
+use kernel_proto::v1 as pb;
+
 use crate::error::ApiError;
+use crate::refusal::{Refusal, RefusalClass};
 
 /// Maps a domain error to a gRPC status. Internal causes are logged at ERROR and replaced by a
 /// generic message; the other messages are already meant for humans.
 pub fn to_status(err: ApiError) -> Status {
     let code = match &err {
+        ApiError::Refused(refusal) => return refused(refusal),
         ApiError::InvalidArgument(_) => Code::InvalidArgument,
         ApiError::NotFound(_) => Code::NotFound,
         ApiError::FailedPrecondition(_) => Code::FailedPrecondition,
@@ -19,6 +24,24 @@ pub fn to_status(err: ApiError) -> Status {
         }
     };
     Status::new(code, err.to_string())
+}
+
+/// A refusal: its class's code, the English message, the kind and arguments in the details.
+fn refused(refusal: &Refusal) -> Status {
+    let code = match refusal.class() {
+        RefusalClass::InvalidArgument => Code::InvalidArgument,
+        RefusalClass::NotFound => Code::NotFound,
+        RefusalClass::FailedPrecondition => Code::FailedPrecondition,
+    };
+    let detail = pb::Refusal {
+        reason: refusal.reason().to_owned(),
+        args: refusal
+            .args()
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+    };
+    kernel_proto::refusal::status(code, refusal.to_string(), &detail)
 }
 
 #[cfg(test)]
@@ -39,5 +62,24 @@ mod tests {
         assert!(!s.message().contains("SELECT"));
         let s = to_status(ApiError::Unimplemented("Chat"));
         assert_eq!(s.code(), Code::Unimplemented);
+        assert_eq!(kernel_proto::refusal::of(&s), None);
+    }
+
+    #[test]
+    fn a_refusal_carries_its_kind_and_an_english_message() {
+        let s = to_status(Refusal::NotInListing { number: 9, max: 3 }.into());
+        assert_eq!(
+            (s.code(), s.message()),
+            (
+                Code::InvalidArgument,
+                "#9 is not in the latest listing (#1..#3)"
+            )
+        );
+        let detail = kernel_proto::refusal::of(&s).expect("the refusal's kind");
+        assert_eq!(detail.reason, "NOT_IN_LISTING");
+        assert_eq!(detail.args["number"], "9");
+        assert_eq!(detail.args["max"], "3");
+        let s = to_status(Refusal::SessionGone { number: 2 }.into());
+        assert_eq!(s.code(), Code::NotFound);
     }
 }

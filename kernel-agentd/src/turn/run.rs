@@ -22,6 +22,8 @@ use super::repair::repair;
 use super::slim::slim;
 use super::summary::{input_summary, result_summary};
 use super::{MAX_TOOL_CALLS, TurnEvent, Turns};
+use kernel_common::config::Locale;
+
 use crate::conversation::{Block, Message, Role, ToolSpec, Usage};
 use crate::llm::{LlmError, ModelRequest, ModelResponse, StreamEvent};
 use crate::models::CurrentModel;
@@ -34,10 +36,24 @@ const STORE_FAILED: &str = "could not save the conversation (database error); se
 const CANCELLED_BY_USER: &str = "cancelled by the user";
 /// How long cancelled tools may take to notice their token before they are dropped.
 const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
-/// Appended (in memory only) to the last message before the final, tool-less model call.
-const LIMIT_NOTE: &str = "[系统提示] 本条消息的工具调用已达上限（25 次），不能再调用工具。请根据已有结果直接给出最终回答，并说明因达到工具调用上限而停止。";
-/// Fallback answer when the model says nothing after the limit.
-const LIMIT_FALLBACK: &str = "已达到本条消息的工具调用上限（25 次），已停止。";
+
+/// Appended (in memory only) to the last message before the final, tool-less model call (for
+/// the model: the prompt's language).
+fn limit_note() -> String {
+    format!(
+        "[系统提示] 本条消息的工具调用已达上限（{MAX_TOOL_CALLS} 次），不能再调用工具。请根据已有结果直接给出最终回答，并说明因达到工具调用上限而停止。"
+    )
+}
+
+/// The answer when the model says nothing after the limit (for the owner: `general.locale`).
+fn limit_fallback(locale: Locale) -> String {
+    match locale {
+        Locale::Zh => format!("已达到本条消息的工具调用上限（{MAX_TOOL_CALLS} 次），已停止。"),
+        Locale::En => {
+            format!("Stopped: this message reached its limit of {MAX_TOOL_CALLS} tool calls.")
+        }
+    }
+}
 
 /// A tool call of the current step, owned.
 #[derive(Debug, Clone)]
@@ -220,7 +236,7 @@ impl Turn {
                     .await?;
                 let text = message.text();
                 return Ok(if text.trim().is_empty() {
-                    LIMIT_FALLBACK.to_owned()
+                    limit_fallback(self.turns.inner.media.locale())
                 } else {
                     text
                 });
@@ -230,7 +246,7 @@ impl Turn {
             if self.calls_used >= MAX_TOOL_CALLS
                 && let Some(last) = self.messages.last_mut()
             {
-                last.content.push(Block::text(LIMIT_NOTE));
+                last.content.push(Block::text(limit_note()));
             }
         }
     }
@@ -473,4 +489,21 @@ fn llm_failed(e: LlmError) -> Stop {
 fn store_failed(e: crate::store::StoreError) -> Stop {
     tracing::error!(error = %e, "cannot save the conversation");
     Stop::Failed(STORE_FAILED.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limit_texts_give_the_real_cap_and_the_owner_sees_the_owners_language() {
+        let cap = format!("{MAX_TOOL_CALLS}");
+        let cjk = |s: &str| s.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
+        let zh = limit_fallback(Locale::Zh);
+        let en = limit_fallback(Locale::En);
+        assert!(zh.contains(&cap) && cjk(&zh), "{zh}");
+        assert!(en.contains(&cap) && !cjk(&en), "{en}");
+        assert!(limit_note().contains(&cap));
+        assert!(super::super::context::tool_rules().contains(&format!("最多 {cap} 次")));
+    }
 }

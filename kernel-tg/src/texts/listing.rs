@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 pub struct SessionEntry<'a> {
     /// `#n` in the latest listing (0 when not from a listing).
     pub number: u32,
-    /// `YYYY-MM-DD` in the configured time zone.
+    /// `YYYY-MM-DD` of the last activity, in the configured time zone.
     pub date: &'a str,
     /// Empty while untitled.
     pub title: &'a str,
@@ -61,7 +61,8 @@ pub struct StatusView<'a> {
     /// RFC 3339 start of the running turn, if one runs (shown in the owner's time zone).
     pub turn_started_at: Option<&'a str>,
     pub running_tool: Option<&'a str>,
-    /// The running CLI, e.g. `claude_code since <RFC 3339>` (times shown in the owner's zone).
+    /// The running CLI, e.g. `claude_code since <RFC 3339>` (shown in the owner's language and
+    /// time zone).
     pub running_cli: Option<&'a str>,
     pub last_error: Option<&'a str>,
     pub fts5_available: bool,
@@ -197,11 +198,19 @@ impl Texts {
         }
         out.push('\n');
         if let Some(cli) = status.running_cli {
-            let _ = writeln!(
-                out,
-                "CLI: <code>{}</code>",
-                escape_truncated(&self.local_times_in(cli), MAX_TITLE_CHARS)
-            );
+            let cli = match cli.split_once(" since ") {
+                Some((name, since)) => format!(
+                    "<code>{}</code>{}{}",
+                    escape_truncated(name, MAX_TITLE_CHARS),
+                    self.pick("，开始于 ", " since "),
+                    escape_html(&self.local_time(since))
+                ),
+                None => format!(
+                    "<code>{}</code>",
+                    escape_truncated(&self.local_times_in(cli), MAX_TITLE_CHARS)
+                ),
+            };
+            let _ = writeln!(out, "CLI{}{cli}", self.pick("：", ": "));
         }
         if let Some(error) = status.last_error {
             let _ = writeln!(

@@ -381,7 +381,7 @@ fn status_times_are_in_the_owners_time_zone() {
         "{status}"
     );
     assert!(
-        status.contains("<code>claude_code since 2025-01-02 11:04:06 CST</code>"),
+        status.contains("CLI：<code>claude_code</code>，开始于 2025-01-02 11:04:06 CST"),
         "{status}"
     );
     assert!(!status.contains("03:04:0"), "{status}");
@@ -390,4 +390,9 @@ fn status_times_are_in_the_owners_time_zone() {
         "UTC without a zone"
     );
     assert_eq!(shanghai.local_time("not a time"), "not a time");
+    let en = EN.with_timezone(chrono_tz::Asia::Shanghai).status(&view);
+    assert!(
+        en.contains("CLI: <code>claude_code</code> since 2025-01-02 11:04:06 CST"),
+        "{en}"
+    );
 }

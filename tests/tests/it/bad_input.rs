@@ -197,10 +197,15 @@ async fn a_request_over_the_size_cap_is_refused_and_the_server_keeps_answering()
 async fn bad_session_numbers_are_refused_and_change_nothing() {
     let (_fake, mut h) = start().await;
     for _ in 0..3 {
-        h.client
+        let session = h
+            .client
             .new_session(pb::NewSessionRequest {})
             .await
+            .unwrap()
+            .into_inner()
+            .session
             .unwrap();
+        tests::chat::store_message(&h.cfg, session.id, "hi").await;
     }
     let current = status(&mut h).await.current_session.unwrap().id;
 

@@ -54,6 +54,8 @@ mod tg_commands;
 mod tg_faults;
 mod tg_media;
 mod tg_outbox;
+mod tg_refusals;
+mod tg_sessions;
 mod tg_startup;
 mod tg_telegram_errors;
 mod tg_turn;

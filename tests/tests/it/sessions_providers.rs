@@ -34,14 +34,18 @@ async fn list(h: &mut Harness) -> Vec<pb::SessionInfo> {
         .sessions
 }
 
+/// A new session that is then used (an empty current session would be kept by the next one).
 async fn new_session(h: &mut Harness) -> pb::SessionInfo {
-    h.client
+    let session = h
+        .client
         .new_session(pb::NewSessionRequest {})
         .await
         .unwrap()
         .into_inner()
         .session
-        .unwrap()
+        .unwrap();
+    tests::chat::store_message(&h.cfg, session.id, "hi").await;
+    session
 }
 
 #[tokio::test]

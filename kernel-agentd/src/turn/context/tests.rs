@@ -113,11 +113,11 @@ async fn soul_is_reread_when_it_changes_and_defaults_when_missing() {
     let path = dir.path().join("SOUL.md");
     let soul = Soul::new(path.clone());
     let missing = soul.system_prompt().await;
-    assert!(missing.starts_with(DEFAULT_SOUL) && missing.ends_with(TOOL_RULES));
+    assert!(missing.starts_with(DEFAULT_SOUL) && missing.ends_with(&tool_rules()));
 
     std::fs::write(&path, "persona one\n").unwrap();
     let one = soul.system_prompt().await;
-    assert_eq!(&*one, format!("persona one\n\n{TOOL_RULES}"));
+    assert_eq!(&*one, format!("persona one\n\n{}", tool_rules()));
     assert_eq!(
         soul.system_prompt().await,
         one,

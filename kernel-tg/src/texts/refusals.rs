@@ -1,0 +1,202 @@
+//! Refusals from agentd (`kernel.v1.Refusal`: a reason and its arguments) said in the owner's
+//! language; a reason this build does not know falls back to agentd's English message.
+
+use std::collections::HashMap;
+
+use super::{MAX_DETAIL_CHARS, MAX_TITLE_CHARS, Texts, escape_truncated};
+use kernel_common::config::Locale;
+
+/// Every reason agentd may send (see `proto/kernel/v1/agent.proto`).
+pub const REASONS: [&str; 15] = [
+    "NO_NUMBERS",
+    "LISTING_NOT_SHOWN",
+    "NOT_IN_LISTING",
+    "SESSION_GONE",
+    "SESSION_DELETED_MEANWHILE",
+    "UNKNOWN_PROVIDER",
+    "PROVIDER_WITHOUT_KEY",
+    "PROVIDER_UNAVAILABLE",
+    "UNKNOWN_MODEL",
+    "TITLES_NOT_CONFIGURED",
+    "NOTHING_TO_TITLE",
+    "TITLE_FAILED",
+    "MEMORY_EMPTY",
+    "MEMORY_TOO_LONG",
+    "QUERY_EMPTY",
+];
+
+impl Texts {
+    /// The reply for agentd's refusal `reason` with `args`; `None` for an unknown reason.
+    pub fn refusal(self, reason: &str, args: &HashMap<String, String>) -> Option<String> {
+        let arg = |name: &str| {
+            escape_truncated(args.get(name).map_or("", String::as_str), MAX_TITLE_CHARS)
+        };
+        let code = |name: &str| format!("<code>{}</code>", arg(name));
+        let memories = args.get("what").is_some_and(|w| w == "memories");
+        let zh = self.locale() == Locale::Zh;
+        let text = match reason {
+            "NO_NUMBERS" => match (zh, memories) {
+                (true, false) => "请给出要删除的会话编号，例如 <code>/del_history #1</code>".into(),
+                (true, true) => "请给出要删除的记忆编号，例如 <code>/forget #1</code>".into(),
+                (false, false) => {
+                    "Name the sessions to delete, e.g. <code>/del_history #1</code>".into()
+                }
+                (false, true) => "Name the memories to delete, e.g. <code>/forget #1</code>".into(),
+            },
+            "LISTING_NOT_SHOWN" => match (zh, memories) {
+                (true, false) => "请先发送 /history 列出会话，再使用其中的编号".into(),
+                (true, true) => "请先发送 /memory 列出记忆，再使用其中的编号".into(),
+                (false, false) => {
+                    "List the sessions first with /history, then use their numbers".into()
+                }
+                (false, true) => {
+                    "List the memories first with /memory, then use their numbers".into()
+                }
+            },
+            "NOT_IN_LISTING" => {
+                let (number, max) = (arg("number"), arg("max"));
+                if zh {
+                    format!("最近的列表中没有 #{number}（编号范围 #1–#{max}）")
+                } else {
+                    format!("#{number} is not in the latest listing (#1–#{max})")
+                }
+            }
+            "SESSION_GONE" => {
+                let number = arg("number");
+                if zh {
+                    format!("会话 #{number} 已不存在，请重新发送 /history 查看")
+                } else {
+                    format!("Session #{number} no longer exists; send /history again")
+                }
+            }
+            "SESSION_DELETED_MEANWHILE" => self
+                .pick("该会话刚刚被删除了", "That session was just deleted")
+                .into(),
+            "UNKNOWN_PROVIDER" => {
+                let (provider, choices) = (code("provider"), code("choices"));
+                if zh {
+                    format!("没有名为 {provider} 的提供方，可选：{choices}")
+                } else {
+                    format!("There is no provider {provider}; choose one of {choices}")
+                }
+            }
+            "PROVIDER_WITHOUT_KEY" => {
+                let (provider, env) = (arg("provider"), arg("env"));
+                if zh {
+                    format!(
+                        "提供方 <code>{provider}</code> 没有 API 密钥：请在配置中设置 \
+                         <code>providers.{provider}.api_key</code> 或环境变量 <code>{env}</code>"
+                    )
+                } else {
+                    format!(
+                        "Provider <code>{provider}</code> has no API key: set \
+                         <code>providers.{provider}.api_key</code> or <code>{env}</code>"
+                    )
+                }
+            }
+            "PROVIDER_UNAVAILABLE" => {
+                let provider = code("provider");
+                if zh {
+                    format!("当前提供方 {provider} 不可用（没有 API 密钥），请用 /provider 切换")
+                } else {
+                    format!(
+                        "The current provider {provider} is unavailable (no API key); switch with /provider"
+                    )
+                }
+            }
+            "UNKNOWN_MODEL" => {
+                let (model, provider, choices) = (code("model"), code("provider"), code("choices"));
+                if zh {
+                    format!("提供方 {provider} 没有配置模型 {model}，可选：{choices}")
+                } else {
+                    format!(
+                        "Model {model} is not configured for provider {provider}; choose one of {choices}"
+                    )
+                }
+            }
+            "TITLES_NOT_CONFIGURED" => self
+                .pick(
+                    "没有配置标题模型（[titles]），无法重新生成标题",
+                    "No titles model is configured ([titles]), so titles cannot be regenerated",
+                )
+                .into(),
+            "NOTHING_TO_TITLE" => self
+                .pick(
+                    "这个会话还没有完整的一轮对话，暂时无法生成标题",
+                    "This session has no complete exchange to title yet",
+                )
+                .into(),
+            "TITLE_FAILED" => {
+                let detail = escape_truncated(
+                    args.get("detail").map_or("", String::as_str),
+                    MAX_DETAIL_CHARS,
+                );
+                if zh {
+                    format!("生成标题失败：{detail}")
+                } else {
+                    format!("Title generation failed: {detail}")
+                }
+            }
+            "MEMORY_EMPTY" => self
+                .pick("记忆内容是空的", "The memory text is empty")
+                .into(),
+            "MEMORY_TOO_LONG" => {
+                let (chars, max) = (arg("chars"), arg("max"));
+                if zh {
+                    format!("记忆太长：{chars} 个字符，最多 {max} 个")
+                } else {
+                    format!("The memory is too long: {chars} characters, at most {max}")
+                }
+            }
+            "QUERY_EMPTY" => self
+                .pick("搜索内容是空的", "The search query is empty")
+                .into(),
+            _ => return None,
+        };
+        Some(format!("⚠️ {text}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args() -> HashMap<String, String> {
+        [
+            ("what", "memories"),
+            ("number", "9"),
+            ("max", "3"),
+            ("provider", "main"),
+            ("model", "<nope>"),
+            ("choices", "m1, m2"),
+            ("env", "KERNEL_MAIN_API_KEY"),
+            ("detail", "HTTP 500"),
+            ("chars", "10001"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+    }
+
+    #[test]
+    fn every_reason_is_said_in_the_owners_language() {
+        let cjk = |s: &str| s.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
+        for reason in REASONS {
+            let zh = Texts::new(Locale::Zh)
+                .refusal(reason, &args())
+                .expect(reason);
+            let en = Texts::new(Locale::En)
+                .refusal(reason, &args())
+                .expect(reason);
+            assert!(cjk(&zh), "{reason}: {zh}");
+            assert!(!cjk(&en) && en.len() > 10, "{reason}: {en}");
+            assert!(!zh.contains("<nope>") && !en.contains("<nope>"), "escaped");
+        }
+        let zh = Texts::new(Locale::Zh);
+        assert_eq!(
+            zh.refusal("NOT_IN_LISTING", &args()).as_deref(),
+            Some("⚠️ 最近的列表中没有 #9（编号范围 #1–#3）")
+        );
+        assert_eq!(zh.refusal("SOMETHING_NEW", &args()), None);
+    }
+}
