@@ -18,6 +18,7 @@ use crate::media::Media;
 use crate::memory::{Memories, SearchMode};
 use crate::models::Models;
 use crate::sessions::{SessionInfo, Sessions};
+use crate::skills::Skills;
 use crate::store::Store;
 use crate::titling::Titler;
 use crate::turn::{Extensions, TurnStatus, Turns, TurnsSetup};
@@ -42,6 +43,7 @@ struct Inner {
     memories: Arc<Memories>,
     delegator: Arc<Delegator>,
     mcp: Mcp,
+    skills: Skills,
     turns: Turns,
 }
 
@@ -108,12 +110,15 @@ impl Agent {
         crate::memory::register_tools(&tools, &memories).map_err(ApiError::internal)?;
         let delegator = Arc::new(Delegator::new(&config, tasks.clone()));
         crate::delegate::register_tool(&tools, &delegator).map_err(ApiError::internal)?;
+        let skills = Skills::new(config.general.skills_dir.clone());
+        crate::skills::register_tool(&tools, &skills).map_err(ApiError::internal)?;
         crate::retention::spawn(&tasks, config.general.data_dir.clone(), root.child_token());
         let turns = Turns::new(
             &config,
             TurnsSetup {
                 tools,
                 recall: ext.recall.unwrap_or_else(|| memories.clone()),
+                skills: skills.clone(),
                 media: Media::new(&config, &http),
                 store: store.clone(),
                 sessions: sessions.clone(),
@@ -135,6 +140,7 @@ impl Agent {
                 memories,
                 delegator,
                 mcp,
+                skills,
                 turns,
             }),
         })
@@ -163,6 +169,11 @@ impl Agent {
     /// CLI delegation.
     pub fn delegator(&self) -> &Delegator {
         &self.inner.delegator
+    }
+
+    /// The skills (`/skills`).
+    pub fn skills(&self) -> &Skills {
+        &self.inner.skills
     }
 
     /// The turn loop.

@@ -38,6 +38,7 @@ use crate::error::ApiError;
 use crate::media::Media;
 use crate::models::Models;
 use crate::sessions::Sessions;
+use crate::skills::Skills;
 use crate::store::Store;
 use crate::titling::Titler;
 use crate::tools::ToolRegistry;
@@ -114,6 +115,8 @@ struct Inner {
     gate: Gate,
     tools: ToolRegistry,
     soul: Soul,
+    /// The skills index (part of the system prompt).
+    skills: Skills,
     recall: Arc<dyn MemoryRecall>,
     /// Scrubs every configured secret from summaries and error texts.
     redactor: Redactor,
@@ -140,6 +143,8 @@ pub struct TurnsSetup {
     /// The tool registry offered to the model.
     pub tools: ToolRegistry,
     pub recall: Arc<dyn MemoryRecall>,
+    /// The skills whose index joins the system prompt.
+    pub skills: Skills,
     pub media: Media,
     pub store: Store,
     pub sessions: Sessions,
@@ -158,6 +163,7 @@ impl Turns {
                 gate: Gate::default(),
                 tools: setup.tools,
                 soul: Soul::new(general.soul_file.clone()),
+                skills: setup.skills,
                 recall: setup.recall,
                 redactor: config.redactor(),
                 media: setup.media,
