@@ -7,8 +7,10 @@
 mod errors;
 mod help;
 pub mod listing;
+mod skills;
 
 pub use listing::{McpEntry, MemoryEntry, ProviderEntry, SessionEntry, StatusView};
+pub use skills::SkillEntry;
 
 use kernel_common::config::Locale;
 
