@@ -40,6 +40,7 @@ impl Texts {
                 Locale::En => writeln!(out, "• <b>{name}</b> ({level}): {description}"),
             };
         }
+        out.truncate(out.trim_end().len());
         out
     }
 

@@ -393,7 +393,7 @@ fn skills_list_names_levels_and_descriptions() {
     let zh = ZH.skills(&entries);
     assert_eq!(
         zh,
-        "<b>技能</b>（共 2 个，模型需要时读取）\n• <b>daily-brief</b>（只读）：Summarise &lt;today&gt;\n• <b>deploy</b>（控制进程）：Restart the service\n"
+        "<b>技能</b>（共 2 个，模型需要时读取）\n• <b>daily-brief</b>（只读）：Summarise &lt;today&gt;\n• <b>deploy</b>（控制进程）：Restart the service"
     );
     let en = EN.skills(&entries);
     assert!(en.contains("• <b>deploy</b> (controls processes): Restart the service"));
