@@ -258,7 +258,11 @@ fn index_text(skills: &[SkillInfo]) -> String {
         "{INDEX_HEADING}\n需要某项技能时，先用 {TOOL_NAME} 读取它的完整说明（以及其中列出的文件），再照做；括号里是技能声明的副作用级别。"
     );
     for s in skills {
-        let description = s.description.split_whitespace().collect::<Vec<_>>().join(" ");
+        let description = s
+            .description
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
         let _ = write!(out, "\n- {}（{}）：{description}", s.name, s.side_effects);
     }
     out

@@ -16,7 +16,9 @@ const MAX_DEPTH: usize = 4;
 /// Why a skill file could not be read; the text is the tool's error result.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FileError {
-    #[error("file {0:?} is not allowed: give a relative path inside the skill's folder, without `..`")]
+    #[error(
+        "file {0:?} is not allowed: give a relative path inside the skill's folder, without `..`"
+    )]
     NotRelative(String),
     #[error("file {0:?} is outside the skill's folder")]
     Outside(String),

@@ -87,9 +87,34 @@ async fn skill_read_returns_the_body_lists_files_and_refuses_escapes() {
         let out = call(json!({"name": "brief", "file": file})).await;
         assert!(out.is_error, "{file}: {out:?}");
         assert!(!out.content.contains("SECRET"), "{file}");
-        assert!(out.content.contains("not allowed"), "{file}: {}", out.content);
+        assert!(
+            out.content.contains("not allowed"),
+            "{file}: {}",
+            out.content
+        );
     }
     let out = call(json!({"name": "nope"})).await;
     assert!(out.is_error);
     assert!(out.content.contains("available: brief"), "{}", out.content);
+}
+
+#[tokio::test]
+async fn the_shipped_example_skills_load() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills");
+    let skills = Skills::new(root);
+    let list = skills.list().await;
+    let names: Vec<(&str, SideEffects)> = list
+        .iter()
+        .map(|s| (s.name.as_str(), s.side_effects))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("daily-brief", SideEffects::ReadOnly),
+            ("git-status", SideEffects::ProcessControl)
+        ]
+    );
+    let body = skills.read("daily-brief", None).await.unwrap();
+    assert!(body.starts_with("# 每日简报"), "{body}");
+    assert!(body.ends_with("- template.md"), "{body}");
 }

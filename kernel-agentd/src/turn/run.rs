@@ -234,7 +234,10 @@ impl Turn {
         );
         self.persist(&self.user.clone(), &[]).await?;
         let turns = &self.turns.inner;
-        self.system = with_skills(turns.soul.system_prompt().await, &turns.skills.index().await);
+        self.system = with_skills(
+            turns.soul.system_prompt().await,
+            &turns.skills.index().await,
+        );
         self.specs = turns.tools.specs();
         let query = media::recall_query(&self.user);
         let memories = if k == 0 || query.trim().is_empty() {

@@ -20,7 +20,9 @@ fn write_skill(root: &Path, id: &str, name: &str, description: &str, body: &str)
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(
         dir.join("SKILL.md"),
-        format!("---\nname: {name}\ndescription: {description}\nside_effects: read-only\n---\n\n{body}"),
+        format!(
+            "---\nname: {name}\ndescription: {description}\nside_effects: read-only\n---\n\n{body}"
+        ),
     )
     .unwrap();
 }
@@ -35,13 +37,25 @@ async fn the_index_is_byte_stable_and_changes_once_when_a_skill_is_added() {
         let fake = FakeLlm::start().await;
         let cfg = TestConfig::with_kind(kind, &fake.url(), "");
         let root = skills_dir(&cfg);
-        write_skill(&root, "daily-brief", "daily-brief", "Summarise the day", "Steps.\n");
+        write_skill(
+            &root,
+            "daily-brief",
+            "daily-brief",
+            "Summarise the day",
+            "Steps.\n",
+        );
         let mut h = Harness::start(cfg).await;
         for n in 1..=2 {
             fake.push(Script::text(format!("answer {n}")));
             completed(&turn(&mut h.client, &format!("question {n}")).await);
         }
-        write_skill(&root, "git-status", "git-status", "Report repository state", "Run git.\n");
+        write_skill(
+            &root,
+            "git-status",
+            "git-status",
+            "Report repository state",
+            "Run git.\n",
+        );
         for n in 3..=4 {
             fake.push(Script::text(format!("answer {n}")));
             completed(&turn(&mut h.client, &format!("question {n}")).await);
@@ -49,7 +63,10 @@ async fn the_index_is_byte_stable_and_changes_once_when_a_skill_is_added() {
 
         let requests = fake.requests();
         let systems: Vec<String> = requests.iter().map(|r| system_text(&r.body)).collect();
-        let tools: Vec<String> = requests.iter().map(|r| r.body["tools"].to_string()).collect();
+        let tools: Vec<String> = requests
+            .iter()
+            .map(|r| r.body["tools"].to_string())
+            .collect();
         assert!(
             systems[0].contains("## 技能（按需读取）")
                 && systems[0].contains("- daily-brief（read-only）：Summarise the day"),
@@ -58,7 +75,10 @@ async fn the_index_is_byte_stable_and_changes_once_when_a_skill_is_added() {
         );
         assert!(!systems[0].contains("git-status"), "{kind}");
         assert_eq!(systems[0], systems[1], "{kind}: turns 1 and 2");
-        assert_ne!(systems[1], systems[2], "{kind}: the added skill changes the prefix");
+        assert_ne!(
+            systems[1], systems[2],
+            "{kind}: the added skill changes the prefix"
+        );
         assert!(
             systems[2].contains("- git-status（read-only）：Report repository state"),
             "{kind}: {}",
@@ -75,11 +95,20 @@ async fn skill_read_returns_the_body_and_files_and_refuses_escapes() {
     let fake = FakeLlm::start().await;
     let cfg = TestConfig::with_kind("claude", &fake.url(), "");
     let root = skills_dir(&cfg);
-    write_skill(&root, "brief", "brief", "Daily brief", "# Brief\nUse the template.\n");
+    write_skill(
+        &root,
+        "brief",
+        "brief",
+        "Daily brief",
+        "# Brief\nUse the template.\n",
+    );
     std::fs::write(root.join("brief/template.md"), "TEMPLATE-TEXT").unwrap();
     std::fs::write(cfg.dir.path().join("outside.txt"), "OUTSIDE-SECRET").unwrap();
-    std::os::unix::fs::symlink(cfg.dir.path().join("outside.txt"), root.join("brief/link.md"))
-        .unwrap();
+    std::os::unix::fs::symlink(
+        cfg.dir.path().join("outside.txt"),
+        root.join("brief/link.md"),
+    )
+    .unwrap();
     let mut h = Harness::start(cfg).await;
     fake.push(Script::tool_call("skill_read", r#"{"name":"brief"}"#));
     fake.push(Script::tool_call(
@@ -128,7 +157,11 @@ async fn skill_read_returns_the_body_and_files_and_refuses_escapes() {
         assert!(!content.contains("OUTSIDE-SECRET"), "{content}");
     }
     assert!(results[2].0.contains("not allowed"), "{}", results[2].0);
-    assert!(results[3].0.contains("outside the skill"), "{}", results[3].0);
+    assert!(
+        results[3].0.contains("outside the skill"),
+        "{}",
+        results[3].0
+    );
     assert!(results[4].0.contains("not allowed"), "{}", results[4].0);
 }
 
@@ -191,6 +224,9 @@ async fn slash_skills_lists_them_in_chinese() {
         side_effects: "read-only",
     }]);
     assert_eq!(reply, expected);
-    assert!(reply.contains("<b>daily-brief</b>（只读）：每日简报"), "{reply}");
+    assert!(
+        reply.contains("<b>daily-brief</b>（只读）：每日简报"),
+        "{reply}"
+    );
     stack.assert_no_secrets();
 }
