@@ -19,6 +19,7 @@ use crate::memory::{Memories, SearchMode};
 use crate::models::Models;
 use crate::outbox::{Backlog, Outbox};
 use crate::sessions::{SessionInfo, Sessions};
+use crate::skills::Skills;
 use crate::store::Store;
 use crate::titling::Titler;
 use crate::turn::{Extensions, TurnEvent, TurnStatus, Turns, TurnsSetup};
@@ -43,6 +44,7 @@ struct Inner {
     memories: Arc<Memories>,
     delegator: Arc<Delegator>,
     mcp: Mcp,
+    skills: Skills,
     turns: Turns,
     /// Everything for the owner until delivered, and the live owner turn.
     outbox: Outbox<TurnEvent>,
@@ -113,6 +115,8 @@ impl Agent {
         crate::memory::register_tools(&tools, &memories).map_err(ApiError::internal)?;
         let delegator = Arc::new(Delegator::new(&config, tasks.clone()));
         crate::delegate::register_tool(&tools, &delegator).map_err(ApiError::internal)?;
+        let skills = Skills::new(config.general.skills_dir.clone());
+        crate::skills::register_tool(&tools, &skills).map_err(ApiError::internal)?;
         crate::retention::spawn(&tasks, config.general.data_dir.clone(), root.child_token());
         let outbox = Outbox::new(store.clone(), root.child_token());
         let turns = Turns::new(
@@ -120,6 +124,7 @@ impl Agent {
             TurnsSetup {
                 tools,
                 recall: ext.recall.unwrap_or_else(|| memories.clone()),
+                skills: skills.clone(),
                 media: Media::new(&config, &http),
                 store: store.clone(),
                 sessions: sessions.clone(),
@@ -142,6 +147,7 @@ impl Agent {
                 memories,
                 delegator,
                 mcp,
+                skills,
                 turns,
                 outbox,
             }),
@@ -176,6 +182,11 @@ impl Agent {
     /// CLI delegation.
     pub fn delegator(&self) -> &Delegator {
         &self.inner.delegator
+    }
+
+    /// The skills (`/skills`).
+    pub fn skills(&self) -> &Skills {
+        &self.inner.skills
     }
 
     /// The turn loop.

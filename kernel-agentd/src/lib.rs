@@ -20,6 +20,7 @@ pub mod retention;
 pub(crate) mod rpc;
 pub mod server;
 pub(crate) mod sessions;
+pub(crate) mod skills;
 pub mod store;
 #[cfg(test)]
 mod test_support;

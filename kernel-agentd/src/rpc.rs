@@ -220,4 +220,14 @@ impl pb::agent_server::Agent for AgentService {
             .await
             .map(Response::new)
     }
+
+    async fn list_skills(
+        &self,
+        _req: Request<pb::ListSkillsRequest>,
+    ) -> RpcResult<pb::ListSkillsResponse> {
+        let skills = self.agent.skills().list().await;
+        Ok(Response::new(pb::ListSkillsResponse {
+            skills: skills.into_iter().map(convert::skill_info).collect(),
+        }))
+    }
 }

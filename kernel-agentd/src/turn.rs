@@ -40,6 +40,7 @@ use crate::media::Media;
 use crate::models::Models;
 use crate::outbox::{Outbox, OwnerDelivery};
 use crate::sessions::Sessions;
+use crate::skills::Skills;
 use crate::store::Store;
 use crate::titling::Titler;
 use crate::tools::ToolRegistry;
@@ -116,6 +117,8 @@ struct Inner {
     gate: Gate,
     tools: ToolRegistry,
     soul: Soul,
+    /// The skills index (part of the system prompt).
+    skills: Skills,
     recall: Arc<dyn MemoryRecall>,
     /// Scrubs every configured secret from summaries and error texts.
     redactor: Redactor,
@@ -144,6 +147,8 @@ pub struct TurnsSetup {
     /// The tool registry offered to the model.
     pub tools: ToolRegistry,
     pub recall: Arc<dyn MemoryRecall>,
+    /// The skills whose index joins the system prompt.
+    pub skills: Skills,
     pub media: Media,
     pub store: Store,
     pub sessions: Sessions,
@@ -163,6 +168,7 @@ impl Turns {
                 gate: Gate::default(),
                 tools: setup.tools,
                 soul: Soul::new(general.soul_file.clone()),
+                skills: setup.skills,
                 recall: setup.recall,
                 redactor: config.redactor(),
                 media: setup.media,

@@ -92,6 +92,8 @@ pub struct GeneralConfig {
     pub locale: Locale,
     /// The persona file (resolved; default `<config dir>/SOUL.md`).
     pub soul_file: PathBuf,
+    /// The skills folder, one `<id>/SKILL.md` per skill (resolved; default `<config dir>/skills`).
+    pub skills_dir: PathBuf,
 }
 
 /// The wire protocol a provider speaks.

@@ -6,7 +6,9 @@ use tonic::Status;
 
 use crate::agentd::{Agentd, Client, is_transport_failure, refused};
 use crate::command::Command;
-use crate::texts::{McpEntry, MemoryEntry, ProviderEntry, SessionEntry, StatusView, Texts};
+use crate::texts::{
+    McpEntry, MemoryEntry, ProviderEntry, SessionEntry, SkillEntry, StatusView, Texts,
+};
 
 /// The HTML reply to `command`.
 pub async fn answer(command: Command, agentd: &Agentd, texts: Texts) -> String {
@@ -105,6 +107,22 @@ async fn call(command: Command, client: &mut Client, texts: Texts) -> Result<Str
                 .delete_memories(pb::DeleteMemoriesRequest { numbers })
                 .await?;
             texts.memories_deleted(reply.into_inner().deleted as usize)
+        }
+        Command::Skills => {
+            let list = client
+                .list_skills(pb::ListSkillsRequest {})
+                .await?
+                .into_inner();
+            let entries: Vec<_> = list
+                .skills
+                .iter()
+                .map(|s| SkillEntry {
+                    name: &s.name,
+                    description: &s.description,
+                    side_effects: &s.side_effects,
+                })
+                .collect();
+            texts.skills(&entries)
         }
     })
 }

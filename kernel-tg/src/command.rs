@@ -38,6 +38,7 @@ pub enum Command {
     Memory,
     /// `/forget #a[/#b/...]`: distinct numbers in the order given.
     Forget(Vec<u32>),
+    Skills,
     Cancel,
     Status,
 }
@@ -57,6 +58,7 @@ pub enum CommandKind {
     Remember,
     Memory,
     Forget,
+    Skills,
     Cancel,
     Status,
 }
@@ -86,7 +88,7 @@ pub enum CommandError {
 
 impl CommandKind {
     /// Every command, in menu/help order.
-    pub const ALL: [CommandKind; 14] = [
+    pub const ALL: [CommandKind; 15] = [
         CommandKind::Start,
         CommandKind::Help,
         CommandKind::New,
@@ -99,6 +101,7 @@ impl CommandKind {
         CommandKind::Remember,
         CommandKind::Memory,
         CommandKind::Forget,
+        CommandKind::Skills,
         CommandKind::Cancel,
         CommandKind::Status,
     ];
@@ -118,6 +121,7 @@ impl CommandKind {
             CommandKind::Remember => "remember",
             CommandKind::Memory => "memory",
             CommandKind::Forget => "forget",
+            CommandKind::Skills => "skills",
             CommandKind::Cancel => "cancel",
             CommandKind::Status => "status",
         }
@@ -160,6 +164,7 @@ impl CommandKind {
             CommandKind::Remember => ("记住一条长期记忆", "Add a long-term memory"),
             CommandKind::Memory => ("长期记忆列表", "List memories"),
             CommandKind::Forget => ("删除记忆：/forget #a/#b", "Delete memories: /forget #a/#b"),
+            CommandKind::Skills => ("技能列表", "List skills"),
             CommandKind::Cancel => ("取消正在进行的任务", "Cancel the running task"),
             CommandKind::Status => ("运行状态", "Show status"),
         };
@@ -186,6 +191,7 @@ impl Command {
             Command::Remember(_) => CommandKind::Remember,
             Command::Memory => CommandKind::Memory,
             Command::Forget(_) => CommandKind::Forget,
+            Command::Skills => CommandKind::Skills,
             Command::Cancel => CommandKind::Cancel,
             Command::Status => CommandKind::Status,
         }
@@ -241,6 +247,7 @@ fn build(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
         CommandKind::New => Command::New,
         CommandKind::History => Command::History,
         CommandKind::Memory => Command::Memory,
+        CommandKind::Skills => Command::Skills,
         CommandKind::Cancel => Command::Cancel,
         CommandKind::Status => Command::Status,
         CommandKind::Resume => match numbers(kind, args, 1)?.first() {

@@ -8,9 +8,11 @@ mod errors;
 mod help;
 pub mod listing;
 mod refusals;
+mod skills;
 
 pub use listing::{McpEntry, MemoryEntry, ProviderEntry, SessionEntry, StatusView};
 pub use refusals::REASONS;
+pub use skills::SkillEntry;
 
 use kernel_common::config::Locale;
 

@@ -5,6 +5,7 @@ use kernel_proto::v1 as pb;
 use crate::agent;
 use crate::models::{ProviderListing, Selection};
 use crate::sessions::SessionInfo;
+use crate::skills::SkillInfo;
 
 /// A session for the wire.
 pub fn session_info(s: SessionInfo) -> pb::SessionInfo {
@@ -14,6 +15,15 @@ pub fn session_info(s: SessionInfo) -> pb::SessionInfo {
         title: s.title,
         date: s.date,
         current: s.current,
+    }
+}
+
+/// A skill for the wire.
+pub fn skill_info(s: SkillInfo) -> pb::SkillInfo {
+    pb::SkillInfo {
+        name: s.name,
+        description: s.description,
+        side_effects: s.side_effects.as_str().to_owned(),
     }
 }
 

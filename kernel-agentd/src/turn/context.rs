@@ -38,6 +38,15 @@ pub fn system_prompt(soul: &str) -> String {
     format!("{}\n\n{}", soul.trim_end(), tool_rules())
 }
 
+/// The system prompt with the skills index after it (unchanged when the index is empty).
+pub fn with_skills(system: Arc<str>, index: &str) -> Arc<str> {
+    if index.is_empty() {
+        system
+    } else {
+        format!("{system}\n\n{index}").into()
+    }
+}
+
 /// SOUL.md, re-read whenever its modification time or length changes.
 #[derive(Debug)]
 pub struct Soul {

@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use super::context::{assemble, format_now, per_turn_block, window_rounds};
+use super::context::{assemble, format_now, per_turn_block, window_rounds, with_skills};
 use super::gate::Permit;
 use super::input::Accepted;
 use super::repair::repair;
@@ -269,7 +269,10 @@ impl Turn {
         );
         self.persist(&self.user.clone(), &[]).await?;
         let turns = &self.turns.inner;
-        self.system = turns.soul.system_prompt().await;
+        self.system = with_skills(
+            turns.soul.system_prompt().await,
+            &turns.skills.index().await,
+        );
         self.specs = turns.tools.specs();
         let query = media::recall_query(&self.user);
         let memories = if k == 0 || query.trim().is_empty() {

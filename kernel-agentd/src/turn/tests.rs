@@ -64,6 +64,7 @@ async fn fixture(env: &TestEnv, provider: Arc<ScriptedProvider>) -> Fixture {
         TurnsSetup {
             tools,
             recall: Arc::new(NoRecall),
+            skills: crate::skills::Skills::new(env.config.general.skills_dir.clone()),
             media: Media::new(&env.config, &crate::http::client().unwrap()),
             store: env.store.clone(),
             sessions: sessions.clone(),

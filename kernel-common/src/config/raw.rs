@@ -54,6 +54,8 @@ pub struct RawGeneral {
     /// `"zh"` or `"en"`.
     pub locale: Option<String>,
     pub soul_file: Option<String>,
+    /// The skills folder (`<id>/SKILL.md` each).
+    pub skills_dir: Option<String>,
 }
 
 /// `[providers.<name>]`.

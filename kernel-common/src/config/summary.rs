@@ -60,6 +60,12 @@ fn general(out: &mut String, c: &Config) {
     );
     let _ = writeln!(
         out,
+        "skills dir: {}{}",
+        g.skills_dir.display(),
+        exists(&g.skills_dir)
+    );
+    let _ = writeln!(
+        out,
         "workspace: {}{}",
         g.default_workspace.display(),
         exists(&g.default_workspace)

@@ -369,6 +369,7 @@ fn general(ctx: &mut Ctx<'_>, raw: &RawGeneral) -> GeneralConfig {
         data_dir: ctx.path(raw.data_dir.as_deref(), "data"),
         locale,
         soul_file: ctx.path(raw.soul_file.as_deref(), "SOUL.md"),
+        skills_dir: ctx.path(raw.skills_dir.as_deref(), "skills"),
     }
 }
 

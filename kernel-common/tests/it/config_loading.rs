@@ -23,6 +23,7 @@ fn defaults_fill_what_is_left_out() {
     assert_eq!(g.data_dir, base.join("data"));
     assert_eq!(g.default_workspace, base);
     assert_eq!(g.soul_file, base.join("SOUL.md"));
+    assert_eq!(g.skills_dir, base.join("skills"));
     assert_eq!(g.locale, Locale::Zh);
     assert_eq!(config.telegram.api_url, "https://api.telegram.org");
     assert_eq!(config.agentd.socket, base.join("data/agentd.sock"));
@@ -252,6 +253,7 @@ default_provider = "anthropic"
 data_dir = "state"
 default_workspace = "../work"
 soul_file = "persona/SOUL.md"
+skills_dir = "persona/skills"
 
 [agentd]
 socket = "run/a.sock"
@@ -270,6 +272,7 @@ fn relative_paths_resolve_against_the_config_folder() {
     assert_eq!(config.general.data_dir, sub.join("state"));
     assert_eq!(config.general.default_workspace, sub.join("../work"));
     assert_eq!(config.general.soul_file, sub.join("persona/SOUL.md"));
+    assert_eq!(config.general.skills_dir, sub.join("persona/skills"));
     assert_eq!(config.agentd.socket, sub.join("run/a.sock"));
     assert_eq!(
         config.agentd.endpoint,

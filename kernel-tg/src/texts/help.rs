@@ -64,6 +64,10 @@ impl Texts {
             CommandKind::Remember => self.pick("直接添加一条长期记忆", "add a long-term memory"),
             CommandKind::Memory => self.pick("长期记忆列表", "list memories"),
             CommandKind::Forget => self.pick("删除记忆", "delete memories"),
+            CommandKind::Skills => self.pick(
+                "技能列表（模型按需读取）",
+                "skills (the model reads them on demand)",
+            ),
             CommandKind::Cancel => self.pick("立即停止正在进行的任务", "stop the running task now"),
             CommandKind::Status => self.pick(
                 "会话、模型、任务与 MCP 状态",

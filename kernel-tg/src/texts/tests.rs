@@ -396,3 +396,30 @@ fn status_times_are_in_the_owners_time_zone() {
         "{en}"
     );
 }
+
+#[test]
+fn skills_list_names_levels_and_descriptions() {
+    let entries = [
+        SkillEntry {
+            name: "daily-brief",
+            description: "Summarise <today>",
+            side_effects: "read-only",
+        },
+        SkillEntry {
+            name: "deploy",
+            description: "Restart the service",
+            side_effects: "process-control",
+        },
+    ];
+    let zh = ZH.skills(&entries);
+    assert_eq!(
+        zh,
+        "<b>技能</b>（共 2 个，模型需要时读取）\n• <b>daily-brief</b>（只读）：Summarise &lt;today&gt;\n• <b>deploy</b>（控制进程）：Restart the service"
+    );
+    let en = EN.skills(&entries);
+    assert!(en.contains("• <b>deploy</b> (controls processes): Restart the service"));
+    for text in [zh, en, ZH.skills(&[]), EN.skills(&[])] {
+        assert_html_safe(&text);
+    }
+    assert!(ZH.skills(&[]).contains("SKILL.md"));
+}

@@ -45,6 +45,7 @@ mod provider_openai_errors;
 mod scripts_run;
 mod server_drain;
 mod sessions_providers;
+mod skills;
 mod speech_timeouts;
 mod store;
 mod tg_agentd_restart;
