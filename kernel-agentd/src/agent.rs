@@ -17,6 +17,7 @@ use crate::mcp::{Mcp, McpServerStatus, McpSettings};
 use crate::media::Media;
 use crate::memory::{Memories, SearchMode};
 use crate::models::Models;
+use crate::models::cooldown::Cooldown;
 use crate::sessions::{SessionInfo, Sessions};
 use crate::store::Store;
 use crate::titling::Titler;
@@ -59,6 +60,8 @@ pub struct Status {
     pub turn: TurnStatus,
     /// Configured MCP servers and their state.
     pub mcp_servers: Vec<McpServerStatus>,
+    /// Providers (and `[titles]`) cooling down after failed calls.
+    pub cooldowns: Vec<(String, Cooldown)>,
 }
 
 impl Agent {
@@ -93,6 +96,7 @@ impl Agent {
         let titler = Titler::new(
             store.clone(),
             sessions.clone(),
+            models.clone(),
             titles,
             tasks.clone(),
             root.clone(),
@@ -197,6 +201,7 @@ impl Agent {
                 ..self.inner.turns.status()
             },
             mcp_servers: self.inner.mcp.status(),
+            cooldowns: self.inner.models.cooldowns().all_active(),
         })
     }
 }

@@ -11,7 +11,9 @@
 //! What is stored, and when: the user message before the first model call, then each assistant
 //! message and each step's tool results (one user message) in their own transactions, slimmed.
 //! A cancelled or failed model stream keeps its partial text: it is stored as an assistant
-//! message when it has any, since the owner saw it.
+//! message when it has any, since the owner saw it. A model call that fails with a provider
+//! failure before any answer text streamed continues on the next usable fallback provider
+//! (`FailedOver`); one that streamed text never does.
 
 mod context;
 mod extensions;
@@ -37,6 +39,7 @@ use crate::conversation::Usage;
 use crate::error::ApiError;
 use crate::media::Media;
 use crate::models::Models;
+use crate::models::cooldown::FailoverReason;
 use crate::sessions::Sessions;
 use crate::store::Store;
 use crate::titling::Titler;
@@ -72,6 +75,14 @@ pub enum TurnEvent {
         call_id: String,
         ok: bool,
         summary: String,
+    },
+    /// The model call moved on from provider `from` to `to` (its default `model`): `from`
+    /// failed before any answer text, or is cooling down (`reason`).
+    FailedOver {
+        from: String,
+        to: String,
+        model: String,
+        reason: FailoverReason,
     },
     /// Speech work began: transcribing the voice notes (after `Started`, before the first model
     /// call) or synthesising the voice reply (before `Completed`).

@@ -6,7 +6,7 @@ use tonic::Status;
 
 use crate::agentd::{Agentd, Client, is_transport_failure};
 use crate::command::Command;
-use crate::texts::{McpEntry, MemoryEntry, ProviderEntry, SessionEntry, StatusView, Texts};
+use crate::texts::{CooldownEntry, McpEntry, MemoryEntry, ProviderEntry, SessionEntry, StatusView, Texts};
 
 /// The HTML reply to `command`.
 pub async fn answer(command: Command, agentd: &Agentd, texts: Texts) -> String {
@@ -161,6 +161,15 @@ fn status_text(status: &pb::GetStatusResponse, texts: Texts) -> String {
             detail: s.detail.as_deref(),
         })
         .collect();
+    let cooldowns: Vec<_> = status
+        .cooldowns
+        .iter()
+        .map(|c| CooldownEntry {
+            provider: &c.provider,
+            until: &c.until,
+            failures: c.failures,
+        })
+        .collect();
     let turn = status.running_turn.as_ref();
     texts.status(&StatusView {
         version: &status.version,
@@ -174,6 +183,7 @@ fn status_text(status: &pb::GetStatusResponse, texts: Texts) -> String {
         last_error: status.last_error.as_deref(),
         fts5_available: status.fts5_available,
         mcp_servers: &mcp,
+        cooldowns: &cooldowns,
     })
 }
 
@@ -201,5 +211,6 @@ fn provider_entry(p: &pb::ProviderInfo) -> ProviderEntry<'_> {
         default_model: &p.default_model,
         available: p.available,
         current: p.current,
+        cooldown_until: p.cooldown_until.as_deref(),
     }
 }

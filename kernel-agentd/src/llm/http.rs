@@ -53,7 +53,8 @@ impl HttpFailure {
     pub(crate) fn to_error(&self) -> LlmError {
         let (status, message) = (self.status, self.message.clone());
         match status {
-            401 | 403 => LlmError::Authentication { status, message },
+            // 402: the account cannot pay (billing), like a key without permission.
+            401..=403 => LlmError::Authentication { status, message },
             429 => LlmError::RateLimited {
                 retry_after: self.retry_after,
                 message,

@@ -211,6 +211,11 @@ fn status_shows_everything_escaped() {
         last_error: Some("HTTP 500 <html>"),
         fts5_available: false,
         mcp_servers: &mcp,
+        cooldowns: &[CooldownEntry {
+            provider: "spare<1>",
+            until: "2025-03-02T10:05:00Z",
+            failures: 2,
+        }],
     };
     for texts in [ZH, EN] {
         let text = texts.status(&status);
@@ -223,11 +228,19 @@ fn status_shows_everything_escaped() {
             "HTTP 500 &lt;html&gt;",
             "missing &lt;cmd&gt;",
             "<code>fs</code> connected (3",
+            "<code>spare&lt;1&gt;</code> ",
         ] {
             assert!(text.contains(needle), "{needle} in {text}");
         }
     }
     assert!(EN.status(&status).ends_with("up 1d 1h 1m"));
+    assert!(EN.status(&status).contains(
+        "Cooling down: <code>spare&lt;1&gt;</code> until 2025-03-02 10:05:00 UTC (2 failures in a row)\n"
+    ));
+    assert!(
+        ZH.status(&status)
+            .contains("冷却中：<code>spare&lt;1&gt;</code> 至 2025-03-02 10:05:00 UTC（连续失败 2 次）\n")
+    );
     let idle = EN.status(&StatusView::default());
     assert!(
         idle.contains("Task: idle")
@@ -248,6 +261,7 @@ fn provider_and_model_listings() {
             default_model: "m1",
             available: true,
             current: true,
+            cooldown_until: None,
         },
         ProviderEntry {
             name: "local",
@@ -255,6 +269,7 @@ fn provider_and_model_listings() {
             default_model: "",
             available: false,
             current: false,
+            cooldown_until: Some("2025-03-02T10:05:00Z"),
         },
     ];
     let text = EN.providers(&providers, "anthropic", "m1");
@@ -263,7 +278,14 @@ fn provider_and_model_listings() {
         "{text}"
     );
     assert!(
-        text.contains("• <code>local</code> (no API key) — (no models)\n"),
+        text.contains(
+            "• <code>local</code> (no API key) (cooling down until 2025-03-02 10:05:00 UTC) — (no models)\n"
+        ),
+        "{text}"
+    );
+    let text = ZH.providers(&providers, "anthropic", "m1");
+    assert!(
+        text.contains("（冷却中，至 2025-03-02 10:05:00 UTC）"),
         "{text}"
     );
     let text = ZH.models("anthropic", &models, "m<2>");
@@ -295,6 +317,15 @@ fn confirmations() {
     );
     assert!(ZH.turn_failed("boom & co").ends_with("boom &amp; co"));
     assert!(EN.tool_running("<t>").contains("&lt;t&gt;"));
+    assert_eq!(
+        EN.failed_over("main", "spare<2>", "rate_limited"),
+        "↪️ <code>main</code> is rate limited; switching to <code>spare&lt;2&gt;</code>…"
+    );
+    assert_eq!(
+        ZH.failed_over("main", "spare", "cooldown"),
+        "↪️ <code>main</code> 冷却中，改用 <code>spare</code>…"
+    );
+    assert!(ZH.failed_over("a", "b", "new_reason").contains("不可用"));
     assert!(ZH.file_too_large(20).contains("20 MB"));
     assert!(!ZH.turn_interrupted().is_empty() && !EN.new_session().is_empty());
 }
@@ -305,18 +336,20 @@ proptest! {
         let sessions = [SessionEntry { number: n, date: &value, title: &value, current: n % 2 == 0 }];
         let memories = [MemoryEntry { number: n, date: &value, text: &value }];
         let models = vec![value.clone()];
-        let providers = [ProviderEntry { name: &value, models: &models, default_model: &value, available: false, current: true }];
+        let providers = [ProviderEntry { name: &value, models: &models, default_model: &value, available: false, current: true, cooldown_until: Some(&value) }];
+        let cooldowns = [CooldownEntry { provider: &value, until: &value, failures: n }];
         let mcp = [McpEntry { name: &value, state: &value, tool_count: n, detail: Some(&value) }];
         let status = StatusView {
             version: &value, uptime_seconds: u64::from(n), session: Some(sessions[0]), provider: &value, model: &value,
             turn_started_at: Some(&value), running_tool: Some(&value), running_cli: Some(&value),
-            last_error: Some(&value), fts5_available: true, mcp_servers: &mcp,
+            last_error: Some(&value), fts5_available: true, mcp_servers: &mcp, cooldowns: &cooldowns,
         };
         for texts in [ZH, EN] {
             for html in [
                 texts.history(&sessions), texts.memories(&memories, memories.len()), texts.status(&status),
                 texts.providers(&providers, &value, &value), texts.models(&value, &models, &value),
-                texts.cancelled(Some(&value)), texts.tool_running(&value), texts.turn_failed(&value),
+                texts.cancelled(Some(&value)), texts.tool_running(&value),
+                texts.failed_over(&value, &value, &value), texts.turn_failed(&value),
                 texts.switched(&value, &value), texts.remembered(&value), texts.rejected(&value),
                 texts.retitled(&value),
             ] {
