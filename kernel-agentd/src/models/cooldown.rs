@@ -136,12 +136,15 @@ impl Cooldowns {
         clock: Clock,
         names: impl IntoIterator<Item = &'a str>,
     ) -> Cooldowns {
+        // Owned before the awaits (a borrowing iterator held across them is not `Send` enough
+        // for a spawned server).
+        let names: Vec<String> = names.into_iter().map(str::to_owned).collect();
         let mut state = BTreeMap::new();
-        for name in names {
+        for name in &names {
             match store.get_setting(&setting_key(name)).await {
                 Ok(Some(value)) => {
                     if let Some(cooldown) = Cooldown::decode(&value) {
-                        state.insert(name.to_owned(), cooldown);
+                        state.insert(name.clone(), cooldown);
                     }
                 }
                 Ok(None) => {}
