@@ -460,7 +460,12 @@ mod tests {
         config.general.fallback_providers = vec!["keyless".into(), "spare".into(), "main".into()];
         let clients: BTreeMap<String, Arc<dyn Provider>> = ["main", "spare"]
             .into_iter()
-            .map(|n| (n.to_owned(), ScriptedProvider::new(vec![]) as Arc<dyn Provider>))
+            .map(|n| {
+                (
+                    n.to_owned(),
+                    ScriptedProvider::new(vec![]) as Arc<dyn Provider>,
+                )
+            })
             .collect();
         Models::start_with_clock(&config, clients, env.store.clone(), Clock::anchored(t0))
             .await
@@ -484,7 +489,9 @@ mod tests {
         );
         assert!(m.list().0.iter().all(|p| p.cooldown.is_none()));
 
-        let (next, reason) = unpaused(m.fail_over("main", &rate_limited())).await.unwrap();
+        let (next, reason) = unpaused(m.fail_over("main", &rate_limited()))
+            .await
+            .unwrap();
         assert_eq!((next.name.as_str(), next.model.as_str()), ("spare", "s1"));
         assert_eq!(
             (reason, next.kind),
@@ -500,7 +507,11 @@ mod tests {
             ("spare", "s1", Some("main")),
             "the selected provider is skipped while it cools down"
         );
-        assert_eq!(pair(&m.selection()), ("main", "m1"), "the choice itself stays");
+        assert_eq!(
+            pair(&m.selection()),
+            ("main", "m1"),
+            "the choice itself stays"
+        );
         let (list, _) = m.list();
         let main = list.iter().find(|p| p.name == "main").unwrap();
         let cooldown = main.cooldown.expect("listed with its cooldown");
@@ -509,12 +520,18 @@ mod tests {
 
         tokio::time::advance(std::time::Duration::from_secs(5 * 60)).await;
         assert_eq!(m.current().unwrap().name, "main", "back after 5 min");
-        unpaused(m.fail_over("main", &rate_limited())).await.unwrap();
+        unpaused(m.fail_over("main", &rate_limited()))
+            .await
+            .unwrap();
         let until = m.cooldowns().active("main").unwrap().until;
         assert_near(until, t0 + minutes(5 + 25));
 
         // Both cool down: nothing usable is left, so the call fails and turns keep `main`.
-        assert!(unpaused(m.fail_over("spare", &rate_limited())).await.is_none());
+        assert!(
+            unpaused(m.fail_over("spare", &rate_limited()))
+                .await
+                .is_none()
+        );
         assert_eq!(m.current().unwrap().name, "main");
 
         let restarted = unpaused(failover_models(&env, t0 + minutes(6))).await;
@@ -532,7 +549,10 @@ mod tests {
         unpaused(restarted.succeeded("main")).await;
         assert_eq!(restarted.current().unwrap().replaces, None);
         let again = unpaused(failover_models(&env, t0 + minutes(6))).await;
-        assert!(again.cooldowns().all_active().is_empty(), "the reset is saved");
+        assert!(
+            again.cooldowns().all_active().is_empty(),
+            "the reset is saved"
+        );
     }
 
     #[tokio::test]

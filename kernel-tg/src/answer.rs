@@ -6,7 +6,9 @@ use tonic::Status;
 
 use crate::agentd::{Agentd, Client, is_transport_failure};
 use crate::command::Command;
-use crate::texts::{CooldownEntry, McpEntry, MemoryEntry, ProviderEntry, SessionEntry, StatusView, Texts};
+use crate::texts::{
+    CooldownEntry, McpEntry, MemoryEntry, ProviderEntry, SessionEntry, StatusView, Texts,
+};
 
 /// The HTML reply to `command`.
 pub async fn answer(command: Command, agentd: &Agentd, texts: Texts) -> String {

@@ -115,7 +115,8 @@ impl Clock {
     }
 
     pub fn now(&self) -> DateTime<Utc> {
-        let elapsed = chrono::Duration::from_std(self.at.elapsed()).unwrap_or(chrono::Duration::MAX);
+        let elapsed =
+            chrono::Duration::from_std(self.at.elapsed()).unwrap_or(chrono::Duration::MAX);
         self.wall + elapsed
     }
 }
@@ -190,8 +191,8 @@ impl Cooldowns {
         let cooldown = {
             let mut state = self.lock();
             let failures = state.get(name).map_or(0, |c| c.failures).saturating_add(1);
-            let wait = chrono::Duration::from_std(cooldown_for(failures))
-                .unwrap_or(chrono::Duration::MAX);
+            let wait =
+                chrono::Duration::from_std(cooldown_for(failures)).unwrap_or(chrono::Duration::MAX);
             let cooldown = Cooldown {
                 failures,
                 // Whole milliseconds, as persisted.
@@ -235,7 +236,10 @@ pub(crate) mod tests {
     #[test]
     fn the_schedule_is_five_minutes_times_five_to_the_streak_capped_at_an_hour() {
         let secs: Vec<u64> = (0..=6).map(|n| cooldown_for(n).as_secs()).collect();
-        assert_eq!(secs, vec![0, 5 * MIN, 25 * MIN, 60 * MIN, 60 * MIN, 60 * MIN, 60 * MIN]);
+        assert_eq!(
+            secs,
+            vec![0, 5 * MIN, 25 * MIN, 60 * MIN, 60 * MIN, 60 * MIN, 60 * MIN]
+        );
         assert_eq!(cooldown_for(u32::MAX), MAX);
     }
 
@@ -243,15 +247,47 @@ pub(crate) mod tests {
     fn only_provider_failures_fail_over() {
         let m = || "x".to_owned();
         let cases = [
-            (LlmError::RateLimited { retry_after: None, message: m() }, Some(FailoverReason::RateLimited)),
-            (LlmError::Overloaded { status: 529, message: m() }, Some(FailoverReason::Overloaded)),
-            (LlmError::Authentication { status: 402, message: m() }, Some(FailoverReason::Auth)),
-            (LlmError::Network { message: m() }, Some(FailoverReason::Network)),
-            (LlmError::BadRequest { status: 400, message: m() }, None),
+            (
+                LlmError::RateLimited {
+                    retry_after: None,
+                    message: m(),
+                },
+                Some(FailoverReason::RateLimited),
+            ),
+            (
+                LlmError::Overloaded {
+                    status: 529,
+                    message: m(),
+                },
+                Some(FailoverReason::Overloaded),
+            ),
+            (
+                LlmError::Authentication {
+                    status: 402,
+                    message: m(),
+                },
+                Some(FailoverReason::Auth),
+            ),
+            (
+                LlmError::Network { message: m() },
+                Some(FailoverReason::Network),
+            ),
+            (
+                LlmError::BadRequest {
+                    status: 400,
+                    message: m(),
+                },
+                None,
+            ),
             (LlmError::ContextTooLong { message: m() }, None),
             (LlmError::CapabilityMissing { message: m() }, None),
             (LlmError::Stream { message: m() }, None),
-            (LlmError::Stalled { after: Duration::from_secs(1) }, None),
+            (
+                LlmError::Stalled {
+                    after: Duration::from_secs(1),
+                },
+                None,
+            ),
         ];
         for (error, reason) in cases {
             assert_eq!(FailoverReason::of(&error), reason, "{error}");
@@ -280,8 +316,12 @@ pub(crate) mod tests {
         let t0 = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
         let minutes = chrono::Duration::minutes;
         tokio::time::pause();
-        let cooldowns =
-            unpaused(Cooldowns::load(env.store.clone(), Clock::anchored(t0), ["main"])).await;
+        let cooldowns = unpaused(Cooldowns::load(
+            env.store.clone(),
+            Clock::anchored(t0),
+            ["main"],
+        ))
+        .await;
         assert!(!cooldowns.is_cooling("main"));
         let first = unpaused(cooldowns.failed("main")).await;
         assert_eq!(first.failures, 1);
@@ -291,7 +331,10 @@ pub(crate) mod tests {
         tokio::time::advance(Duration::from_secs(5)).await;
         assert!(!cooldowns.is_cooling("main"), "over after 5 min");
         let second = unpaused(cooldowns.failed("main")).await;
-        assert_eq!(second.failures, 2, "the streak goes on after a cooldown ends");
+        assert_eq!(
+            second.failures, 2,
+            "the streak goes on after a cooldown ends"
+        );
         assert_near(second.until, t0 + minutes(5 + 25));
         assert_eq!(cooldowns.all_active(), vec![("main".to_owned(), second)]);
         tokio::time::advance(Duration::from_secs(25 * MIN)).await;
@@ -314,9 +357,17 @@ pub(crate) mod tests {
         tokio::time::advance(Duration::from_secs(10)).await;
         assert!(!reloaded.is_cooling("main"));
         unpaused(reloaded.succeeded("main")).await;
-        let again =
-            unpaused(Cooldowns::load(env.store.clone(), Clock::anchored(t0), ["main"])).await;
+        let again = unpaused(Cooldowns::load(
+            env.store.clone(),
+            Clock::anchored(t0),
+            ["main"],
+        ))
+        .await;
         assert_eq!(again.active("main"), None, "the reset is persisted");
-        assert_eq!(unpaused(again.failed("main")).await.failures, 1, "a new streak");
+        assert_eq!(
+            unpaused(again.failed("main")).await.failures,
+            1,
+            "a new streak"
+        );
     }
 }

@@ -96,7 +96,11 @@ fn agentd_refuses_unknown_or_repeated_fallback_providers() {
     );
     assert_one_problem(
         load_text(&text, Component::Agentd),
-        &["general.fallback_providers", "\"sapre\"", "\"anthropic\", \"spare\""],
+        &[
+            "general.fallback_providers",
+            "\"sapre\"",
+            "\"anthropic\", \"spare\"",
+        ],
     );
     load_text(&text, Component::Tg).unwrap();
     let twice = text.replace("\"sapre\"", "\"spare\"");

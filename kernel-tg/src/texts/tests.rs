@@ -237,10 +237,9 @@ fn status_shows_everything_escaped() {
     assert!(EN.status(&status).contains(
         "Cooling down: <code>spare&lt;1&gt;</code> until 2025-03-02 10:05:00 UTC (2 failures in a row)\n"
     ));
-    assert!(
-        ZH.status(&status)
-            .contains("冷却中：<code>spare&lt;1&gt;</code> 至 2025-03-02 10:05:00 UTC（连续失败 2 次）\n")
-    );
+    assert!(ZH.status(&status).contains(
+        "冷却中：<code>spare&lt;1&gt;</code> 至 2025-03-02 10:05:00 UTC（连续失败 2 次）\n"
+    ));
     let idle = EN.status(&StatusView::default());
     assert!(
         idle.contains("Task: idle")

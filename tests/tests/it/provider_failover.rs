@@ -114,7 +114,11 @@ async fn provider_failures_before_any_text_answer_from_the_fallback_and_cool_dow
                 Some(HttpError::new(ErrorKind::RateLimited { retry_after: 7 })),
                 "rate_limited",
             ),
-            ("overloaded", Some(HttpError::new(ErrorKind::Overloaded)), "overloaded"),
+            (
+                "overloaded",
+                Some(HttpError::new(ErrorKind::Overloaded)),
+                "overloaded",
+            ),
             ("401", Some(HttpError::new(ErrorKind::Unauthorized)), "auth"),
             ("connection refused", None, "network"),
         ];
@@ -218,7 +222,10 @@ async fn no_fail_over_after_streamed_text_or_on_a_bad_request() {
                 },
             ),
             ("400", HttpError::new(ErrorKind::BadRequest).into()),
-            ("context too long", HttpError::new(ErrorKind::PromptTooLong).into()),
+            (
+                "context too long",
+                HttpError::new(ErrorKind::PromptTooLong).into(),
+            ),
         ];
         for (name, script) in cases {
             first.push(script);
@@ -226,7 +233,10 @@ async fn no_fail_over_after_streamed_text_or_on_a_bad_request() {
             let message = failed(&events);
             assert!(failed_over(&events).is_empty(), "{kind} {name}: {events:?}");
             assert!(!message.is_empty(), "{kind} {name}");
-            assert!(second.requests().is_empty(), "{kind} {name}: the spare was asked");
+            assert!(
+                second.requests().is_empty(),
+                "{kind} {name}: the spare was asked"
+            );
             let s = status(&mut h).await;
             assert!(s.cooldowns.is_empty(), "{kind} {name}: {:?}", s.cooldowns);
         }
