@@ -107,6 +107,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn billing_and_auth_statuses_are_authentication_errors() {
+        for status in [401, 402, 403] {
+            let failure = HttpFailure {
+                status,
+                retry_after: None,
+                kind: None,
+                message: "insufficient credit".into(),
+            };
+            assert!(
+                matches!(failure.to_error(), LlmError::Authentication { status: s, .. } if s == status),
+                "{status}"
+            );
+        }
+    }
+
+    #[test]
     fn recognises_context_and_capability_messages() {
         assert!(is_context_too_long(
             "prompt is too long: 210000 tokens > 200000 maximum"
