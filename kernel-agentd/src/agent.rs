@@ -18,6 +18,7 @@ use crate::media::Media;
 use crate::memory::{Memories, SearchMode};
 use crate::models::Models;
 use crate::outbox::{Backlog, Outbox};
+use crate::models::cooldown::Cooldown;
 use crate::sessions::{SessionInfo, Sessions};
 use crate::skills::Skills;
 use crate::store::Store;
@@ -66,6 +67,8 @@ pub struct Status {
     pub mcp_servers: Vec<McpServerStatus>,
     /// Outbox items not yet delivered.
     pub outbox: Backlog,
+    /// Providers (and `[titles]`) cooling down after failed calls.
+    pub cooldowns: Vec<(String, Cooldown)>,
 }
 
 impl Agent {
@@ -100,6 +103,7 @@ impl Agent {
         let titler = Titler::new(
             store.clone(),
             sessions.clone(),
+            models.clone(),
             titles,
             tasks.clone(),
             root.clone(),
@@ -227,6 +231,7 @@ impl Agent {
                 .backlog()
                 .await
                 .map_err(ApiError::internal)?,
+            cooldowns: self.inner.models.cooldowns().all_active(),
         })
     }
 }

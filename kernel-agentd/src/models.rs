@@ -1,6 +1,10 @@
 //! `Models`: the current provider and model and the provider clients; switched by RPC, saved in
 //! `settings`, restored at start with a fall back to `default_provider` when the saved one is
-//! unusable.
+//! unusable. Fail-over: a provider whose call failed (rate limit, overload, auth/billing,
+//! network) cools down (`cooldown`); `current` skips a cooling provider and `fail_over` names the
+//! next usable one of `general.fallback_providers`.
+
+pub mod cooldown;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -9,9 +13,10 @@ use kernel_common::Config;
 use kernel_common::config::{ProviderConfig, ProviderKind, provider_key_env};
 
 use crate::error::ApiError;
-use crate::llm::Provider;
+use crate::llm::{LlmError, Provider};
 use crate::refusal::Refusal;
 use crate::store::Store;
+use cooldown::{Clock, Cooldown, Cooldowns, FailoverReason};
 
 const PROVIDER_KEY: &str = "provider";
 const MODEL_KEY: &str = "model";
@@ -40,11 +45,17 @@ pub struct ProviderListing {
     pub default_model: String,
     pub available: bool,
     pub current: bool,
+    /// Its cooldown, while it lasts.
+    pub cooldown: Option<Cooldown>,
 }
 
 /// The current provider's client, model and wire kind: what a turn calls.
 #[derive(Debug, Clone)]
 pub struct CurrentModel {
+    /// The provider's configured name.
+    pub name: String,
+    /// The selected provider this one stands in for (it is cooling down).
+    pub replaces: Option<String>,
     pub provider: Arc<dyn Provider>,
     pub model: String,
     pub kind: ProviderKind,
@@ -106,6 +117,9 @@ struct Inner {
     clients: BTreeMap<String, Arc<dyn Provider>>,
     store: Store,
     selection: Mutex<Selection>,
+    /// `general.fallback_providers`, in order.
+    fallbacks: Vec<String>,
+    cooldowns: Cooldowns,
 }
 
 impl Models {
@@ -116,16 +130,39 @@ impl Models {
         clients: BTreeMap<String, Arc<dyn Provider>>,
         store: Store,
     ) -> Result<Models, ApiError> {
+        Self::start_with_clock(config, clients, store, Clock::system()).await
+    }
+
+    /// Like [`Models::start`], with cooldowns timed by `clock`.
+    pub async fn start_with_clock(
+        config: &Config,
+        clients: BTreeMap<String, Arc<dyn Provider>>,
+        store: Store,
+        clock: Clock,
+    ) -> Result<Models, ApiError> {
         let selection = Selection::restore(config, &store).await?;
         tracing::info!(provider = %selection.provider, model = %selection.model, "provider selected");
+        let names = config
+            .providers
+            .keys()
+            .map(String::as_str)
+            .chain([cooldown::TITLES]);
+        let cooldowns = Cooldowns::load(store.clone(), clock, names).await;
         Ok(Models {
             inner: Arc::new(Inner {
                 configs: config.providers.clone(),
                 clients,
                 store,
                 selection: Mutex::new(selection),
+                fallbacks: config.general.fallback_providers.clone(),
+                cooldowns,
             }),
         })
+    }
+
+    /// The providers' (and `[titles]`') cooldowns.
+    pub fn cooldowns(&self) -> &Cooldowns {
+        &self.inner.cooldowns
     }
 
     /// The current provider/model choice.
@@ -143,9 +180,18 @@ impl Models {
         self.inner.configs.get(&name).map(|p| p.kind)
     }
 
-    /// The current provider's client, model and kind.
+    /// What the next model call uses: the selected provider and model, or — while the selected
+    /// provider cools down — the first usable fallback provider with its default model (the
+    /// selected one when none is usable).
     pub fn current(&self) -> Result<CurrentModel, ApiError> {
         let s = self.selection();
+        if self.inner.cooldowns.is_cooling(&s.provider)
+            && let Some(mut next) = self.next_usable(&s.provider)
+        {
+            tracing::info!(provider = %s.provider, fallback = %next.name, "the selected provider is cooling down");
+            next.replaces = Some(s.provider);
+            return Ok(next);
+        }
         let unavailable = || {
             ApiError::from(Refusal::ProviderUnavailable {
                 provider: s.provider.clone(),
@@ -159,10 +205,53 @@ impl Models {
             .ok_or_else(unavailable)?;
         let kind = self.current_kind().ok_or_else(unavailable)?;
         Ok(CurrentModel {
+            name: s.provider,
+            replaces: None,
             provider,
             model: s.model,
             kind,
         })
+    }
+
+    /// After `failed`'s call failed with `error` before any answer text: when the error is a
+    /// provider failure (see [`FailoverReason::of`]), `failed` cools down, and the next usable
+    /// fallback provider (if any) is returned with the reason.
+    pub async fn fail_over(
+        &self,
+        failed: &str,
+        error: &LlmError,
+    ) -> Option<(CurrentModel, FailoverReason)> {
+        let reason = FailoverReason::of(error)?;
+        self.inner.cooldowns.failed(failed).await;
+        let next = self.next_usable(failed)?;
+        tracing::warn!(provider = %failed, fallback = %next.name, reason = reason.code(), "failing over");
+        Some((next, reason))
+    }
+
+    /// Records a successful call of `name` (its cooldown streak ends).
+    pub async fn succeeded(&self, name: &str) {
+        self.inner.cooldowns.succeeded(name).await;
+    }
+
+    /// The first fallback provider other than `except` that has a client and is not cooling
+    /// down, with its default model.
+    fn next_usable(&self, except: &str) -> Option<CurrentModel> {
+        let inner = &self.inner;
+        inner
+            .fallbacks
+            .iter()
+            .filter(|name| *name != except && !inner.cooldowns.is_cooling(name))
+            .find_map(|name| {
+                let provider = inner.clients.get(name)?.clone();
+                let config = inner.configs.get(name)?;
+                Some(CurrentModel {
+                    name: name.clone(),
+                    replaces: None,
+                    provider,
+                    model: config.default_model.clone(),
+                    kind: config.kind,
+                })
+            })
     }
 
     /// Every configured provider, marking availability and the current one.
@@ -179,6 +268,7 @@ impl Models {
                 default_model: p.default_model.clone(),
                 available: p.available(),
                 current: p.name == s.provider,
+                cooldown: self.inner.cooldowns.active(&p.name),
             })
             .collect();
         (list, s)
@@ -254,6 +344,7 @@ impl Models {
 mod tests {
     use super::*;
     use crate::test_support::{ScriptedProvider, TestEnv, env};
+    use cooldown::tests::{assert_near, unpaused};
 
     /// `Models` over `env` with scripted clients for the providers that have a key.
     async fn models(env: &TestEnv) -> Models {
@@ -358,6 +449,115 @@ mod tests {
         );
         env.store.set_setting(MODEL_KEY, "m2").await.unwrap();
         assert_eq!(pair(&models(&env).await.selection()), ("main", "m2"));
+    }
+
+    fn rate_limited() -> LlmError {
+        LlmError::RateLimited {
+            retry_after: None,
+            message: "slow down".into(),
+        }
+    }
+
+    /// `Models` with `main` failing over to `keyless` (no key: skipped), then `spare`, timed
+    /// by a clock anchored at `t0`.
+    async fn failover_models(env: &TestEnv, t0: chrono::DateTime<chrono::Utc>) -> Models {
+        let mut config = env.config.clone();
+        config.general.fallback_providers = vec!["keyless".into(), "spare".into(), "main".into()];
+        let clients: BTreeMap<String, Arc<dyn Provider>> = ["main", "spare"]
+            .into_iter()
+            .map(|n| {
+                (
+                    n.to_owned(),
+                    ScriptedProvider::new(vec![]) as Arc<dyn Provider>,
+                )
+            })
+            .collect();
+        Models::start_with_clock(&config, clients, env.store.clone(), Clock::anchored(t0))
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_failed_provider_cools_down_on_schedule_is_skipped_and_this_survives_a_restart() {
+        let env = env("").await;
+        let t0 = chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let minutes = chrono::Duration::minutes;
+        tokio::time::pause();
+        let m = unpaused(failover_models(&env, t0)).await;
+        let bad = LlmError::BadRequest {
+            status: 400,
+            message: "no".into(),
+        };
+        assert!(
+            unpaused(m.fail_over("main", &bad)).await.is_none(),
+            "a 400 does not fail over"
+        );
+        assert!(m.list().0.iter().all(|p| p.cooldown.is_none()));
+
+        let (next, reason) = unpaused(m.fail_over("main", &rate_limited()))
+            .await
+            .unwrap();
+        assert_eq!((next.name.as_str(), next.model.as_str()), ("spare", "s1"));
+        assert_eq!(
+            (reason, next.kind),
+            (FailoverReason::RateLimited, ProviderKind::OpenAiCompat)
+        );
+        let current = m.current().unwrap();
+        assert_eq!(
+            (
+                current.name.as_str(),
+                current.model.as_str(),
+                current.replaces.as_deref()
+            ),
+            ("spare", "s1", Some("main")),
+            "the selected provider is skipped while it cools down"
+        );
+        assert_eq!(
+            pair(&m.selection()),
+            ("main", "m1"),
+            "the choice itself stays"
+        );
+        let (list, _) = m.list();
+        let main = list.iter().find(|p| p.name == "main").unwrap();
+        let cooldown = main.cooldown.expect("listed with its cooldown");
+        assert_eq!(cooldown.failures, 1);
+        assert_near(cooldown.until, t0 + minutes(5));
+
+        tokio::time::advance(std::time::Duration::from_secs(5 * 60)).await;
+        assert_eq!(m.current().unwrap().name, "main", "back after 5 min");
+        unpaused(m.fail_over("main", &rate_limited()))
+            .await
+            .unwrap();
+        let until = m.cooldowns().active("main").unwrap().until;
+        assert_near(until, t0 + minutes(5 + 25));
+
+        // Both cool down: nothing usable is left, so the call fails and turns keep `main`.
+        assert!(
+            unpaused(m.fail_over("spare", &rate_limited()))
+                .await
+                .is_none()
+        );
+        assert_eq!(m.current().unwrap().name, "main");
+
+        let restarted = unpaused(failover_models(&env, t0 + minutes(6))).await;
+        assert_eq!(
+            restarted.cooldowns().active("main"),
+            Some(Cooldown { failures: 2, until }),
+            "cooldowns survive a restart"
+        );
+        assert_eq!(restarted.current().unwrap().name, "main");
+        unpaused(restarted.succeeded("spare")).await;
+        assert_eq!(
+            restarted.current().unwrap().replaces.as_deref(),
+            Some("main")
+        );
+        unpaused(restarted.succeeded("main")).await;
+        assert_eq!(restarted.current().unwrap().replaces, None);
+        let again = unpaused(failover_models(&env, t0 + minutes(6))).await;
+        assert!(
+            again.cooldowns().all_active().is_empty(),
+            "the reset is saved"
+        );
     }
 
     #[tokio::test]

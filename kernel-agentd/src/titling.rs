@@ -1,6 +1,8 @@
 //! Session titles: generated in the background after the first round with the `[titles]`
 //! provider (retries at 0/3/15/60 s on transient errors, gives up at once on 429, only logs a
-//! final failure), and on demand by `RetitleSession`.
+//! final failure), and on demand by `RetitleSession`. The `[titles]` provider cools down like
+//! the chat providers (`models::cooldown`, key `[titles]`): while it does, automatic titling is
+//! skipped (the next round after the cooldown titles the session); a success resets it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,6 +15,8 @@ use crate::error::ApiError;
 use crate::llm::LlmError;
 use crate::llm::titles::TitlesClient;
 use crate::refusal::Refusal;
+use crate::models::Models;
+use crate::models::cooldown::{FailoverReason, TITLES};
 use crate::sessions::{SessionInfo, Sessions};
 use crate::store::Store;
 
@@ -38,6 +42,8 @@ pub struct Titler {
 struct Inner {
     store: Store,
     sessions: Sessions,
+    /// Owns the `[titles]` cooldown.
+    models: Models,
     client: Option<Arc<TitlesClient>>,
     /// Background titling is tracked here (shutdown waits for it)…
     tasks: TaskTracker,
@@ -51,6 +57,7 @@ impl Titler {
     pub fn new(
         store: Store,
         sessions: Sessions,
+        models: Models,
         client: Option<TitlesClient>,
         tasks: TaskTracker,
         cancel: CancellationToken,
@@ -59,6 +66,7 @@ impl Titler {
             inner: Arc::new(Inner {
                 store,
                 sessions,
+                models,
                 client: client.map(Arc::new),
                 tasks,
                 cancel,
@@ -97,7 +105,13 @@ impl Titler {
             }
             return;
         }
+        let cooldowns = self.inner.models.cooldowns();
+        if let Some(cooldown) = cooldowns.active(TITLES) {
+            return tracing::info!(session = session_id, until = %cooldown.until.to_rfc3339(),
+                "the titles provider is cooling down; titling after it");
+        }
         let outcome = retry_on_schedule(&RETRY_SCHEDULE, || self.generate_title(session_id)).await;
+        self.record(&outcome).await;
         match outcome {
             Ok(title) => tracing::info!(session = session_id, %title, "session titled"),
             Err(e) => tracing::warn!(session = session_id, error = %e, "title generation failed"),
@@ -110,7 +124,9 @@ impl Titler {
         if self.inner.client.is_none() {
             return Err(Refusal::TitlesNotConfigured.into());
         }
-        match self.generate_title(row.id).await {
+        let outcome = self.generate_title(row.id).await;
+        self.record(&outcome).await;
+        match outcome {
             Ok(_) => {}
             Err(TitleError::Empty) => {
                 return Err(Refusal::NothingToTitle.into());
@@ -130,6 +146,18 @@ impl Titler {
             .map_err(ApiError::internal)?
             .ok_or(Refusal::SessionDeletedMeanwhile)?;
         Ok(self.inner.sessions.info_for(&row))
+    }
+
+    /// Feeds a title call's outcome to the `[titles]` cooldown.
+    async fn record<T>(&self, outcome: &Result<T, TitleError>) {
+        let cooldowns = self.inner.models.cooldowns();
+        match outcome {
+            Ok(_) => cooldowns.succeeded(TITLES).await,
+            Err(TitleError::Llm(e)) if FailoverReason::of(e).is_some() => {
+                cooldowns.failed(TITLES).await;
+            }
+            Err(_) => {}
+        }
     }
 
     async fn first_exchange(&self, session_id: i64) -> Result<Option<(String, String)>, ApiError> {

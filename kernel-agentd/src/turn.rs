@@ -12,7 +12,9 @@
 //! message and each step's tool results (one user message) in their own transactions, slimmed;
 //! the final answer after the voice reply, with an owner turn's outbox item (`outbox.rs`).
 //! A cancelled or failed model stream keeps its partial text: it is stored as an assistant
-//! message when it has any, since the owner saw it.
+//! message when it has any, since the owner saw it. A model call that fails with a provider
+//! failure before any answer text streamed continues on the next usable fallback provider
+//! (`FailedOver`); one that streamed text never does.
 
 mod context;
 mod extensions;
@@ -39,6 +41,7 @@ use crate::error::ApiError;
 use crate::media::Media;
 use crate::models::Models;
 use crate::outbox::{Outbox, OwnerDelivery};
+use crate::models::cooldown::FailoverReason;
 use crate::sessions::Sessions;
 use crate::skills::Skills;
 use crate::store::Store;
@@ -75,6 +78,14 @@ pub enum TurnEvent {
         call_id: String,
         ok: bool,
         summary: String,
+    },
+    /// The model call moved on from provider `from` to `to` (its default `model`): `from`
+    /// failed before any answer text, or is cooling down (`reason`).
+    FailedOver {
+        from: String,
+        to: String,
+        model: String,
+        reason: FailoverReason,
     },
     /// Speech work began: transcribing the voice notes (after `Started`, before the first model
     /// call) or synthesising the voice reply (before `Completed`).

@@ -81,6 +81,9 @@ pub enum Locale {
 pub struct GeneralConfig {
     pub timezone: chrono_tz::Tz,
     pub default_provider: String,
+    /// Configured providers a model call fails over to, in order (rate limit, overload,
+    /// auth/billing or network error before any answer text); empty: no fail-over.
+    pub fallback_providers: Vec<String>,
     /// Default cwd for CLI delegation (resolved).
     pub default_workspace: PathBuf,
     /// Rounds of history sent to the model (default 50).

@@ -7,7 +7,8 @@ use tonic::Status;
 use crate::agentd::{Agentd, Client, is_transport_failure, refused};
 use crate::command::Command;
 use crate::texts::{
-    McpEntry, MemoryEntry, ProviderEntry, SessionEntry, SkillEntry, StatusView, Texts,
+    CooldownEntry, McpEntry, MemoryEntry, ProviderEntry, SessionEntry, SkillEntry, StatusView,
+    Texts,
 };
 
 /// The HTML reply to `command`.
@@ -179,6 +180,15 @@ fn status_text(status: &pb::GetStatusResponse, texts: Texts) -> String {
             detail: s.detail.as_deref(),
         })
         .collect();
+    let cooldowns: Vec<_> = status
+        .cooldowns
+        .iter()
+        .map(|c| CooldownEntry {
+            provider: &c.provider,
+            until: &c.until,
+            failures: c.failures,
+        })
+        .collect();
     let turn = status.running_turn.as_ref();
     texts.status(&StatusView {
         version: &status.version,
@@ -194,6 +204,7 @@ fn status_text(status: &pb::GetStatusResponse, texts: Texts) -> String {
         mcp_servers: &mcp,
         undelivered: status.undelivered,
         oldest_undelivered_seconds: status.oldest_undelivered_seconds,
+        cooldowns: &cooldowns,
     })
 }
 
@@ -221,5 +232,6 @@ fn provider_entry(p: &pb::ProviderInfo) -> ProviderEntry<'_> {
         default_model: &p.default_model,
         available: p.available,
         current: p.current,
+        cooldown_until: p.cooldown_until.as_deref(),
     }
 }

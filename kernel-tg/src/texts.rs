@@ -10,7 +10,7 @@ pub mod listing;
 mod refusals;
 mod skills;
 
-pub use listing::{McpEntry, MemoryEntry, ProviderEntry, SessionEntry, StatusView};
+pub use listing::{CooldownEntry, McpEntry, MemoryEntry, ProviderEntry, SessionEntry, StatusView};
 pub use refusals::REASONS;
 pub use skills::SkillEntry;
 
@@ -149,6 +149,39 @@ impl Texts {
         match self.locale {
             Locale::Zh => format!("🔧 正在使用工具 <code>{tool}</code>…"),
             Locale::En => format!("🔧 Using tool <code>{tool}</code>…"),
+        }
+    }
+
+    /// Progress: the model call moved on from provider `from` to `to`; `reason` is agentd's code
+    /// (`rate_limited`, `overloaded`, `auth`, `network`, `cooldown`).
+    pub fn failed_over(self, from: &str, to: &str, reason: &str) -> String {
+        let (from, to) = (
+            escape_truncated(from, MAX_TITLE_CHARS),
+            escape_truncated(to, MAX_TITLE_CHARS),
+        );
+        match self.locale {
+            Locale::Zh => {
+                let why = match reason {
+                    "rate_limited" => "被限流",
+                    "overloaded" => "过载",
+                    "auth" => "密钥或账单被拒",
+                    "network" => "连接失败",
+                    "cooldown" => "冷却中",
+                    _ => "不可用",
+                };
+                format!("↪️ <code>{from}</code> {why}，改用 <code>{to}</code>…")
+            }
+            Locale::En => {
+                let why = match reason {
+                    "rate_limited" => "is rate limited",
+                    "overloaded" => "is overloaded",
+                    "auth" => "refused the key or billing",
+                    "network" => "is unreachable",
+                    "cooldown" => "is cooling down",
+                    _ => "is unavailable",
+                };
+                format!("↪️ <code>{from}</code> {why}; switching to <code>{to}</code>…")
+            }
         }
     }
 

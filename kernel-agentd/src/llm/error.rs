@@ -9,7 +9,7 @@ use kernel_common::Redactor;
 /// A failed model call. `Display` is safe to show the owner.
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum LlmError {
-    /// 401/403: the key is wrong or lacks permission.
+    /// 401/403: the key is wrong or lacks permission; 402: billing.
     #[error("authentication failed ({status}): {message}")]
     Authentication { status: u16, message: String },
     /// 429.

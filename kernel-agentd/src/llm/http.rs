@@ -53,7 +53,8 @@ impl HttpFailure {
     pub(crate) fn to_error(&self) -> LlmError {
         let (status, message) = (self.status, self.message.clone());
         match status {
-            401 | 403 => LlmError::Authentication { status, message },
+            // 402: the account cannot pay (billing), like a key without permission.
+            401..=403 => LlmError::Authentication { status, message },
             429 => LlmError::RateLimited {
                 retry_after: self.retry_after,
                 message,
@@ -104,6 +105,22 @@ pub(crate) fn is_capability_missing(message: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn billing_and_auth_statuses_are_authentication_errors() {
+        for status in [401, 402, 403] {
+            let failure = HttpFailure {
+                status,
+                retry_after: None,
+                kind: None,
+                message: "insufficient credit".into(),
+            };
+            assert!(
+                matches!(failure.to_error(), LlmError::Authentication { status: s, .. } if s == status),
+                "{status}"
+            );
+        }
+    }
 
     #[test]
     fn recognises_context_and_capability_messages() {

@@ -102,6 +102,17 @@ pub fn chat_event(event: TurnEvent) -> pb::ChatEvent {
             ok,
             summary,
         }),
+        TurnEvent::FailedOver {
+            from,
+            to,
+            model,
+            reason,
+        } => Event::FailedOver(pb::FailedOver {
+            from_provider: from,
+            to_provider: to,
+            to_model: model,
+            reason: reason.code().to_owned(),
+        }),
         TurnEvent::SpeechStarted(stage) => Event::Speech(pb::SpeechStarted {
             stage: speech_stage_pb(stage).into(),
         }),

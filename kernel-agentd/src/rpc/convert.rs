@@ -39,6 +39,7 @@ pub fn providers(list: Vec<ProviderListing>, current: Selection) -> pb::ListProv
                 default_model: p.default_model,
                 available: p.available,
                 current: p.current,
+                cooldown_until: p.cooldown.map(|c| rfc3339(c.until)),
             })
             .collect(),
         current_provider: current.provider,
@@ -79,5 +80,18 @@ pub fn status(s: agent::Status) -> pb::GetStatusResponse {
             .outbox
             .oldest
             .map(|t| u64::try_from((chrono::Utc::now() - t).num_seconds()).unwrap_or(0)),
+        cooldowns: s
+            .cooldowns
+            .into_iter()
+            .map(|(provider, c)| pb::ProviderCooldown {
+                provider,
+                until: rfc3339(c.until),
+                failures: c.failures,
+            })
+            .collect(),
     }
+}
+
+fn rfc3339(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }

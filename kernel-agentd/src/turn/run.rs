@@ -28,6 +28,7 @@ use crate::conversation::{Block, Message, Role, ToolSpec, Usage};
 use crate::llm::{LlmError, ModelRequest, ModelResponse, StreamEvent};
 use crate::models::CurrentModel;
 use crate::outbox::OwnerDelivery;
+use crate::models::cooldown::FailoverReason;
 use crate::tools::{ToolContext, ToolEvent, ToolEvents, ToolOutput};
 
 /// What the owner sees when the conversation cannot be saved (the cause is logged).
@@ -69,6 +70,13 @@ enum Stop {
     Cancelled,
     /// A redacted message for the owner.
     Failed(String),
+}
+
+/// Why one model call ended without a response.
+#[derive(Debug)]
+enum CallError {
+    Cancelled,
+    Llm(LlmError),
 }
 
 /// Everything a turn starts with.
@@ -146,11 +154,19 @@ impl Turn {
 
     /// Runs the turn to its end and sends the last event.
     pub(super) async fn run(mut self) {
-        tracing::info!(model = %self.model.model, "turn started");
+        tracing::info!(provider = %self.model.name, model = %self.model.model, "turn started");
         self.emit(TurnEvent::Started {
             session_id: self.session_id,
             turn_id: self.id.clone(),
         });
+        if let Some(from) = self.model.replaces.clone() {
+            self.emit(TurnEvent::FailedOver {
+                from,
+                to: self.model.name.clone(),
+                model: self.model.model.clone(),
+                reason: FailoverReason::Cooldown,
+            });
+        }
         let outcome = self.drive().await;
         let voice_reply = match &outcome {
             Ok(text) if self.want_voice_reply => self.voice_reply(text).await,
@@ -292,24 +308,54 @@ impl Turn {
         Ok(())
     }
 
-    /// One model call, streamed; stops at once on cancellation (the stream is dropped).
+    /// One model call, streamed; stops at once on cancellation (the stream is dropped). A
+    /// provider failure before any answer text streamed continues the call on the next usable
+    /// fallback provider (see [`crate::models::Models::fail_over`]), which the turn then keeps.
     async fn model_step(&mut self, tools_allowed: bool) -> Result<ModelResponse, Stop> {
-        let mut partial = String::new();
-        let result = self.stream_model(tools_allowed, &mut partial).await;
-        if result.is_err() && !partial.trim().is_empty() {
-            let message = Message::assistant_text(partial);
-            if self.persist(&message, &[]).await.is_ok() {
-                self.messages.push(message);
+        loop {
+            let mut partial = None;
+            let error = match self.stream_model(tools_allowed, &mut partial).await {
+                Ok(response) => {
+                    self.turns.inner.models.succeeded(&self.model.name).await;
+                    return Ok(response);
+                }
+                Err(CallError::Cancelled) => Stop::Cancelled,
+                Err(CallError::Llm(e)) if partial.is_none() => {
+                    let models = &self.turns.inner.models;
+                    match models.fail_over(&self.model.name, &e).await {
+                        Some((next, reason)) => {
+                            tracing::warn!(error = %e, from = %self.model.name, to = %next.name, "model call failed over");
+                            self.emit(TurnEvent::FailedOver {
+                                from: self.model.name.clone(),
+                                to: next.name.clone(),
+                                model: next.model.clone(),
+                                reason,
+                            });
+                            self.model = next;
+                            continue;
+                        }
+                        None => llm_failed(e),
+                    }
+                }
+                Err(CallError::Llm(e)) => llm_failed(e),
+            };
+            if let Some(text) = partial.filter(|t| !t.trim().is_empty()) {
+                let message = Message::assistant_text(text);
+                if self.persist(&message, &[]).await.is_ok() {
+                    self.messages.push(message);
+                }
             }
+            return Err(error);
         }
-        result
     }
 
+    /// Streams one call to `self.model`; `partial` collects the answer text shown so far (still
+    /// `None` when none streamed).
     async fn stream_model(
         &self,
         tools_allowed: bool,
-        partial: &mut String,
-    ) -> Result<ModelResponse, Stop> {
+        partial: &mut Option<String>,
+    ) -> Result<ModelResponse, CallError> {
         let request = ModelRequest {
             model: &self.model.model,
             system: &self.system,
@@ -319,25 +365,25 @@ impl Turn {
         };
         let mut stream = tokio::select! {
             biased;
-            () = self.cancel.cancelled() => return Err(Stop::Cancelled),
-            s = self.model.provider.stream(request) => s.map_err(llm_failed)?,
+            () = self.cancel.cancelled() => return Err(CallError::Cancelled),
+            s = self.model.provider.stream(request) => s.map_err(CallError::Llm)?,
         };
         loop {
             let item = tokio::select! {
                 biased;
-                () = self.cancel.cancelled() => return Err(Stop::Cancelled),
+                () = self.cancel.cancelled() => return Err(CallError::Cancelled),
                 item = stream.next() => item,
             };
             match item {
                 Some(Ok(StreamEvent::TextDelta(text))) => {
-                    partial.push_str(&text);
+                    partial.get_or_insert_default().push_str(&text);
                     self.emit(TurnEvent::TextDelta(text));
                 }
                 Some(Ok(StreamEvent::ToolCallStarted { .. })) => {}
                 Some(Ok(StreamEvent::Done(response))) => return Ok(response),
-                Some(Err(e)) => return Err(llm_failed(e)),
+                Some(Err(e)) => return Err(CallError::Llm(e)),
                 None => {
-                    return Err(llm_failed(LlmError::Stream {
+                    return Err(CallError::Llm(LlmError::Stream {
                         message: "the stream ended without a final message".into(),
                     }));
                 }

@@ -53,6 +53,7 @@ async fn fixture(env: &TestEnv, provider: Arc<ScriptedProvider>) -> Fixture {
     let titler = Titler::new(
         env.store.clone(),
         sessions.clone(),
+        models.clone(),
         None,
         tasks.clone(),
         root.clone(),

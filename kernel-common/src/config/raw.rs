@@ -47,6 +47,8 @@ pub struct RawTelegram {
 pub struct RawGeneral {
     pub timezone: Option<String>,
     pub default_provider: Option<String>,
+    /// Providers a failed model call moves on to, in order.
+    pub fallback_providers: Option<Vec<String>>,
     pub default_workspace: Option<String>,
     pub context_rounds: Option<u32>,
     pub memory_recall_k: Option<u32>,

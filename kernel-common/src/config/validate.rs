@@ -247,6 +247,11 @@ fn build(
         raw.general.default_provider.as_deref(),
         &raw.providers,
     );
+    general.fallback_providers = providers::fallback_providers(
+        &mut ctx,
+        raw.general.fallback_providers.as_deref(),
+        &raw.providers,
+    );
     providers::check_default_key(
         &mut ctx,
         &general.default_provider,
@@ -363,6 +368,7 @@ fn general(ctx: &mut Ctx<'_>, raw: &RawGeneral) -> GeneralConfig {
     GeneralConfig {
         timezone,
         default_provider: String::new(),
+        fallback_providers: Vec::new(),
         default_workspace: ctx.path(raw.default_workspace.as_deref(), "."),
         context_rounds: context_rounds as usize,
         memory_recall_k: raw.memory_recall_k.unwrap_or(5) as usize,

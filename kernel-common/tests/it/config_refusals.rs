@@ -88,6 +88,40 @@ fn agentd_refuses_an_unknown_default_provider() {
 }
 
 #[test]
+fn agentd_refuses_unknown_or_repeated_fallback_providers() {
+    let spare = "[providers.spare]\ntype = \"openai_compat\"\napi_key = \"sk-0123456789\"\ndefault_model = \"m\"\n";
+    let text = with(spare).replace(
+        "default_provider = \"anthropic\"",
+        "default_provider = \"anthropic\"\nfallback_providers = [\"spare\", \"sapre\"]",
+    );
+    assert_one_problem(
+        load_text(&text, Component::Agentd),
+        &[
+            "general.fallback_providers",
+            "\"sapre\"",
+            "\"anthropic\", \"spare\"",
+        ],
+    );
+    load_text(&text, Component::Tg).unwrap();
+    let twice = text.replace("\"sapre\"", "\"spare\"");
+    assert_one_problem(
+        load_text(&twice, Component::Agentd),
+        &["general.fallback_providers names \"spare\" twice"],
+    );
+    let good = text.replace(", \"sapre\"", "");
+    let config = load_text(&good, Component::Agentd).unwrap();
+    assert_eq!(config.general.fallback_providers, vec!["spare".to_owned()]);
+    assert!(
+        load_text(VALID, Component::Agentd)
+            .unwrap()
+            .general
+            .fallback_providers
+            .is_empty(),
+        "no fail-over unless configured"
+    );
+}
+
+#[test]
 fn agentd_needs_default_provider_when_several() {
     let text = with(
         "[providers.openai]\ntype = \"openai_compat\"\napi_key = \"sk-0123456789\"\ndefault_model = \"m\"\n",

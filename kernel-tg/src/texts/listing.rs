@@ -38,6 +38,19 @@ pub struct ProviderEntry<'a> {
     /// False when it has no API key.
     pub available: bool,
     pub current: bool,
+    /// RFC 3339 end of its cooldown after failed calls, while it lasts.
+    pub cooldown_until: Option<&'a str>,
+}
+
+/// A provider cooling down after failed calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CooldownEntry<'a> {
+    /// `[titles]` for the titles provider.
+    pub provider: &'a str,
+    /// RFC 3339 (shown in the owner's time zone).
+    pub until: &'a str,
+    /// Consecutive failures.
+    pub failures: u32,
 }
 
 /// An MCP server's state.
@@ -70,6 +83,7 @@ pub struct StatusView<'a> {
     /// Outbox items agentd has not seen delivered, and the oldest one's age.
     pub undelivered: u64,
     pub oldest_undelivered_seconds: Option<u64>,
+    pub cooldowns: &'a [CooldownEntry<'a>],
 }
 
 impl Texts {
@@ -165,6 +179,19 @@ impl Texts {
             escape_html(status.provider),
             escape_html(status.model)
         );
+        for cooldown in status.cooldowns {
+            let _ = writeln!(
+                out,
+                "{}<code>{}</code> {}{}",
+                self.pick("冷却中：", "Cooling down: "),
+                escape_truncated(cooldown.provider, MAX_TITLE_CHARS),
+                self.cooling_until(cooldown.until),
+                match self.locale() {
+                    Locale::Zh => format!("（连续失败 {} 次）", cooldown.failures),
+                    Locale::En => format!(" ({} failures in a row)", cooldown.failures),
+                }
+            );
+        }
         let task = match (status.turn_started_at, status.running_tool) {
             (None, _) => self.pick("空闲", "idle").to_owned(),
             (Some(since), None) => format!(
@@ -236,6 +263,15 @@ impl Texts {
             self.uptime(status.uptime_seconds)
         );
         out
+    }
+
+    /// `至 <local time>` / `until <local time>`.
+    fn cooling_until(self, rfc3339: &str) -> String {
+        format!(
+            "{}{}",
+            self.pick("至 ", "until "),
+            escape_truncated(&self.local_time(rfc3339), MAX_TITLE_CHARS)
+        )
     }
 
     fn push_mcp(self, out: &mut String, servers: &[McpEntry<'_>]) {
@@ -314,9 +350,16 @@ impl Texts {
             } else {
                 self.pick("（缺少 API key）", " (no API key)")
             };
+            let cooling = match provider.cooldown_until {
+                Some(until) => match self.locale() {
+                    Locale::Zh => format!("（冷却中，{}）", self.cooling_until(until)),
+                    Locale::En => format!(" (cooling down {})", self.cooling_until(until)),
+                },
+                None => String::new(),
+            };
             let _ = writeln!(
                 out,
-                "• <code>{}</code>{mark}{missing} — {}",
+                "• <code>{}</code>{mark}{missing}{cooling} — {}",
                 escape_html(provider.name),
                 self.model_names(provider.models)
             );

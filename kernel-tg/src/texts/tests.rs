@@ -213,6 +213,11 @@ fn status_shows_everything_escaped() {
         mcp_servers: &mcp,
         undelivered: 2,
         oldest_undelivered_seconds: Some(3_725),
+        cooldowns: &[CooldownEntry {
+            provider: "spare<1>",
+            until: "2025-03-02T10:05:00Z",
+            failures: 2,
+        }],
     };
     for texts in [ZH, EN] {
         let text = texts.status(&status);
@@ -225,6 +230,7 @@ fn status_shows_everything_escaped() {
             "HTTP 500 &lt;html&gt;",
             "missing &lt;cmd&gt;",
             "<code>fs</code> connected (3",
+            "<code>spare&lt;1&gt;</code> ",
         ] {
             assert!(text.contains(needle), "{needle} in {text}");
         }
@@ -242,6 +248,12 @@ fn status_shows_everything_escaped() {
         (EN.age(59), ZH.age(60)),
         ("59s".to_owned(), "1分".to_owned())
     );
+    assert!(EN.status(&status).contains(
+        "Cooling down: <code>spare&lt;1&gt;</code> until 2025-03-02 10:05:00 UTC (2 failures in a row)\n"
+    ));
+    assert!(ZH.status(&status).contains(
+        "冷却中：<code>spare&lt;1&gt;</code> 至 2025-03-02 10:05:00 UTC（连续失败 2 次）\n"
+    ));
     let idle = EN.status(&StatusView::default());
     assert!(
         idle.contains("Task: idle")
@@ -263,6 +275,7 @@ fn provider_and_model_listings() {
             default_model: "m1",
             available: true,
             current: true,
+            cooldown_until: None,
         },
         ProviderEntry {
             name: "local",
@@ -270,6 +283,7 @@ fn provider_and_model_listings() {
             default_model: "",
             available: false,
             current: false,
+            cooldown_until: Some("2025-03-02T10:05:00Z"),
         },
     ];
     let text = EN.providers(&providers, "anthropic", "m1");
@@ -278,7 +292,14 @@ fn provider_and_model_listings() {
         "{text}"
     );
     assert!(
-        text.contains("• <code>local</code> (no API key) — (no models)\n"),
+        text.contains(
+            "• <code>local</code> (no API key) (cooling down until 2025-03-02 10:05:00 UTC) — (no models)\n"
+        ),
+        "{text}"
+    );
+    let text = ZH.providers(&providers, "anthropic", "m1");
+    assert!(
+        text.contains("（冷却中，至 2025-03-02 10:05:00 UTC）"),
         "{text}"
     );
     let text = ZH.models("anthropic", &models, "m<2>");
@@ -310,6 +331,15 @@ fn confirmations() {
     );
     assert!(ZH.turn_failed("boom & co").ends_with("boom &amp; co"));
     assert!(EN.tool_running("<t>").contains("&lt;t&gt;"));
+    assert_eq!(
+        EN.failed_over("main", "spare<2>", "rate_limited"),
+        "↪️ <code>main</code> is rate limited; switching to <code>spare&lt;2&gt;</code>…"
+    );
+    assert_eq!(
+        ZH.failed_over("main", "spare", "cooldown"),
+        "↪️ <code>main</code> 冷却中，改用 <code>spare</code>…"
+    );
+    assert!(ZH.failed_over("a", "b", "new_reason").contains("不可用"));
     assert!(ZH.file_too_large(20).contains("20 MB"));
     assert!(!ZH.turn_interrupted().is_empty() && !EN.new_session().is_empty());
 }
@@ -320,19 +350,22 @@ proptest! {
         let sessions = [SessionEntry { number: n, date: &value, title: &value, current: n % 2 == 0 }];
         let memories = [MemoryEntry { number: n, date: &value, text: &value }];
         let models = vec![value.clone()];
-        let providers = [ProviderEntry { name: &value, models: &models, default_model: &value, available: false, current: true }];
+        let providers = [ProviderEntry { name: &value, models: &models, default_model: &value, available: false, current: true, cooldown_until: Some(&value) }];
+        let cooldowns = [CooldownEntry { provider: &value, until: &value, failures: n }];
         let mcp = [McpEntry { name: &value, state: &value, tool_count: n, detail: Some(&value) }];
         let status = StatusView {
             version: &value, uptime_seconds: u64::from(n), session: Some(sessions[0]), provider: &value, model: &value,
             turn_started_at: Some(&value), running_tool: Some(&value), running_cli: Some(&value),
             last_error: Some(&value), fts5_available: true, mcp_servers: &mcp,
             undelivered: u64::from(n), oldest_undelivered_seconds: Some(u64::from(n)),
+            last_error: Some(&value), fts5_available: true, mcp_servers: &mcp, cooldowns: &cooldowns,
         };
         for texts in [ZH, EN] {
             for html in [
                 texts.history(&sessions), texts.memories(&memories, memories.len()), texts.status(&status),
                 texts.providers(&providers, &value, &value), texts.models(&value, &models, &value),
-                texts.cancelled(Some(&value)), texts.tool_running(&value), texts.turn_failed(&value),
+                texts.cancelled(Some(&value)), texts.tool_running(&value),
+                texts.failed_over(&value, &value, &value), texts.turn_failed(&value),
                 texts.switched(&value, &value), texts.remembered(&value), texts.rejected(&value),
                 texts.retitled(&value),
             ] {

@@ -1,6 +1,7 @@
 //! `Narration`: what the placeholder says for each progress event of a turn (a tool or a CLI
-//! running, a voice note being transcribed, the voice reply being recorded). Events it does not
-//! know — including kinds or stages added to the API later — leave the placeholder as it is.
+//! running, a voice note being transcribed, the voice reply being recorded, the model call
+//! moving on to a fallback provider). Events it does not know — including kinds or stages added
+//! to the API later — leave the placeholder as it is.
 
 use kernel_proto::v1 as pb;
 use pb::chat_event::Event;
@@ -29,6 +30,7 @@ impl Narration {
         let html = match event {
             Event::ToolStarted(tool) => texts.tool_running(&tool.tool_name),
             Event::CliStarted(_) => texts.cli_running().to_owned(),
+            Event::FailedOver(f) => texts.failed_over(&f.from_provider, &f.to_provider, &f.reason),
             Event::Speech(speech) => match pb::SpeechStage::try_from(speech.stage) {
                 Ok(pb::SpeechStage::Transcribing) => texts.transcribing().to_owned(),
                 Ok(pb::SpeechStage::Synthesizing) => texts.synthesizing().to_owned(),
@@ -83,6 +85,23 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(n.after(&tool), Some(texts.tool_running("memory_add")));
+        assert_eq!(n.after(&delta()), None);
+    }
+
+    #[test]
+    fn a_fail_over_is_shown() {
+        let texts = Texts::new(Locale::En);
+        let mut n = Narration::new(texts);
+        let failed_over = Event::FailedOver(pb::FailedOver {
+            from_provider: "main".into(),
+            to_provider: "spare".into(),
+            to_model: "s1".into(),
+            reason: "overloaded".into(),
+        });
+        assert_eq!(
+            n.after(&failed_over),
+            Some("↪️ <code>main</code> is overloaded; switching to <code>spare</code>…".to_owned())
+        );
         assert_eq!(n.after(&delta()), None);
     }
 

@@ -40,6 +40,7 @@ mod memory_turn;
 mod owner_trips;
 mod provider_claude;
 mod provider_claude_wire;
+mod provider_failover;
 mod provider_openai;
 mod provider_openai_errors;
 mod scripts_run;

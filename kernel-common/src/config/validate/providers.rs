@@ -200,6 +200,39 @@ pub(super) fn default_provider(
     }
 }
 
+/// `general.fallback_providers`: each must name a configured provider, once.
+pub(super) fn fallback_providers(
+    ctx: &mut Ctx<'_>,
+    raw: Option<&[String]>,
+    providers: &BTreeMap<String, RawProvider>,
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for name in raw.unwrap_or_default().iter().map(|n| n.trim()) {
+        if !providers.contains_key(name) {
+            let names = providers
+                .keys()
+                .map(|n| format!("\"{n}\""))
+                .collect::<Vec<_>>()
+                .join(", ");
+            ctx.refuse_for(
+                Component::Agentd,
+                format!(
+                    "general.fallback_providers names \"{name}\", which is not a configured \
+                     provider: use {names}, or add a [providers.{name}] section"
+                ),
+            );
+        } else if out.iter().any(|n| n == name) {
+            ctx.refuse_for(
+                Component::Agentd,
+                format!("general.fallback_providers names \"{name}\" twice"),
+            );
+        } else {
+            out.push(name.to_owned());
+        }
+    }
+    out
+}
+
 /// The default provider needs a key; others without one are merely unavailable.
 pub(super) fn check_default_key(
     ctx: &mut Ctx<'_>,
