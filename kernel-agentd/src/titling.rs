@@ -14,9 +14,9 @@ use crate::conversation::{Block, Role};
 use crate::error::ApiError;
 use crate::llm::LlmError;
 use crate::llm::titles::TitlesClient;
-use crate::refusal::Refusal;
 use crate::models::Models;
 use crate::models::cooldown::{FailoverReason, TITLES};
+use crate::refusal::Refusal;
 use crate::sessions::{SessionInfo, Sessions};
 use crate::store::Store;
 

@@ -27,8 +27,8 @@ use kernel_common::config::Locale;
 use crate::conversation::{Block, Message, Role, ToolSpec, Usage};
 use crate::llm::{LlmError, ModelRequest, ModelResponse, StreamEvent};
 use crate::models::CurrentModel;
-use crate::outbox::OwnerDelivery;
 use crate::models::cooldown::FailoverReason;
+use crate::outbox::OwnerDelivery;
 use crate::tools::{ToolContext, ToolEvent, ToolEvents, ToolOutput};
 
 /// What the owner sees when the conversation cannot be saved (the cause is logged).

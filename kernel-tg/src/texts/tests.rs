@@ -358,7 +358,7 @@ proptest! {
             turn_started_at: Some(&value), running_tool: Some(&value), running_cli: Some(&value),
             last_error: Some(&value), fts5_available: true, mcp_servers: &mcp,
             undelivered: u64::from(n), oldest_undelivered_seconds: Some(u64::from(n)),
-            last_error: Some(&value), fts5_available: true, mcp_servers: &mcp, cooldowns: &cooldowns,
+            cooldowns: &cooldowns,
         };
         for texts in [ZH, EN] {
             for html in [

@@ -30,7 +30,8 @@ impl Turn {
                 TurnEvent::ToolStarted { .. }
                 | TurnEvent::ToolFinished { .. }
                 | TurnEvent::CliStarted { .. }
-                | TurnEvent::SpeechStarted(_) => outbox.progress(&turn_id, event.clone(), true),
+                | TurnEvent::SpeechStarted(_)
+                | TurnEvent::FailedOver { .. } => outbox.progress(&turn_id, event.clone(), true),
                 TurnEvent::Completed { .. }
                 | TurnEvent::Failed { .. }
                 | TurnEvent::Cancelled
