@@ -6,6 +6,7 @@ pub(crate) mod agent;
 pub mod conversation;
 pub mod delegate;
 pub(crate) mod error;
+pub mod failure;
 pub mod http;
 pub mod listen;
 pub(crate) mod listing;

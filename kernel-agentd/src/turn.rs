@@ -38,6 +38,7 @@ use tracing::Instrument as _;
 
 use crate::conversation::Usage;
 use crate::error::ApiError;
+use crate::failure::FailReason;
 use crate::media::Media;
 use crate::models::Models;
 use crate::models::cooldown::FailoverReason;
@@ -97,8 +98,9 @@ pub enum TurnEvent {
         usage: Usage,
         voice_reply: Option<Vec<u8>>,
     },
-    /// The turn failed; the message is redacted (last event).
-    Failed { message: String },
+    /// The turn failed; the English message and the reason's arguments are redacted (last
+    /// event). STT failures carry an unknown reason: their message is already localized.
+    Failed { message: String, reason: FailReason },
     /// The turn was cancelled (last event).
     Cancelled,
     /// Another turn is running (only event).

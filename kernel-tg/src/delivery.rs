@@ -210,7 +210,10 @@ impl Courier {
                 };
                 shown.progress.finish().await;
                 self.remember(shown.turn_id);
-                let html = self.app.texts().turn_failed(&failed.message);
+                let html =
+                    self.app
+                        .texts()
+                        .turn_failure(&failed.reason, &failed.args, &failed.message);
                 item::show(&self.app, shown.placeholder, &html, shown.reply_to).await;
             }
             other => {

@@ -5,11 +5,13 @@
 //! free of the gRPC edge.
 
 mod errors;
+mod failures;
 mod help;
 pub mod listing;
 mod refusals;
 mod skills;
 
+pub use failures::FAILURE_REASONS;
 pub use listing::{CooldownEntry, McpEntry, MemoryEntry, ProviderEntry, SessionEntry, StatusView};
 pub use refusals::REASONS;
 pub use skills::SkillEntry;

@@ -125,7 +125,11 @@ pub fn chat_event(event: TurnEvent) -> pb::ChatEvent {
             usage: Some(usage_pb(usage)),
             voice_reply,
         }),
-        TurnEvent::Failed { message } => Event::Failed(pb::TurnFailed { message }),
+        TurnEvent::Failed { message, reason } => Event::Failed(pb::TurnFailed {
+            message,
+            reason: reason.reason,
+            args: reason.args.into_iter().collect(),
+        }),
         TurnEvent::Cancelled => Event::Cancelled(pb::TurnCancelled {}),
         TurnEvent::Busy { first_in_window } => Event::Busy(pb::Busy { first_in_window }),
     };

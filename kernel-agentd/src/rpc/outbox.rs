@@ -86,8 +86,10 @@ fn outbox_item(item: &StoredItem) -> pb::OutboxItem {
             usage: None,
             voice_reply: voice.clone(),
         }),
-        ItemBody::Failed { message } => Body::Failed(pb::TurnFailed {
+        ItemBody::Failed { message, reason } => Body::Failed(pb::TurnFailed {
             message: message.clone(),
+            reason: reason.reason.clone(),
+            args: reason.args.clone().into_iter().collect(),
         }),
         ItemBody::Cancelled => Body::Cancelled(pb::TurnCancelled {}),
     };

@@ -7,6 +7,7 @@ use sqlx::{FromRow, SqliteConnection};
 use super::messages::insert_messages;
 use super::{Store, StoreError, from_millis, now_millis};
 use crate::conversation::Message;
+use crate::failure::FailReason;
 
 /// What an outbox item says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,8 +17,9 @@ pub enum ItemBody {
         text: String,
         voice: Option<Vec<u8>>,
     },
-    /// A turn failed; the message is redacted.
-    Failed { message: String },
+    /// A turn failed; the English message and the reason's arguments are redacted (rows stored
+    /// before reasons existed read as an unknown reason).
+    Failed { message: String, reason: FailReason },
     /// A turn was cancelled.
     Cancelled,
 }
@@ -79,6 +81,8 @@ struct RawItem {
     placeholder: Option<i64>,
     parts_done: i64,
     created_at: i64,
+    reason: Option<String>,
+    args: Option<String>,
 }
 
 impl TryFrom<RawItem> for StoredItem {
@@ -90,7 +94,16 @@ impl TryFrom<RawItem> for StoredItem {
                 text: r.text,
                 voice: r.voice,
             },
-            "failed" => ItemBody::Failed { message: r.text },
+            "failed" => ItemBody::Failed {
+                message: r.text,
+                reason: FailReason {
+                    reason: r.reason.unwrap_or_default(),
+                    args: r
+                        .args
+                        .and_then(|a| serde_json::from_str(&a).ok())
+                        .unwrap_or_default(),
+                },
+            },
             "cancelled" => ItemBody::Cancelled,
             _ => {
                 return Err(StoreError::Corrupt(format!(
@@ -119,12 +132,20 @@ async fn insert_item(
 ) -> Result<i64, StoreError> {
     let (kind, text, voice) = match &item.body {
         ItemBody::Answer { text, voice } => ("answer", text.as_str(), voice.as_deref()),
-        ItemBody::Failed { message } => ("failed", message.as_str(), None),
+        ItemBody::Failed { message, .. } => ("failed", message.as_str(), None),
         ItemBody::Cancelled => ("cancelled", "", None),
     };
+    let (reason, args) = match &item.body {
+        ItemBody::Failed { reason, .. } if !reason.reason.is_empty() => (
+            Some(reason.reason.as_str()),
+            serde_json::to_string(&reason.args).ok(),
+        ),
+        _ => (None, None),
+    };
     sqlx::query_scalar(
-        "INSERT INTO outbox (turn_id, kind, text, voice, reply_to, placeholder, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING seq",
+        "INSERT INTO outbox (turn_id, kind, text, voice, reply_to, placeholder, created_at,
+                             reason, args)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING seq",
     )
     .bind(&item.turn_id)
     .bind(kind)
@@ -133,6 +154,8 @@ async fn insert_item(
     .bind(item.reply_to)
     .bind(item.placeholder)
     .bind(now_millis())
+    .bind(reason)
+    .bind(args)
     .fetch_one(conn)
     .await
     .map_err(StoreError::db(op))
@@ -165,7 +188,8 @@ impl Store {
     /// Unacknowledged items with `seq > after`, in order.
     pub async fn pending_outbox(&self, after: i64) -> Result<Vec<StoredItem>, StoreError> {
         let raws: Vec<RawItem> = sqlx::query_as(
-            "SELECT seq, turn_id, kind, text, voice, reply_to, placeholder, parts_done, created_at
+            "SELECT seq, turn_id, kind, text, voice, reply_to, placeholder, parts_done, created_at,
+                    reason, args
              FROM outbox WHERE acked_at IS NULL AND seq > ?1 ORDER BY seq",
         )
         .bind(after)

@@ -25,6 +25,7 @@ use super::{MAX_TOOL_CALLS, TurnEvent, Turns};
 use kernel_common::config::Locale;
 
 use crate::conversation::{Block, Message, Role, ToolSpec, Usage};
+use crate::failure::FailReason;
 use crate::llm::{LlmError, ModelRequest, ModelResponse, StreamEvent};
 use crate::models::CurrentModel;
 use crate::models::cooldown::FailoverReason;
@@ -68,8 +69,8 @@ struct Call {
 #[derive(Debug)]
 enum Stop {
     Cancelled,
-    /// A redacted message for the owner.
-    Failed(String),
+    /// A redacted English message and its reason for the owner's client.
+    Failed(String, FailReason),
 }
 
 /// Why one model call ended without a response.
@@ -191,7 +192,10 @@ impl Turn {
     fn finish(&mut self, outcome: Result<String, Stop>, voice_reply: Option<Vec<u8>>) {
         let turns = &self.turns.inner;
         let outcome = outcome.map_err(|stop| match stop {
-            Stop::Failed(message) => Stop::Failed(turns.redactor.redact(&message)),
+            Stop::Failed(message, reason) => Stop::Failed(
+                turns.redactor.redact(&message),
+                reason.redacted(&turns.redactor),
+            ),
             other => other,
         });
         match &outcome {
@@ -199,7 +203,7 @@ impl Turn {
                 tracing::info!(tool_calls = self.calls_used, usage = ?self.usage, "turn completed")
             }
             Err(Stop::Cancelled) => tracing::info!(tool_calls = self.calls_used, "turn cancelled"),
-            Err(Stop::Failed(message)) => {
+            Err(Stop::Failed(message, _)) => {
                 tracing::warn!(error = %message, "turn failed");
                 turns.gate.record_error(message);
             }
@@ -214,7 +218,7 @@ impl Turn {
                 });
                 turns.titler.after_round(self.session_id);
             }
-            Err(Stop::Failed(message)) => self.emit(TurnEvent::Failed { message }),
+            Err(Stop::Failed(message, reason)) => self.emit(TurnEvent::Failed { message, reason }),
             Err(Stop::Cancelled) => self.emit(TurnEvent::Cancelled),
         }
     }
@@ -532,12 +536,12 @@ fn limit_output() -> ToolOutput {
 }
 
 fn llm_failed(e: LlmError) -> Stop {
-    Stop::Failed(e.to_string())
+    Stop::Failed(e.to_string(), FailReason::llm(&e))
 }
 
 fn store_failed(e: crate::store::StoreError) -> Stop {
     tracing::error!(error = %e, "cannot save the conversation");
-    Stop::Failed(STORE_FAILED.to_owned())
+    Stop::Failed(STORE_FAILED.to_owned(), FailReason::store_failed())
 }
 
 #[cfg(test)]

@@ -46,7 +46,7 @@ pub(super) async fn deliver(
             show(
                 app,
                 placeholder,
-                &texts.turn_failed(&failed.message),
+                &texts.turn_failure(&failed.reason, &failed.args, &failed.message),
                 delivery.reply_to,
             )
             .await;

@@ -30,6 +30,15 @@ async fn provider_errors_fail_the_turn_redacted_and_the_session_recovers() {
             message.starts_with("authentication failed (401)"),
             "{kind}: {message}"
         );
+        // The reason for the owner's client, next to the English message (its args redacted).
+        let Some(Event::Failed(f)) = events.last() else {
+            unreachable!()
+        };
+        assert_eq!(
+            (f.reason.as_str(), f.args.get("status").map(String::as_str)),
+            ("MODEL_AUTH", Some("401")),
+            "{kind}"
+        );
         let all = format!("{events:?}");
         assert!(
             !all.contains(PROVIDER_KEY),

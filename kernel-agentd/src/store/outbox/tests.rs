@@ -37,6 +37,10 @@ async fn the_item_is_stored_with_the_answer_in_one_transaction_and_replayed_in_o
         turn_id: "t2".into(),
         body: ItemBody::Failed {
             message: "boom".into(),
+            reason: crate::failure::FailReason::llm(&crate::llm::LlmError::Overloaded {
+                status: 529,
+                message: "overloaded".into(),
+            }),
         },
         reply_to: None,
         placeholder: Some(9),
@@ -55,6 +59,25 @@ async fn the_item_is_stored_with_the_answer_in_one_transaction_and_replayed_in_o
     assert_eq!(pending[1].body, failed.body);
     assert_eq!(pending[1].placeholder, Some(9));
     assert_eq!(store.pending_outbox(first).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_failure_stored_without_a_reason_reads_as_unknown() {
+    let (_dir, store) = store().await;
+    sqlx::query(
+        "INSERT INTO outbox (turn_id, kind, text, created_at) VALUES ('old', 'failed', 'boom', 1)",
+    )
+    .execute(&store.pool)
+    .await
+    .unwrap();
+    let pending = store.pending_outbox(0).await.unwrap();
+    assert_eq!(
+        pending[0].body,
+        ItemBody::Failed {
+            message: "boom".into(),
+            reason: crate::failure::FailReason::default(),
+        }
+    );
 }
 
 #[tokio::test]

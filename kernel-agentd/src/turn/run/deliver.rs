@@ -3,6 +3,7 @@
 //! before the last event is sent to anyone.
 
 use super::{STORE_FAILED, Stop, Turn, store_failed};
+use crate::failure::FailReason;
 use crate::outbox::{ItemBody, NewItem};
 use crate::turn::TurnEvent;
 use crate::turn::slim::slim;
@@ -50,7 +51,9 @@ impl Turn {
     ) -> Result<String, Stop> {
         let redactor = &self.turns.inner.redactor;
         let outcome = outcome.map_err(|stop| match stop {
-            Stop::Failed(message) => Stop::Failed(redactor.redact(&message)),
+            Stop::Failed(message, reason) => {
+                Stop::Failed(redactor.redact(&message), reason.redacted(redactor))
+            }
             other => other,
         });
         let answer: Vec<_> = self
@@ -75,8 +78,9 @@ impl Turn {
                 text: text.clone(),
                 voice: voice_reply.map(<[u8]>::to_vec),
             },
-            Err(Stop::Failed(message)) => ItemBody::Failed {
+            Err(Stop::Failed(message, reason)) => ItemBody::Failed {
                 message: message.clone(),
+                reason: reason.clone(),
             },
             Err(Stop::Cancelled) => ItemBody::Cancelled,
         };
@@ -88,6 +92,7 @@ impl Turn {
         };
         let ended = || TurnEvent::Failed {
             message: STORE_FAILED.to_owned(),
+            reason: FailReason::store_failed(),
         };
         match self
             .turns

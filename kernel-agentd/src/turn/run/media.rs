@@ -4,6 +4,7 @@
 
 use super::{Stop, Turn};
 use crate::conversation::{Block, Message};
+use crate::failure::FailReason;
 use crate::media::SttFailure;
 use crate::media::stt::VoiceClip;
 use crate::turn::input::Part;
@@ -47,7 +48,9 @@ impl Turn {
             match media.transcribe(clip, &self.cancel).await {
                 Ok(text) => transcripts.push(text),
                 Err(SttFailure::Cancelled) => return Err(Stop::Cancelled),
-                Err(SttFailure::Failed(message)) => return Err(Stop::Failed(message)),
+                Err(SttFailure::Failed(message)) => {
+                    return Err(Stop::Failed(message, FailReason::default()));
+                }
             }
         }
         self.user = input.into_message(transcripts);

@@ -1,0 +1,153 @@
+//! `FailReason`: why a turn failed, as a machine-readable reason and its arguments, sent next to
+//! the English message (`kernel.v1.TurnFailed.reason`/`args`) so clients say it in the owner's
+//! language. An empty reason is unknown: clients fall back to the message.
+
+use std::collections::BTreeMap;
+
+use kernel_common::Redactor;
+
+use crate::llm::LlmError;
+
+/// Every reason a failed turn may carry (see `proto/kernel/v1/agent.proto`).
+pub const FAIL_REASONS: [&str; 10] = [
+    "MODEL_AUTH",
+    "MODEL_RATE_LIMITED",
+    "MODEL_OVERLOADED",
+    "MODEL_BAD_REQUEST",
+    "MODEL_CONTEXT_TOO_LONG",
+    "MODEL_CAPABILITY_MISSING",
+    "MODEL_NETWORK",
+    "MODEL_STALLED",
+    "MODEL_STREAM",
+    "STORE_FAILED",
+];
+
+/// A failed turn's reason and arguments; the default (empty reason) is unknown.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FailReason {
+    pub reason: String,
+    pub args: BTreeMap<String, String>,
+}
+
+impl FailReason {
+    fn new(reason: &str, args: &[(&str, String)]) -> Self {
+        Self {
+            reason: reason.to_owned(),
+            args: args
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect(),
+        }
+    }
+
+    /// The conversation could not be saved.
+    pub fn store_failed() -> Self {
+        Self::new("STORE_FAILED", &[])
+    }
+
+    /// The reason for a failed model call; `detail` carries the provider's own (redacted) words.
+    pub fn llm(e: &LlmError) -> Self {
+        use LlmError as E;
+        let status = |s: &u16| ("status", s.to_string());
+        let detail = |m: &String| ("detail", m.clone());
+        match e {
+            E::Authentication { status: s, message } => {
+                Self::new("MODEL_AUTH", &[status(s), detail(message)])
+            }
+            E::RateLimited {
+                retry_after,
+                message,
+            } => {
+                let mut args = vec![detail(message)];
+                if let Some(after) = retry_after {
+                    args.push(("retry_after_secs", after.as_secs().to_string()));
+                }
+                Self::new("MODEL_RATE_LIMITED", &args)
+            }
+            E::Overloaded { status: s, message } => {
+                Self::new("MODEL_OVERLOADED", &[status(s), detail(message)])
+            }
+            E::BadRequest { status: s, message } => {
+                Self::new("MODEL_BAD_REQUEST", &[status(s), detail(message)])
+            }
+            E::ContextTooLong { message } => {
+                Self::new("MODEL_CONTEXT_TOO_LONG", &[detail(message)])
+            }
+            E::CapabilityMissing { message } => {
+                Self::new("MODEL_CAPABILITY_MISSING", &[detail(message)])
+            }
+            E::Network { message } => Self::new("MODEL_NETWORK", &[detail(message)]),
+            E::Stalled { after } => {
+                Self::new("MODEL_STALLED", &[("secs", after.as_secs().to_string())])
+            }
+            E::Stream { message } => Self::new("MODEL_STREAM", &[detail(message)]),
+        }
+    }
+
+    /// This reason with every argument redacted by `redactor`.
+    pub fn redacted(self, redactor: &Redactor) -> Self {
+        Self {
+            reason: self.reason,
+            args: self
+                .args
+                .into_iter()
+                .map(|(k, v)| (k, redactor.redact(&v)))
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn every_model_error_has_a_listed_reason_with_its_numbers() {
+        let m = || "x".to_owned();
+        let errors = [
+            LlmError::Authentication {
+                status: 401,
+                message: m(),
+            },
+            LlmError::RateLimited {
+                retry_after: Some(Duration::from_secs(7)),
+                message: m(),
+            },
+            LlmError::Overloaded {
+                status: 529,
+                message: m(),
+            },
+            LlmError::BadRequest {
+                status: 400,
+                message: m(),
+            },
+            LlmError::ContextTooLong { message: m() },
+            LlmError::CapabilityMissing { message: m() },
+            LlmError::Network { message: m() },
+            LlmError::Stalled {
+                after: Duration::from_secs(60),
+            },
+            LlmError::Stream { message: m() },
+        ];
+        for e in &errors {
+            let r = FailReason::llm(e);
+            assert!(FAIL_REASONS.contains(&r.reason.as_str()), "{r:?}");
+        }
+        assert_eq!(FailReason::llm(&errors[0]).args["status"], "401");
+        assert_eq!(FailReason::llm(&errors[1]).args["retry_after_secs"], "7");
+        assert_eq!(FailReason::llm(&errors[7]).args["secs"], "60");
+        assert!(FAIL_REASONS.contains(&FailReason::store_failed().reason.as_str()));
+    }
+
+    #[test]
+    fn arguments_are_redacted() {
+        let r = Redactor::new(["sk-abcdefghijklmnop"]);
+        let reason = FailReason::llm(&LlmError::Network {
+            message: "sk-abcdefghijklmnop".into(),
+        })
+        .redacted(&r);
+        assert_eq!(reason.args["detail"], "sk-a…mnop");
+    }
+}

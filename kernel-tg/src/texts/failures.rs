@@ -1,0 +1,193 @@
+//! Failed turns from agentd (`kernel.v1.TurnFailed`: a reason and its arguments next to the
+//! English message) said in the owner's language; an unknown or empty reason falls back to
+//! agentd's message.
+
+use std::collections::HashMap;
+
+use super::{MAX_DETAIL_CHARS, Texts, escape_truncated};
+use kernel_common::config::Locale;
+
+/// Every failure reason agentd may send (see `proto/kernel/v1/agent.proto`).
+pub const FAILURE_REASONS: [&str; 10] = [
+    "MODEL_AUTH",
+    "MODEL_RATE_LIMITED",
+    "MODEL_OVERLOADED",
+    "MODEL_BAD_REQUEST",
+    "MODEL_CONTEXT_TOO_LONG",
+    "MODEL_CAPABILITY_MISSING",
+    "MODEL_NETWORK",
+    "MODEL_STALLED",
+    "MODEL_STREAM",
+    "STORE_FAILED",
+];
+
+impl Texts {
+    /// The notice for a failed turn: `reason` with `args` in the owner's language, or
+    /// [`Texts::turn_failed`] with agentd's `message` when the reason is empty or unknown.
+    pub fn turn_failure(
+        self,
+        reason: &str,
+        args: &HashMap<String, String>,
+        message: &str,
+    ) -> String {
+        match self.failure_sentence(reason, args) {
+            Some(sentence) => match self.locale() {
+                Locale::Zh => format!("⚠️ 出错了：{sentence}"),
+                Locale::En => format!("⚠️ Something went wrong: {sentence}"),
+            },
+            None => self.turn_failed(message),
+        }
+    }
+
+    fn failure_sentence(self, reason: &str, args: &HashMap<String, String>) -> Option<String> {
+        let arg = |name: &str| escape_truncated(args.get(name).map_or("", String::as_str), 20);
+        let detail = || {
+            let d = escape_truncated(
+                args.get("detail").map_or("", String::as_str),
+                MAX_DETAIL_CHARS,
+            );
+            format!("<code>{d}</code>")
+        };
+        let zh = self.locale() == Locale::Zh;
+        let text = match reason {
+            "MODEL_AUTH" => {
+                let status = arg("status");
+                if zh {
+                    format!("模型服务拒绝了 API 密钥（HTTP {status}），请检查配置中的密钥")
+                } else {
+                    format!(
+                        "the model provider rejected the API key (HTTP {status}); check the key in the configuration"
+                    )
+                }
+            }
+            "MODEL_RATE_LIMITED" => match (zh, args.get("retry_after_secs")) {
+                (true, Some(_)) => format!(
+                    "模型服务请求过于频繁，已被限流，请约 {} 秒后再试",
+                    arg("retry_after_secs")
+                ),
+                (true, None) => "模型服务请求过于频繁，已被限流，请稍后再试".into(),
+                (false, Some(_)) => format!(
+                    "the model provider is rate-limiting requests; try again in about {} seconds",
+                    arg("retry_after_secs")
+                ),
+                (false, None) => {
+                    "the model provider is rate-limiting requests; try again later".into()
+                }
+            },
+            "MODEL_OVERLOADED" => {
+                let status = arg("status");
+                if zh {
+                    format!("模型服务暂时不可用（HTTP {status}），请稍后再试")
+                } else {
+                    format!(
+                        "the model provider is unavailable right now (HTTP {status}); try again later"
+                    )
+                }
+            }
+            "MODEL_BAD_REQUEST" => {
+                let (status, detail) = (arg("status"), detail());
+                if zh {
+                    format!("模型服务拒绝了这次请求（HTTP {status}）：{detail}")
+                } else {
+                    format!("the model provider refused the request (HTTP {status}): {detail}")
+                }
+            }
+            "MODEL_CONTEXT_TOO_LONG" => self
+                .pick(
+                    "对话太长，超出了模型的上下文窗口，请发送 /new 开始新会话",
+                    "the conversation no longer fits the model's context window; send /new to start a new session",
+                )
+                .into(),
+            "MODEL_CAPABILITY_MISSING" => {
+                let detail = detail();
+                if zh {
+                    format!("当前模型缺少所需的能力（{detail}），请用 /provider 或 /model 切换")
+                } else {
+                    format!(
+                        "the current model lacks a needed capability ({detail}); switch with /provider or /model"
+                    )
+                }
+            }
+            "MODEL_NETWORK" => self
+                .pick(
+                    "无法连接到模型服务（网络错误），请稍后再试",
+                    "could not reach the model provider (network error); try again later",
+                )
+                .into(),
+            "MODEL_STALLED" => {
+                let secs = arg("secs");
+                if zh {
+                    format!("模型服务 {secs} 秒没有响应，回复已中止，请重试")
+                } else {
+                    format!("the model provider sent nothing for {secs} seconds; try again")
+                }
+            }
+            "MODEL_STREAM" => self
+                .pick(
+                    "模型服务的回复中途断开了，请重试",
+                    "the model provider's reply broke off; try again",
+                )
+                .into(),
+            "STORE_FAILED" => self
+                .pick(
+                    "无法保存对话（数据库错误），详情见 agentd 的日志",
+                    "could not save the conversation (database error); see the agent log",
+                )
+                .into(),
+            _ => return None,
+        };
+        Some(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args() -> HashMap<String, String> {
+        [
+            ("status", "429"),
+            ("retry_after_secs", "7"),
+            ("secs", "60"),
+            ("detail", "<bad> request"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+    }
+
+    #[test]
+    fn every_failure_reason_is_said_in_the_owners_language() {
+        let cjk = |s: &str| s.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
+        for reason in FAILURE_REASONS {
+            let zh = Texts::new(Locale::Zh).turn_failure(reason, &args(), "English message");
+            let en = Texts::new(Locale::En).turn_failure(reason, &args(), "English message");
+            assert!(
+                cjk(&zh) && !zh.contains("English message"),
+                "{reason}: {zh}"
+            );
+            assert!(
+                !cjk(&en) && !en.contains("English message"),
+                "{reason}: {en}"
+            );
+            assert!(en.len() > 30, "{reason}: {en}");
+            assert!(!zh.contains("<bad>") && !en.contains("<bad>"), "escaped");
+        }
+        let zh = Texts::new(Locale::Zh);
+        assert_eq!(
+            zh.turn_failure("MODEL_RATE_LIMITED", &args(), "x"),
+            "⚠️ 出错了：模型服务请求过于频繁，已被限流，请约 7 秒后再试"
+        );
+    }
+
+    #[test]
+    fn an_unknown_or_empty_reason_shows_agentds_message() {
+        let zh = Texts::new(Locale::Zh);
+        for reason in ["", "SOMETHING_NEW"] {
+            assert_eq!(
+                zh.turn_failure(reason, &args(), "语音识别失败 & co"),
+                zh.turn_failed("语音识别失败 & co")
+            );
+        }
+    }
+}
