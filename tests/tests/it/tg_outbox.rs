@@ -206,58 +206,48 @@ async fn killed_after_the_turn_completed_the_restarted_bot_delivers_the_stored_a
         .into_inner();
     assert_eq!(status.undelivered, 1);
     assert!(status.oldest_undelivered_seconds.is_some());
-    stack.start_bot().await;
-    let visible = delivered(&stack, &chunks).await;
-    assert_exactly(&visible, &chunks, 0);
-    stack.assert_no_secrets();
+    restart_bot_and_expect_every_chunk_once(&mut stack, &chunks).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_between_two_chunks_the_rest_follows_in_order() {
+    // The second chunk is being waited out (a 429): the first is sent and acknowledged.
+    killed_while_a_chunk_is_rate_limited(3, 1).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_while_a_429_on_the_first_chunk_is_waited_out_the_answer_still_arrives() {
+    killed_while_a_chunk_is_rate_limited(2, 0).await;
+}
+
+/// An answer of `parts` chunks whose chunk `limited` Telegram answers with a 429; kernel-tg is
+/// killed while it waits that out, and the restarted one delivers every chunk once, in order.
+async fn killed_while_a_chunk_is_rate_limited(parts: usize, limited: usize) {
     let mut stack = Stack::start().await;
-    let (answer, chunks) = long_answer(3);
-    let second = chunks[1].clone();
+    let (answer, chunks) = long_answer(parts);
+    let target = chunks[limited].clone();
     stack.telegram.inject_when(
         "sendMessage",
-        move |p| p["text"] == second.as_str(),
+        move |p| p["text"] == target.as_str(),
         Failure::RetryAfter(60),
         1,
     );
     stack.llm.push(Script::text(answer));
     stack.owner_says("long question");
-    // The second chunk is being waited out (a 429): the first is sent and acknowledged.
     stack
         .telegram
         .wait_for_call("sendMessage", |c| c.injected, PROMPT)
         .await;
     stack.kill_bot();
-    stack.start_bot().await;
-    let visible = delivered(&stack, &chunks).await;
-    assert_exactly(&visible, &chunks, 0);
-    stack.assert_no_secrets();
+    restart_bot_and_expect_every_chunk_once(&mut stack, &chunks).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn killed_while_a_429_on_the_first_chunk_is_waited_out_the_answer_still_arrives() {
-    let mut stack = Stack::start().await;
-    let (answer, chunks) = long_answer(2);
-    let first = chunks[0].clone();
-    stack.telegram.inject_when(
-        "sendMessage",
-        move |p| p["text"] == first.as_str(),
-        Failure::RetryAfter(60),
-        1,
-    );
-    stack.llm.push(Script::text(answer));
-    stack.owner_says("question");
-    stack
-        .telegram
-        .wait_for_call("sendMessage", |c| c.injected, PROMPT)
-        .await;
-    stack.kill_bot();
+/// Starts kernel-tg again and checks that every chunk reached the owner once, in order, with
+/// no secret in any log.
+async fn restart_bot_and_expect_every_chunk_once(stack: &mut Stack, chunks: &[String]) {
     stack.start_bot().await;
-    let visible = delivered(&stack, &chunks).await;
-    assert_exactly(&visible, &chunks, 0);
+    let visible = delivered(stack, chunks).await;
+    assert_exactly(&visible, chunks, 0);
     stack.assert_no_secrets();
 }
 
@@ -277,10 +267,7 @@ async fn agentd_killed_after_the_answer_was_stored_delivers_it_once_after_restar
     drop(outbox);
     stack.kill_agentd();
     stack.start_agentd();
-    stack.start_bot().await;
-    let visible = delivered(&stack, &chunks).await;
-    assert_exactly(&visible, &chunks, 0);
-    stack.assert_no_secrets();
+    restart_bot_and_expect_every_chunk_once(&mut stack, &chunks).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
