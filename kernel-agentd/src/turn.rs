@@ -52,7 +52,7 @@ use context::Soul;
 use gate::{Busy, Gate};
 
 pub use extensions::Extensions;
-pub use gate::{RunningTurn, TurnStatus};
+pub use gate::{Origin, RunningTurn, TurnStatus};
 pub use input::{Attachment, UserInput};
 pub use recall::MemoryRecall;
 

@@ -1,15 +1,30 @@
-//! The global turn gate: one turn at a time, busy windows, the running turn's cancel token and
-//! status, and the last error — one std `Mutex`, held only for a few field updates.
+//! The global turn gate: one turn at a time, busy windows, the running turn's cancel token,
+//! origin and status, and the last error — one std `Mutex`, held only for a few field updates.
+//! Owner turns are refused while another turn runs (`try_enter`); work Kernel starts on its own
+//! waits for the gate instead (`enter_when_free`), woken when a permit is dropped.
 
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 /// Admits one turn at a time; cheap to clone (clones share the state).
 #[derive(Debug, Clone, Default)]
 pub struct Gate {
     state: Arc<Mutex<State>>,
+    /// Signalled whenever the running turn's permit is dropped.
+    freed: Arc<Notify>,
+}
+
+/// Who started a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Origin {
+    /// The owner (a message, a queued follow-up): refused as busy while another turn runs.
+    #[default]
+    Owner,
+    /// Kernel itself (a schedule, a background job's summary): waits for the gate.
+    Kernel,
 }
 
 #[derive(Debug, Default)]
@@ -24,6 +39,7 @@ struct State {
 #[derive(Debug)]
 struct Running {
     id: u64,
+    origin: Origin,
     cancel: CancellationToken,
     started_at: DateTime<Utc>,
     /// Tools running now, in start order (a step may run several at once).
@@ -60,7 +76,7 @@ impl Gate {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Admits a turn that `cancel` will stop, or refuses it at once.
+    /// Admits an owner turn that `cancel` will stop, or refuses it at once.
     pub fn try_enter(&self, cancel: CancellationToken) -> Result<Permit, Busy> {
         let mut s = self.lock();
         if s.running.is_some() {
@@ -69,18 +85,54 @@ impl Gate {
                 first_in_window: s.refusals == 1,
             });
         }
+        Ok(self.admit(&mut s, cancel, Origin::Owner))
+    }
+
+    /// Admits a turn of `origin` once no turn runs (waiting quietly: no busy refusal is
+    /// counted); `None` when `cancel` fires first.
+    #[allow(dead_code)] // the hook for schedules, background jobs and follow-up queues
+    pub async fn enter_when_free(
+        &self,
+        cancel: CancellationToken,
+        origin: Origin,
+    ) -> Option<Permit> {
+        loop {
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            {
+                let mut s = self.lock();
+                if s.running.is_none() {
+                    return Some(self.admit(&mut s, cancel, origin));
+                }
+            }
+            tokio::select! {
+                _ = &mut freed => {}
+                _ = cancel.cancelled() => return None,
+            }
+        }
+    }
+
+    fn admit(&self, s: &mut State, cancel: CancellationToken, origin: Origin) -> Permit {
         s.next_id += 1;
         let id = s.next_id;
         s.running = Some(Running {
             id,
+            origin,
             cancel,
             started_at: Utc::now(),
             tools: Vec::new(),
         });
-        Ok(Permit {
+        Permit {
             gate: self.clone(),
             id,
-        })
+        }
+    }
+
+    /// Who started the running turn, if one runs.
+    #[allow(dead_code)] // the hook for schedules, background jobs and follow-up queues
+    pub fn running_origin(&self) -> Option<Origin> {
+        self.lock().running.as_ref().map(|r| r.origin)
     }
 
     /// Cancels the running turn; whether there was one.
@@ -155,6 +207,8 @@ impl Drop for Permit {
         if s.running.as_ref().is_some_and(|r| r.id == self.id) {
             s.running = None;
             s.refusals = 0;
+            drop(s);
+            self.gate.freed.notify_waiters();
         }
     }
 }
@@ -189,6 +243,37 @@ mod tests {
         );
         drop(permit);
         assert!(gate.status().running_turn.is_none());
+    }
+
+    #[tokio::test]
+    async fn kernel_work_waits_for_the_gate_without_counting_as_busy() {
+        let gate = Gate::default();
+        let owner = gate.try_enter(CancellationToken::new()).unwrap();
+        let waiter = tokio::spawn({
+            let gate = gate.clone();
+            async move {
+                gate.enter_when_free(CancellationToken::new(), Origin::Kernel)
+                    .await
+                    .map(|permit| (permit.gate.running_origin(), permit))
+            }
+        });
+        tokio::task::yield_now().await;
+        assert_eq!(gate.running_origin(), Some(Origin::Owner));
+        drop(owner);
+        let (origin, permit) = waiter.await.unwrap().unwrap();
+        assert_eq!(origin, Some(Origin::Kernel));
+        // The owner's first refusal while Kernel's turn runs still opens a busy window.
+        assert_eq!(
+            gate.try_enter(CancellationToken::new()).unwrap_err(),
+            Busy {
+                first_in_window: true
+            }
+        );
+        drop(permit);
+        let cancel = CancellationToken::new();
+        let _owner = gate.try_enter(CancellationToken::new()).unwrap();
+        cancel.cancel();
+        assert!(gate.enter_when_free(cancel, Origin::Kernel).await.is_none());
     }
 
     #[test]
