@@ -16,6 +16,7 @@ use crate::llm::titles::TitlesClient;
 use crate::mcp::{Mcp, McpServerStatus, McpSettings};
 use crate::media::Media;
 use crate::memory::{Memories, SearchMode};
+use crate::memory_auto::{AutoMemory, AutoStatus};
 use crate::models::Models;
 use crate::models::cooldown::Cooldown;
 use crate::outbox::{Backlog, Outbox};
@@ -43,6 +44,8 @@ struct Inner {
     models: Models,
     titler: Titler,
     memories: Arc<Memories>,
+    /// Background notes and automatic memories.
+    memory_auto: AutoMemory,
     delegator: Arc<Delegator>,
     mcp: Mcp,
     skills: Skills,
@@ -69,6 +72,8 @@ pub struct Status {
     pub outbox: Backlog,
     /// Providers (and `[titles]`) cooling down after failed calls.
     pub cooldowns: Vec<(String, Cooldown)>,
+    /// Whether auto memory runs, and its last run.
+    pub memory_auto: AutoStatus,
 }
 
 impl Agent {
@@ -109,6 +114,15 @@ impl Agent {
             root.clone(),
         );
         let memories = Arc::new(Memories::open(store.clone(), tz).await);
+        let memory_auto = AutoMemory::start(
+            &config,
+            store.clone(),
+            memories.clone(),
+            &http,
+            &tasks,
+            root.child_token(),
+        )
+        .await?;
         let tools = ext.tools;
         let mcp = Mcp::start(
             &config,
@@ -134,6 +148,7 @@ impl Agent {
                 sessions: sessions.clone(),
                 models: models.clone(),
                 titler: titler.clone(),
+                after_round: memory_auto.round_hook(),
                 root: root.clone(),
                 tasks: tasks.clone(),
                 outbox: outbox.clone(),
@@ -149,6 +164,7 @@ impl Agent {
                 models,
                 titler,
                 memories,
+                memory_auto,
                 delegator,
                 mcp,
                 skills,
@@ -181,6 +197,11 @@ impl Agent {
     /// The long-term memory.
     pub fn memories(&self) -> &Memories {
         &self.inner.memories
+    }
+
+    /// Background notes and automatic memories.
+    pub fn memory_auto(&self) -> &AutoMemory {
+        &self.inner.memory_auto
     }
 
     /// CLI delegation.
@@ -232,6 +253,7 @@ impl Agent {
                 .await
                 .map_err(ApiError::internal)?,
             cooldowns: self.inner.models.cooldowns().all_active(),
+            memory_auto: self.inner.memory_auto.status(),
         })
     }
 }

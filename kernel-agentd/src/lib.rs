@@ -14,6 +14,7 @@ pub mod llm;
 pub mod mcp;
 pub(crate) mod media;
 pub mod memory;
+pub(crate) mod memory_auto;
 pub(crate) mod models;
 pub(crate) mod outbox;
 pub(crate) mod refusal;

@@ -64,6 +64,7 @@ impl pb::agent_server::Agent for AgentService {
             .new_session()
             .await
             .map_err(to_status)?;
+        self.agent.memory_auto().session_ended();
         Ok(Response::new(pb::NewSessionResponse {
             session: Some(session_info(info)),
         }))
@@ -229,5 +230,11 @@ impl pb::agent_server::Agent for AgentService {
         Ok(Response::new(pb::ListSkillsResponse {
             skills: skills.into_iter().map(convert::skill_info).collect(),
         }))
+    }
+
+    async fn get_notes(&self, req: Request<pb::GetNotesRequest>) -> RpcResult<pb::GetNotesResponse> {
+        self.get_notes_rpc(req.into_inner())
+            .await
+            .map(Response::new)
     }
 }

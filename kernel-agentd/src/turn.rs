@@ -19,6 +19,7 @@
 mod context;
 mod extensions;
 mod gate;
+mod hook;
 mod input;
 mod media;
 mod recall;
@@ -51,8 +52,10 @@ use crate::tools::ToolRegistry;
 use context::Soul;
 use gate::{Busy, Gate};
 
+pub use context::RECALL_HEADING;
 pub use extensions::Extensions;
 pub use gate::{Origin, RunningTurn, TurnStatus};
+pub use hook::RoundHook;
 pub use input::{Attachment, UserInput};
 pub use recall::MemoryRecall;
 
@@ -141,6 +144,8 @@ struct Inner {
     sessions: Sessions,
     models: Models,
     titler: Titler,
+    /// Told after each completed round (auto memory).
+    after_round: RoundHook,
     /// History rounds sent with each request.
     context_rounds: usize,
     /// Memories recalled per turn (0: none).
@@ -167,6 +172,8 @@ pub struct TurnsSetup {
     pub sessions: Sessions,
     pub models: Models,
     pub titler: Titler,
+    /// Told after each completed round.
+    pub after_round: RoundHook,
     pub root: CancellationToken,
     pub tasks: TaskTracker,
     pub outbox: Outbox<TurnEvent>,
@@ -189,6 +196,7 @@ impl Turns {
                 sessions: setup.sessions,
                 models: setup.models,
                 titler: setup.titler,
+                after_round: setup.after_round,
                 context_rounds: general.context_rounds,
                 memory_recall_k: general.memory_recall_k,
                 tz: general.timezone,

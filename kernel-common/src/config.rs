@@ -50,6 +50,8 @@ pub struct Config {
     pub agentd: AgentdConfig,
     pub stt: Option<SttConfig>,
     pub tts: Option<TtsConfig>,
+    /// `[memory_auto]`: background conversation notes and automatic memories.
+    pub memory_auto: MemoryAutoConfig,
     /// The variables the config references as secrets: every `${VAR}` of the MCP servers (url,
     /// header and env values), set or not, sorted. Delegated CLIs never inherit them.
     pub secret_env: Vec<String>,
@@ -155,6 +157,46 @@ pub struct TitlesConfig {
     pub model: String,
     pub max_tokens: u32,
     pub headers: BTreeMap<String, Secret>,
+}
+
+/// `[memory_auto]`: every `interval` user messages (and on `/new`, and at local midnight) a
+/// cheap model turns the new messages into the day's note and scored long-term memories.
+#[derive(Debug, Clone)]
+pub struct MemoryAutoConfig {
+    /// Whether the job runs (default: when `endpoint` is usable).
+    pub enabled: bool,
+    /// The endpoint it calls (the `[titles]` one by default, or a `[providers.<name>]` entry with
+    /// `model`); `None` when there is none. Its `max_tokens` is `memory_auto.max_tokens`.
+    pub endpoint: Option<TitlesConfig>,
+    /// User messages between two runs.
+    pub interval: usize,
+    /// Items at or above this importance (1–5) become memories.
+    pub min_importance: u8,
+    /// Most automatic memories kept (the least important, oldest go first).
+    pub max_auto: usize,
+    /// How long one extraction call may take.
+    pub timeout: std::time::Duration,
+}
+
+/// `memory_auto.interval` when not set.
+pub const DEFAULT_MEMORY_AUTO_INTERVAL: usize = 10;
+/// `memory_auto.min_importance` when not set.
+pub const DEFAULT_MEMORY_AUTO_MIN_IMPORTANCE: u8 = 3;
+/// `memory_auto.max_auto` when not set.
+pub const DEFAULT_MEMORY_AUTO_MAX: usize = 2000;
+
+impl MemoryAutoConfig {
+    /// Off, with no endpoint.
+    pub fn off() -> Self {
+        Self {
+            enabled: false,
+            endpoint: None,
+            interval: DEFAULT_MEMORY_AUTO_INTERVAL,
+            min_importance: DEFAULT_MEMORY_AUTO_MIN_IMPORTANCE,
+            max_auto: DEFAULT_MEMORY_AUTO_MAX,
+            timeout: std::time::Duration::from_secs(120),
+        }
+    }
 }
 
 /// `[cli.<name>]`: `command + args + [task]`.

@@ -89,8 +89,38 @@ impl TitlesClient {
         })
     }
 
+    /// One non-streaming call with `system` and a single user `prompt`, given `timeout` in all;
+    /// the answer text as the model wrote it (the auto-memory job uses this endpoint too).
+    pub async fn complete(
+        &self,
+        system: &str,
+        prompt: String,
+        timeout: Duration,
+    ) -> Result<String, LlmError> {
+        let messages = [Message::user_text(prompt)];
+        let request = ModelRequest {
+            model: &self.model,
+            system,
+            tools: &[],
+            messages: &messages,
+            stable_prefix: 0,
+        };
+        tokio::time::timeout(timeout, self.call_within(&request, timeout))
+            .await
+            .map_err(|_| LlmError::Stalled { after: timeout })?
+    }
+
     /// Sends the request and returns the answer text.
     async fn call(&self, request: &ModelRequest<'_>) -> Result<String, LlmError> {
+        self.call_within(request, TITLE_TIMEOUT).await
+    }
+
+    /// [`Self::call`] with the HTTP exchange bounded by `timeout`.
+    async fn call_within(
+        &self,
+        request: &ModelRequest<'_>,
+        timeout: Duration,
+    ) -> Result<String, LlmError> {
         let (bytes, classify): (_, fn(&_) -> _) = match self.kind {
             ProviderKind::Claude => (
                 serde_json::to_vec(&claude::wire::body(request, self.max_tokens, false)),
@@ -105,7 +135,7 @@ impl TitlesClient {
             status: 0,
             message: format!("cannot serialize: {e}"),
         })?;
-        let response = super::http::post(&self.endpoint, bytes, TITLE_TIMEOUT, classify).await?;
+        let response = super::http::post(&self.endpoint, bytes, timeout, classify).await?;
         let body = read_bounded(response).await;
         let value: Value = serde_json::from_str(&body).map_err(|e| LlmError::Stream {
             message: format!("malformed JSON in the title response: {e}"),

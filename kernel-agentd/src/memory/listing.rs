@@ -19,6 +19,8 @@ pub struct MemoryInfo {
     pub text: String,
     /// `YYYY-MM-DD` in the configured time zone.
     pub date: String,
+    /// Added by auto memory.
+    pub auto: bool,
 }
 
 impl Memories {
@@ -27,6 +29,7 @@ impl Memories {
             number,
             id: row.id,
             date: self.local_date(row.created_at),
+            auto: row.auto,
             text: row.text,
         }
     }

@@ -89,6 +89,18 @@ pub fn status(s: agent::Status) -> pb::GetStatusResponse {
                 failures: c.failures,
             })
             .collect(),
+        memory_auto: Some(memory_auto(s.memory_auto)),
+    }
+}
+
+/// The auto-memory job's state for the wire.
+fn memory_auto(m: crate::memory_auto::AutoStatus) -> pb::MemoryAutoStatus {
+    pb::MemoryAutoStatus {
+        enabled: m.enabled,
+        last_run: m.last.map(|r| rfc3339(r.at)),
+        added: m.last.map_or(0, |r| r.added),
+        refreshed: m.last.map_or(0, |r| r.refreshed),
+        outcome: m.last.map(|r| r.outcome.as_str().to_owned()).unwrap_or_default(),
     }
 }
 

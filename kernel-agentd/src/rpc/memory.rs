@@ -1,5 +1,6 @@
 //! The memory RPC bodies: `AddMemory`, `ListMemories` (`#n`), `SearchMemories` and
-//! `DeleteMemories` (`#n`), proto ⇄ domain over `Memories`.
+//! `DeleteMemories` (`#n`), proto ⇄ domain over `Memories`; `GetNotes`, the daily notes of auto
+//! memory.
 
 use kernel_proto::v1 as pb;
 use tonic::Status;
@@ -60,6 +61,23 @@ impl AgentService {
         })
     }
 
+    /// The daily note of a local day (default today).
+    pub(super) async fn get_notes_rpc(
+        &self,
+        req: pb::GetNotesRequest,
+    ) -> Result<pb::GetNotesResponse, Status> {
+        let (date, note) = self
+            .agent
+            .memory_auto()
+            .note(&req.date)
+            .await
+            .map_err(to_status)?;
+        Ok(pb::GetNotesResponse {
+            date,
+            text: note.map(|n| n.text),
+        })
+    }
+
     /// Deletes memories by `#n` of the latest listing.
     pub(super) async fn delete_memories_rpc(
         &self,
@@ -84,5 +102,6 @@ fn memory_info(m: MemoryInfo) -> pb::MemoryInfo {
         id: m.id,
         text: m.text,
         date: m.date,
+        auto: m.auto,
     }
 }

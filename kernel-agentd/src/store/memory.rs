@@ -19,6 +19,8 @@ pub struct MemoryRow {
     /// The text as given.
     pub text: String,
     pub created_at: DateTime<Utc>,
+    /// Added by the auto-memory job (`source = 'auto'`), not by the owner.
+    pub auto: bool,
 }
 
 /// How a LIKE search combines its terms.
@@ -36,6 +38,7 @@ struct RawMemory {
     id: i64,
     text: String,
     created_at: i64,
+    auto: bool,
 }
 
 impl TryFrom<RawMemory> for MemoryRow {
@@ -46,6 +49,7 @@ impl TryFrom<RawMemory> for MemoryRow {
             id: r.id,
             created_at: from_millis(r.created_at, || format!("memory {}", r.id))?,
             text: r.text,
+            auto: r.auto,
         })
     }
 }
@@ -178,7 +182,7 @@ impl Store {
             .map_err(StoreError::db(op))?;
         let raw: RawMemory = sqlx::query_as(
             "INSERT INTO memories (text, created_at) VALUES (?1, ?2)
-             RETURNING id, text, created_at",
+             RETURNING id, text, created_at, source = 'auto' AS auto",
         )
         .bind(text)
         .bind(now_millis())
@@ -201,7 +205,8 @@ impl Store {
     /// The oldest memory whose text is exactly `text`, if any.
     pub async fn find_memory(&self, text: &str) -> Result<Option<MemoryRow>, StoreError> {
         let raw: Option<RawMemory> = sqlx::query_as(
-            "SELECT id, text, created_at FROM memories WHERE text = ?1 ORDER BY id LIMIT 1",
+            "SELECT id, text, created_at, source = 'auto' AS auto FROM memories
+             WHERE text = ?1 ORDER BY id LIMIT 1",
         )
         .bind(text)
         .fetch_optional(&self.pool)
@@ -243,7 +248,10 @@ impl Store {
     /// Up to `limit` memories, newest first.
     pub async fn recent_memories(&self, limit: usize) -> Result<Vec<MemoryRow>, StoreError> {
         let raws =
-            sqlx::query_as("SELECT id, text, created_at FROM memories ORDER BY id DESC LIMIT ?1")
+            sqlx::query_as(
+                "SELECT id, text, created_at, source = 'auto' AS auto FROM memories
+                 ORDER BY id DESC LIMIT ?1",
+            )
                 .bind(sql_limit(limit))
                 .fetch_all(&self.pool)
                 .await
@@ -270,7 +278,7 @@ impl Store {
         let raws = sqlx::query_as(
             // Ranked inside the index first, so only the `limit` best rows are joined with
             // their text (ranking every match joined with its text costs twice as much).
-            "SELECT m.id, m.text, m.created_at
+            "SELECT m.id, m.text, m.created_at, m.source = 'auto' AS auto
              FROM (SELECT rowid AS id, bm25(memories_fts) AS score
                    FROM memories_fts
                    WHERE memories_fts MATCH ?1
@@ -302,15 +310,15 @@ impl Store {
         let patterns = serde_json::Value::from(patterns).to_string();
         let sql = match how {
             LikeMatch::All => {
-                "SELECT id, text, created_at FROM memories AS m
+                "SELECT id, text, created_at, source = 'auto' AS auto FROM memories AS m
                  WHERE NOT EXISTS (
                      SELECT 1 FROM json_each(?1) AS t
                      WHERE m.text NOT LIKE '%' || t.value || '%' ESCAPE '\\')
                  ORDER BY id DESC LIMIT ?2"
             }
             LikeMatch::Any => {
-                "SELECT id, text, created_at FROM (
-                     SELECT m.id, m.text, m.created_at,
+                "SELECT id, text, created_at, auto FROM (
+                     SELECT m.id, m.text, m.created_at, m.source = 'auto' AS auto,
                             (SELECT COUNT(*) FROM json_each(?1) AS t
                              WHERE m.text LIKE '%' || t.value || '%' ESCAPE '\\') AS hits
                      FROM memories AS m)

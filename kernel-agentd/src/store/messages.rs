@@ -201,6 +201,39 @@ impl Store {
         raws.into_iter().map(StoredMessage::try_from).collect()
     }
 
+    /// Up to `limit` messages of any session with an id above `after`, by id (the auto-memory
+    /// job reads what is new since its last run).
+    pub async fn messages_after(
+        &self,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<StoredMessage>, StoreError> {
+        let raws: Vec<RawMessage> = sqlx::query_as(
+            "SELECT id, ordinal, role, content, created_at FROM messages
+             WHERE id > ?1 ORDER BY id LIMIT ?2",
+        )
+        .bind(after)
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::db("load new messages"))?;
+        raws.into_iter().map(StoredMessage::try_from).collect()
+    }
+
+    /// How many user turns (round starts) of any session have an id above `after`, and the
+    /// highest message id (`after` when there is none).
+    pub async fn user_turns_after(&self, after: i64) -> Result<(u64, i64), StoreError> {
+        let (count, max): (i64, Option<i64>) = sqlx::query_as(
+            "SELECT (SELECT COUNT(*) FROM messages WHERE id > ?1 AND starts_round = 1),
+                    (SELECT MAX(id) FROM messages)",
+        )
+        .bind(after)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(StoreError::db("count new user turns"))?;
+        Ok((u64::try_from(count).unwrap_or(0), max.unwrap_or(after).max(after)))
+    }
+
     /// Replaces the role and blocks of message `id` in place (transcript repair).
     pub async fn replace_message(&self, id: i64, message: &Message) -> Result<(), StoreError> {
         let m = encode(message)?;

@@ -217,6 +217,7 @@ impl Turn {
                     voice_reply,
                 });
                 turns.titler.after_round(self.session_id);
+                turns.after_round.notify();
             }
             Err(Stop::Failed(message, reason)) => self.emit(TurnEvent::Failed { message, reason }),
             Err(Stop::Cancelled) => self.emit(TurnEvent::Cancelled),

@@ -71,6 +71,7 @@ async fn fixture(env: &TestEnv, provider: Arc<ScriptedProvider>) -> Fixture {
             sessions: sessions.clone(),
             models,
             titler,
+            after_round: super::RoundHook::default(),
             outbox: crate::outbox::Outbox::new(env.store.clone(), root.clone()),
             root,
             tasks: tasks.clone(),

@@ -30,6 +30,8 @@ pub struct RawConfig {
     pub agentd: RawAgentd,
     pub stt: Option<RawStt>,
     pub tts: Option<RawTts>,
+    /// `[memory_auto]`: background conversation notes and automatic memories.
+    pub memory_auto: Option<RawMemoryAuto>,
 }
 
 /// `[telegram]`.
@@ -172,6 +174,28 @@ pub struct RawTts {
     pub voice: Option<String>,
     pub headers: Option<BTreeMap<String, String>>,
     /// Seconds one synthesis may take (default 90).
+    pub timeout_secs: Option<u64>,
+}
+
+/// `[memory_auto]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMemoryAuto {
+    /// Default: on when its provider is usable.
+    pub enabled: Option<bool>,
+    /// A `[providers.<name>]` entry; default: the `[titles]` endpoint.
+    pub provider: Option<String>,
+    /// Default: the `[titles]` model, or the provider's default model.
+    pub model: Option<String>,
+    /// User messages between two runs (default 10).
+    pub interval: Option<u32>,
+    /// Items at or above this importance (1–5) become memories (default 3).
+    pub min_importance: Option<u32>,
+    /// Most automatic memories kept (default 2000).
+    pub max_auto: Option<u32>,
+    /// Output tokens of one extraction (default 2048).
+    pub max_tokens: Option<u32>,
+    /// Seconds one extraction call may take (default 120).
     pub timeout_secs: Option<u64>,
 }
 

@@ -161,6 +161,22 @@ fn extras(out: &mut String, c: &Config) {
         }
         None => out.push_str("titles: off\n"),
     }
+    let m = &c.memory_auto;
+    match m.endpoint.as_ref().filter(|_| m.enabled) {
+        Some(e) => {
+            let _ = writeln!(
+                out,
+                "memory_auto: on; model {} at {}; every {} user messages; min importance {}; \
+                 at most {} memories",
+                e.model,
+                redact_url(&e.api_base),
+                m.interval,
+                m.min_importance,
+                m.max_auto
+            );
+        }
+        None => out.push_str("memory_auto: off\n"),
+    }
     out.push_str("cli:\n");
     if c.cli.is_empty() {
         out.push_str("  none\n");

@@ -5,6 +5,7 @@
 
 mod agentd;
 mod mcp;
+mod memory_auto;
 mod providers;
 mod speech;
 
@@ -267,6 +268,12 @@ fn build(
     let cli = cli(&mut ctx, &raw.cli);
     let (mcp_servers, skipped_mcp) = mcp::servers(&mut ctx, &raw.mcp.servers);
     let agentd = agentd::agentd(&mut ctx, &raw.agentd, &general.data_dir);
+    let memory_auto = memory_auto::memory_auto(
+        &mut ctx,
+        raw.memory_auto.as_ref(),
+        titles.as_ref(),
+        &providers,
+    );
     if !ctx.problems.is_empty() {
         return Err(ConfigError::Invalid {
             problems: ctx.problems,
@@ -285,6 +292,7 @@ fn build(
         agentd,
         stt,
         tts,
+        memory_auto,
         secret_env: super::env::referenced_vars(&raw.mcp.servers),
         warnings: ctx.warnings,
     })
