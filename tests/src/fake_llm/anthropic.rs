@@ -17,7 +17,14 @@ pub(crate) fn render(script: Script, call: &Call) -> Response {
         Script::Reply(reply) if call.stream => {
             body::sse(reply_frames(&reply, call), call.shutdown.clone())
         }
-        Script::Reply(reply) => body::json(StatusCode::OK, &message_json(&reply, call), &[]),
+        Script::Reply(reply) => match &reply.hold {
+            Some(release) => body::held_json(
+                release.clone(),
+                &message_json(&reply, call),
+                call.shutdown.clone(),
+            ),
+            None => body::json(StatusCode::OK, &message_json(&reply, call), &[]),
+        },
         Script::Error(error) => error_response(&error, call),
         Script::MidStreamError { error, .. } if !call.stream => error_response(&error, call),
         Script::MidStreamError { text, error } => {

@@ -88,6 +88,13 @@ pub(crate) fn stream_response(
     response
 }
 
+/// A `200` JSON response whose body is sent only once `release` fires (a held non-streaming
+/// reply: the head goes out at once, the body waits).
+pub(crate) fn held_json(release: Release, value: &Value, shutdown: CancellationToken) -> Response {
+    let frames = vec![Frame::Hold(release), Frame::Data(value.to_string())];
+    stream_response(StatusCode::OK, "application/json", frames, shutdown)
+}
+
 /// A complete JSON response.
 pub(crate) fn json(status: StatusCode, value: &Value, extra: &[(String, String)]) -> Response {
     let mut response = Response::new(Body::from(value.to_string()));

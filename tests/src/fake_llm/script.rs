@@ -74,8 +74,9 @@ impl Script {
         }
     }
 
-    /// A text reply that pauses after its first text delta until `release` is called (or the
-    /// fake shuts down). Returns the script and its release handle.
+    /// A text reply that pauses after its first text delta (non-streaming: before its body)
+    /// until `release` is called (or the fake shuts down). Returns the script and its release
+    /// handle.
     pub fn hold(text: impl Into<String>) -> (Script, Release) {
         let release = Release::default();
         (
@@ -131,7 +132,7 @@ pub struct Reply {
     pub chunk_chars: usize,
     /// Anthropic `stop_reason` / OpenAI `finish_reason` override.
     pub stop_reason: Option<String>,
-    /// Pause after the first text delta until released.
+    /// Pause after the first text delta (non-streaming: before the body) until released.
     pub hold: Option<Release>,
     /// OpenAI-compatible server quirks.
     pub quirks: Quirks,
