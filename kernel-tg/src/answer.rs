@@ -7,8 +7,8 @@ use tonic::Status;
 use crate::agentd::{Agentd, Client, is_transport_failure, refused};
 use crate::command::Command;
 use crate::texts::{
-    CooldownEntry, McpEntry, MemoryEntry, ProviderEntry, SessionEntry, SkillEntry, StatusView,
-    Texts,
+    CooldownEntry, McpEntry, MemoryAutoView, MemoryEntry, ProviderEntry, SessionEntry, SkillEntry,
+    StatusView, Texts,
 };
 
 /// The HTML reply to `command`.
@@ -125,6 +125,23 @@ async fn call(command: Command, client: &mut Client, texts: Texts) -> Result<Str
                 .collect();
             texts.skills(&entries)
         }
+        Command::Notes(date) => {
+            let reply = client
+                .get_notes(pb::GetNotesRequest {
+                    date: date.unwrap_or_default(),
+                })
+                .await?
+                .into_inner();
+            // Rendered like an answer (one piece here; `say` splits the reply when long).
+            let html = reply.text.as_deref().map(|markdown| {
+                crate::render::render_with_limit(markdown, usize::MAX)
+                    .into_iter()
+                    .map(|chunk| chunk.html)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            });
+            texts.notes(&reply.date, html.as_deref())
+        }
     })
 }
 
@@ -205,6 +222,13 @@ fn status_text(status: &pb::GetStatusResponse, texts: Texts) -> String {
         undelivered: status.undelivered,
         oldest_undelivered_seconds: status.oldest_undelivered_seconds,
         cooldowns: &cooldowns,
+        memory_auto: status.memory_auto.as_ref().map(|m| MemoryAutoView {
+            enabled: m.enabled,
+            last_run: m.last_run.as_deref(),
+            added: m.added,
+            refreshed: m.refreshed,
+            outcome: &m.outcome,
+        }),
     })
 }
 
@@ -222,6 +246,7 @@ fn memory_entry(m: &pb::MemoryInfo) -> MemoryEntry<'_> {
         number: m.number,
         date: &m.date,
         text: &m.text,
+        auto: m.auto,
     }
 }
 

@@ -41,6 +41,8 @@ pub enum Command {
     Skills,
     Cancel,
     Status,
+    /// `/notes [YYYY-MM-DD]`: the day's auto-memory note; `None` is today.
+    Notes(Option<String>),
 }
 
 /// Which command of the table, without arguments (for errors, menus and help).
@@ -61,6 +63,7 @@ pub enum CommandKind {
     Skills,
     Cancel,
     Status,
+    Notes,
 }
 
 /// Why a command could not be used; each variant maps to a localized hint in `texts`.
@@ -84,11 +87,14 @@ pub enum CommandError {
     /// A provider/model name with whitespace in it or longer than [`MAX_NAME_CHARS`].
     #[error("/{}: invalid name", command.name())]
     InvalidName { command: CommandKind },
+    /// A date that is not `YYYY-MM-DD` (at most 32 characters kept).
+    #[error("/{}: invalid date {token:?}", command.name())]
+    InvalidDate { command: CommandKind, token: String },
 }
 
 impl CommandKind {
     /// Every command, in menu/help order.
-    pub const ALL: [CommandKind; 15] = [
+    pub const ALL: [CommandKind; 16] = [
         CommandKind::Start,
         CommandKind::Help,
         CommandKind::New,
@@ -104,6 +110,7 @@ impl CommandKind {
         CommandKind::Skills,
         CommandKind::Cancel,
         CommandKind::Status,
+        CommandKind::Notes,
     ];
 
     /// The command's name without the slash, as typed and as registered with setMyCommands.
@@ -124,6 +131,7 @@ impl CommandKind {
             CommandKind::Skills => "skills",
             CommandKind::Cancel => "cancel",
             CommandKind::Status => "status",
+            CommandKind::Notes => "notes",
         }
     }
 
@@ -142,6 +150,7 @@ impl CommandKind {
             CommandKind::DelHistory | CommandKind::Forget => "#a/#b/…",
             CommandKind::Provider | CommandKind::Model => "[name]",
             CommandKind::Remember => "text",
+            CommandKind::Notes => "[YYYY-MM-DD]",
             _ => "",
         }
     }
@@ -167,6 +176,7 @@ impl CommandKind {
             CommandKind::Skills => ("技能列表", "List skills"),
             CommandKind::Cancel => ("取消正在进行的任务", "Cancel the running task"),
             CommandKind::Status => ("运行状态", "Show status"),
+            CommandKind::Notes => ("某天的对话笔记", "A day's conversation notes"),
         };
         match locale {
             Locale::Zh => zh,
@@ -194,6 +204,7 @@ impl Command {
             Command::Skills => CommandKind::Skills,
             Command::Cancel => CommandKind::Cancel,
             Command::Status => CommandKind::Status,
+            Command::Notes(_) => CommandKind::Notes,
         }
     }
 }
@@ -262,6 +273,18 @@ fn build(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
         CommandKind::Remember => match args.trim() {
             "" => return Err(CommandError::MissingText { command: kind }),
             text => Command::Remember(text.to_owned()),
+        },
+        CommandKind::Notes => match args.trim() {
+            "" => Command::Notes(None),
+            date => match chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d") {
+                Ok(day) => Command::Notes(Some(day.format("%Y-%m-%d").to_string())),
+                Err(_) => {
+                    return Err(CommandError::InvalidDate {
+                        command: kind,
+                        token: date.chars().take(MAX_COMMAND_CHARS).collect(),
+                    });
+                }
+            },
         },
     })
 }

@@ -8,11 +8,13 @@ mod errors;
 mod failures;
 mod help;
 pub mod listing;
+mod notes;
 mod refusals;
 mod skills;
 
 pub use failures::FAILURE_REASONS;
 pub use listing::{CooldownEntry, McpEntry, MemoryEntry, ProviderEntry, SessionEntry, StatusView};
+pub use notes::MemoryAutoView;
 pub use refusals::REASONS;
 pub use skills::SkillEntry;
 

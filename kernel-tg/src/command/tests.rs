@@ -310,3 +310,22 @@ proptest! {
         prop_assert_eq!(ok(&format!("/remember {body}")), Command::Remember(body.clone()));
     }
 }
+
+#[test]
+fn notes_take_an_optional_date() {
+    assert_eq!(ok("/notes"), Command::Notes(None));
+    assert_eq!(
+        ok("/notes 2026-02-11"),
+        Command::Notes(Some("2026-02-11".into()))
+    );
+    assert_eq!(
+        ok("/notes  2026-2-1 "),
+        Command::Notes(Some("2026-02-01".into()))
+    );
+    for bad in ["/notes yesterday", "/notes 2026-13-01", "/notes 2026-02-11 x"] {
+        assert!(
+            matches!(err(bad), CommandError::InvalidDate { command: CommandKind::Notes, .. }),
+            "{bad}"
+        );
+    }
+}

@@ -57,6 +57,19 @@ impl Texts {
                     command.name()
                 ),
             },
+            CommandError::InvalidDate { command, token } => {
+                let token = escape_html(token);
+                match self.locale() {
+                    Locale::Zh => format!(
+                        "日期 <code>{token}</code> 无效：应为 年-月-日，例如 <code>/{} 2026-02-11</code>",
+                        command.name()
+                    ),
+                    Locale::En => format!(
+                        "Invalid date <code>{token}</code>: use YYYY-MM-DD, e.g. <code>/{} 2026-02-11</code>",
+                        command.name()
+                    ),
+                }
+            }
         }
     }
 

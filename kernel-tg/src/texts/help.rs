@@ -40,6 +40,7 @@ impl Texts {
             CommandKind::Provider => self.pick("[名称]", "[name]"),
             CommandKind::Model => self.pick("[模型]", "[model]"),
             CommandKind::Remember => self.pick("&lt;内容&gt;", "&lt;text&gt;"),
+            CommandKind::Notes => self.pick("[年-月-日]", "[YYYY-MM-DD]"),
             _ => "",
         }
     }
@@ -72,6 +73,10 @@ impl Texts {
             CommandKind::Status => self.pick(
                 "会话、模型、任务与 MCP 状态",
                 "session, model, task and MCP state",
+            ),
+            CommandKind::Notes => self.pick(
+                "自动记忆记下的当天笔记（默认今天）",
+                "the day's notes kept by auto memory (default: today)",
             ),
             CommandKind::Help | CommandKind::Start => self.pick("显示本帮助", "show this help"),
         }

@@ -27,6 +27,8 @@ pub struct MemoryEntry<'a> {
     /// `YYYY-MM-DD`.
     pub date: &'a str,
     pub text: &'a str,
+    /// Added by auto memory (marked in the listing).
+    pub auto: bool,
 }
 
 /// A configured provider.
@@ -84,6 +86,8 @@ pub struct StatusView<'a> {
     pub undelivered: u64,
     pub oldest_undelivered_seconds: Option<u64>,
     pub cooldowns: &'a [CooldownEntry<'a>],
+    /// Auto memory's state; `None` when agentd did not say.
+    pub memory_auto: Option<super::MemoryAutoView<'a>>,
 }
 
 impl Texts {
@@ -149,9 +153,14 @@ impl Texts {
         };
         for memory in memories {
             let text = escape_truncated(memory.text, MAX_MEMORY_CHARS);
+            let auto = if memory.auto {
+                self.pick(" 〔自动〕", " [auto]")
+            } else {
+                ""
+            };
             let _ = writeln!(
                 out,
-                "#{} {} {text}",
+                "#{} {}{auto} {text}",
                 memory.number,
                 escape_html(memory.date)
             );
@@ -253,6 +262,9 @@ impl Texts {
             (true, false) => "available",
             (false, false) => "unavailable (LIKE search)",
         };
+        if let Some(auto) = &status.memory_auto {
+            self.push_memory_auto(&mut out, auto);
+        }
         let _ = writeln!(out, "FTS5: {fts}");
         self.push_mcp(&mut out, status.mcp_servers);
         let _ = write!(

@@ -102,6 +102,7 @@ fn every_command_error_has_a_safe_hint() {
         ),
         command::parse("/remember", None),
         command::parse("/model a b", None),
+        command::parse("/notes <2026>", None),
     ];
     for error in errors {
         let error = error.unwrap().unwrap_err();
@@ -165,14 +166,31 @@ fn history_lines() {
 
 #[test]
 fn memory_lines() {
-    let memories = [MemoryEntry {
-        number: 4,
-        date: "2025-01-09",
-        text: "likes tea & <cake>",
-    }];
+    let memories = [
+        MemoryEntry {
+            number: 4,
+            date: "2025-01-09",
+            text: "likes tea & <cake>",
+            auto: false,
+        },
+        MemoryEntry {
+            number: 5,
+            date: "2025-01-08",
+            text: "allergic to peanuts",
+            auto: true,
+        },
+    ];
     assert!(
-        EN.memories(&memories, 1)
+        EN.memories(&memories, 2)
             .contains("#4 2025-01-09 likes tea &amp; &lt;cake&gt;\n")
+    );
+    assert!(
+        EN.memories(&memories, 2)
+            .contains("#5 2025-01-08 [auto] allergic to peanuts\n")
+    );
+    assert!(
+        ZH.memories(&memories, 2)
+            .contains("#5 2025-01-08 〔自动〕 allergic to peanuts\n")
     );
     assert_eq!(EN.memories(&[], 0), "No memories yet");
     assert_eq!(ZH.remembered("a<b"), "已记住：a&lt;b");
@@ -218,6 +236,13 @@ fn status_shows_everything_escaped() {
             until: "2025-03-02T10:05:00Z",
             failures: 2,
         }],
+        memory_auto: Some(MemoryAutoView {
+            enabled: true,
+            last_run: Some("2025-03-02T10:00:00Z"),
+            added: 3,
+            refreshed: 1,
+            outcome: "ok",
+        }),
     };
     for texts in [ZH, EN] {
         let text = texts.status(&status);
@@ -348,7 +373,7 @@ proptest! {
     #[test]
     fn dynamic_values_are_always_escaped(value in "\\PC{0,300}", n in 0u32..100) {
         let sessions = [SessionEntry { number: n, date: &value, title: &value, current: n % 2 == 0 }];
-        let memories = [MemoryEntry { number: n, date: &value, text: &value }];
+        let memories = [MemoryEntry { number: n, date: &value, text: &value, auto: n % 2 == 0 }];
         let models = vec![value.clone()];
         let providers = [ProviderEntry { name: &value, models: &models, default_model: &value, available: false, current: true, cooldown_until: Some(&value) }];
         let cooldowns = [CooldownEntry { provider: &value, until: &value, failures: n }];
@@ -359,6 +384,7 @@ proptest! {
             last_error: Some(&value), fts5_available: true, mcp_servers: &mcp,
             undelivered: u64::from(n), oldest_undelivered_seconds: Some(u64::from(n)),
             cooldowns: &cooldowns,
+            memory_auto: Some(MemoryAutoView { enabled: true, last_run: Some(&value), added: n, refreshed: n, outcome: &value }),
         };
         for texts in [ZH, EN] {
             for html in [
@@ -367,7 +393,7 @@ proptest! {
                 texts.cancelled(Some(&value)), texts.tool_running(&value),
                 texts.failed_over(&value, &value, &value), texts.turn_failed(&value),
                 texts.switched(&value, &value), texts.remembered(&value), texts.rejected(&value),
-                texts.retitled(&value),
+                texts.retitled(&value), texts.notes(&value, None),
             ] {
                 assert_html_safe(&html);
             }
@@ -381,6 +407,7 @@ fn the_memory_listing_says_how_many_there_are() {
         number: 1,
         date: "2025-01-09",
         text: "x",
+        auto: false,
     };
     assert!(
         ZH.memories(&[memory; 3], 3)
