@@ -57,6 +57,7 @@ mod tg_commands;
 mod tg_failures;
 mod tg_faults;
 mod tg_media;
+mod tg_notes;
 mod tg_outbox;
 mod tg_refusals;
 mod tg_sessions;
