@@ -6,6 +6,7 @@ mod support;
 mod config_example;
 mod config_example_current;
 mod config_loading;
+mod config_memory_auto;
 mod config_refusals;
 mod config_speech;
 mod config_timeouts;
