@@ -4,9 +4,11 @@
 //! ```text
 //! kernel-bench [--quick] [--idle-secs N] [--soak-secs N] [--turns N] [--growth-turns N]
 //!              [--memories 1000,10000,100000] [--ready-runs N] [--out FILE]
+//!              [--sections turns,growth,tokens,memsearch,automem]
 //! ```
 //! Binaries: `$KERNEL_BENCH_BIN_DIR`, else the directory of this program.
 
+mod automem;
 mod growth;
 mod memsearch;
 mod procs;
@@ -20,6 +22,9 @@ use anyhow::{Context as _, bail};
 
 use table::Table;
 
+/// Every section, in the order they run.
+const SECTIONS: [&str; 5] = ["turns", "growth", "tokens", "memsearch", "automem"];
+
 /// What to run and how long.
 #[derive(Debug, Clone)]
 pub struct Opts {
@@ -30,6 +35,8 @@ pub struct Opts {
     pub memories: Vec<usize>,
     pub ready_runs: usize,
     pub out: Option<std::path::PathBuf>,
+    /// The sections to run (default: all).
+    pub sections: Vec<String>,
 }
 
 impl Opts {
@@ -43,6 +50,7 @@ impl Opts {
             memories: vec![1_000, 10_000, 100_000],
             ready_runs: 10,
             out: None,
+            sections: SECTIONS.iter().map(|s| (*s).to_owned()).collect(),
         }
     }
 
@@ -56,6 +64,7 @@ impl Opts {
             memories: vec![1_000, 10_000],
             ready_runs: 3,
             out: None,
+            sections: SECTIONS.iter().map(|s| (*s).to_owned()).collect(),
         }
     }
 
@@ -90,6 +99,12 @@ impl Opts {
                         .with_context(|| format!("--memories {value}"))?;
                 }
                 "--out" => opts.out = Some(value.into()),
+                "--sections" => {
+                    opts.sections = value.split(',').map(|s| s.trim().to_owned()).collect();
+                    if let Some(bad) = opts.sections.iter().find(|s| !SECTIONS.contains(&s.as_str())) {
+                        bail!("unknown section {bad}: use {}", SECTIONS.join(","));
+                    }
+                }
                 _ => bail!("unknown option {flag} (see the top of kernel-bench/main.rs)"),
             }
         }
@@ -104,10 +119,22 @@ async fn main() -> anyhow::Result<()> {
     let bins = procs::bin_dir()?;
     eprintln!("kernel-bench: binaries from {}; {opts:?}", bins.display());
     let mut table = Table::default();
-    turns::run(&opts, &bins, &mut table).await?;
-    growth::run(&opts, &bins, &mut table).await?;
-    tokens::run(&bins, &mut table).await?;
-    memsearch::run(&opts, &bins, &mut table).await?;
+    let on = |name: &str| opts.sections.iter().any(|s| s == name);
+    if on("turns") {
+        turns::run(&opts, &bins, &mut table).await?;
+    }
+    if on("growth") {
+        growth::run(&opts, &bins, &mut table).await?;
+    }
+    if on("tokens") {
+        tokens::run(&bins, &mut table).await?;
+    }
+    if on("memsearch") {
+        memsearch::run(&opts, &bins, &mut table).await?;
+    }
+    if on("automem") {
+        automem::run(&opts, &bins, &mut table).await?;
+    }
     let text = table.markdown();
     println!("{text}");
     if let Some(out) = &opts.out {

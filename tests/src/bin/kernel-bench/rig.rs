@@ -24,9 +24,14 @@ pub struct Rig {
 impl Rig {
     /// Starts both fakes and writes a config (claude provider, owner [`OWNER_ID`]).
     pub async fn new(bins: PathBuf) -> Rig {
+        Rig::with_extra(bins, "").await
+    }
+
+    /// Like [`Rig::new`], with `extra` TOML appended to the config.
+    pub async fn with_extra(bins: PathBuf, extra: &str) -> Rig {
         let llm = FakeLlm::start().await;
         let telegram = FakeTelegram::start(TELEGRAM_TOKEN).await;
-        let cfg = TestConfig::with_kind("claude", &llm.url(), "");
+        let cfg = TestConfig::with_kind("claude", &llm.url(), extra);
         let api_url = telegram.api_url();
         cfg.rewrite(|toml| {
             toml.replace(

@@ -113,7 +113,7 @@ pub async fn run(opts: &Opts, bins: &Path, table: &mut Table) -> anyhow::Result<
 
 /// One owner message → final answer. Returns (update queued → first sendMessage of the
 /// answer, the fake LLM's own time within that span).
-async fn turn(rig: &Rig, text: &str) -> (Duration, Duration) {
+pub async fn turn(rig: &Rig, text: &str) -> (Duration, Duration) {
     let since = rig.telegram.call_count();
     let served_before = rig.llm.served().len();
     let t0 = Instant::now();
