@@ -197,7 +197,9 @@ impl AutoMemory {
         let date = match date.trim() {
             "" => self.local_date(Utc::now()),
             d => NaiveDate::parse_from_str(d, "%Y-%m-%d")
-                .map_err(|_| ApiError::InvalidArgument(format!("\"{d}\" is not a YYYY-MM-DD date")))?
+                .map_err(|_| {
+                    ApiError::InvalidArgument(format!("\"{d}\" is not a YYYY-MM-DD date"))
+                })?
                 .format("%Y-%m-%d")
                 .to_string(),
         };
@@ -211,7 +213,9 @@ impl AutoMemory {
     }
 
     fn local_date(&self, time: DateTime<Utc>) -> String {
-        time.with_timezone(&self.inner.tz).format("%Y-%m-%d").to_string()
+        time.with_timezone(&self.inner.tz)
+            .format("%Y-%m-%d")
+            .to_string()
     }
 
     /// The last message id read; set to the newest one on the very first start.
@@ -267,7 +271,12 @@ impl AutoMemory {
         let Some(text) = transcript::transcript(&messages, &inner.redactor) else {
             return store.set_setting(AFTER_KEY, &upto.to_string()).await;
         };
-        tracing::info!(messages = messages.len(), user_turns = pending, force, "auto memory: reading new messages");
+        tracing::info!(
+            messages = messages.len(),
+            user_turns = pending,
+            force,
+            "auto memory: reading new messages"
+        );
         match self.extract(client, &text).await {
             Ok(extraction) => {
                 let (added, refreshed) = self.apply(&day, &extraction).await?;
@@ -316,7 +325,10 @@ impl AutoMemory {
         if extraction.is_empty() {
             return Ok((0, 0));
         }
-        let time = Utc::now().with_timezone(&inner.tz).format("%H:%M").to_string();
+        let time = Utc::now()
+            .with_timezone(&inner.tz)
+            .format("%H:%M")
+            .to_string();
         let section = note::section(&time, extraction, inner.locale);
         inner.store.append_daily_note(day, &section).await?;
         let (mut added, mut refreshed) = (0, 0);

@@ -232,7 +232,10 @@ impl pb::agent_server::Agent for AgentService {
         }))
     }
 
-    async fn get_notes(&self, req: Request<pb::GetNotesRequest>) -> RpcResult<pb::GetNotesResponse> {
+    async fn get_notes(
+        &self,
+        req: Request<pb::GetNotesRequest>,
+    ) -> RpcResult<pb::GetNotesResponse> {
         self.get_notes_rpc(req.into_inner())
             .await
             .map(Response::new)

@@ -99,9 +99,8 @@ pub fn parse(answer: &str) -> Result<Extraction, Malformed> {
     static THINK: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"(?is)<think(?:ing)?>.*?(?:</think(?:ing)?>|\z)").expect("valid regex")
     });
-    static FENCE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?s)^```[a-zA-Z]*\s*\n(.*?)\n?```$").expect("valid regex")
-    });
+    static FENCE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?s)^```[a-zA-Z]*\s*\n(.*?)\n?```$").expect("valid regex"));
     let text = THINK.replace_all(answer, "");
     let text = text.trim();
     let text = match FENCE.captures(text) {

@@ -29,7 +29,10 @@ pub async fn remember(
     let found = memories.search(text, CANDIDATES).await?;
     if let Some(same) = found.memories.iter().find(|m| similar::same(&m.text, text)) {
         store.refresh_memory(same.id, item.importance).await?;
-        tracing::debug!(memory = same.id, "auto memory: a near-duplicate was refreshed");
+        tracing::debug!(
+            memory = same.id,
+            "auto memory: a near-duplicate was refreshed"
+        );
         return Ok(Remembered::Refreshed(same.id));
     }
     let terms = (memories.mode() == SearchMode::Fts5).then(|| segment::index_terms(text));
@@ -47,7 +50,11 @@ pub async fn cap(memories: &Memories, store: &Store, max: usize) -> Result<u64, 
         return Ok(0);
     }
     let deleted = memories.delete(&over).await?;
-    tracing::info!(deleted, max, "auto memory: over the cap; the least important were dropped");
+    tracing::info!(
+        deleted,
+        max,
+        "auto memory: over the cap; the least important were dropped"
+    );
     Ok(deleted)
 }
 
@@ -77,10 +84,9 @@ mod tests {
         else {
             panic!("a new fact is added");
         };
-        let Remembered::Added(high) =
-            remember(&memories, &env.store, &item("主人对花生过敏", 5))
-                .await
-                .unwrap()
+        let Remembered::Added(high) = remember(&memories, &env.store, &item("主人对花生过敏", 5))
+            .await
+            .unwrap()
         else {
             panic!("a new fact is added");
         };
@@ -99,7 +105,13 @@ mod tests {
         );
         assert_eq!(memories.count().await.unwrap(), 4);
         assert_eq!(cap(&memories, &env.store, 2).await.unwrap(), 1);
-        let left: Vec<i64> = memories.list(10).await.unwrap().iter().map(|m| m.id).collect();
+        let left: Vec<i64> = memories
+            .list(10)
+            .await
+            .unwrap()
+            .iter()
+            .map(|m| m.id)
+            .collect();
         assert!(!left.contains(&low), "{left:?}");
         assert!(left.contains(&high) && left.contains(&newer_low) && left.contains(&owner.id));
         let rows = memories.list(10).await.unwrap();

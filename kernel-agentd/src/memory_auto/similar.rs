@@ -51,9 +51,15 @@ mod tests {
     fn near_duplicates_in_chinese_and_english() {
         assert!(same("主人喜欢喝乌龙茶", "主人喜欢喝乌龙茶。"));
         assert!(same("主人喜欢喝乌龙茶", "主人很喜欢喝乌龙茶"));
-        assert!(same("The owner's cat is named Miso.", "the owner’s cat is named Miso"));
+        assert!(same(
+            "The owner's cat is named Miso.",
+            "the owner’s cat is named Miso"
+        ));
         assert!(!same("主人喜欢喝乌龙茶", "主人明天去上海出差"));
-        assert!(!same("The owner's cat is named Miso", "The owner works in Berlin"));
+        assert!(!same(
+            "The owner's cat is named Miso",
+            "The owner works in Berlin"
+        ));
         assert!(!same("", "x"));
     }
 }

@@ -120,7 +120,13 @@ mod tests {
         let t = transcript(&messages, &redactor).unwrap();
         assert!(t.starts_with("主人: 我的 key 是"), "{t}");
         assert!(t.contains("助手: 好的，已记下。"), "{t}");
-        for gone in ["主人养了一只猫", "当前时间", RECALL_HEADING, "tool output", "sk-secret-0123456789abcdef"] {
+        for gone in [
+            "主人养了一只猫",
+            "当前时间",
+            RECALL_HEADING,
+            "tool output",
+            "sk-secret-0123456789abcdef",
+        ] {
             assert!(!t.contains(gone), "{gone} in {t}");
         }
         assert_eq!(transcript(&messages[2..], &redactor), None);

@@ -100,7 +100,10 @@ fn memory_auto(m: crate::memory_auto::AutoStatus) -> pb::MemoryAutoStatus {
         last_run: m.last.map(|r| rfc3339(r.at)),
         added: m.last.map_or(0, |r| r.added),
         refreshed: m.last.map_or(0, |r| r.refreshed),
-        outcome: m.last.map(|r| r.outcome.as_str().to_owned()).unwrap_or_default(),
+        outcome: m
+            .last
+            .map(|r| r.outcome.as_str().to_owned())
+            .unwrap_or_default(),
     }
 }
 

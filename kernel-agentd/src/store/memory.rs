@@ -247,15 +247,14 @@ impl Store {
 
     /// Up to `limit` memories, newest first.
     pub async fn recent_memories(&self, limit: usize) -> Result<Vec<MemoryRow>, StoreError> {
-        let raws =
-            sqlx::query_as(
-                "SELECT id, text, created_at, source = 'auto' AS auto FROM memories
+        let raws = sqlx::query_as(
+            "SELECT id, text, created_at, source = 'auto' AS auto FROM memories
                  ORDER BY id DESC LIMIT ?1",
-            )
-                .bind(sql_limit(limit))
-                .fetch_all(&self.pool)
-                .await
-                .map_err(StoreError::db("list memories"))?;
+        )
+        .bind(sql_limit(limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::db("list memories"))?;
         rows(raws)
     }
 

@@ -231,7 +231,10 @@ impl Store {
         .fetch_one(&self.pool)
         .await
         .map_err(StoreError::db("count new user turns"))?;
-        Ok((u64::try_from(count).unwrap_or(0), max.unwrap_or(after).max(after)))
+        Ok((
+            u64::try_from(count).unwrap_or(0),
+            max.unwrap_or(after).max(after),
+        ))
     }
 
     /// Replaces the role and blocks of message `id` in place (transcript repair).

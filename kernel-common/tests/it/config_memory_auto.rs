@@ -24,7 +24,10 @@ fn on_by_default_with_the_titles_endpoint() {
     let m = &config.memory_auto;
     assert!(m.enabled);
     let e = m.endpoint.as_ref().unwrap();
-    assert_eq!((e.model.as_str(), e.api_base.as_str()), ("mini", "http://127.0.0.1:9/v1"));
+    assert_eq!(
+        (e.model.as_str(), e.api_base.as_str()),
+        ("mini", "http://127.0.0.1:9/v1")
+    );
     assert_eq!(e.max_tokens, 2048, "more than a title needs");
     assert_eq!(m.interval, DEFAULT_MEMORY_AUTO_INTERVAL);
     assert_eq!(m.min_importance, DEFAULT_MEMORY_AUTO_MIN_IMPORTANCE);
@@ -39,9 +42,19 @@ fn off_without_a_usable_provider_or_when_disabled() {
     assert!(!config.memory_auto.enabled && config.memory_auto.endpoint.is_none());
     assert!(config.summary().contains("memory_auto: off"));
     let keyless = TITLES.replace("api_key = \"sk-titles-0123456789\"\n", "");
-    assert!(!load_text(&with(&keyless), Component::Agentd).unwrap().memory_auto.enabled);
+    assert!(
+        !load_text(&with(&keyless), Component::Agentd)
+            .unwrap()
+            .memory_auto
+            .enabled
+    );
     let off = with(&format!("{TITLES}\n[memory_auto]\nenabled = false\n"));
-    assert!(!load_text(&off, Component::Agentd).unwrap().memory_auto.enabled);
+    assert!(
+        !load_text(&off, Component::Agentd)
+            .unwrap()
+            .memory_auto
+            .enabled
+    );
 }
 
 #[test]
@@ -70,16 +83,37 @@ fn a_provider_and_settings_are_read() {
 #[test]
 fn bad_settings_are_refused() {
     for (extra, needles) in [
-        ("provider = \"nope\"", &["memory_auto.provider", "nope", "anthropic"][..]),
+        (
+            "provider = \"nope\"",
+            &["memory_auto.provider", "nope", "anthropic"][..],
+        ),
         ("enabled = true", &["memory_auto.enabled", "[titles]"][..]),
-        ("provider = \"anthropic\"\ninterval = 0", &["memory_auto.interval"][..]),
-        ("provider = \"anthropic\"\nmin_importance = 6", &["memory_auto.min_importance"][..]),
-        ("provider = \"anthropic\"\nmax_auto = 0", &["memory_auto.max_auto"][..]),
-        ("provider = \"anthropic\"\nmax_tokens = 0", &["memory_auto.max_tokens"][..]),
-        ("provider = \"anthropic\"\ntimeout_secs = 0", &["memory_auto.timeout_secs"][..]),
+        (
+            "provider = \"anthropic\"\ninterval = 0",
+            &["memory_auto.interval"][..],
+        ),
+        (
+            "provider = \"anthropic\"\nmin_importance = 6",
+            &["memory_auto.min_importance"][..],
+        ),
+        (
+            "provider = \"anthropic\"\nmax_auto = 0",
+            &["memory_auto.max_auto"][..],
+        ),
+        (
+            "provider = \"anthropic\"\nmax_tokens = 0",
+            &["memory_auto.max_tokens"][..],
+        ),
+        (
+            "provider = \"anthropic\"\ntimeout_secs = 0",
+            &["memory_auto.timeout_secs"][..],
+        ),
     ] {
         assert_one_problem(
-            load_text(&with(&format!("[memory_auto]\n{extra}\n")), Component::Agentd),
+            load_text(
+                &with(&format!("[memory_auto]\n{extra}\n")),
+                Component::Agentd,
+            ),
             needles,
         );
     }

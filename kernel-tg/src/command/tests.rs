@@ -322,9 +322,19 @@ fn notes_take_an_optional_date() {
         ok("/notes  2026-2-1 "),
         Command::Notes(Some("2026-02-01".into()))
     );
-    for bad in ["/notes yesterday", "/notes 2026-13-01", "/notes 2026-02-11 x"] {
+    for bad in [
+        "/notes yesterday",
+        "/notes 2026-13-01",
+        "/notes 2026-02-11 x",
+    ] {
         assert!(
-            matches!(err(bad), CommandError::InvalidDate { command: CommandKind::Notes, .. }),
+            matches!(
+                err(bad),
+                CommandError::InvalidDate {
+                    command: CommandKind::Notes,
+                    ..
+                }
+            ),
             "{bad}"
         );
     }

@@ -26,7 +26,9 @@ impl Texts {
         match (note_html, self.locale()) {
             (Some(html), Locale::Zh) => format!("<b>{date} 的笔记</b>\n\n{html}"),
             (Some(html), Locale::En) => format!("<b>Notes of {date}</b>\n\n{html}"),
-            (None, Locale::Zh) => format!("{date} 还没有笔记（自动记忆每隔若干条消息、/new 时和午夜整理一次）"),
+            (None, Locale::Zh) => {
+                format!("{date} 还没有笔记（自动记忆每隔若干条消息、/new 时和午夜整理一次）")
+            }
             (None, Locale::En) => format!(
                 "No notes for {date} yet (auto memory writes them every few messages, on /new and at midnight)"
             ),
@@ -41,7 +43,11 @@ impl Texts {
             return;
         }
         let Some(at) = auto.last_run else {
-            let _ = writeln!(out, "{label}{}", self.pick("开启，尚未运行", "on, not run yet"));
+            let _ = writeln!(
+                out,
+                "{label}{}",
+                self.pick("开启，尚未运行", "on, not run yet")
+            );
             return;
         };
         let at = escape_html(&self.local_time(at));
@@ -69,8 +75,14 @@ mod tests {
     #[test]
     fn notes_and_status_lines_in_both_languages() {
         let (zh, en) = (Texts::new(Locale::Zh), Texts::new(Locale::En));
-        assert!(zh.notes("2026-02-11", Some("<b>x</b>")).starts_with("<b>2026-02-11 的笔记</b>"));
-        assert!(en.notes("2026-02-11", None).starts_with("No notes for 2026-02-11"));
+        assert!(
+            zh.notes("2026-02-11", Some("<b>x</b>"))
+                .starts_with("<b>2026-02-11 的笔记</b>")
+        );
+        assert!(
+            en.notes("2026-02-11", None)
+                .starts_with("No notes for 2026-02-11")
+        );
         let view = MemoryAutoView {
             enabled: true,
             last_run: Some("2026-02-11T13:42:00Z"),
@@ -80,7 +92,10 @@ mod tests {
         };
         let mut out = String::new();
         en.push_memory_auto(&mut out, &view);
-        assert!(out.starts_with("Auto memory: last run ") && out.ends_with("2 added, 1 refreshed\n"), "{out}");
+        assert!(
+            out.starts_with("Auto memory: last run ") && out.ends_with("2 added, 1 refreshed\n"),
+            "{out}"
+        );
         let mut out = String::new();
         zh.push_memory_auto(&mut out, &MemoryAutoView::default());
         assert_eq!(out, "自动记忆：关闭\n");

@@ -50,7 +50,9 @@ fn facts(facts: &[&str]) -> String {
 
 async fn status(c: &mut AgentClient<Channel>) -> pb::MemoryAutoStatus {
     let s = c.get_status(pb::GetStatusRequest {}).await.unwrap();
-    s.into_inner().memory_auto.expect("memory_auto in GetStatus")
+    s.into_inner()
+        .memory_auto
+        .expect("memory_auto in GetStatus")
 }
 
 async fn memories(c: &mut AgentClient<Channel>) -> Vec<pb::MemoryInfo> {
@@ -113,7 +115,10 @@ async fn after_ten_user_messages_the_job_runs_while_the_eleventh_turn_is_answere
     release.release();
     wait_run(&mut h.client, "ok", 1, 0).await;
     let text = prompt(&mem, 0);
-    assert!(text.contains("第 1 条消息") && text.contains("我对花生过敏"), "{text}");
+    assert!(
+        text.contains("第 1 条消息") && text.contains("我对花生过敏"),
+        "{text}"
+    );
     assert!(!text.contains("第 11 条消息"), "{text}");
     let list = memories(&mut h.client).await;
     assert_eq!(list.len(), 1);
@@ -121,7 +126,10 @@ async fn after_ten_user_messages_the_job_runs_while_the_eleventh_turn_is_answere
     assert!(list[0].auto, "auto memories are marked");
     let today = note(&mut h.client, "").await;
     let text = today.text.expect("today's note");
-    assert!(text.contains("主人对花生过敏") && text.contains("闲聊"), "{text}");
+    assert!(
+        text.contains("主人对花生过敏") && text.contains("闲聊"),
+        "{text}"
+    );
     assert_eq!(note(&mut h.client, &today.date).await.text, Some(text));
     assert_eq!(note(&mut h.client, "2001-01-01").await.text, None);
     let bad = h
@@ -132,7 +140,11 @@ async fn after_ten_user_messages_the_job_runs_while_the_eleventh_turn_is_answere
         .await
         .unwrap_err();
     assert_eq!(bad.code(), tonic::Code::InvalidArgument);
-    assert_eq!(mem.requests().len(), 1, "one user message is not another run");
+    assert_eq!(
+        mem.requests().len(),
+        1,
+        "one user message is not another run"
+    );
 }
 
 #[tokio::test]
@@ -165,7 +177,9 @@ async fn facts_planted_in_three_conversations_are_remembered_once() {
     assert_eq!(cats.len(), 1, "{list:?}");
     assert_eq!(list.len(), 2, "{list:?}");
     // `/forget` works on automatic memories as on any other.
-    let req = pb::DeleteMemoriesRequest { numbers: vec![1, 2] };
+    let req = pb::DeleteMemoriesRequest {
+        numbers: vec![1, 2],
+    };
     let deleted = h.client.delete_memories(req).await.unwrap().into_inner();
     assert_eq!(deleted.deleted, 2);
     assert!(memories(&mut h.client).await.is_empty());
@@ -181,14 +195,24 @@ async fn malformed_answers_a_500_and_a_stall_leave_memory_unchanged_and_are_logg
     };
     h.client.add_memory(req).await.unwrap();
     mem.push(Script::text("好的，以下是总结：主人喜欢喝茶。"));
-    mem.push(Script::text(r#"{"facts": [{"text": "主人喜欢喝茶", "importance": 9}]}"#));
+    mem.push(Script::text(
+        r#"{"facts": [{"text": "主人喜欢喝茶", "importance": 9}]}"#,
+    ));
     completed(&turn(&mut h.client, "我喜欢喝茶").await);
     wait_run(&mut h.client, "malformed", 0, 0).await;
-    assert_eq!(mem.requests().len(), 2, "a malformed answer is asked for once more");
+    assert_eq!(
+        mem.requests().len(),
+        2,
+        "a malformed answer is asked for once more"
+    );
     mem.push(HttpError::new(ErrorKind::Internal));
     completed(&turn(&mut h.client, "我也喜欢咖啡").await);
     wait_run(&mut h.client, "failed", 0, 0).await;
-    assert_eq!(mem.requests().len(), 3, "a provider error is not retried at once");
+    assert_eq!(
+        mem.requests().len(),
+        3,
+        "a provider error is not retried at once"
+    );
     mem.push(Script::stall());
     completed(&turn(&mut h.client, "还有可可").await);
     mem.wait_requests(4, DEADLINE).await;
@@ -236,7 +260,10 @@ async fn recalled_memories_are_not_re_added() {
     mem.push(Script::text(facts(&["主人喜欢喝乌龙茶"])));
     completed(&turn(&mut h.client, "推荐一款乌龙茶吧").await);
     let chat = main.last_request().unwrap().raw_body;
-    assert!(chat.contains("长期记忆（自动召回）"), "the memory was recalled");
+    assert!(
+        chat.contains("长期记忆（自动召回）"),
+        "the memory was recalled"
+    );
     wait_run(&mut h.client, "ok", 0, 1).await;
     let text = prompt(&mem, 0);
     assert!(text.contains("推荐一款乌龙茶吧"), "{text}");
@@ -264,6 +291,10 @@ async fn disabled_it_makes_no_model_calls() {
     assert!(!s.enabled);
     assert_eq!(s.last_run, None);
     assert!(mem.requests().is_empty(), "{:?}", mem.requests());
-    assert_eq!(main.requests().len(), 3, "only the three turns called a model");
+    assert_eq!(
+        main.requests().len(),
+        3,
+        "only the three turns called a model"
+    );
     assert_eq!(note(&mut h.client, "").await.text, None);
 }

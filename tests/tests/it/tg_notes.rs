@@ -17,12 +17,19 @@ async fn new_runs_the_job_and_notes_memory_and_status_show_it() {
         titles.url()
     );
     let stack = Stack::start_with("claude", &extra).await;
-    assert!(stack.command("/status").await.contains("自动记忆：开启，尚未运行"));
+    assert!(
+        stack
+            .command("/status")
+            .await
+            .contains("自动记忆：开启，尚未运行")
+    );
     titles.push(Script::text("花生过敏"));
     titles.push(Script::text(
         r#"{"topics":[{"text":"饮食禁忌","importance":2}],"facts":[{"text":"主人对花生过敏","importance":5}]}"#,
     ));
-    stack.llm.push(Script::text("记下了，以后推荐菜时会避开花生。"));
+    stack
+        .llm
+        .push(Script::text("记下了，以后推荐菜时会避开花生。"));
     stack.owner_says("我对花生过敏");
     stack
         .telegram
@@ -30,10 +37,14 @@ async fn new_runs_the_job_and_notes_memory_and_status_show_it() {
         .await;
     titles.wait_requests(1, PROMPT).await;
     stack.command("/new").await;
-    let status = eventually("the job's run in /status", Duration::from_secs(20), async || {
-        let status = stack.command("/status").await;
-        status.contains("新增 1 条").then_some(status)
-    })
+    let status = eventually(
+        "the job's run in /status",
+        Duration::from_secs(20),
+        async || {
+            let status = stack.command("/status").await;
+            status.contains("新增 1 条").then_some(status)
+        },
+    )
     .await;
     assert!(status.contains("自动记忆：上次 "), "{status}");
     assert_eq!(titles.requests().len(), 2);

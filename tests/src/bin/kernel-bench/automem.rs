@@ -16,7 +16,11 @@ use crate::turns::turn;
 const INTERVAL: usize = 10;
 
 /// Added latency of every measured turn, and of those right after a run was triggered.
-async fn measure(opts: &Opts, bins: &Path, extra: &str) -> anyhow::Result<(Vec<Duration>, Vec<Duration>)> {
+async fn measure(
+    opts: &Opts,
+    bins: &Path,
+    extra: &str,
+) -> anyhow::Result<(Vec<Duration>, Vec<Duration>)> {
     let rig = Rig::with_extra(bins.to_path_buf(), extra).await;
     let agentd = rig.agentd().await?;
     let (bot, _) = rig.bot().await?;
@@ -24,7 +28,11 @@ async fn measure(opts: &Opts, bins: &Path, extra: &str) -> anyhow::Result<(Vec<D
     let mut after_trigger = Vec::new();
     // 5 warm-up turns, then `turns` measured ones; the user-message count starts at 1.
     for i in 1..=opts.turns + 5 {
-        let (total, own) = turn(&rig, &format!("第 {i} 条：我喜欢在周末爬山，今天天气怎么样?")).await;
+        let (total, own) = turn(
+            &rig,
+            &format!("第 {i} 条：我喜欢在周末爬山，今天天气怎么样?"),
+        )
+        .await;
         if i > 5 {
             all.push(total.saturating_sub(own));
             if i > INTERVAL && (i - 1) % INTERVAL == 0 {

@@ -101,7 +101,11 @@ impl Opts {
                 "--out" => opts.out = Some(value.into()),
                 "--sections" => {
                     opts.sections = value.split(',').map(|s| s.trim().to_owned()).collect();
-                    if let Some(bad) = opts.sections.iter().find(|s| !SECTIONS.contains(&s.as_str())) {
+                    if let Some(bad) = opts
+                        .sections
+                        .iter()
+                        .find(|s| !SECTIONS.contains(&s.as_str()))
+                    {
                         bail!("unknown section {bad}: use {}", SECTIONS.join(","));
                     }
                 }
