@@ -16,7 +16,7 @@ const NOKEY: &str = "\n[providers.nokey]\ntype = \"openai_compat\"\napi_base = \
 
 fn titles_section(url: &str) -> String {
     format!(
-        "\n[titles]\ntype = \"claude\"\napi_base = \"{url}\"\napi_key = \"sk-titles-key-0123456789\"\nmodel = \"title-model\"\nmax_tokens = 64\n"
+        "\n[titles]\ntype = \"claude\"\napi_base = \"{url}\"\napi_key = \"sk-titles-key-0123456789\"\nmodel = \"title-model\"\nmax_tokens = 64\n\n# The titles fake answers titles only (auto memory would share it).\n[memory_auto]\nenabled = false\n"
     )
 }
 
