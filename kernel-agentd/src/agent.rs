@@ -15,6 +15,8 @@ use crate::error::ApiError;
 use crate::llm::titles::TitlesClient;
 use crate::mcp::{Mcp, McpServerStatus, McpSettings};
 use crate::media::Media;
+use crate::memory::embeddings::EmbeddingsClient;
+use crate::memory::semantic::{EmbeddingsStatus, Semantic};
 use crate::memory::{Memories, SearchMode};
 use crate::models::Models;
 use crate::models::cooldown::Cooldown;
@@ -69,6 +71,8 @@ pub struct Status {
     pub outbox: Backlog,
     /// Providers (and `[titles]`) cooling down after failed calls.
     pub cooldowns: Vec<(String, Cooldown)>,
+    /// Embeddings (model, memories with vectors / all, last error), when configured.
+    pub embeddings: Option<(EmbeddingsStatus, u64)>,
 }
 
 impl Agent {
@@ -109,6 +113,21 @@ impl Agent {
             root.clone(),
         );
         let memories = Arc::new(Memories::open(store.clone(), tz).await);
+        if let Some(e) = &config.embeddings {
+            let client = EmbeddingsClient::new(e, &http).map_err(ApiError::internal)?;
+            let tag = match e.dimensions {
+                Some(d) => format!("{}@{d}", e.model),
+                None => e.model.clone(),
+            };
+            memories.attach_semantic(Semantic::start(
+                client,
+                tag,
+                store.clone(),
+                e.recall_budget,
+                &tasks,
+                root.child_token(),
+            ));
+        }
         let tools = ext.tools;
         let mcp = Mcp::start(
             &config,
@@ -232,6 +251,13 @@ impl Agent {
                 .await
                 .map_err(ApiError::internal)?,
             cooldowns: self.inner.models.cooldowns().all_active(),
+            embeddings: match self.inner.memories.semantic() {
+                Some(s) => Some((
+                    s.status().await,
+                    self.inner.memories.count().await.unwrap_or(0),
+                )),
+                None => None,
+            },
         })
     }
 }

@@ -89,6 +89,12 @@ pub fn status(s: agent::Status) -> pb::GetStatusResponse {
                 failures: c.failures,
             })
             .collect(),
+        embeddings: s.embeddings.map(|(e, memories)| pb::EmbeddingsStatus {
+            model: e.model,
+            with_vectors: e.with_vectors,
+            memories,
+            last_error: e.last_error,
+        }),
     }
 }
 
