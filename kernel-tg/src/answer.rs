@@ -7,6 +7,7 @@ use tonic::Status;
 use crate::agentd::{Agentd, Client, is_transport_failure, refused};
 use crate::command::Command;
 use crate::texts::{
+    EmbeddingsEntry,
     CooldownEntry, McpEntry, MemoryEntry, ProviderEntry, SessionEntry, SkillEntry, StatusView,
     Texts,
 };
@@ -205,6 +206,12 @@ fn status_text(status: &pb::GetStatusResponse, texts: Texts) -> String {
         undelivered: status.undelivered,
         oldest_undelivered_seconds: status.oldest_undelivered_seconds,
         cooldowns: &cooldowns,
+        embeddings: status.embeddings.as_ref().map(|e| EmbeddingsEntry {
+            model: &e.model,
+            with_vectors: e.with_vectors,
+            memories: e.memories,
+            last_error: e.last_error.as_deref(),
+        }),
     })
 }
 

@@ -84,6 +84,8 @@ pub struct StatusView<'a> {
     pub undelivered: u64,
     pub oldest_undelivered_seconds: Option<u64>,
     pub cooldowns: &'a [CooldownEntry<'a>],
+    /// Recall by meaning, when agentd has `[embeddings]`.
+    pub embeddings: Option<super::EmbeddingsEntry<'a>>,
 }
 
 impl Texts {
@@ -254,6 +256,7 @@ impl Texts {
             (false, false) => "unavailable (LIKE search)",
         };
         let _ = writeln!(out, "FTS5: {fts}");
+        self.push_embeddings(&mut out, status.embeddings.as_ref());
         self.push_mcp(&mut out, status.mcp_servers);
         let _ = write!(
             out,

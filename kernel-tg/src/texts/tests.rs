@@ -218,6 +218,12 @@ fn status_shows_everything_escaped() {
             until: "2025-03-02T10:05:00Z",
             failures: 2,
         }],
+        embeddings: Some(EmbeddingsEntry {
+            model: "e5<small>",
+            with_vectors: 3,
+            memories: 4,
+            last_error: Some("HTTP 503 <busy>"),
+        }),
     };
     for texts in [ZH, EN] {
         let text = texts.status(&status);
@@ -231,6 +237,9 @@ fn status_shows_everything_escaped() {
             "missing &lt;cmd&gt;",
             "<code>fs</code> connected (3",
             "<code>spare&lt;1&gt;</code> ",
+            "<code>e5&lt;small&gt;</code>",
+            "3/4",
+            "HTTP 503 &lt;busy&gt;",
         ] {
             assert!(text.contains(needle), "{needle} in {text}");
         }
@@ -359,6 +368,7 @@ proptest! {
             last_error: Some(&value), fts5_available: true, mcp_servers: &mcp,
             undelivered: u64::from(n), oldest_undelivered_seconds: Some(u64::from(n)),
             cooldowns: &cooldowns,
+            embeddings: Some(EmbeddingsEntry { model: &value, with_vectors: u64::from(n), memories: u64::from(n), last_error: Some(&value) }),
         };
         for texts in [ZH, EN] {
             for html in [
