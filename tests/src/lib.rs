@@ -4,6 +4,7 @@
 pub mod chat;
 pub mod config;
 pub mod fake_cli;
+pub mod fake_embeddings;
 pub mod fake_llm;
 pub mod fake_speech;
 pub mod fake_telegram;

@@ -34,6 +34,7 @@ mod media_images;
 mod media_retention;
 mod media_voice;
 mod media_voice_logs;
+mod memory_embeddings;
 mod memory_rpc;
 mod memory_search;
 mod memory_turn;
