@@ -10,9 +10,9 @@ mod error;
 pub mod memory;
 mod messages;
 pub mod outbox;
-pub mod vectors;
 mod sessions;
 mod settings;
+pub mod vectors;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

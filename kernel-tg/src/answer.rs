@@ -7,9 +7,8 @@ use tonic::Status;
 use crate::agentd::{Agentd, Client, is_transport_failure, refused};
 use crate::command::Command;
 use crate::texts::{
-    EmbeddingsEntry,
-    CooldownEntry, McpEntry, MemoryEntry, ProviderEntry, SessionEntry, SkillEntry, StatusView,
-    Texts,
+    CooldownEntry, EmbeddingsEntry, McpEntry, MemoryEntry, ProviderEntry, SessionEntry, SkillEntry,
+    StatusView, Texts,
 };
 
 /// The HTML reply to `command`.

@@ -149,10 +149,13 @@ pub fn embed(text: &str) -> Vec<f32> {
             v[c] += 1.0;
         }
     }
-    for word in lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
-        let h = word
-            .bytes()
-            .fold(2_166_136_261u32, |h, b| (h ^ u32::from(b)).wrapping_mul(16_777_619));
+    for word in lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let h = word.bytes().fold(2_166_136_261u32, |h, b| {
+            (h ^ u32::from(b)).wrapping_mul(16_777_619)
+        });
         v[CONCEPTS.len() + (h as usize % (DIM - CONCEPTS.len()))] += 0.2;
     }
     // A shared component, so that unrelated texts are not orthogonal (like real models).
@@ -205,13 +208,16 @@ async fn handle(
             }))
             .into_response()
         }
-        Behaviour::Fail(status) => error(status, "The server had an error processing your request."),
+        Behaviour::Fail(status) => {
+            error(status, "The server had an error processing your request.")
+        }
         Behaviour::Stall => {
             shared.shutdown.cancelled().await;
             error(503, "shutting down")
         }
-        Behaviour::Garbage => axum::Json(json!({"object": "list", "data": [{"embedding": "?!"}]}))
-            .into_response(),
+        Behaviour::Garbage => {
+            axum::Json(json!({"object": "list", "data": [{"embedding": "?!"}]})).into_response()
+        }
     }
 }
 
@@ -223,7 +229,9 @@ fn check(json: &Value) -> Result<(), String> {
     }
     let ok = match &json["input"] {
         Value::String(s) => !s.is_empty(),
-        Value::Array(xs) => !xs.is_empty() && xs.iter().all(|x| x.as_str().is_some_and(|s| !s.is_empty())),
+        Value::Array(xs) => {
+            !xs.is_empty() && xs.iter().all(|x| x.as_str().is_some_and(|s| !s.is_empty()))
+        }
         _ => false,
     };
     if !ok {
@@ -236,10 +244,13 @@ fn check(json: &Value) -> Result<(), String> {
 }
 
 fn error(status: u16, message: &str) -> Response {
-    let status = axum::http::StatusCode::from_u16(status).unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
+    let status = axum::http::StatusCode::from_u16(status)
+        .unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
     (
         status,
-        axum::Json(json!({"error": {"message": message, "type": "invalid_request_error", "code": null}})),
+        axum::Json(
+            json!({"error": {"message": message, "type": "invalid_request_error", "code": null}}),
+        ),
     )
         .into_response()
 }

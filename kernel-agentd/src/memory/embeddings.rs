@@ -126,8 +126,7 @@ impl EmbeddingsClient {
             .map_err(|e| EmbedError::Network(self.endpoint.network_message(e)))?;
         if !response.status().is_success() {
             let failure =
-                HttpFailure::read(response, Duration::from_secs(5), self.endpoint.redactor())
-                    .await;
+                HttpFailure::read(response, Duration::from_secs(5), self.endpoint.redactor()).await;
             return Err(EmbedError::Status {
                 status: failure.status,
                 message: failure.message,
@@ -163,10 +162,7 @@ pub fn parse_answer(
         .and_then(Value::as_array)
         .ok_or_else(|| bad("no `data` array"))?;
     if data.len() != count {
-        return Err(bad(&format!(
-            "{} vectors for {count} texts",
-            data.len()
-        )));
+        return Err(bad(&format!("{} vectors for {count} texts", data.len())));
     }
     let mut out: Vec<Option<Vec<f32>>> = vec![None; count];
     for (position, item) in data.iter().enumerate() {
@@ -257,12 +253,21 @@ mod tests {
             (json!({"data": []}), 1),
             (json!({"data": [{"embedding": [0.0, 0.0]}]}), 1),
             (json!({"data": [{"embedding": ["x"]}]}), 1),
-            (json!({"data": [{"embedding": [1.0]}, {"embedding": [1.0, 2.0]}]}), 2),
-            (json!({"data": [{"index": 0, "embedding": [1.0]}, {"index": 0, "embedding": [1.0]}]}), 2),
+            (
+                json!({"data": [{"embedding": [1.0]}, {"embedding": [1.0, 2.0]}]}),
+                2,
+            ),
+            (
+                json!({"data": [{"index": 0, "embedding": [1.0]}, {"index": 0, "embedding": [1.0]}]}),
+                2,
+            ),
             (json!({"data": [{"embedding": "!!"}]}), 1),
         ] {
             assert!(
-                matches!(parse_answer(&answer, count, None), Err(EmbedError::BadResponse(_))),
+                matches!(
+                    parse_answer(&answer, count, None),
+                    Err(EmbedError::BadResponse(_))
+                ),
                 "{answer}"
             );
         }

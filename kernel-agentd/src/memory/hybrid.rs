@@ -82,7 +82,9 @@ fn day_start(date: NaiveDate, tz: chrono_tz::Tz) -> i64 {
         None => tz
             .from_local_datetime(&(midnight + chrono::Duration::hours(1)))
             .earliest()
-            .map_or(midnight.and_utc().timestamp_millis(), |t| t.timestamp_millis()),
+            .map_or(midnight.and_utc().timestamp_millis(), |t| {
+                t.timestamp_millis()
+            }),
     }
 }
 
@@ -166,12 +168,21 @@ impl Memories {
                 return Ok(lexical);
             }
         };
-        let near = semantic.nearest(&vector, limit.max(MIN_CANDIDATES), range.from_ms, range.to_ms);
+        let near = semantic.nearest(
+            &vector,
+            limit.max(MIN_CANDIDATES),
+            range.from_ms,
+            range.to_ms,
+        );
         let lexical_ids: Vec<i64> = lexical.memories.iter().map(|m| m.id).collect();
         let ids = fuse(&lexical_ids, strong, &near, limit);
         let mut known: HashMap<i64, MemoryRow> =
             lexical.memories.into_iter().map(|m| (m.id, m)).collect();
-        let missing: Vec<i64> = ids.iter().filter(|id| !known.contains_key(id)).copied().collect();
+        let missing: Vec<i64> = ids
+            .iter()
+            .filter(|id| !known.contains_key(id))
+            .copied()
+            .collect();
         for row in self.store.memories_by_id(&missing).await? {
             known.insert(row.id, row);
         }
@@ -224,7 +235,11 @@ mod tests {
         // 2026-03-01T00:00+08:00 = 2026-02-28T16:00Z.
         assert_eq!(r.from_ms, Some(1_772_294_400_000));
         assert_eq!(r.to_ms, Some(1_772_294_400_000 + 86_400_000));
-        assert!(DateRange::local(Some("March"), None, tz).unwrap_err().contains("since"));
+        assert!(
+            DateRange::local(Some("March"), None, tz)
+                .unwrap_err()
+                .contains("since")
+        );
         assert!(DateRange::local(None, None, tz).unwrap().is_open());
     }
 }

@@ -101,7 +101,11 @@ impl Semantic {
     }
 
     /// The query's normalised vector within `budget`.
-    pub async fn query_vector(&self, query: &str, budget: Duration) -> Result<Vec<f32>, EmbedError> {
+    pub async fn query_vector(
+        &self,
+        query: &str,
+        budget: Duration,
+    ) -> Result<Vec<f32>, EmbedError> {
         let mut vectors = self
             .inner
             .client
@@ -118,7 +122,13 @@ impl Semantic {
     }
 
     /// Up to `k` memories nearest `query` (created in `[from, to)` unix ms when given).
-    pub fn nearest(&self, query: &[f32], k: usize, from: Option<i64>, to: Option<i64>) -> Vec<(i64, f32)> {
+    pub fn nearest(
+        &self,
+        query: &[f32],
+        k: usize,
+        from: Option<i64>,
+        to: Option<i64>,
+    ) -> Vec<(i64, f32)> {
         self.read().nearest(query, k, from, to)
     }
 
@@ -145,7 +155,11 @@ impl Semantic {
     }
 
     fn set_error(&self, error: Option<String>) {
-        *self.inner.last_error.lock().unwrap_or_else(|e| e.into_inner()) = error;
+        *self
+            .inner
+            .last_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = error;
     }
 
     /// The embedder: load, then embed what lacks a vector, forever.
@@ -235,8 +249,12 @@ impl Semantic {
                 if let Some(at) = at
                     && !index.insert(*id, at, *scale, bytes)
                 {
-                    tracing::warn!(memory = id, dim = bytes.len(), expected = index.dim(),
-                        "a memory vector of another dimension is not searched");
+                    tracing::warn!(
+                        memory = id,
+                        dim = bytes.len(),
+                        expected = index.dim(),
+                        "a memory vector of another dimension is not searched"
+                    );
                 }
             }
         }

@@ -111,7 +111,13 @@ impl VectorIndex {
 
     /// Up to `k` memories most similar to the normalised `query`, best first, as
     /// `(id, cosine)`; only memories created in `[from, to)` (unix ms) when given.
-    pub fn nearest(&self, query: &[f32], k: usize, from: Option<i64>, to: Option<i64>) -> Vec<(i64, f32)> {
+    pub fn nearest(
+        &self,
+        query: &[f32],
+        k: usize,
+        from: Option<i64>,
+        to: Option<i64>,
+    ) -> Vec<(i64, f32)> {
         if query.len() != self.dim || self.is_empty() || k == 0 {
             return Vec::new();
         }
@@ -122,7 +128,8 @@ impl VectorIndex {
             .chunks_exact(self.dim)
             .enumerate()
             .filter(|(i, _)| {
-                from.is_none_or(|f| self.created[*i] >= f) && to.is_none_or(|t| self.created[*i] < t)
+                from.is_none_or(|f| self.created[*i] >= f)
+                    && to.is_none_or(|t| self.created[*i] < t)
             })
             .map(|(i, row)| (dot(&qi, row) as f32 * q.scale * self.scales[i], i))
             .collect();

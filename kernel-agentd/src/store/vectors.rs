@@ -137,9 +137,15 @@ impl Store {
         let mut by_id: std::collections::HashMap<i64, super::memory::MemoryRow> = rows
             .into_iter()
             .map(|(id, text, created_at)| {
-                let created_at =
-                    super::from_millis(created_at, || format!("memory {id}"))?;
-                Ok((id, super::memory::MemoryRow { id, text, created_at }))
+                let created_at = super::from_millis(created_at, || format!("memory {id}"))?;
+                Ok((
+                    id,
+                    super::memory::MemoryRow {
+                        id,
+                        text,
+                        created_at,
+                    },
+                ))
             })
             .collect::<Result<_, StoreError>>()?;
         Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())

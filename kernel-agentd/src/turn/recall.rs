@@ -36,8 +36,7 @@ impl MemoryRecall for Memories {
     async fn recall(&self, query: &str, k: usize) -> Vec<String> {
         let rows = self.recall_rows(query, k).await;
         tracing::debug!(recalled = rows.len(), "memories recalled");
-        rows
-            .iter()
+        rows.iter()
             .map(|m| recall_line(m, &self.local_date(m.created_at)))
             .collect()
     }

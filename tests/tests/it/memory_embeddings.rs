@@ -13,8 +13,8 @@ use kernel_agentd::memory::hybrid::DateRange;
 use kernel_agentd::memory::semantic::Semantic;
 use kernel_agentd::memory::{Memories, SearchMode};
 use kernel_agentd::store::Store;
-use kernel_common::config::{EmbeddingsConfig, InputStyle};
 use kernel_common::Secret;
+use kernel_common::config::{EmbeddingsConfig, InputStyle};
 use kernel_proto::v1 as pb;
 use tests::config::TestConfig;
 use tests::fake_embeddings::{Behaviour, FakeEmbeddings};
@@ -125,7 +125,9 @@ async fn top(m: &Memories, query: &str) -> (Option<String>, SearchMode) {
 async fn paraphrases_and_other_languages_are_found_by_meaning() {
     let fake = FakeEmbeddings::start(KEY).await;
     let rig = Rig::new().await;
-    let (m, semantic) = rig.hybrid(&fake.base(), "fake-embed", Duration::from_secs(2)).await;
+    let (m, semantic) = rig
+        .hybrid(&fake.base(), "fake-embed", Duration::from_secs(2))
+        .await;
     add_all(&m).await;
     all_embedded(&semantic, MEMORIES.len() as u64).await;
     let lexical = rig.lexical().await;
@@ -141,7 +143,11 @@ async fn paraphrases_and_other_languages_are_found_by_meaning() {
             "{query}"
         );
         let (lexical_top, _) = top(&lexical, query).await;
-        assert_ne!(lexical_top.as_deref(), Some(memory), "lexical alone: {query}");
+        assert_ne!(
+            lexical_top.as_deref(),
+            Some(memory),
+            "lexical alone: {query}"
+        );
         let recalled = m.recall_rows(query, 1).await;
         assert_eq!(recalled[0].text, memory, "recall: {query}");
     }
@@ -152,12 +158,18 @@ async fn paraphrases_and_other_languages_are_found_by_meaning() {
     );
     // Queries are marked as queries, memories as passages (plain style: no prefixes).
     let inputs: Vec<String> = fake.requests().iter().flat_map(|r| r.inputs()).collect();
-    assert!(inputs.contains(&"哪些坚果我不能吃".to_owned()), "{inputs:?}");
+    assert!(
+        inputs.contains(&"哪些坚果我不能吃".to_owned()),
+        "{inputs:?}"
+    );
     assert!(inputs.contains(&"妈妈对花生过敏".to_owned()), "{inputs:?}");
     // Deleting a memory drops its vector.
     let cat = m.search("猫", 1).await.unwrap().memories[0].id;
     m.delete(&[cat]).await.unwrap();
-    assert_eq!(semantic.status().await.with_vectors, MEMORIES.len() as u64 - 1);
+    assert_eq!(
+        semantic.status().await.with_vectors,
+        MEMORIES.len() as u64 - 1
+    );
     let (first, _) = top(&m, "我养了什么宠物").await;
     assert_ne!(first.as_deref(), Some("我家的猫叫咪咪"));
     rig.stop().await;
@@ -167,7 +179,9 @@ async fn paraphrases_and_other_languages_are_found_by_meaning() {
 async fn date_ranges_are_local_days() {
     let fake = FakeEmbeddings::start(KEY).await;
     let rig = Rig::new().await;
-    let (hybrid, semantic) = rig.hybrid(&fake.base(), "fake-embed", Duration::from_secs(2)).await;
+    let (hybrid, semantic) = rig
+        .hybrid(&fake.base(), "fake-embed", Duration::from_secs(2))
+        .await;
     add_all(&hybrid).await;
     all_embedded(&semantic, MEMORIES.len() as u64).await;
     let lexical = rig.lexical().await;
@@ -200,7 +214,9 @@ async fn endpoint_down_or_garbage_searches_lexically_and_vectors_catch_up() {
         let fake = FakeEmbeddings::start(KEY).await;
         fake.set(broken.clone());
         let rig = Rig::new().await;
-        let (m, semantic) = rig.hybrid(&fake.base(), "fake-embed", Duration::from_secs(2)).await;
+        let (m, semantic) = rig
+            .hybrid(&fake.base(), "fake-embed", Duration::from_secs(2))
+            .await;
         add_all(&m).await;
         let status = eventually("the failure in the status", WAIT, async || {
             let s = semantic.status().await;
@@ -209,7 +225,11 @@ async fn endpoint_down_or_garbage_searches_lexically_and_vectors_catch_up() {
         .await;
         assert_eq!(status.with_vectors, 0, "{broken:?}");
         assert!(!status.last_error.unwrap().contains(KEY));
-        assert_eq!(m.count().await.unwrap(), MEMORIES.len() as u64, "memories are stored");
+        assert_eq!(
+            m.count().await.unwrap(),
+            MEMORIES.len() as u64,
+            "memories are stored"
+        );
         let found = m.search("浦东", 3).await.unwrap();
         assert_eq!(found.mode, SearchMode::Fts5, "{broken:?}: lexical");
         assert_eq!(found.memories[0].text, "主人住在上海浦东");
@@ -247,7 +267,9 @@ async fn a_slow_endpoint_costs_recall_no_more_than_its_budget() {
 async fn a_model_change_re_embeds_in_the_background() {
     let fake = FakeEmbeddings::start(KEY).await;
     let rig = Rig::new().await;
-    let (m, semantic) = rig.hybrid(&fake.base(), "model-a", Duration::from_secs(2)).await;
+    let (m, semantic) = rig
+        .hybrid(&fake.base(), "model-a", Duration::from_secs(2))
+        .await;
     add_all(&m).await;
     all_embedded(&semantic, MEMORIES.len() as u64).await;
     rig.stop().await;
@@ -260,7 +282,9 @@ async fn a_model_change_re_embeds_in_the_background() {
         cancel: CancellationToken::new(),
     };
     let before = fake.requests().len();
-    let (m, semantic) = rig2.hybrid(&fake.base(), "model-b", Duration::from_secs(2)).await;
+    let (m, semantic) = rig2
+        .hybrid(&fake.base(), "model-b", Duration::from_secs(2))
+        .await;
     assert_eq!(semantic.status().await.model, "model-b");
     all_embedded(&semantic, MEMORIES.len() as u64).await;
     let asked: Vec<String> = fake.requests()[before..]

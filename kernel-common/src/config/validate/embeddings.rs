@@ -18,11 +18,9 @@ const MAX_DIMENSIONS: u32 = 8192;
 /// `[embeddings]`: model defaults to `text-embedding-3-small`; `None` when malformed (with a
 /// problem).
 pub(super) fn embeddings(ctx: &mut Ctx<'_>, raw: &RawEmbeddings) -> Option<EmbeddingsConfig> {
-    let timeout = raw
-        .timeout_secs
-        .map_or(DEFAULT_EMBEDDINGS_TIMEOUT, |secs| {
-            ctx.timeout_secs("embeddings.timeout_secs", secs, DEFAULT_EMBEDDINGS_TIMEOUT)
-        });
+    let timeout = raw.timeout_secs.map_or(DEFAULT_EMBEDDINGS_TIMEOUT, |secs| {
+        ctx.timeout_secs("embeddings.timeout_secs", secs, DEFAULT_EMBEDDINGS_TIMEOUT)
+    });
     let recall_budget = match raw.recall_budget_ms {
         None => Some(DEFAULT_RECALL_BUDGET),
         Some(ms @ 1..=MAX_RECALL_BUDGET_MS) => Some(Duration::from_millis(ms)),
