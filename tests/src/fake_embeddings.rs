@@ -224,7 +224,7 @@ async fn handle(
 /// `model` a non-empty string; `input` a non-empty string or array of non-empty strings;
 /// `encoding_format` `float`/`base64` when given.
 fn check(json: &Value) -> Result<(), String> {
-    if !json["model"].as_str().is_some_and(|m| !m.is_empty()) {
+    if json["model"].as_str().is_none_or(str::is_empty) {
         return Err("you must provide a model parameter".into());
     }
     let ok = match &json["input"] {
