@@ -340,3 +340,99 @@ async fn status_and_search_rpc_end_to_end() {
     assert_eq!(found.memories[0].text, "我家的猫叫咪咪");
     h.stop().await;
 }
+
+/// The newest user message of a recorded model request, as JSON text.
+fn newest_user(body: &serde_json::Value) -> String {
+    let messages = tests::chat::wire_messages(body);
+    messages.last().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn turns_recall_by_meaning_and_answer_while_the_endpoint_is_down() {
+    let llm = FakeLlm::start().await;
+    let fake = FakeEmbeddings::start(KEY).await;
+    let mut h = Harness::start(TestConfig::new(&llm.url(), &fake.config(KEY))).await;
+    let mut cat = 0;
+    for text in MEMORIES {
+        let id = h
+            .client
+            .add_memory(pb::AddMemoryRequest {
+                text: (*text).to_owned(),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .id;
+        if text.contains('猫') {
+            cat = id;
+        }
+    }
+    eventually("all memories embedded", WAIT, async || {
+        let s = h
+            .client
+            .get_status(pb::GetStatusRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        s.embeddings
+            .is_some_and(|e| e.with_vectors == MEMORIES.len() as u64)
+    })
+    .await;
+    llm.push(tests::fake_llm::Script::text("咪咪。"));
+    tests::chat::completed(&tests::chat::turn(&mut h.client, "我养了什么宠物").await);
+    let first = newest_user(&llm.requests()[0].body);
+    assert!(
+        first.contains(&format!("[{cat}] (")),
+        "the cat is recalled first: {first}"
+    );
+    let cat_at = first.find("我家的猫叫咪咪").unwrap();
+    let next_memory = first.find("- [").unwrap();
+    assert!(
+        first[next_memory..].starts_with(&format!("- [{cat}]")) && cat_at > next_memory,
+        "{first}"
+    );
+
+    // The endpoint down: the turn still answers (lexical recall), a new memory is stored.
+    fake.set(Behaviour::Fail(503));
+    llm.push(tests::fake_llm::Script::text("浦东。"));
+    tests::chat::completed(&tests::chat::turn(&mut h.client, "我住在浦东吗").await);
+    let second = newest_user(&llm.requests()[1].body);
+    assert!(second.contains("主人住在上海浦东"), "{second}");
+    h.client
+        .add_memory(pb::AddMemoryRequest {
+            text: "主人的生日是五月三日".into(),
+        })
+        .await
+        .unwrap();
+    let status = eventually("the failure in the status", WAIT, async || {
+        let s = h
+            .client
+            .get_status(pb::GetStatusRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        s.embeddings.filter(|e| e.last_error.is_some())
+    })
+    .await;
+    assert_eq!(status.memories, MEMORIES.len() as u64 + 1);
+    assert!(status.last_error.unwrap().contains("503"));
+    // Back up: the new memory gets its vector.
+    fake.set(Behaviour::Answer);
+    eventually(
+        "the new memory embedded",
+        Duration::from_secs(90),
+        async || {
+            let s = h
+                .client
+                .get_status(pb::GetStatusRequest {})
+                .await
+                .unwrap()
+                .into_inner();
+            s.embeddings.is_some_and(|e| {
+                e.with_vectors == MEMORIES.len() as u64 + 1 && e.last_error.is_none()
+            })
+        },
+    )
+    .await;
+    h.stop().await;
+}
