@@ -168,8 +168,42 @@ impl Memories {
                 return Ok(lexical);
             }
         };
+        self.fuse_with(semantic, lexical, strong, &vector, limit, range)
+            .await
+    }
+
+    /// The hybrid search for a query whose normalised `vector` is already known (benchmarks
+    /// measure search without the embedding call): `None` without `[embeddings]`.
+    pub async fn search_with_vector(
+        &self,
+        query: &str,
+        vector: &[f32],
+        limit: usize,
+    ) -> Result<Option<Found>, MemoryError> {
+        let Some(semantic) = self.semantic.get() else {
+            return Ok(None);
+        };
+        let limit = limit.clamp(1, super::MAX_SEARCH_LIMIT);
+        let (lexical, strong) = self.find_lexical(query, limit.max(MIN_CANDIDATES)).await?;
+        let range = DateRange::default();
+        Ok(Some(
+            self.fuse_with(semantic, lexical, strong, vector, limit, range)
+                .await?,
+        ))
+    }
+
+    /// Fuses `lexical` (already date-filtered) with the vector candidates of `vector`.
+    async fn fuse_with(
+        &self,
+        semantic: &Semantic,
+        lexical: Found,
+        strong: bool,
+        vector: &[f32],
+        limit: usize,
+        range: DateRange,
+    ) -> Result<Found, MemoryError> {
         let near = semantic.nearest(
-            &vector,
+            vector,
             limit.max(MIN_CANDIDATES),
             range.from_ms,
             range.to_ms,

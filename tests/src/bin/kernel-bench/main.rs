@@ -15,6 +15,7 @@ mod stats;
 mod table;
 mod tokens;
 mod turns;
+mod vectorsearch;
 
 use anyhow::{Context as _, bail};
 
