@@ -151,6 +151,21 @@ async fn paraphrases_and_other_languages_are_found_by_meaning() {
         let recalled = m.recall_rows(query, 1).await;
         assert_eq!(recalled[0].text, memory, "recall: {query}");
     }
+    // A known query vector (benchmarks): the same ranking without the embedding call.
+    let known = tests::fake_embeddings::embed("我养了什么宠物");
+    let found = m
+        .search_with_vector("我养了什么宠物", &known, 3)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(found.memories[0].text, "我家的猫叫咪咪");
+    assert!(
+        lexical
+            .search_with_vector("猫", &known, 3)
+            .await
+            .unwrap()
+            .is_none()
+    );
     // A strong lexical hit keeps the first place.
     assert_eq!(
         top(&m, "浦东").await,
