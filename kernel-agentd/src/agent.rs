@@ -15,6 +15,8 @@ use crate::error::ApiError;
 use crate::llm::titles::TitlesClient;
 use crate::mcp::{Mcp, McpServerStatus, McpSettings};
 use crate::media::Media;
+use crate::memory::embeddings::EmbeddingsClient;
+use crate::memory::semantic::{EmbeddingsStatus, Semantic};
 use crate::memory::{Memories, SearchMode};
 use crate::memory_auto::{AutoMemory, AutoStatus};
 use crate::models::Models;
@@ -74,6 +76,8 @@ pub struct Status {
     pub cooldowns: Vec<(String, Cooldown)>,
     /// Whether auto memory runs, and its last run.
     pub memory_auto: AutoStatus,
+    /// Embeddings (model, memories with vectors / all, last error), when configured.
+    pub embeddings: Option<(EmbeddingsStatus, u64)>,
 }
 
 impl Agent {
@@ -123,6 +127,21 @@ impl Agent {
             root.child_token(),
         )
         .await?;
+        if let Some(e) = &config.embeddings {
+            let client = EmbeddingsClient::new(e, &http).map_err(ApiError::internal)?;
+            let tag = match e.dimensions {
+                Some(d) => format!("{}@{d}", e.model),
+                None => e.model.clone(),
+            };
+            memories.attach_semantic(Semantic::start(
+                client,
+                tag,
+                store.clone(),
+                e.recall_budget,
+                &tasks,
+                root.child_token(),
+            ));
+        }
         let tools = ext.tools;
         let mcp = Mcp::start(
             &config,
@@ -254,6 +273,13 @@ impl Agent {
                 .map_err(ApiError::internal)?,
             cooldowns: self.inner.models.cooldowns().all_active(),
             memory_auto: self.inner.memory_auto.status(),
+            embeddings: match self.inner.memories.semantic() {
+                Some(s) => Some((
+                    s.status().await,
+                    self.inner.memories.count().await.unwrap_or(0),
+                )),
+                None => None,
+            },
         })
     }
 }

@@ -7,10 +7,14 @@
 //! quoted string token, so no user text is ever FTS5 query syntax, and nothing a user types
 //! makes a search fail.
 
+pub mod embeddings;
+pub mod hybrid;
 mod listing;
 mod recall;
 pub mod segment;
+pub mod semantic;
 mod tools;
+pub mod vectors;
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
@@ -42,6 +46,8 @@ pub enum SearchMode {
     Fts5,
     /// LIKE substring matching (FTS5 unavailable or it found nothing).
     Like,
+    /// Lexical and vector matches fused (`memory::hybrid`).
+    Hybrid,
 }
 
 impl SearchMode {
@@ -50,6 +56,7 @@ impl SearchMode {
         match self {
             SearchMode::Fts5 => "fts5",
             SearchMode::Like => "like",
+            SearchMode::Hybrid => "hybrid",
         }
     }
 }
@@ -98,6 +105,8 @@ pub struct Memories {
     tz: Tz,
     /// The latest `#n` listing.
     listing: Listing,
+    /// Recall by meaning, when `[embeddings]` is configured (`memory::hybrid`).
+    semantic: std::sync::OnceLock<semantic::Semantic>,
 }
 
 impl Memories {
@@ -117,6 +126,7 @@ impl Memories {
             fts,
             tz,
             listing: Listing::new(Listed::Memories),
+            semantic: std::sync::OnceLock::new(),
         }
     }
 
@@ -147,6 +157,9 @@ impl Memories {
         let terms = self.fts.then(|| segment::index_terms(text));
         let row = self.store.add_memory(text, terms.as_deref()).await?;
         tracing::info!(memory = row.id, chars, "memory added");
+        if let Some(semantic) = self.semantic.get() {
+            semantic.wake();
+        }
         Ok(row)
     }
 
@@ -155,20 +168,30 @@ impl Memories {
         if query.trim().is_empty() {
             return Err(MemoryError::EmptyQuery);
         }
-        self.find(query, limit.clamp(1, MAX_SEARCH_LIMIT)).await
+        self.find_hybrid(
+            query,
+            limit.clamp(1, MAX_SEARCH_LIMIT),
+            hybrid::DateRange::default(),
+            hybrid::SEARCH_EMBED_BUDGET,
+        )
+        .await
     }
 
-    /// The search behind [`Memories::search`] and recall (`limit` ≥ 1, not clamped).
-    async fn find(&self, query: &str, limit: usize) -> Result<Found, MemoryError> {
+    /// The lexical search behind [`Memories::search`] and recall (`limit` ≥ 1, not clamped),
+    /// and whether its hits contain every query term (ANDed FTS5 or all-terms LIKE).
+    async fn find_lexical(&self, query: &str, limit: usize) -> Result<(Found, bool), MemoryError> {
         let terms = segment::query_terms(query);
         if self.fts
             && !terms.is_empty()
-            && let Some(memories) = self.find_fts(&terms, limit).await
+            && let Some((memories, how)) = self.find_fts(&terms, limit).await
         {
-            return Ok(Found {
-                memories,
-                mode: SearchMode::Fts5,
-            });
+            return Ok((
+                Found {
+                    memories,
+                    mode: SearchMode::Fts5,
+                },
+                how == Combine::And,
+            ));
         }
         let terms = if terms.is_empty() {
             vec![kernel_common::text::head(query.trim(), segment::MAX_QUERY_CHARS).to_owned()]
@@ -179,21 +202,26 @@ impl Memories {
             .store
             .search_memories_like(&terms, LikeMatch::All, limit)
             .await?;
+        let mut strong = true;
         if memories.is_empty() && terms.len() > 1 {
+            strong = false;
             memories = self
                 .store
                 .search_memories_like(&terms, LikeMatch::Any, limit)
                 .await?;
         }
-        Ok(Found {
-            memories,
-            mode: SearchMode::Like,
-        })
+        Ok((
+            Found {
+                memories,
+                mode: SearchMode::Like,
+            },
+            strong,
+        ))
     }
 
     /// FTS5 with the terms ANDed, then ORed; `None` when neither finds anything (or FTS5 fails,
     /// which is logged: the caller falls back to LIKE).
-    async fn find_fts(&self, terms: &[String], limit: usize) -> Option<Vec<MemoryRow>> {
+    async fn find_fts(&self, terms: &[String], limit: usize) -> Option<(Vec<MemoryRow>, Combine)> {
         let mut ways = vec![Combine::And];
         if terms.len() > 1 {
             ways.push(Combine::Or);
@@ -201,7 +229,7 @@ impl Memories {
         for how in ways {
             let expr = segment::match_expr(terms, how);
             match self.store.search_memories_fts(&expr, limit).await {
-                Ok(found) if !found.is_empty() => return Some(found),
+                Ok(found) if !found.is_empty() => return Some((found, how)),
                 Ok(_) => {}
                 Err(e) => {
                     tracing::warn!(error = %e, "full-text search failed; using LIKE");
@@ -229,6 +257,9 @@ impl Memories {
     /// existed.
     pub async fn delete(&self, ids: &[i64]) -> Result<u64, MemoryError> {
         let deleted = self.store.delete_memories(ids, self.fts).await?;
+        if let Some(semantic) = self.semantic.get() {
+            semantic.forget(ids);
+        }
         tracing::info!(requested = ids.len(), deleted, "memories deleted");
         Ok(deleted)
     }

@@ -13,6 +13,7 @@ mod messages;
 pub mod outbox;
 mod sessions;
 mod settings;
+pub mod vectors;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

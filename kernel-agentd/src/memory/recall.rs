@@ -1,5 +1,6 @@
-//! Recall's query over long-term memory: the top-k memories matching the owner's message, or the
-//! k most recent when none match (the turn's `turn::recall` formats them). Recall never fails a
+//! Recall's query over long-term memory: the top-k memories matching the owner's message (hybrid
+//! when `[embeddings]` is configured, the query's vector waited for at most `recall_budget_ms`,
+//! else lexical for that turn), or the k most recent when none match (the turn's `turn::recall` formats them). Recall never fails a
 //! turn: a failing search is logged and recalls what it can.
 
 use super::{Memories, MemoryRow};
@@ -12,7 +13,14 @@ impl Memories {
             return Vec::new();
         }
         if !query.trim().is_empty() {
-            match self.find(query, k).await {
+            let budget = self
+                .semantic
+                .get()
+                .map_or(super::hybrid::SEARCH_EMBED_BUDGET, |s| s.recall_budget());
+            let found = self
+                .find_hybrid(query, k, super::hybrid::DateRange::default(), budget)
+                .await;
+            match found {
                 Ok(found) if !found.memories.is_empty() => return found.memories,
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "memory recall search failed"),

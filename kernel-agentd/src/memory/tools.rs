@@ -55,6 +55,12 @@ struct SearchInput {
     /// Most results to return (1-50).
     #[serde(default = "default_search_limit")]
     limit: i64,
+    /// Only memories saved on or after this local date (YYYY-MM-DD).
+    #[serde(default)]
+    since: Option<String>,
+    /// Only memories saved on or before this local date (YYYY-MM-DD).
+    #[serde(default)]
+    until: Option<String>,
 }
 
 fn default_search_limit() -> i64 {
@@ -154,10 +160,21 @@ impl Action for AddInput {
 #[async_trait::async_trait]
 impl Action for SearchInput {
     const NAME: &'static str = "memory_search";
-    const DESCRIPTION: &'static str = "Search long-term memory by words (Chinese or English) when the memories recalled automatically into the message are not enough, e.g. the owner refers to something said long ago. Returns [{\"id\", \"text\", \"created_at\"}], best match first (limit 1-50, default 5).";
+    const DESCRIPTION: &'static str = "Search long-term memory (Chinese or English; by words, and by meaning when available) when the memories recalled automatically into the message are not enough, e.g. the owner refers to something said long ago. Optional since/until (local dates YYYY-MM-DD, inclusive) keep only memories saved in that range, e.g. for \"last month\" use the current local time from the message. Returns [{\"id\", \"text\", \"created_at\"}], best match first (limit 1-50, default 5).";
 
     async fn run(self, memories: &Memories) -> ToolOutput {
-        match memories.search(&self.query, clamp(self.limit)).await {
+        let range = match super::hybrid::DateRange::local(
+            self.since.as_deref(),
+            self.until.as_deref(),
+            memories.timezone(),
+        ) {
+            Ok(range) => range,
+            Err(e) => return ToolOutput::error(e),
+        };
+        match memories
+            .search_between(&self.query, clamp(self.limit), range)
+            .await
+        {
             Ok(found) => listed(memories, &found.memories),
             Err(e) => failed("memory_search", e),
         }

@@ -90,6 +90,12 @@ pub fn status(s: agent::Status) -> pb::GetStatusResponse {
             })
             .collect(),
         memory_auto: Some(memory_auto(s.memory_auto)),
+        embeddings: s.embeddings.map(|(e, memories)| pb::EmbeddingsStatus {
+            model: e.model,
+            with_vectors: e.with_vectors,
+            memories,
+            last_error: e.last_error,
+        }),
     }
 }
 

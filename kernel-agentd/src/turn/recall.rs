@@ -25,9 +25,10 @@ impl MemoryRecall for NoRecall {
     }
 }
 
-/// One recalled memory as the per-turn block shows it (after `- `).
-pub fn recall_line(m: &MemoryRow) -> String {
-    format!("[{}] {}", m.id, m.text)
+/// One recalled memory as the per-turn block shows it (after `- `): `[id] (YYYY-MM-DD) text`,
+/// the date local, so the model can tell old from new and search by date.
+pub fn recall_line(m: &MemoryRow, date: &str) -> String {
+    format!("[{}] ({date}) {}", m.id, m.text)
 }
 
 #[async_trait::async_trait]
@@ -35,6 +36,8 @@ impl MemoryRecall for Memories {
     async fn recall(&self, query: &str, k: usize) -> Vec<String> {
         let rows = self.recall_rows(query, k).await;
         tracing::debug!(recalled = rows.len(), "memories recalled");
-        rows.iter().map(recall_line).collect()
+        rows.iter()
+            .map(|m| recall_line(m, &self.local_date(m.created_at)))
+            .collect()
     }
 }

@@ -11,6 +11,8 @@ pub const AGENTD_TOKEN_ENV: &str = "KERNEL_AGENTD_TOKEN";
 pub const STT_API_KEY_ENV: &str = "KERNEL_STT_API_KEY";
 /// Overrides `tts.api_key`.
 pub const TTS_API_KEY_ENV: &str = "KERNEL_TTS_API_KEY";
+/// Overrides `embeddings.api_key`.
+pub const EMBEDDINGS_API_KEY_ENV: &str = "KERNEL_EMBEDDINGS_API_KEY";
 
 /// The variable overriding `providers.<name>.api_key`: `KERNEL_PROVIDER_<NAME>_API_KEY`, NAME
 /// upper-cased with every non-alphanumeric character turned into `_`.
@@ -36,6 +38,7 @@ pub fn is_secret_env(name: &str) -> bool {
         AGENTD_TOKEN_ENV,
         STT_API_KEY_ENV,
         TTS_API_KEY_ENV,
+        EMBEDDINGS_API_KEY_ENV,
     ]
     .contains(&name)
         || (name.starts_with("KERNEL_PROVIDER_") && name.ends_with("_API_KEY"))

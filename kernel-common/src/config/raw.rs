@@ -32,6 +32,7 @@ pub struct RawConfig {
     pub tts: Option<RawTts>,
     /// `[memory_auto]`: background conversation notes and automatic memories.
     pub memory_auto: Option<RawMemoryAuto>,
+    pub embeddings: Option<RawEmbeddings>,
 }
 
 /// `[telegram]`.
@@ -197,6 +198,24 @@ pub struct RawMemoryAuto {
     pub max_tokens: Option<u32>,
     /// Seconds one extraction call may take (default 120).
     pub timeout_secs: Option<u64>,
+}
+
+/// `[embeddings]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEmbeddings {
+    pub api_base: Option<String>,
+    pub api_key: Option<String>,
+    pub model: Option<String>,
+    /// Vector length to ask for (endpoints that take `dimensions`).
+    pub dimensions: Option<u32>,
+    /// `"auto"` (the default), `"plain"`, `"e5"` or `"input_type"`.
+    pub input_style: Option<String>,
+    pub headers: Option<BTreeMap<String, String>>,
+    /// Seconds one embeddings request may take (default 30).
+    pub timeout_secs: Option<u64>,
+    /// Milliseconds the per-turn recall waits for the query's vector (default 300).
+    pub recall_budget_ms: Option<u64>,
 }
 
 impl RawConfig {

@@ -27,6 +27,7 @@ impl Config {
             self.agentd.token.as_ref(),
             self.stt.as_ref().and_then(|s| s.api_key.as_ref()),
             self.tts.as_ref().and_then(|t| t.api_key.as_ref()),
+            self.embeddings.as_ref().and_then(|e| e.api_key.as_ref()),
         ]
         .into_iter()
         .flatten()
@@ -40,6 +41,7 @@ impl Config {
             .chain(self.titles.iter().map(|t| &t.headers))
             .chain(self.stt.iter().map(|s| &s.headers))
             .chain(self.tts.iter().map(|t| &t.headers))
+            .chain(self.embeddings.iter().map(|e| &e.headers))
             .chain(self.mcp_servers.iter().filter_map(|s| match &s.transport {
                 McpTransport::Http { headers, .. } => Some(headers),
                 McpTransport::Stdio { .. } => None,

@@ -142,7 +142,7 @@ fn provider(out: &mut String, p: &ProviderConfig) {
     }
 }
 
-/// `[titles]`, `[cli.*]`, `[stt]`, `[tts]`.
+/// `[titles]`, `[cli.*]`, `[stt]`, `[tts]`, `[embeddings]`.
 fn extras(out: &mut String, c: &Config) {
     match &c.titles {
         Some(t) => {
@@ -224,6 +224,24 @@ fn extras(out: &mut String, c: &Config) {
             }
         ),
         None => writeln!(out, "tts: off (replies are text only)"),
+    };
+    let _ = match &c.embeddings {
+        Some(e) => writeln!(
+            out,
+            "embeddings: {}; model {}; input {}; timeout {}s; recall budget {} ms; key {}{}",
+            redact_url(&e.api_base),
+            e.model,
+            e.input_style.as_str(),
+            e.timeout.as_secs(),
+            e.recall_budget.as_millis(),
+            key(e.api_key.as_ref()),
+            if e.headers.is_empty() {
+                String::new()
+            } else {
+                format!("; headers: {}", headers(&e.headers))
+            }
+        ),
+        None => writeln!(out, "embeddings: off (memory search is lexical)"),
     };
 }
 

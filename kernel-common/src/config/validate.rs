@@ -4,6 +4,7 @@
 //! the key and says how to fix it. Secrets never appear in a message.
 
 mod agentd;
+mod embeddings;
 mod mcp;
 mod memory_auto;
 mod providers;
@@ -265,6 +266,10 @@ fn build(
         .and_then(|t| providers::titles(&mut ctx, t));
     let stt = raw.stt.as_ref().map(|s| speech::stt(&mut ctx, s));
     let tts = raw.tts.as_ref().and_then(|t| speech::tts(&mut ctx, t));
+    let embeddings = raw
+        .embeddings
+        .as_ref()
+        .and_then(|e| embeddings::embeddings(&mut ctx, e));
     let cli = cli(&mut ctx, &raw.cli);
     let (mcp_servers, skipped_mcp) = mcp::servers(&mut ctx, &raw.mcp.servers);
     let agentd = agentd::agentd(&mut ctx, &raw.agentd, &general.data_dir);
@@ -293,6 +298,7 @@ fn build(
         stt,
         tts,
         memory_auto,
+        embeddings,
         secret_env: super::env::referenced_vars(&raw.mcp.servers),
         warnings: ctx.warnings,
     })

@@ -88,6 +88,8 @@ pub struct StatusView<'a> {
     pub cooldowns: &'a [CooldownEntry<'a>],
     /// Auto memory's state; `None` when agentd did not say.
     pub memory_auto: Option<super::MemoryAutoView<'a>>,
+    /// Recall by meaning, when agentd has `[embeddings]`.
+    pub embeddings: Option<super::EmbeddingsEntry<'a>>,
 }
 
 impl Texts {
@@ -266,6 +268,7 @@ impl Texts {
             self.push_memory_auto(&mut out, auto);
         }
         let _ = writeln!(out, "FTS5: {fts}");
+        self.push_embeddings(&mut out, status.embeddings.as_ref());
         self.push_mcp(&mut out, status.mcp_servers);
         let _ = write!(
             out,

@@ -243,6 +243,12 @@ fn status_shows_everything_escaped() {
             refreshed: 1,
             outcome: "ok",
         }),
+        embeddings: Some(EmbeddingsEntry {
+            model: "e5<small>",
+            with_vectors: 3,
+            memories: 4,
+            last_error: Some("HTTP 503 <busy>"),
+        }),
     };
     for texts in [ZH, EN] {
         let text = texts.status(&status);
@@ -256,6 +262,9 @@ fn status_shows_everything_escaped() {
             "missing &lt;cmd&gt;",
             "<code>fs</code> connected (3",
             "<code>spare&lt;1&gt;</code> ",
+            "<code>e5&lt;small&gt;</code>",
+            "3/4",
+            "HTTP 503 &lt;busy&gt;",
         ] {
             assert!(text.contains(needle), "{needle} in {text}");
         }
@@ -385,6 +394,7 @@ proptest! {
             undelivered: u64::from(n), oldest_undelivered_seconds: Some(u64::from(n)),
             cooldowns: &cooldowns,
             memory_auto: Some(MemoryAutoView { enabled: true, last_run: Some(&value), added: n, refreshed: n, outcome: &value }),
+            embeddings: Some(EmbeddingsEntry { model: &value, with_vectors: u64::from(n), memories: u64::from(n), last_error: Some(&value) }),
         };
         for texts in [ZH, EN] {
             for html in [

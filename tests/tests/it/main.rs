@@ -35,6 +35,8 @@ mod media_retention;
 mod media_voice;
 mod media_voice_logs;
 mod memory_auto;
+mod memory_embeddings;
+mod memory_real_model;
 mod memory_rpc;
 mod memory_search;
 mod memory_turn;

@@ -15,6 +15,16 @@ use tonic::transport::Channel;
 
 const HEADING: &str = "## 长期记忆（自动召回）";
 
+/// Today in the test config's time zone: recalled memories carry their local date.
+fn today() -> String {
+    // Asia/Shanghai: UTC+8 all year.
+    let tz = chrono::FixedOffset::east_opt(8 * 3600).unwrap();
+    chrono::Utc::now()
+        .with_timezone(&tz)
+        .format("%Y-%m-%d")
+        .to_string()
+}
+
 async fn add(c: &mut AgentClient<Channel>, text: &str) -> i64 {
     let req = pb::AddMemoryRequest { text: text.into() };
     c.add_memory(req).await.unwrap().into_inner().id
@@ -63,7 +73,8 @@ async fn recall_is_in_the_per_turn_block_only() {
         let requests = fake.requests();
         let (r1, r2) = (&requests[0].body, &requests[1].body);
         let (newest, older) = split_newest(r1);
-        let tea_line = format!("{HEADING}\\n- [{tea}] 主人喜欢喝乌龙茶");
+        let day = today();
+        let tea_line = format!("{HEADING}\\n- [{tea}] ({day}) 主人喜欢喝乌龙茶");
         assert!(
             newest.contains(&tea_line),
             "{kind}: matching memory recalled: {newest}"
@@ -77,7 +88,7 @@ async fn recall_is_in_the_per_turn_block_only() {
         // No match: the most recent memories, newest first.
         let (newest, older) = split_newest(r2);
         let recent = format!(
-            "{HEADING}\\n- [{cat}] The owner's cat is called Miso\\n- [{city}] 主人住在上海\\n- [{tea}] 主人喜欢喝乌龙茶"
+            "{HEADING}\\n- [{cat}] ({day}) The owner's cat is called Miso\\n- [{city}] ({day}) 主人住在上海\\n- [{tea}] ({day}) 主人喜欢喝乌龙茶"
         );
         assert!(
             newest.contains(&recent),
@@ -162,7 +173,7 @@ async fn a_model_requested_memory_add_round_trips() {
         completed(&turn(&mut h.client, "我的猫叫什么？").await);
         let (newest, _) = split_newest(&fake.requests()[2].body);
         assert!(
-            newest.contains(&format!("- [{id}] 主人的猫叫小黑")),
+            newest.contains(&format!("- [{id}] ({}) 主人的猫叫小黑", today())),
             "{kind}: {newest}"
         );
         assert_eq!(

@@ -17,6 +17,7 @@ mod stats;
 mod table;
 mod tokens;
 mod turns;
+mod vectorsearch;
 
 use anyhow::{Context as _, bail};
 

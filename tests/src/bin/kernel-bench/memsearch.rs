@@ -1,4 +1,5 @@
-//! Memory search latency at growing sizes: mixed Chinese/English memories inserted through
+//! Memory search latency at growing sizes (and, from 10k on, hybrid search with vectors:
+//! `vectorsearch`): mixed Chinese/English memories inserted through
 //! kernel-agentd's store API (segmented like `Memories::add` does), then searched through the
 //! real binary's SearchMemories RPC on its Unix socket.
 
@@ -123,10 +124,10 @@ const GLUE: &[&str] = &[
 ];
 
 /// A deterministic xorshift generator.
-struct Rng(u64);
+pub struct Rng(pub u64);
 
 impl Rng {
-    fn below(&mut self, n: usize) -> usize {
+    pub fn below(&mut self, n: usize) -> usize {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
@@ -151,7 +152,7 @@ fn memory_text(rng: &mut Rng, i: usize) -> String {
 }
 
 /// A query: one or two topic words, Chinese or English.
-fn query(rng: &mut Rng) -> String {
+pub fn query(rng: &mut Rng) -> String {
     let pick = |rng: &mut Rng| {
         if rng.below(2) == 0 {
             EN[rng.below(EN.len())]
@@ -228,6 +229,9 @@ pub async fn run(opts: &Opts, bins: &Path, table: &mut Table) -> anyhow::Result<
             ms(percentile(&samples, 95.0)),
             "same queries",
         );
+        if size >= 10_000 {
+            crate::vectorsearch::run(&rig.db_path(), size, &mut rng, table).await?;
+        }
     }
     Ok(())
 }

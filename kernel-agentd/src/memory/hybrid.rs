@@ -1,0 +1,279 @@
+//! Hybrid search: lexical candidates (FTS5/LIKE, [`Memories::find_lexical`]) and vector
+//! candidates ([`Semantic`]) fused by match quality ([`fuse`]), optionally within a date range
+//! ([`DateRange`], local dates in `general.timezone`). Without `[embeddings]`, or when the
+//! query's vector does not come in time, the search is exactly the lexical one.
+//!
+//! Why not equal-weight reciprocal-rank fusion: a vector search always returns *something*, and
+//! an OR-ed lexical search matches any memory sharing a common word, so either side's noise
+//! would push out the other side's good hits. Here a strong lexical hit (every query term
+//! present) counts fully, a weak one (some terms) little; a vector hit counts by how close it is
+//! to the best vector hit.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use chrono::{NaiveDate, TimeZone};
+
+use super::semantic::Semantic;
+use super::{Found, Memories, MemoryError, MemoryRow, SearchMode};
+
+/// How long `memory_search` / `SearchMemories` wait for the query's vector before answering
+/// lexically.
+pub const SEARCH_EMBED_BUDGET: Duration = Duration::from_secs(3);
+/// Candidates taken from each side (at least; more when the limit is larger).
+const MIN_CANDIDATES: usize = 20;
+/// Most lexical candidates read for a date-filtered search.
+const FILTERED_CANDIDATES: usize = 200;
+/// Weight of a lexical hit containing every query term, and of one containing only some.
+const STRONG_LEXICAL: f32 = 1.0;
+const WEAK_LEXICAL: f32 = 0.4;
+/// Weight of the best vector hit; the others get it times the square of where their cosine lies
+/// between the worst candidate's (0) and the best one's (1): models differ widely in how spread
+/// their cosines are (e5's all lie within 0.75–0.9), so closeness is relative to the candidates.
+const VECTOR_WEIGHT: f32 = 0.9;
+
+/// A range of local dates (both ends inclusive, either open), as unix-ms bounds `[from, to)`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DateRange {
+    pub from_ms: Option<i64>,
+    pub to_ms: Option<i64>,
+}
+
+impl DateRange {
+    /// `since..=until` (local dates `YYYY-MM-DD` in `tz`); an error names the bad one.
+    pub fn local(
+        since: Option<&str>,
+        until: Option<&str>,
+        tz: chrono_tz::Tz,
+    ) -> Result<DateRange, String> {
+        let start_of = |text: &str, key: &str| -> Result<i64, String> {
+            let date = NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d")
+                .map_err(|_| format!("{key} must be a date like 2026-03-01, not {text:?}"))?;
+            Ok(day_start(date, tz))
+        };
+        let from_ms = since.map(|s| start_of(s, "since")).transpose()?;
+        let to_ms = until
+            .map(|u| {
+                start_of(u, "until").map(|_| {
+                    let date = NaiveDate::parse_from_str(u.trim(), "%Y-%m-%d").unwrap_or_default();
+                    day_start(date.succ_opt().unwrap_or(date), tz)
+                })
+            })
+            .transpose()?;
+        Ok(DateRange { from_ms, to_ms })
+    }
+
+    /// Whether neither end is set.
+    pub fn is_open(&self) -> bool {
+        self.from_ms.is_none() && self.to_ms.is_none()
+    }
+
+    fn contains(&self, row: &MemoryRow) -> bool {
+        let at = row.created_at.timestamp_millis();
+        self.from_ms.is_none_or(|f| at >= f) && self.to_ms.is_none_or(|t| at < t)
+    }
+}
+
+/// The first instant of `date` in `tz`, unix ms (the earliest, if the day starts in a gap).
+fn day_start(date: NaiveDate, tz: chrono_tz::Tz) -> i64 {
+    let midnight = date.and_hms_opt(0, 0, 0).unwrap_or_default();
+    match tz.from_local_datetime(&midnight).earliest() {
+        Some(t) => t.timestamp_millis(),
+        None => tz
+            .from_local_datetime(&(midnight + chrono::Duration::hours(1)))
+            .earliest()
+            .map_or(midnight.and_utc().timestamp_millis(), |t| {
+                t.timestamp_millis()
+            }),
+    }
+}
+
+/// Memory ids best first: lexical hits (`lexical`, best first; `strong` when every query term
+/// matched) and vector candidates (`(id, cosine)`, best first) scored by match quality, at most
+/// `limit`. A strong lexical hit outranks any hit found only by meaning; a weak one (e.g. a
+/// shared common word) adds a little to a close vector hit but cannot lift a far one.
+pub fn fuse(lexical: &[i64], strong: bool, vector: &[(i64, f32)], limit: usize) -> Vec<i64> {
+    let mut scores: HashMap<i64, (f32, f32, usize)> = HashMap::new();
+    let base = if strong { STRONG_LEXICAL } else { WEAK_LEXICAL };
+    for (rank, &id) in lexical.iter().enumerate() {
+        let score = base / (1.0 + 0.05 * rank as f32);
+        scores.entry(id).or_insert((0.0, f32::MIN, rank)).0 += score;
+    }
+    if let (Some(&(_, best)), Some(&(_, floor))) = (vector.first(), vector.last()) {
+        let spread = best - floor;
+        for &(id, cosine) in vector {
+            let closeness = if spread > f32::EPSILON {
+                ((cosine - floor) / spread).clamp(0.0, 1.0).powi(2)
+            } else {
+                1.0
+            };
+            let entry = scores.entry(id).or_insert((0.0, f32::MIN, usize::MAX));
+            entry.0 += VECTOR_WEIGHT * closeness;
+            entry.1 = cosine;
+        }
+    }
+    let mut ranked: Vec<(i64, (f32, f32, usize))> = scores.into_iter().collect();
+    ranked.sort_by(|a, b| {
+        (b.1.0)
+            .total_cmp(&a.1.0)
+            .then(b.1.1.total_cmp(&a.1.1))
+            .then(a.1.2.cmp(&b.1.2))
+            .then(b.0.cmp(&a.0))
+    });
+    ranked.into_iter().take(limit).map(|(id, _)| id).collect()
+}
+
+impl Memories {
+    /// Uses `semantic` for every later search (once; a second call is ignored).
+    pub fn attach_semantic(&self, semantic: Semantic) {
+        let _ = self.semantic.set(semantic);
+    }
+
+    /// The time zone of dates (`general.timezone`).
+    pub fn timezone(&self) -> chrono_tz::Tz {
+        self.tz
+    }
+
+    /// The embeddings side, when `[embeddings]` is configured.
+    pub fn semantic(&self) -> Option<&Semantic> {
+        self.semantic.get()
+    }
+
+    /// Up to `limit` memories for `query` (≥ 1, not clamped) created within `range`: hybrid when
+    /// embeddings are configured and the query's vector comes within `budget`, else lexical.
+    pub(super) async fn find_hybrid(
+        &self,
+        query: &str,
+        limit: usize,
+        range: DateRange,
+        budget: Duration,
+    ) -> Result<Found, MemoryError> {
+        let semantic = self.semantic.get().filter(|s| s.has_vectors());
+        let candidates = match (semantic.is_some(), range.is_open()) {
+            (false, true) => limit,
+            (true, true) => limit.max(MIN_CANDIDATES),
+            (_, false) => FILTERED_CANDIDATES.max(limit),
+        };
+        let (mut lexical, strong) = self.find_lexical(query, candidates).await?;
+        lexical.memories.retain(|m| range.contains(m));
+        let Some(semantic) = semantic else {
+            lexical.memories.truncate(limit);
+            return Ok(lexical);
+        };
+        let vector = match semantic.query_vector(query, budget).await {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::warn!(error = %e, "query embedding failed or too slow; this search is lexical");
+                lexical.memories.truncate(limit);
+                return Ok(lexical);
+            }
+        };
+        self.fuse_with(semantic, lexical, strong, &vector, limit, range)
+            .await
+    }
+
+    /// The hybrid search for a query whose normalised `vector` is already known (benchmarks
+    /// measure search without the embedding call): `None` without `[embeddings]`.
+    pub async fn search_with_vector(
+        &self,
+        query: &str,
+        vector: &[f32],
+        limit: usize,
+    ) -> Result<Option<Found>, MemoryError> {
+        let Some(semantic) = self.semantic.get() else {
+            return Ok(None);
+        };
+        let limit = limit.clamp(1, super::MAX_SEARCH_LIMIT);
+        let (lexical, strong) = self.find_lexical(query, limit.max(MIN_CANDIDATES)).await?;
+        let range = DateRange::default();
+        Ok(Some(
+            self.fuse_with(semantic, lexical, strong, vector, limit, range)
+                .await?,
+        ))
+    }
+
+    /// Fuses `lexical` (already date-filtered) with the vector candidates of `vector`.
+    async fn fuse_with(
+        &self,
+        semantic: &Semantic,
+        lexical: Found,
+        strong: bool,
+        vector: &[f32],
+        limit: usize,
+        range: DateRange,
+    ) -> Result<Found, MemoryError> {
+        let near = semantic.nearest(
+            vector,
+            limit.max(MIN_CANDIDATES),
+            range.from_ms,
+            range.to_ms,
+        );
+        let lexical_ids: Vec<i64> = lexical.memories.iter().map(|m| m.id).collect();
+        let ids = fuse(&lexical_ids, strong, &near, limit);
+        let mut known: HashMap<i64, MemoryRow> =
+            lexical.memories.into_iter().map(|m| (m.id, m)).collect();
+        let missing: Vec<i64> = ids
+            .iter()
+            .filter(|id| !known.contains_key(id))
+            .copied()
+            .collect();
+        for row in self.store.memories_by_id(&missing).await? {
+            known.insert(row.id, row);
+        }
+        Ok(Found {
+            memories: ids.iter().filter_map(|id| known.remove(id)).collect(),
+            mode: SearchMode::Hybrid,
+        })
+    }
+
+    /// Like [`Memories::search`], within `range`.
+    pub async fn search_between(
+        &self,
+        query: &str,
+        limit: usize,
+        range: DateRange,
+    ) -> Result<Found, MemoryError> {
+        if query.trim().is_empty() {
+            return Err(MemoryError::EmptyQuery);
+        }
+        self.find_hybrid(
+            query,
+            limit.clamp(1, super::MAX_SEARCH_LIMIT),
+            range,
+            SEARCH_EMBED_BUDGET,
+        )
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strong_lexical_hits_keep_their_place_and_weak_ones_yield_to_meaning() {
+        // Strong lexical hits 1, 2; vector hits 7 (best), 1, 8 (far below the best).
+        let fused = fuse(&[1, 2], true, &[(7, 0.90), (1, 0.88), (8, 0.70)], 5);
+        assert_eq!(fused, [1, 2, 7, 8]);
+        // Weak lexical hits (some words): they lift a close vector hit, not a far one.
+        let fused = fuse(&[3, 4, 5], false, &[(7, 0.90), (5, 0.88), (9, 0.80)], 3);
+        assert_eq!(fused, [5, 7, 3]);
+        assert_eq!(fuse(&[], false, &[], 5), Vec::<i64>::new());
+        assert_eq!(fuse(&[1, 2, 3], true, &[], 2), [1, 2]);
+    }
+
+    #[test]
+    fn local_date_ranges() {
+        let tz: chrono_tz::Tz = "Asia/Shanghai".parse().unwrap();
+        let r = DateRange::local(Some("2026-03-01"), Some("2026-03-01"), tz).unwrap();
+        // 2026-03-01T00:00+08:00 = 2026-02-28T16:00Z.
+        assert_eq!(r.from_ms, Some(1_772_294_400_000));
+        assert_eq!(r.to_ms, Some(1_772_294_400_000 + 86_400_000));
+        assert!(
+            DateRange::local(Some("March"), None, tz)
+                .unwrap_err()
+                .contains("since")
+        );
+        assert!(DateRange::local(None, None, tz).unwrap().is_open());
+    }
+}
