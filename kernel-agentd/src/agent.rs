@@ -19,6 +19,7 @@ use crate::memory::{Memories, SearchMode};
 use crate::models::Models;
 use crate::models::cooldown::Cooldown;
 use crate::outbox::{Backlog, Outbox};
+use crate::schedule::Schedules;
 use crate::sessions::{SessionInfo, Sessions};
 use crate::skills::Skills;
 use crate::store::Store;
@@ -49,6 +50,8 @@ struct Inner {
     turns: Turns,
     /// Everything for the owner until delivered, and the live owner turn.
     outbox: Outbox<TurnEvent>,
+    /// Reminders and scheduled tasks, and their scheduler.
+    schedules: Schedules,
 }
 
 /// What `GetStatus` reports (domain form; `rpc` converts it).
@@ -126,7 +129,7 @@ impl Agent {
         let turns = Turns::new(
             &config,
             TurnsSetup {
-                tools,
+                tools: tools.clone(),
                 recall: ext.recall.unwrap_or_else(|| memories.clone()),
                 skills: skills.clone(),
                 media: Media::new(&config, &http),
@@ -139,6 +142,16 @@ impl Agent {
                 outbox: outbox.clone(),
             },
         );
+        let schedules = Schedules::new(
+            &config,
+            store.clone(),
+            outbox.clone(),
+            turns.clone(),
+            root.clone(),
+            tasks.clone(),
+        );
+        crate::schedule::register_tools(&tools, &schedules).map_err(ApiError::internal)?;
+        schedules.start();
         Ok(Agent {
             inner: Arc::new(Inner {
                 store,
@@ -154,6 +167,7 @@ impl Agent {
                 skills,
                 turns,
                 outbox,
+                schedules,
             }),
         })
     }
@@ -191,6 +205,11 @@ impl Agent {
     /// The skills (`/skills`).
     pub fn skills(&self) -> &Skills {
         &self.inner.skills
+    }
+
+    /// Reminders and scheduled tasks.
+    pub fn schedules(&self) -> &Schedules {
+        &self.inner.schedules
     }
 
     /// The turn loop.

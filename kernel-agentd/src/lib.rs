@@ -19,6 +19,7 @@ pub(crate) mod outbox;
 pub(crate) mod refusal;
 pub mod retention;
 pub(crate) mod rpc;
+pub(crate) mod schedule;
 pub mod server;
 pub(crate) mod sessions;
 pub(crate) mod skills;

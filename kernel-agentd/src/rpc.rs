@@ -5,6 +5,7 @@ mod chat;
 mod convert;
 mod memory;
 mod outbox;
+mod schedules;
 mod status;
 
 use std::pin::Pin;
@@ -229,5 +230,30 @@ impl pb::agent_server::Agent for AgentService {
         Ok(Response::new(pb::ListSkillsResponse {
             skills: skills.into_iter().map(convert::skill_info).collect(),
         }))
+    }
+
+    async fn list_schedules(
+        &self,
+        _req: Request<pb::ListSchedulesRequest>,
+    ) -> RpcResult<pb::ListSchedulesResponse> {
+        self.list_schedules_rpc().await.map(Response::new)
+    }
+
+    async fn add_schedule(
+        &self,
+        req: Request<pb::AddScheduleRequest>,
+    ) -> RpcResult<pb::AddScheduleResponse> {
+        self.add_schedule_rpc(req.into_inner())
+            .await
+            .map(Response::new)
+    }
+
+    async fn delete_schedules(
+        &self,
+        req: Request<pb::DeleteSchedulesRequest>,
+    ) -> RpcResult<pb::DeleteSchedulesResponse> {
+        self.delete_schedules_rpc(req.into_inner())
+            .await
+            .map(Response::new)
     }
 }

@@ -1,4 +1,4 @@
-//! `Store`: the SQLite database (sessions, messages, settings, memories, the outbox) behind a cheap `Clone` handle.
+//! `Store`: the SQLite database (sessions, messages, settings, memories, the outbox, schedules) behind a cheap `Clone` handle.
 //!
 //! The database runs in WAL mode with foreign keys on; its schema is the versioned migrations
 //! under `kernel-agentd/migrations/`, applied by [`Store::open`]. Times are stored as unix
@@ -10,6 +10,7 @@ mod error;
 pub mod memory;
 mod messages;
 pub mod outbox;
+pub mod schedules;
 mod sessions;
 mod settings;
 

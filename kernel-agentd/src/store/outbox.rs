@@ -22,6 +22,8 @@ pub enum ItemBody {
     Failed { message: String, reason: FailReason },
     /// A turn was cancelled.
     Cancelled,
+    /// A message that is not a turn's outcome (a reminder, a job's status), Markdown.
+    Notice { text: String },
 }
 
 /// An item to store.
@@ -105,6 +107,7 @@ impl TryFrom<RawItem> for StoredItem {
                 },
             },
             "cancelled" => ItemBody::Cancelled,
+            "notice" => ItemBody::Notice { text: r.text },
             _ => {
                 return Err(StoreError::Corrupt(format!(
                     "outbox item {}: unknown kind",
@@ -125,7 +128,7 @@ impl TryFrom<RawItem> for StoredItem {
 }
 
 /// Inserts `item` inside `conn`'s transaction; returns its `seq`.
-async fn insert_item(
+pub(super) async fn insert_item(
     conn: &mut SqliteConnection,
     item: &NewItem,
     op: &'static str,
@@ -134,6 +137,7 @@ async fn insert_item(
         ItemBody::Answer { text, voice } => ("answer", text.as_str(), voice.as_deref()),
         ItemBody::Failed { message, .. } => ("failed", message.as_str(), None),
         ItemBody::Cancelled => ("cancelled", "", None),
+        ItemBody::Notice { text } => ("notice", text.as_str(), None),
     };
     let (reason, args) = match &item.body {
         ItemBody::Failed { reason, .. } if !reason.reason.is_empty() => (

@@ -1,6 +1,7 @@
 //! Delivering one outbox item: the answer's rendered chunks (the first as a reply) and its voice
 //! note, each acknowledged once Telegram accepted it, then the placeholder removed and the item
-//! acknowledged as done; a failure or cancellation notice likewise.
+//! acknowledged as done; a failure or cancellation notice likewise, and a notice (a reminder)
+//! like an answer.
 //!
 //! A part Telegram refuses for good (the bot was blocked…) is logged at ERROR and acknowledged
 //! as failed, so the queue never wedges; anything else is retried with backoff, in place, so
@@ -41,6 +42,14 @@ pub(super) async fn deliver(
     let texts = app.texts();
     match item.body {
         Some(Body::Completed(done)) => delivery.answer(done, item.parts_done).await?,
+        Some(Body::Notice(notice)) => {
+            // A reminder: rendered and sent like an answer, with nothing to reply to.
+            let done = pb::TurnCompleted {
+                text: notice.text,
+                ..Default::default()
+            };
+            delivery.answer(done, item.parts_done).await?;
+        }
         Some(Body::Failed(failed)) => {
             tracing::info!(seq = item.seq, "delivering a turn failure");
             show(
