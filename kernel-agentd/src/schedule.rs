@@ -344,7 +344,9 @@ impl Schedules {
                             match turns.run_for_kernel(prompt).await {
                                 Ok(Some(_events)) => tracing::info!("scheduled turn started"),
                                 Ok(None) => tracing::info!("shutdown before the scheduled turn"),
-                                Err(e) => tracing::warn!(error = %e, "the scheduled turn did not start"),
+                                Err(e) => {
+                                    tracing::warn!(error = %e, "the scheduled turn did not start")
+                                }
                             }
                         }
                         .instrument(tracing::info_span!("scheduled_task", schedule = id)),
@@ -375,4 +377,3 @@ fn task_prompt(locale: Locale, due: &str, late: bool, message: &str) -> String {
         }
     }
 }
-

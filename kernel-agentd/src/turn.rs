@@ -233,7 +233,11 @@ impl Turns {
             // refusal: the owner's message runs right after it.
             Err(_) if inner.gate.running_origin() == Some(Origin::Kernel) => {
                 tracing::info!("a Kernel turn is running; the owner's message waits for it");
-                match inner.gate.enter_when_free(cancel.clone(), Origin::Owner).await {
+                match inner
+                    .gate
+                    .enter_when_free(cancel.clone(), Origin::Owner)
+                    .await
+                {
                     Some(permit) => permit,
                     None => return Ok(single(TurnEvent::Cancelled)),
                 }

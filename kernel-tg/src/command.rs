@@ -7,7 +7,7 @@
 
 use kernel_common::config::Locale;
 
-/// The most `#n` numbers one `/del_history` or `/forget` accepts.
+/// The most `#n` numbers one `/del_history`, `/forget` or `/tasks del` accepts.
 pub const MAX_NUMBERS: usize = 20;
 
 /// Longest provider/model name accepted (characters).
@@ -41,6 +41,10 @@ pub enum Command {
     Skills,
     Cancel,
     Status,
+    /// `/tasks`: the reminders and scheduled tasks.
+    Tasks,
+    /// `/tasks del #a[/#b/...]`: distinct numbers in the order given.
+    TasksDelete(Vec<u32>),
 }
 
 /// Which command of the table, without arguments (for errors, menus and help).
@@ -61,6 +65,7 @@ pub enum CommandKind {
     Skills,
     Cancel,
     Status,
+    Tasks,
 }
 
 /// Why a command could not be used; each variant maps to a localized hint in `texts`.
@@ -84,11 +89,17 @@ pub enum CommandError {
     /// A provider/model name with whitespace in it or longer than [`MAX_NAME_CHARS`].
     #[error("/{}: invalid name", command.name())]
     InvalidName { command: CommandKind },
+    /// An argument the command does not know (`/tasks foo`; at most 32 characters).
+    #[error("/{}: unknown action {action:?}", command.name())]
+    UnknownAction {
+        command: CommandKind,
+        action: String,
+    },
 }
 
 impl CommandKind {
     /// Every command, in menu/help order.
-    pub const ALL: [CommandKind; 15] = [
+    pub const ALL: [CommandKind; 16] = [
         CommandKind::Start,
         CommandKind::Help,
         CommandKind::New,
@@ -102,6 +113,7 @@ impl CommandKind {
         CommandKind::Memory,
         CommandKind::Forget,
         CommandKind::Skills,
+        CommandKind::Tasks,
         CommandKind::Cancel,
         CommandKind::Status,
     ];
@@ -124,6 +136,7 @@ impl CommandKind {
             CommandKind::Skills => "skills",
             CommandKind::Cancel => "cancel",
             CommandKind::Status => "status",
+            CommandKind::Tasks => "tasks",
         }
     }
 
@@ -142,6 +155,7 @@ impl CommandKind {
             CommandKind::DelHistory | CommandKind::Forget => "#a/#b/…",
             CommandKind::Provider | CommandKind::Model => "[name]",
             CommandKind::Remember => "text",
+            CommandKind::Tasks => "[del #a/#b/…]",
             _ => "",
         }
     }
@@ -167,6 +181,10 @@ impl CommandKind {
             CommandKind::Skills => ("技能列表", "List skills"),
             CommandKind::Cancel => ("取消正在进行的任务", "Cancel the running task"),
             CommandKind::Status => ("运行状态", "Show status"),
+            CommandKind::Tasks => (
+                "提醒与定时任务：/tasks del #n 删除",
+                "Reminders and scheduled tasks: /tasks del #n",
+            ),
         };
         match locale {
             Locale::Zh => zh,
@@ -194,6 +212,7 @@ impl Command {
             Command::Skills => CommandKind::Skills,
             Command::Cancel => CommandKind::Cancel,
             Command::Status => CommandKind::Status,
+            Command::Tasks | Command::TasksDelete(_) => CommandKind::Tasks,
         }
     }
 }
@@ -259,11 +278,31 @@ fn build(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
         CommandKind::Forget => Command::Forget(non_empty_numbers(kind, args)?),
         CommandKind::Provider => Command::Provider(optional_name(kind, args)?),
         CommandKind::Model => Command::Model(optional_name(kind, args)?),
+        CommandKind::Tasks => tasks(kind, args)?,
         CommandKind::Remember => match args.trim() {
             "" => return Err(CommandError::MissingText { command: kind }),
             text => Command::Remember(text.to_owned()),
         },
     })
+}
+
+/// `/tasks` alone lists; `/tasks del #a/#b` (also `delete`, `rm`, `删除`) deletes.
+fn tasks(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
+    let args = args.trim();
+    if args.is_empty() {
+        return Ok(Command::Tasks);
+    }
+    let end = args.find(char::is_whitespace).unwrap_or(args.len());
+    let (action, rest) = args.split_at(end);
+    match action.to_lowercase().as_str() {
+        "del" | "delete" | "rm" | "删除" => {
+            Ok(Command::TasksDelete(non_empty_numbers(kind, rest)?))
+        }
+        _ => Err(CommandError::UnknownAction {
+            command: kind,
+            action: action.chars().take(MAX_COMMAND_CHARS).collect(),
+        }),
+    }
 }
 
 fn non_empty_numbers(kind: CommandKind, args: &str) -> Result<Vec<u32>, CommandError> {

@@ -12,7 +12,9 @@ mod refusals;
 mod skills;
 
 pub use failures::FAILURE_REASONS;
-pub use listing::{CooldownEntry, McpEntry, MemoryEntry, ProviderEntry, SessionEntry, StatusView};
+pub use listing::{
+    CooldownEntry, McpEntry, MemoryEntry, ProviderEntry, ScheduleEntry, SessionEntry, StatusView,
+};
 pub use refusals::REASONS;
 pub use skills::SkillEntry;
 

@@ -111,7 +111,8 @@ impl Tool for ScheduleTool {
 
     async fn call(&self, input: Value, _ctx: ToolContext) -> ToolOutput {
         let name = self.name().to_owned();
-        let invalid = |e: serde_json::Error| ToolOutput::error(format!("invalid input for {name}: {e}"));
+        let invalid =
+            |e: serde_json::Error| ToolOutput::error(format!("invalid input for {name}: {e}"));
         match self.kind {
             Kind::Add => {
                 let input: AddInput = match serde_json::from_value(input) {
@@ -119,11 +120,7 @@ impl Tool for ScheduleTool {
                     Err(e) => return invalid(e),
                 };
                 let added = match Mode::parse(input.mode.as_deref().unwrap_or("")) {
-                    Ok(mode) => {
-                        self.schedules
-                            .add(&input.when, &input.message, mode)
-                            .await
-                    }
+                    Ok(mode) => self.schedules.add(&input.when, &input.message, mode).await,
                     Err(e) => Err(e),
                 };
                 match added {
@@ -139,7 +136,9 @@ impl Tool for ScheduleTool {
                 }
             }
             Kind::List => match self.schedules.list().await {
-                Ok(list) => ToolOutput::ok(Value::from(list.iter().map(listed).collect::<Vec<_>>()).to_string()),
+                Ok(list) => ToolOutput::ok(
+                    Value::from(list.iter().map(listed).collect::<Vec<_>>()).to_string(),
+                ),
                 Err(e) => failed(&name, e.into()),
             },
             Kind::Delete => {

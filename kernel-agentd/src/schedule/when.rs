@@ -61,7 +61,9 @@ impl When {
             if next_cron(&cron, now, tz).is_none() {
                 return Err(WhenError::Never(text.to_owned()));
             }
-            return Ok(When::Cron(text.split_whitespace().collect::<Vec<_>>().join(" ")));
+            return Ok(When::Cron(
+                text.split_whitespace().collect::<Vec<_>>().join(" "),
+            ));
         }
         if let Ok(at) = DateTime::parse_from_rfc3339(text) {
             return future(at.with_timezone(&Utc), now, tz);

@@ -54,7 +54,11 @@ fn a_delay_is_an_iso8601_duration() {
 fn a_local_date_time_is_read_in_the_configured_zone() {
     let now = utc(2026, 5, 1, 0, 0);
     // 09:00 in Shanghai (UTC+8) is 01:00 UTC.
-    for text in ["2026-05-02 09:00", "2026-05-02T09:00", "2026-05-02 09:00:00"] {
+    for text in [
+        "2026-05-02 09:00",
+        "2026-05-02T09:00",
+        "2026-05-02 09:00:00",
+    ] {
         assert_eq!(
             When::parse(text, now, SHANGHAI),
             Ok(When::At(utc(2026, 5, 2, 1, 0))),
