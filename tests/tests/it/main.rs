@@ -43,6 +43,7 @@ mod provider_claude_wire;
 mod provider_failover;
 mod provider_openai;
 mod provider_openai_errors;
+mod schedules;
 mod scripts_run;
 mod server_drain;
 mod sessions_providers;
