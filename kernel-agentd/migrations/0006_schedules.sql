@@ -1,4 +1,5 @@
--- Schema version 6: schedules — reminders and scheduled tasks the owner asked for.
+-- Schema version 6: schedules — reminders and scheduled tasks the owner asked for — and files
+-- sent to the owner through the outbox.
 --
 -- `spec` is how the owner's `when` was understood: 'at' (a one-shot; `expr` is the RFC 3339
 -- instant it was due at) or 'cron' (`expr` a 5-field cron expression read in
@@ -18,3 +19,7 @@ CREATE TABLE schedules (
 );
 
 CREATE INDEX schedules_due ON schedules (next_fire);
+
+-- A 'file' outbox item (the send_file tool): `text` is the caption, `voice` holds the file's
+-- bytes and `file_name` its name.
+ALTER TABLE outbox ADD COLUMN file_name TEXT;

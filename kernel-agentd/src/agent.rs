@@ -126,6 +126,7 @@ impl Agent {
         crate::skills::register_tool(&tools, &skills).map_err(ApiError::internal)?;
         crate::retention::spawn(&tasks, config.general.data_dir.clone(), root.child_token());
         let outbox = Outbox::new(store.clone(), root.child_token());
+        crate::send_file::register_tool(&tools, &config, &outbox).map_err(ApiError::internal)?;
         let turns = Turns::new(
             &config,
             TurnsSetup {

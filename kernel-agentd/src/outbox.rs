@@ -128,6 +128,13 @@ impl<E: Clone + Send + Sync + 'static> Outbox<E> {
         Ok(seq)
     }
 
+    /// Stores `item` on its own (a file the model sends) and tells subscribers.
+    pub async fn queue(&self, item: NewItem) -> Result<i64, StoreError> {
+        let seq = self.inner.store.store_outbox_item(&item).await?;
+        self.stored(seq, item);
+        Ok(seq)
+    }
+
     /// Tells subscribers about `item`, stored as `seq` in another service's transaction (a
     /// reminder queued with its schedule's update).
     pub fn stored(&self, seq: i64, item: NewItem) {

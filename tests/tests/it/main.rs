@@ -45,6 +45,7 @@ mod provider_openai;
 mod provider_openai_errors;
 mod schedules;
 mod scripts_run;
+mod send_file;
 mod server_drain;
 mod sessions_providers;
 mod skills;
