@@ -351,7 +351,7 @@ async fn the_owners_message_during_a_scheduled_turn_is_answered_after_it() {
     assert_eq!(requests.len(), 2);
     assert!(requests[1].raw_body.contains("hello?"));
     assert_eq!(
-        sent_containing(&stack, &zh().busy()),
+        sent_containing(&stack, zh().busy()),
         0,
         "{}",
         stack.telegram.call_log()
