@@ -22,6 +22,7 @@ use crate::memory_auto::{AutoMemory, AutoStatus};
 use crate::models::Models;
 use crate::models::cooldown::Cooldown;
 use crate::outbox::{Backlog, Outbox};
+use crate::schedule::Schedules;
 use crate::sessions::{SessionInfo, Sessions};
 use crate::skills::Skills;
 use crate::store::Store;
@@ -54,6 +55,8 @@ struct Inner {
     turns: Turns,
     /// Everything for the owner until delivered, and the live owner turn.
     outbox: Outbox<TurnEvent>,
+    /// Reminders and scheduled tasks, and their scheduler.
+    schedules: Schedules,
 }
 
 /// What `GetStatus` reports (domain form; `rpc` converts it).
@@ -156,10 +159,11 @@ impl Agent {
         crate::skills::register_tool(&tools, &skills).map_err(ApiError::internal)?;
         crate::retention::spawn(&tasks, config.general.data_dir.clone(), root.child_token());
         let outbox = Outbox::new(store.clone(), root.child_token());
+        crate::send_file::register_tool(&tools, &config, &outbox).map_err(ApiError::internal)?;
         let turns = Turns::new(
             &config,
             TurnsSetup {
-                tools,
+                tools: tools.clone(),
                 recall: ext.recall.unwrap_or_else(|| memories.clone()),
                 skills: skills.clone(),
                 media: Media::new(&config, &http),
@@ -173,6 +177,16 @@ impl Agent {
                 outbox: outbox.clone(),
             },
         );
+        let schedules = Schedules::new(
+            &config,
+            store.clone(),
+            outbox.clone(),
+            turns.clone(),
+            root.clone(),
+            tasks.clone(),
+        );
+        crate::schedule::register_tools(&tools, &schedules).map_err(ApiError::internal)?;
+        schedules.start();
         Ok(Agent {
             inner: Arc::new(Inner {
                 store,
@@ -189,6 +203,7 @@ impl Agent {
                 skills,
                 turns,
                 outbox,
+                schedules,
             }),
         })
     }
@@ -231,6 +246,11 @@ impl Agent {
     /// The skills (`/skills`).
     pub fn skills(&self) -> &Skills {
         &self.inner.skills
+    }
+
+    /// Reminders and scheduled tasks.
+    pub fn schedules(&self) -> &Schedules {
+        &self.inner.schedules
     }
 
     /// The turn loop.

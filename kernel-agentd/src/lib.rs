@@ -20,6 +20,8 @@ pub(crate) mod outbox;
 pub(crate) mod refusal;
 pub mod retention;
 pub(crate) mod rpc;
+pub(crate) mod schedule;
+pub(crate) mod send_file;
 pub mod server;
 pub(crate) mod sessions;
 pub(crate) mod skills;

@@ -128,6 +128,28 @@ impl<E: Clone + Send + Sync + 'static> Outbox<E> {
         Ok(seq)
     }
 
+    /// Stores `item` on its own (a file the model sends) and tells subscribers.
+    pub async fn queue(&self, item: NewItem) -> Result<i64, StoreError> {
+        let seq = self.inner.store.store_outbox_item(&item).await?;
+        self.stored(seq, item);
+        Ok(seq)
+    }
+
+    /// Tells subscribers about `item`, stored as `seq` in another service's transaction (a
+    /// reminder queued with its schedule's update).
+    pub fn stored(&self, seq: i64, item: NewItem) {
+        tracing::info!(seq, turn = %item.turn_id, "outbox item stored");
+        self.inner.hub.deliver(StoredItem {
+            seq,
+            turn_id: item.turn_id,
+            body: item.body,
+            reply_to: item.reply_to,
+            placeholder: item.placeholder,
+            parts_done: 0,
+            created_at: Utc::now(),
+        });
+    }
+
     /// Records the placeholder showing turn `turn_id` (live and on its stored items).
     pub async fn set_placeholder(&self, turn_id: &str, message_id: i64) -> Result<(), StoreError> {
         self.inner.hub.set_placeholder(turn_id, message_id);

@@ -9,14 +9,16 @@ use std::fmt;
 pub enum Listed {
     Sessions,
     Memories,
+    Schedules,
 }
 
 impl Listed {
-    /// `"sessions"` or `"memories"` (the wire value).
+    /// `"sessions"`, `"memories"` or `"schedules"` (the wire value).
     pub fn as_str(self) -> &'static str {
         match self {
             Listed::Sessions => "sessions",
             Listed::Memories => "memories",
+            Listed::Schedules => "schedules",
         }
     }
 
@@ -24,6 +26,7 @@ impl Listed {
         match self {
             Listed::Sessions => "session",
             Listed::Memories => "memory",
+            Listed::Schedules => "schedule",
         }
     }
 
@@ -31,6 +34,7 @@ impl Listed {
         match self {
             Listed::Sessions => "/history",
             Listed::Memories => "/memory",
+            Listed::Schedules => "/tasks",
         }
     }
 }

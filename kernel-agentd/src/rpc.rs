@@ -5,6 +5,7 @@ mod chat;
 mod convert;
 mod memory;
 mod outbox;
+mod schedules;
 mod status;
 
 use std::pin::Pin;
@@ -237,6 +238,31 @@ impl pb::agent_server::Agent for AgentService {
         req: Request<pb::GetNotesRequest>,
     ) -> RpcResult<pb::GetNotesResponse> {
         self.get_notes_rpc(req.into_inner())
+            .await
+            .map(Response::new)
+    }
+
+    async fn list_schedules(
+        &self,
+        _req: Request<pb::ListSchedulesRequest>,
+    ) -> RpcResult<pb::ListSchedulesResponse> {
+        self.list_schedules_rpc().await.map(Response::new)
+    }
+
+    async fn add_schedule(
+        &self,
+        req: Request<pb::AddScheduleRequest>,
+    ) -> RpcResult<pb::AddScheduleResponse> {
+        self.add_schedule_rpc(req.into_inner())
+            .await
+            .map(Response::new)
+    }
+
+    async fn delete_schedules(
+        &self,
+        req: Request<pb::DeleteSchedulesRequest>,
+    ) -> RpcResult<pb::DeleteSchedulesResponse> {
+        self.delete_schedules_rpc(req.into_inner())
             .await
             .map(Response::new)
     }

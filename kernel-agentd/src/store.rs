@@ -1,4 +1,5 @@
-//! `Store`: the SQLite database (sessions, messages, settings, memories, daily notes, the outbox) behind a cheap `Clone` handle.
+//! `Store`: the SQLite database (sessions, messages, settings, memories, daily notes, the outbox,
+//! schedules) behind a cheap `Clone` handle.
 //!
 //! The database runs in WAL mode with foreign keys on; its schema is the versioned migrations
 //! under `kernel-agentd/migrations/`, applied by [`Store::open`]. Times are stored as unix
@@ -11,6 +12,7 @@ pub mod memory;
 pub mod memory_auto;
 mod messages;
 pub mod outbox;
+pub mod schedules;
 mod sessions;
 mod settings;
 pub mod vectors;

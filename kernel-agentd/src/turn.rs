@@ -122,6 +122,13 @@ pub enum SpeechStage {
 /// The events of one `Chat`.
 pub type TurnEvents = mpsc::UnboundedReceiver<TurnEvent>;
 
+/// Events that are just `event`.
+fn single(event: TurnEvent) -> TurnEvents {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let _ = tx.send(event);
+    rx
+}
+
 /// The turn loop: the gate (one turn at a time) and what a turn uses. A cheap `Clone` handle.
 #[derive(Debug, Clone)]
 pub struct Turns {
@@ -230,13 +237,60 @@ impl Turns {
         let cancel = inner.root.child_token();
         let permit = match inner.gate.try_enter(cancel.clone()) {
             Ok(permit) => permit,
+            // A turn Kernel started (a scheduled task) does not make the owner wait for a
+            // refusal: the owner's message runs right after it.
+            Err(_) if inner.gate.running_origin() == Some(Origin::Kernel) => {
+                tracing::info!("a Kernel turn is running; the owner's message waits for it");
+                match inner
+                    .gate
+                    .enter_when_free(cancel.clone(), Origin::Owner)
+                    .await
+                {
+                    Some(permit) => permit,
+                    None => return Ok(single(TurnEvent::Cancelled)),
+                }
+            }
             Err(Busy { first_in_window }) => {
                 tracing::info!(first_in_window, "chat refused: a turn is running");
-                let (tx, rx) = mpsc::unbounded_channel();
-                let _ = tx.send(TurnEvent::Busy { first_in_window });
-                return Ok(rx);
+                return Ok(single(TurnEvent::Busy { first_in_window }));
             }
         };
+        self.start(permit, cancel, input, delivery).await
+    }
+
+    /// Runs a turn Kernel starts on its own (a scheduled task) with `prompt`: it waits for the
+    /// running turn to end instead of being refused, and its outcome reaches the owner through
+    /// the outbox like an owner turn's (with no message to reply to). `None` when shutdown
+    /// came first.
+    pub async fn run_for_kernel(&self, prompt: String) -> Result<Option<TurnEvents>, ApiError> {
+        let inner = &self.inner;
+        let input = UserInput {
+            text: prompt,
+            attachments: Vec::new(),
+            want_voice_reply: false,
+        }
+        .accept(inner.media.locale(), false)?;
+        let cancel = inner.root.child_token();
+        let Some(permit) = inner
+            .gate
+            .enter_when_free(cancel.clone(), Origin::Kernel)
+            .await
+        else {
+            return Ok(None);
+        };
+        let delivery = Some(OwnerDelivery::default());
+        self.start(permit, cancel, input, delivery).await.map(Some)
+    }
+
+    /// Spawns the admitted turn.
+    async fn start(
+        &self,
+        permit: gate::Permit,
+        cancel: CancellationToken,
+        input: input::Accepted,
+        delivery: Option<OwnerDelivery>,
+    ) -> Result<TurnEvents, ApiError> {
+        let inner = &self.inner;
         let session = inner.sessions.current().await?;
         let model = inner.models.current()?;
         let (tx, rx) = mpsc::unbounded_channel();

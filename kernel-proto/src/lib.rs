@@ -14,9 +14,13 @@ pub mod refusal;
 /// The largest voice reply agentd sends (the Ogg/Opus bytes of `TurnCompleted`'s voice).
 pub const MAX_VOICE_REPLY_BYTES: usize = 20 * 1024 * 1024;
 
-/// The largest message agentd sends: a voice reply of [`MAX_VOICE_REPLY_BYTES`] with the answer
-/// text (≤ a few hundred KB) and the envelope. Clients raise tonic's 4 MiB decoding limit to it.
-pub const MAX_RESPONSE_BYTES: usize = MAX_VOICE_REPLY_BYTES + 4 * 1024 * 1024;
+/// The largest file agentd sends to the owner (`OutboxFile`): Telegram's bot upload limit.
+pub const MAX_FILE_BYTES: usize = 50 * 1024 * 1024;
+
+/// The largest message agentd sends: a file of [`MAX_FILE_BYTES`] (or a voice reply of
+/// [`MAX_VOICE_REPLY_BYTES`] with the answer text, ≤ a few hundred KB) and the envelope.
+/// Clients raise tonic's 4 MiB decoding limit to it.
+pub const MAX_RESPONSE_BYTES: usize = MAX_FILE_BYTES + 4 * 1024 * 1024;
 
 /// Encoded `FileDescriptorSet` of the API, for server reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] =

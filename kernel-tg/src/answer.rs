@@ -8,7 +8,7 @@ use crate::agentd::{Agentd, Client, is_transport_failure, refused};
 use crate::command::Command;
 use crate::texts::{
     CooldownEntry, EmbeddingsEntry, McpEntry, MemoryAutoView, MemoryEntry, ProviderEntry,
-    SessionEntry, SkillEntry, StatusView, Texts,
+    ScheduleEntry, SessionEntry, SkillEntry, StatusView, Texts,
 };
 
 /// The HTML reply to `command`.
@@ -108,6 +108,30 @@ async fn call(command: Command, client: &mut Client, texts: Texts) -> Result<Str
                 .delete_memories(pb::DeleteMemoriesRequest { numbers })
                 .await?;
             texts.memories_deleted(reply.into_inner().deleted as usize)
+        }
+        Command::Tasks => {
+            let list = client
+                .list_schedules(pb::ListSchedulesRequest {})
+                .await?
+                .into_inner();
+            let entries: Vec<_> = list
+                .schedules
+                .iter()
+                .map(|s| ScheduleEntry {
+                    number: s.number,
+                    next_fire: &s.next_fire,
+                    mode: &s.mode,
+                    message: &s.message,
+                    cron: &s.cron,
+                })
+                .collect();
+            texts.schedules(&entries)
+        }
+        Command::TasksDelete(numbers) => {
+            let reply = client
+                .delete_schedules(pb::DeleteSchedulesRequest { numbers })
+                .await?;
+            texts.schedules_deleted(reply.into_inner().deleted as usize)
         }
         Command::Skills => {
             let list = client

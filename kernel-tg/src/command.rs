@@ -7,7 +7,7 @@
 
 use kernel_common::config::Locale;
 
-/// The most `#n` numbers one `/del_history` or `/forget` accepts.
+/// The most `#n` numbers one `/del_history`, `/forget` or `/tasks del` accepts.
 pub const MAX_NUMBERS: usize = 20;
 
 /// Longest provider/model name accepted (characters).
@@ -43,6 +43,10 @@ pub enum Command {
     Status,
     /// `/notes [YYYY-MM-DD]`: the day's auto-memory note; `None` is today.
     Notes(Option<String>),
+    /// `/tasks`: the reminders and scheduled tasks.
+    Tasks,
+    /// `/tasks del #a[/#b/...]`: distinct numbers in the order given.
+    TasksDelete(Vec<u32>),
 }
 
 /// Which command of the table, without arguments (for errors, menus and help).
@@ -64,6 +68,7 @@ pub enum CommandKind {
     Cancel,
     Status,
     Notes,
+    Tasks,
 }
 
 /// Why a command could not be used; each variant maps to a localized hint in `texts`.
@@ -90,11 +95,17 @@ pub enum CommandError {
     /// A date that is not `YYYY-MM-DD` (at most 32 characters kept).
     #[error("/{}: invalid date {token:?}", command.name())]
     InvalidDate { command: CommandKind, token: String },
+    /// An argument the command does not know (`/tasks foo`; at most 32 characters).
+    #[error("/{}: unknown action {action:?}", command.name())]
+    UnknownAction {
+        command: CommandKind,
+        action: String,
+    },
 }
 
 impl CommandKind {
     /// Every command, in menu/help order.
-    pub const ALL: [CommandKind; 16] = [
+    pub const ALL: [CommandKind; 17] = [
         CommandKind::Start,
         CommandKind::Help,
         CommandKind::New,
@@ -108,6 +119,7 @@ impl CommandKind {
         CommandKind::Memory,
         CommandKind::Forget,
         CommandKind::Skills,
+        CommandKind::Tasks,
         CommandKind::Cancel,
         CommandKind::Status,
         CommandKind::Notes,
@@ -132,6 +144,7 @@ impl CommandKind {
             CommandKind::Cancel => "cancel",
             CommandKind::Status => "status",
             CommandKind::Notes => "notes",
+            CommandKind::Tasks => "tasks",
         }
     }
 
@@ -151,6 +164,7 @@ impl CommandKind {
             CommandKind::Provider | CommandKind::Model => "[name]",
             CommandKind::Remember => "text",
             CommandKind::Notes => "[YYYY-MM-DD]",
+            CommandKind::Tasks => "[del #a/#b/…]",
             _ => "",
         }
     }
@@ -177,6 +191,10 @@ impl CommandKind {
             CommandKind::Cancel => ("取消正在进行的任务", "Cancel the running task"),
             CommandKind::Status => ("运行状态", "Show status"),
             CommandKind::Notes => ("某天的对话笔记", "A day's conversation notes"),
+            CommandKind::Tasks => (
+                "提醒与定时任务：/tasks del #n 删除",
+                "Reminders and scheduled tasks: /tasks del #n",
+            ),
         };
         match locale {
             Locale::Zh => zh,
@@ -205,6 +223,7 @@ impl Command {
             Command::Cancel => CommandKind::Cancel,
             Command::Status => CommandKind::Status,
             Command::Notes(_) => CommandKind::Notes,
+            Command::Tasks | Command::TasksDelete(_) => CommandKind::Tasks,
         }
     }
 }
@@ -270,6 +289,7 @@ fn build(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
         CommandKind::Forget => Command::Forget(non_empty_numbers(kind, args)?),
         CommandKind::Provider => Command::Provider(optional_name(kind, args)?),
         CommandKind::Model => Command::Model(optional_name(kind, args)?),
+        CommandKind::Tasks => tasks(kind, args)?,
         CommandKind::Remember => match args.trim() {
             "" => return Err(CommandError::MissingText { command: kind }),
             text => Command::Remember(text.to_owned()),
@@ -287,6 +307,25 @@ fn build(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
             },
         },
     })
+}
+
+/// `/tasks` alone lists; `/tasks del #a/#b` (also `delete`, `rm`, `删除`) deletes.
+fn tasks(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
+    let args = args.trim();
+    if args.is_empty() {
+        return Ok(Command::Tasks);
+    }
+    let end = args.find(char::is_whitespace).unwrap_or(args.len());
+    let (action, rest) = args.split_at(end);
+    match action.to_lowercase().as_str() {
+        "del" | "delete" | "rm" | "删除" => {
+            Ok(Command::TasksDelete(non_empty_numbers(kind, rest)?))
+        }
+        _ => Err(CommandError::UnknownAction {
+            command: kind,
+            action: action.chars().take(MAX_COMMAND_CHARS).collect(),
+        }),
+    }
 }
 
 fn non_empty_numbers(kind: CommandKind, args: &str) -> Result<Vec<u32>, CommandError> {

@@ -9,7 +9,10 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use teloxide::net::Download;
-use teloxide::payloads::{EditMessageTextSetters, SendMessageSetters, SendVoiceSetters};
+use teloxide::payloads::{
+    EditMessageTextSetters, SendDocumentSetters, SendMessageSetters, SendPhotoSetters,
+    SendVoiceSetters,
+};
 use teloxide::prelude::Requester;
 use teloxide::requests::Output;
 use teloxide::types::{
@@ -205,6 +208,39 @@ impl Telegram {
             request
         })
         .await
+        .map_err(describe)?;
+        Ok(message.id)
+    }
+
+    /// Sends a file: as a photo when `photo`, else as a document; `caption` plain text.
+    pub async fn send_file(
+        &self,
+        name: &str,
+        data: Vec<u8>,
+        caption: &str,
+        photo: bool,
+    ) -> Result<MessageId, SendError> {
+        let file = || InputFile::memory(data.clone()).file_name(name.to_owned());
+        let caption = (!caption.is_empty()).then(|| caption.to_owned());
+        let message = if photo {
+            retry(false, || {
+                let mut request = self.bot.send_photo(self.chat, file());
+                if let Some(c) = &caption {
+                    request = request.caption(c.clone());
+                }
+                request
+            })
+            .await
+        } else {
+            retry(false, || {
+                let mut request = self.bot.send_document(self.chat, file());
+                if let Some(c) = &caption {
+                    request = request.caption(c.clone());
+                }
+                request
+            })
+            .await
+        }
         .map_err(describe)?;
         Ok(message.id)
     }

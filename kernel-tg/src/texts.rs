@@ -15,7 +15,9 @@ mod skills;
 
 pub use embeddings::EmbeddingsEntry;
 pub use failures::FAILURE_REASONS;
-pub use listing::{CooldownEntry, McpEntry, MemoryEntry, ProviderEntry, SessionEntry, StatusView};
+pub use listing::{
+    CooldownEntry, McpEntry, MemoryEntry, ProviderEntry, ScheduleEntry, SessionEntry, StatusView,
+};
 pub use notes::MemoryAutoView;
 pub use refusals::REASONS;
 pub use skills::SkillEntry;

@@ -92,6 +92,16 @@ fn outbox_item(item: &StoredItem) -> pb::OutboxItem {
             args: reason.args.clone().into_iter().collect(),
         }),
         ItemBody::Cancelled => Body::Cancelled(pb::TurnCancelled {}),
+        ItemBody::Notice { text } => Body::Notice(pb::Notice { text: text.clone() }),
+        ItemBody::File {
+            name,
+            data,
+            caption,
+        } => Body::File(pb::OutboxFile {
+            file_name: name.clone(),
+            data: data.clone(),
+            caption: caption.clone(),
+        }),
     };
     pb::OutboxItem {
         seq: u64::try_from(item.seq).unwrap_or(0),

@@ -22,6 +22,14 @@ pub enum ItemBody {
     Failed { message: String, reason: FailReason },
     /// A turn was cancelled.
     Cancelled,
+    /// A message that is not a turn's outcome (a reminder, a job's status), Markdown.
+    Notice { text: String },
+    /// A file for the owner (the `send_file` tool): its name, bytes and optional caption.
+    File {
+        name: String,
+        data: Vec<u8>,
+        caption: String,
+    },
 }
 
 /// An item to store.
@@ -83,6 +91,7 @@ struct RawItem {
     created_at: i64,
     reason: Option<String>,
     args: Option<String>,
+    file_name: Option<String>,
 }
 
 impl TryFrom<RawItem> for StoredItem {
@@ -105,6 +114,12 @@ impl TryFrom<RawItem> for StoredItem {
                 },
             },
             "cancelled" => ItemBody::Cancelled,
+            "notice" => ItemBody::Notice { text: r.text },
+            "file" => ItemBody::File {
+                name: r.file_name.unwrap_or_default(),
+                data: r.voice.unwrap_or_default(),
+                caption: r.text,
+            },
             _ => {
                 return Err(StoreError::Corrupt(format!(
                     "outbox item {}: unknown kind",
@@ -125,7 +140,7 @@ impl TryFrom<RawItem> for StoredItem {
 }
 
 /// Inserts `item` inside `conn`'s transaction; returns its `seq`.
-async fn insert_item(
+pub(super) async fn insert_item(
     conn: &mut SqliteConnection,
     item: &NewItem,
     op: &'static str,
@@ -134,6 +149,12 @@ async fn insert_item(
         ItemBody::Answer { text, voice } => ("answer", text.as_str(), voice.as_deref()),
         ItemBody::Failed { message, .. } => ("failed", message.as_str(), None),
         ItemBody::Cancelled => ("cancelled", "", None),
+        ItemBody::Notice { text } => ("notice", text.as_str(), None),
+        ItemBody::File { data, caption, .. } => ("file", caption.as_str(), Some(data.as_slice())),
+    };
+    let file_name = match &item.body {
+        ItemBody::File { name, .. } => Some(name.as_str()),
+        _ => None,
     };
     let (reason, args) = match &item.body {
         ItemBody::Failed { reason, .. } if !reason.reason.is_empty() => (
@@ -144,8 +165,8 @@ async fn insert_item(
     };
     sqlx::query_scalar(
         "INSERT INTO outbox (turn_id, kind, text, voice, reply_to, placeholder, created_at,
-                             reason, args)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING seq",
+                             reason, args, file_name)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) RETURNING seq",
     )
     .bind(&item.turn_id)
     .bind(kind)
@@ -156,6 +177,7 @@ async fn insert_item(
     .bind(now_millis())
     .bind(reason)
     .bind(args)
+    .bind(file_name)
     .fetch_one(conn)
     .await
     .map_err(StoreError::db(op))
@@ -189,7 +211,7 @@ impl Store {
     pub async fn pending_outbox(&self, after: i64) -> Result<Vec<StoredItem>, StoreError> {
         let raws: Vec<RawItem> = sqlx::query_as(
             "SELECT seq, turn_id, kind, text, voice, reply_to, placeholder, parts_done, created_at,
-                    reason, args
+                    reason, args, file_name
              FROM outbox WHERE acked_at IS NULL AND seq > ?1 ORDER BY seq",
         )
         .bind(after)
@@ -197,6 +219,13 @@ impl Store {
         .await
         .map_err(StoreError::db("load the outbox"))?;
         raws.into_iter().map(StoredItem::try_from).collect()
+    }
+
+    /// Stores `item` on its own; returns its `seq`.
+    pub async fn store_outbox_item(&self, item: &NewItem) -> Result<i64, StoreError> {
+        let op = "store an outbox item";
+        let mut conn = self.pool.acquire().await.map_err(StoreError::db(op))?;
+        insert_item(&mut conn, item, op).await
     }
 
     /// Records a delivery report; idempotent (`parts_done` never moves backwards, message ids

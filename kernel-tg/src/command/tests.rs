@@ -339,3 +339,34 @@ fn notes_take_an_optional_date() {
         );
     }
 }
+
+#[test]
+fn tasks_lists_and_deletes_by_number() {
+    assert_eq!(ok("/tasks"), Command::Tasks);
+    assert_eq!(ok("/tasks   "), Command::Tasks);
+    assert_eq!(ok("/tasks del #2"), Command::TasksDelete(vec![2]));
+    assert_eq!(ok("/tasks DEL #1/#3 #1"), Command::TasksDelete(vec![1, 3]));
+    assert_eq!(ok("/tasks 删除 ＃２"), Command::TasksDelete(vec![2]));
+    assert_eq!(ok("/tasks@KernelBot rm 4"), Command::TasksDelete(vec![4]));
+    assert_eq!(
+        err("/tasks del"),
+        CommandError::MissingNumber {
+            command: CommandKind::Tasks
+        }
+    );
+    assert_eq!(
+        err("/tasks del #0"),
+        CommandError::InvalidNumber {
+            command: CommandKind::Tasks,
+            token: "#0".into()
+        }
+    );
+    assert_eq!(
+        err("/tasks #1"),
+        CommandError::UnknownAction {
+            command: CommandKind::Tasks,
+            action: "#1".into()
+        }
+    );
+    assert_eq!(ok("/tasks del #1").kind(), CommandKind::Tasks);
+}

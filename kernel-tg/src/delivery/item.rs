@@ -1,6 +1,7 @@
 //! Delivering one outbox item: the answer's rendered chunks (the first as a reply) and its voice
 //! note, each acknowledged once Telegram accepted it, then the placeholder removed and the item
-//! acknowledged as done; a failure or cancellation notice likewise.
+//! acknowledged as done; a failure or cancellation notice likewise, a notice (a reminder) like
+//! an answer, and a file as a photo or a document.
 //!
 //! A part Telegram refuses for good (the bot was blocked…) is logged at ERROR and acknowledged
 //! as failed, so the queue never wedges; anything else is retried with backoff, in place, so
@@ -41,6 +42,16 @@ pub(super) async fn deliver(
     let texts = app.texts();
     match item.body {
         Some(Body::Completed(done)) => delivery.answer(done, item.parts_done).await?,
+        Some(Body::Notice(notice)) => {
+            // A reminder: rendered and sent like an answer, with nothing to reply to.
+            let done = pb::TurnCompleted {
+                text: notice.text,
+                ..Default::default()
+            };
+            delivery.answer(done, item.parts_done).await?;
+        }
+        Some(Body::File(file)) if item.parts_done == 0 => delivery.file(file).await?,
+        Some(Body::File(_)) => {}
         Some(Body::Failed(failed)) => {
             tracing::info!(seq = item.seq, "delivering a turn failure");
             show(
@@ -160,6 +171,32 @@ impl Item<'_> {
         Ok(())
     }
 
+    /// Sends a file (images Telegram shows as photos, anything else as a document) as part 1.
+    async fn file(&self, file: pb::OutboxFile) -> Result<(), End> {
+        let photo = is_photo(&file.file_name, file.data.len());
+        tracing::info!(
+            seq = self.seq,
+            bytes = file.data.len(),
+            photo,
+            "delivering a file"
+        );
+        let telegram = self.app.telegram();
+        match self
+            .attempt(|| {
+                telegram.send_file(&file.file_name, file.data.clone(), &file.caption, photo)
+            })
+            .await?
+        {
+            Ok(id) => self.ack(1, vec![i64::from(id.0)], false, false).await,
+            Err(e) => {
+                tracing::error!(error = %e, seq = self.seq, "a file was refused for good");
+                let html = self.app.texts().delivery_failed(1, 1);
+                show(self.app, None, &html, None).await;
+                self.ack(1, Vec::new(), true, false).await
+            }
+        }
+    }
+
     async fn remove_placeholder(&self) {
         if let Some(id) = self.placeholder
             && let Err(e) = self.app.telegram().delete(id).await
@@ -224,6 +261,14 @@ impl Item<'_> {
             End::Broken
         })
     }
+}
+
+/// Telegram shows JPEG, PNG and WebP images up to 10 MB as photos; anything else goes as a
+/// document.
+fn is_photo(name: &str, len: usize) -> bool {
+    const PHOTO_LIMIT: usize = 10 * 1024 * 1024;
+    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    matches!(ext.as_deref(), Some("jpg" | "jpeg" | "png" | "webp")) && len <= PHOTO_LIMIT
 }
 
 /// The part count after part `index`.

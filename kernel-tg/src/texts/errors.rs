@@ -70,12 +70,25 @@ impl Texts {
                     ),
                 }
             }
+            CommandError::UnknownAction { command, action } => {
+                let action = escape_html(action);
+                let name = command.name();
+                match self.locale() {
+                    Locale::Zh => format!(
+                        "未知操作 <code>{action}</code>：发送 /{name} 查看列表，<code>/{name} del #1</code> 删除"
+                    ),
+                    Locale::En => format!(
+                        "Unknown action <code>{action}</code>: send /{name} for the list, <code>/{name} del #1</code> to delete"
+                    ),
+                }
+            }
         }
     }
 
     fn example(self, command: CommandKind) -> String {
         let args = match command {
             CommandKind::DelHistory | CommandKind::Forget => "#1/#3",
+            CommandKind::Tasks => "del #1/#3",
             _ => "#1",
         };
         format!("<code>/{} {args}</code>", command.name())
@@ -85,6 +98,7 @@ impl Texts {
 fn listing(command: CommandKind) -> &'static str {
     match command {
         CommandKind::Forget => "/memory",
+        CommandKind::Tasks => "/tasks",
         _ => "/history",
     }
 }

@@ -31,6 +31,19 @@ pub struct MemoryEntry<'a> {
     pub auto: bool,
 }
 
+/// A reminder or scheduled task as listed by agentd.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ScheduleEntry<'a> {
+    pub number: u32,
+    /// The next fire time, `YYYY-MM-DD HH:MM` in the configured time zone.
+    pub next_fire: &'a str,
+    /// `remind` or `task`.
+    pub mode: &'a str,
+    pub message: &'a str,
+    /// The cron expression of a recurring one; empty for a one-shot.
+    pub cron: &'a str,
+}
+
 /// A configured provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ProviderEntry<'a> {
@@ -169,6 +182,49 @@ impl Texts {
         }
         out.push_str(self.pick("\n/forget #n 删除", "\n/forget #n to delete"));
         out
+    }
+
+    /// The /tasks reply: `#<n> 下次 <local time> <mode> <text>` (next due first).
+    pub fn schedules(self, schedules: &[ScheduleEntry<'_>]) -> String {
+        if schedules.is_empty() {
+            return self
+                .pick("还没有提醒或定时任务", "No reminders or scheduled tasks")
+                .to_owned();
+        }
+        let mut out = self
+            .pick("<b>提醒与定时任务</b>\n", "<b>Reminders and tasks</b>\n")
+            .to_owned();
+        for s in schedules {
+            let mode = match (s.mode, self.locale()) {
+                ("task", Locale::Zh) => "任务",
+                ("task", Locale::En) => "task",
+                (_, Locale::Zh) => "提醒",
+                (_, Locale::En) => "reminder",
+            };
+            let repeat = if s.cron.is_empty() {
+                String::new()
+            } else {
+                format!(" (<code>{}</code>)", escape_html(s.cron))
+            };
+            let _ = writeln!(
+                out,
+                "#{} {} {}{repeat} {mode} {}",
+                s.number,
+                self.pick("下次", "next"),
+                escape_html(s.next_fire),
+                escape_truncated(s.message, MAX_MEMORY_CHARS)
+            );
+        }
+        out.push_str(self.pick("\n/tasks del #n 删除", "\n/tasks del #n to delete"));
+        out
+    }
+
+    /// `/tasks del` succeeded.
+    pub fn schedules_deleted(self, count: usize) -> String {
+        match self.locale() {
+            Locale::Zh => format!("已删除 {count} 个提醒或任务"),
+            Locale::En => format!("Deleted {count} reminder(s) or task(s)"),
+        }
     }
 
     /// The /status reply.

@@ -34,7 +34,20 @@ impl Texts {
         let code = |name: &str| format!("<code>{}</code>", arg(name));
         let memories = args.get("what").is_some_and(|w| w == "memories");
         let zh = self.locale() == Locale::Zh;
+        let schedules = args.get("what").is_some_and(|w| w == "schedules");
         let text = match reason {
+            "NO_NUMBERS" if schedules => self
+                .pick(
+                    "请给出要删除的编号，例如 <code>/tasks del #1</code>",
+                    "Name the ones to delete, e.g. <code>/tasks del #1</code>",
+                )
+                .into(),
+            "LISTING_NOT_SHOWN" if schedules => self
+                .pick(
+                    "请先发送 /tasks 列出提醒与任务，再使用其中的编号",
+                    "List the reminders and tasks first with /tasks, then use their numbers",
+                )
+                .into(),
             "NO_NUMBERS" => match (zh, memories) {
                 (true, false) => "请给出要删除的会话编号，例如 <code>/del_history #1</code>".into(),
                 (true, true) => "请给出要删除的记忆编号，例如 <code>/forget #1</code>".into(),

@@ -493,3 +493,49 @@ fn skills_list_names_levels_and_descriptions() {
     }
     assert!(ZH.skills(&[]).contains("SKILL.md"));
 }
+
+#[test]
+fn schedule_lines() {
+    let schedules = [
+        ScheduleEntry {
+            number: 1,
+            next_fire: "2026-05-02 09:00",
+            mode: "remind",
+            message: "交房租 <now>",
+            cron: "",
+        },
+        ScheduleEntry {
+            number: 2,
+            next_fire: "2026-05-04 08:00",
+            mode: "task",
+            message: "weather & agenda",
+            cron: "0 8 * * 1-5",
+        },
+    ];
+    let zh = ZH.schedules(&schedules);
+    assert!(
+        zh.contains("#1 下次 2026-05-02 09:00 提醒 交房租 &lt;now&gt;\n"),
+        "{zh}"
+    );
+    assert!(
+        zh.contains(
+            "#2 下次 2026-05-04 08:00 (<code>0 8 * * 1-5</code>) 任务 weather &amp; agenda\n"
+        ),
+        "{zh}"
+    );
+    let en = EN.schedules(&schedules);
+    assert!(
+        en.contains("#1 next 2026-05-02 09:00 reminder 交房租"),
+        "{en}"
+    );
+    assert_eq!(EN.schedules(&[]), "No reminders or scheduled tasks");
+    assert_eq!(ZH.schedules_deleted(2), "已删除 2 个提醒或任务");
+    let hint = EN.command_error(&crate::command::CommandError::UnknownAction {
+        command: crate::command::CommandKind::Tasks,
+        action: "<x>".into(),
+    });
+    assert!(
+        hint.contains("&lt;x&gt;") && hint.contains("/tasks del #1"),
+        "{hint}"
+    );
+}

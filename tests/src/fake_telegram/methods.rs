@@ -25,6 +25,8 @@ const KNOWN: &[&str] = &[
     "deletemycommands",
     "getfile",
     "sendvoice",
+    "senddocument",
+    "sendphoto",
 ];
 
 /// Whether `method` (lower case) is a method the fake serves.
@@ -82,6 +84,8 @@ pub(crate) fn perform(
         }
         "getfile" => get_file(st, p),
         "sendvoice" => send_voice(st, p, files),
+        "senddocument" => send_upload(st, p, files, "document"),
+        "sendphoto" => send_upload(st, p, files, "photo"),
         _ => Err(ApiError::not_found()),
     }
 }
@@ -247,20 +251,92 @@ fn send_voice(
     ))
 }
 
+/// Telegram's upload limits for a bot: photos 10 MB, other files 50 MB.
+const PHOTO_LIMIT: usize = 10 * 1024 * 1024;
+const DOCUMENT_LIMIT: usize = 50 * 1024 * 1024;
+
+/// sendDocument / sendPhoto: the file under `field` (uploaded in the multipart body or an
+/// existing `file_id`), an optional caption (checked like a message's text), within Telegram's
+/// size limits.
+fn send_upload(
+    st: &mut State,
+    p: &Value,
+    files: &HashMap<String, Vec<u8>>,
+    field: &str,
+) -> Result<Value, ApiError> {
+    let chat_id = chat_id(p)?;
+    let reply_to = reply_target(st.chat(chat_id)?, p)?;
+    let bytes = upload_bytes(st, p, files, field)?;
+    let limit = if field == "photo" {
+        PHOTO_LIMIT
+    } else {
+        DOCUMENT_LIMIT
+    };
+    if bytes.len() > limit {
+        return Err(ApiError::bad_request("file is too big"));
+    }
+    let caption = params::string(p, "caption");
+    let parse_mode = params::string(p, "parse_mode").map(str::to_owned);
+    if let Some(caption) = caption {
+        text::caption(caption, parse_mode.as_deref())?;
+    }
+    let size = bytes.len() as u64;
+    let (folder, ext) = if field == "photo" {
+        ("photos", "jpg")
+    } else {
+        ("documents", "bin")
+    };
+    let file = st.add_file(folder, ext, size, Some(bytes.clone()));
+    let bot_id = st.bot_id;
+    let chat = st.chat(chat_id)?;
+    let mut message = new_message(bot_id, chat, reply_to);
+    message[field] = if field == "photo" {
+        json!([file])
+    } else {
+        file
+    };
+    if let Some(caption) = caption {
+        message["caption"] = json!(caption);
+    }
+    let caption = caption.map(str::to_owned);
+    Ok(store(
+        chat,
+        message,
+        caption,
+        parse_mode,
+        reply_to,
+        Some(bytes),
+    ))
+}
+
 /// The uploaded voice, or the bytes of an existing file sent by `file_id`.
 fn voice_bytes(
     st: &State,
     p: &Value,
     files: &HashMap<String, Vec<u8>>,
 ) -> Result<Vec<u8>, ApiError> {
-    let bytes = match (files.get("voice"), params::string(p, "voice")) {
+    upload_bytes(st, p, files, "voice")
+}
+
+/// The file uploaded under `field`, or the bytes of an existing file sent by `file_id`.
+fn upload_bytes(
+    st: &State,
+    p: &Value,
+    files: &HashMap<String, Vec<u8>>,
+    field: &str,
+) -> Result<Vec<u8>, ApiError> {
+    let bytes = match (files.get(field), params::string(p, field)) {
         (Some(bytes), _) => bytes.clone(),
         (None, Some(file_id)) => st
             .files
             .get(file_id)
             .and_then(|f| f.data.clone())
             .ok_or_else(|| ApiError::bad_request("wrong file identifier/HTTP URL specified"))?,
-        (None, None) => return Err(ApiError::bad_request("there is no voice in the request")),
+        (None, None) => {
+            return Err(ApiError::bad_request(&format!(
+                "there is no {field} in the request"
+            )));
+        }
     };
     if bytes.is_empty() {
         return Err(ApiError::bad_request("file must be non-empty"));

@@ -1,0 +1,379 @@
+//! `Schedules`: reminders and scheduled tasks the owner asked for (by the `schedule_*` tools or
+//! the schedule RPCs), stored in SQLite, and the scheduler that fires them.
+//!
+//! The scheduler is one tracked task that sleeps until the next due schedule (woken early when
+//! schedules change), and stops with the root token. A `remind` schedule queues its message as
+//! an outbox notice — in the same transaction that moves the schedule on — with no model call;
+//! a `task` schedule runs a turn with its message as the prompt (`Turns::run_for_kernel`: it
+//! waits for the owner's turn, and its answer goes through the outbox). What was due while
+//! agentd was down fires once at start: a one-shot with its original time noted, a recurring
+//! one once for all its missed runs, then on its schedule again.
+
+mod tools;
+pub mod when;
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use kernel_common::Config;
+use kernel_common::config::Locale;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tracing::Instrument as _;
+
+use crate::error::ApiError;
+use crate::listing::Listing;
+use crate::outbox::{ItemBody, NewItem, Outbox};
+use crate::refusal::Listed;
+use crate::store::schedules::{NewSchedule, ScheduleRow};
+use crate::store::{Store, StoreError};
+use crate::turn::{TurnEvent, Turns};
+pub use tools::register_tools;
+pub use when::{When, WhenError};
+
+/// A run that fires later than this after its time says when it was due.
+const LATE: chrono::TimeDelta = chrono::TimeDelta::seconds(60);
+/// The pause before the scheduler tries the store again after a failure.
+const RETRY: std::time::Duration = std::time::Duration::from_secs(5);
+/// The most characters of a schedule's message.
+const MAX_MESSAGE_CHARS: usize = 4000;
+
+/// What a schedule does when it fires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Its message is sent as is.
+    Remind,
+    /// A turn runs with its message as the prompt; the answer is sent.
+    Task,
+}
+
+impl Mode {
+    /// `"remind"` or `"task"` (stored and on the wire).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Remind => "remind",
+            Mode::Task => "task",
+        }
+    }
+
+    /// The mode named `name` (`""` is `remind`).
+    pub fn parse(name: &str) -> Result<Mode, ScheduleError> {
+        match name.trim() {
+            "" | "remind" => Ok(Mode::Remind),
+            "task" => Ok(Mode::Task),
+            other => Err(ScheduleError::BadMode(other.to_owned())),
+        }
+    }
+}
+
+/// Why a schedule was not added or changed.
+#[derive(Debug, thiserror::Error)]
+pub enum ScheduleError {
+    #[error(transparent)]
+    When(#[from] WhenError),
+    #[error("unknown mode {0:?}: use \"remind\" or \"task\"")]
+    BadMode(String),
+    #[error("the message is empty")]
+    EmptyMessage,
+    #[error("the message is longer than {MAX_MESSAGE_CHARS} characters")]
+    LongMessage,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<ScheduleError> for ApiError {
+    fn from(e: ScheduleError) -> Self {
+        match e {
+            ScheduleError::Store(e) => ApiError::internal(e),
+            refused => ApiError::InvalidArgument(refused.to_string()),
+        }
+    }
+}
+
+/// A schedule as listings show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScheduleInfo {
+    /// `#n` in the latest listing (0 outside listings).
+    pub number: u32,
+    pub id: i64,
+    pub next_fire: DateTime<Utc>,
+    /// The next fire time, `YYYY-MM-DD HH:MM` in `general.timezone`.
+    pub next_local: String,
+    pub mode: Mode,
+    pub message: String,
+    /// The cron expression of a recurring schedule.
+    pub cron: Option<String>,
+}
+
+/// The schedules and their scheduler; a cheap `Clone` handle.
+#[derive(Debug, Clone)]
+pub struct Schedules {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    store: Store,
+    outbox: Outbox<TurnEvent>,
+    turns: Turns,
+    tz: Tz,
+    locale: Locale,
+    listing: Listing,
+    /// Signalled when schedules change: the scheduler looks again.
+    changed: Notify,
+    root: CancellationToken,
+    tasks: TaskTracker,
+}
+
+impl Schedules {
+    /// The schedules over `store`; firing queues on `outbox` and runs turns on `turns`.
+    /// Nothing fires before [`Schedules::start`].
+    pub fn new(
+        config: &Config,
+        store: Store,
+        outbox: Outbox<TurnEvent>,
+        turns: Turns,
+        root: CancellationToken,
+        tasks: TaskTracker,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                store,
+                outbox,
+                turns,
+                tz: config.general.timezone,
+                locale: config.general.locale,
+                listing: Listing::new(Listed::Schedules),
+                changed: Notify::new(),
+                root,
+                tasks,
+            }),
+        }
+    }
+
+    /// Starts the scheduler (a tracked task until the root token is cancelled).
+    pub fn start(&self) {
+        let this = self.clone();
+        self.inner
+            .tasks
+            .spawn(this.run().instrument(tracing::info_span!("scheduler")));
+    }
+
+    /// Adds a schedule: `when` is read in the configured time zone (see [`When::parse`]).
+    pub async fn add(
+        &self,
+        when: &str,
+        message: &str,
+        mode: Mode,
+    ) -> Result<ScheduleInfo, ScheduleError> {
+        let message = message.trim();
+        if message.is_empty() {
+            return Err(ScheduleError::EmptyMessage);
+        }
+        if message.chars().count() > MAX_MESSAGE_CHARS {
+            return Err(ScheduleError::LongMessage);
+        }
+        let now = Utc::now();
+        let parsed = When::parse(when, now, self.inner.tz)?;
+        let next_fire = parsed
+            .next_after(now, self.inner.tz)
+            .ok_or_else(|| WhenError::Never(when.to_owned()))?;
+        let (spec, expr) = match &parsed {
+            When::At(at) => ("at", at.to_rfc3339()),
+            When::Cron(expr) => ("cron", expr.clone()),
+        };
+        let row = self
+            .inner
+            .store
+            .add_schedule(&NewSchedule {
+                spec: spec.to_owned(),
+                expr,
+                mode: mode.as_str().to_owned(),
+                message: message.to_owned(),
+                next_fire,
+            })
+            .await?;
+        tracing::info!(id = row.id, spec, mode = mode.as_str(), next_fire = %row.next_fire, "schedule added");
+        self.inner.changed.notify_one();
+        Ok(self.info(&row, 0))
+    }
+
+    /// Every schedule, the next due first.
+    pub async fn list(&self) -> Result<Vec<ScheduleInfo>, StoreError> {
+        let rows = self.inner.store.schedules().await?;
+        Ok(rows.iter().map(|r| self.info(r, 0)).collect())
+    }
+
+    /// Every schedule numbered `#1..` (the mapping for [`Schedules::delete_numbered`]).
+    pub async fn list_numbered(&self) -> Result<Vec<ScheduleInfo>, ApiError> {
+        let rows = self
+            .inner
+            .store
+            .schedules()
+            .await
+            .map_err(ApiError::internal)?;
+        self.inner.listing.set(rows.iter().map(|r| r.id).collect());
+        Ok(rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| self.info(r, u32::try_from(i + 1).unwrap_or(u32::MAX)))
+            .collect())
+    }
+
+    /// Deletes schedules by `#n` of the latest listing; how many went.
+    pub async fn delete_numbered(&self, numbers: &[u32]) -> Result<u64, ApiError> {
+        let ids = self.inner.listing.resolve_all(numbers)?;
+        self.delete(&ids).await.map_err(ApiError::internal)
+    }
+
+    /// Deletes schedules by id; how many went.
+    pub async fn delete(&self, ids: &[i64]) -> Result<u64, StoreError> {
+        let deleted = self.inner.store.delete_schedules(ids).await?;
+        tracing::info!(?ids, deleted, "schedules deleted");
+        self.inner.changed.notify_one();
+        Ok(deleted)
+    }
+
+    fn info(&self, row: &ScheduleRow, number: u32) -> ScheduleInfo {
+        ScheduleInfo {
+            number,
+            id: row.id,
+            next_fire: row.next_fire,
+            next_local: when::format_local(row.next_fire, self.inner.tz),
+            mode: Mode::parse(&row.mode).unwrap_or(Mode::Remind),
+            message: row.message.clone(),
+            cron: (row.spec == "cron").then(|| row.expr.clone()),
+        }
+    }
+
+    /// Fires what is due, then sleeps until the next due schedule or a change; until shutdown.
+    async fn run(self) {
+        let inner = &self.inner;
+        tracing::info!("scheduler started");
+        loop {
+            let changed = inner.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            let pause = match self.fire_due().await {
+                Ok(Some(next)) => (next - Utc::now()).to_std().unwrap_or_default(),
+                Ok(None) => std::time::Duration::MAX,
+                Err(e) => {
+                    tracing::error!(error = %e, "the scheduler cannot read the schedules");
+                    RETRY
+                }
+            };
+            let sleep = async {
+                match tokio::time::Instant::now().checked_add(pause) {
+                    Some(deadline) => tokio::time::sleep_until(deadline).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = inner.root.cancelled() => break,
+                () = &mut changed => {}
+                () = sleep => {}
+            }
+        }
+        tracing::info!("scheduler stopped");
+    }
+
+    /// Fires every due schedule; the next fire time after that.
+    async fn fire_due(&self) -> Result<Option<DateTime<Utc>>, StoreError> {
+        loop {
+            let rows = self.inner.store.schedules().await?;
+            let now = Utc::now();
+            let due: Vec<&ScheduleRow> = rows.iter().filter(|r| r.next_fire <= now).collect();
+            if due.is_empty() {
+                return Ok(rows.first().map(|r| r.next_fire));
+            }
+            for row in due {
+                if self.inner.root.is_cancelled() {
+                    return Ok(None);
+                }
+                self.fire(row, now).await?;
+            }
+        }
+    }
+
+    /// Fires `row` (due at or before `now`) once and moves it on.
+    async fn fire(&self, row: &ScheduleRow, now: DateTime<Utc>) -> Result<(), StoreError> {
+        let inner = &self.inner;
+        let next = match row.spec.as_str() {
+            // Missed runs of a recurring schedule fire once; then it keeps its schedule.
+            "cron" => When::Cron(row.expr.clone()).next_after(now.max(row.next_fire), inner.tz),
+            _ => None,
+        };
+        let late = now - row.next_fire > LATE;
+        let due_local = when::format_local(row.next_fire, inner.tz);
+        let mode = Mode::parse(&row.mode).unwrap_or(Mode::Remind);
+        tracing::info!(id = row.id, mode = mode.as_str(), late, next = ?next, "schedule due");
+        match mode {
+            Mode::Remind => {
+                let mut text = row.message.clone();
+                if late {
+                    text.push_str("\n\n");
+                    text.push_str(&late_note(inner.locale, &due_local));
+                }
+                let item = NewItem {
+                    turn_id: format!("schedule-{}-{}", row.id, row.next_fire.timestamp_millis()),
+                    body: ItemBody::Notice { text },
+                    reply_to: None,
+                    placeholder: None,
+                };
+                if let Some(seq) = inner
+                    .store
+                    .fire_schedule(row.id, row.next_fire, next, Some(&item))
+                    .await?
+                {
+                    inner.outbox.stored(seq, item);
+                }
+            }
+            Mode::Task => {
+                let fired = inner
+                    .store
+                    .fire_schedule(row.id, row.next_fire, next, None)
+                    .await?;
+                if fired.is_some() {
+                    let prompt = task_prompt(inner.locale, &due_local, late, &row.message);
+                    let turns = inner.turns.clone();
+                    let id = row.id;
+                    inner.tasks.spawn(
+                        async move {
+                            match turns.run_for_kernel(prompt).await {
+                                Ok(Some(_events)) => tracing::info!("scheduled turn started"),
+                                Ok(None) => tracing::info!("shutdown before the scheduled turn"),
+                                Err(e) => {
+                                    tracing::warn!(error = %e, "the scheduled turn did not start")
+                                }
+                            }
+                        }
+                        .instrument(tracing::info_span!("scheduled_task", schedule = id)),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Said under a reminder that fires late (agentd was not running at its time).
+fn late_note(locale: Locale, due: &str) -> String {
+    match locale {
+        Locale::Zh => format!("_（原定 {due}，当时 Kernel 未在运行）_"),
+        Locale::En => format!("_(due {due}; Kernel was not running then)_"),
+    }
+}
+
+/// The prompt of a scheduled task's turn (for the model: it knows why it runs).
+fn task_prompt(locale: Locale, due: &str, late: bool, message: &str) -> String {
+    match (locale, late) {
+        (Locale::Zh, false) => format!("[定时任务，{due}] {message}"),
+        (Locale::Zh, true) => format!("[定时任务，原定 {due}，当时 Kernel 未在运行] {message}"),
+        (Locale::En, false) => format!("[scheduled task, {due}] {message}"),
+        (Locale::En, true) => {
+            format!("[scheduled task, due {due}; Kernel was not running then] {message}")
+        }
+    }
+}
