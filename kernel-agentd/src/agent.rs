@@ -139,6 +139,9 @@ impl Agent {
                 outbox: outbox.clone(),
             },
         );
+        crate::ask::register_tool(turns.tools(), turns.asks(), config.general.ask_timeout)
+            .map_err(ApiError::internal)?;
+        turns.start_queue();
         Ok(Agent {
             inner: Arc::new(Inner {
                 store,

@@ -21,10 +21,12 @@ mod extensions;
 mod gate;
 mod input;
 mod media;
+mod queue;
 mod recall;
 mod repair;
 mod run;
 mod slim;
+mod steer;
 mod summary;
 
 use std::sync::Arc;
@@ -36,6 +38,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument as _;
 
+use crate::ask::Asks;
 use crate::conversation::Usage;
 use crate::error::ApiError;
 use crate::failure::FailReason;
@@ -55,6 +58,7 @@ pub use extensions::Extensions;
 pub use gate::{Origin, RunningTurn, TurnStatus};
 pub use input::{Attachment, UserInput};
 pub use recall::MemoryRecall;
+pub use steer::Steered;
 
 /// Tool calls allowed for one user message; then the model must answer without tools.
 pub const MAX_TOOL_CALLS: usize = 25;
@@ -105,6 +109,16 @@ pub enum TurnEvent {
     Cancelled,
     /// Another turn is running (only event).
     Busy { first_in_window: bool },
+    /// The `ask_user` tool asks the owner (`id` names it for the answer).
+    Question {
+        id: String,
+        text: String,
+        options: Vec<String>,
+    },
+    /// The question is no longer pending (answered, timed out, cancelled).
+    QuestionClosed { id: String },
+    /// The message answered the pending question `id` instead of starting a turn (only event).
+    Answered { id: String },
 }
 
 /// A step of speech work within a turn.
@@ -152,6 +166,10 @@ struct Inner {
     tasks: TaskTracker,
     /// Where owner turns queue their outcome and show their progress.
     outbox: Outbox<TurnEvent>,
+    /// The pending `ask_user` question; an owner message answers it.
+    asks: Asks,
+    /// Signalled when a `/next` message is queued (`queue.rs`).
+    follow_ups: tokio::sync::Notify,
 }
 
 /// The services and settings a [`Turns`] is built from.
@@ -195,6 +213,8 @@ impl Turns {
                 root: setup.root,
                 tasks: setup.tasks,
                 outbox: setup.outbox,
+                asks: Asks::default(),
+                follow_ups: tokio::sync::Notify::new(),
             }),
         }
     }
@@ -214,21 +234,52 @@ impl Turns {
         delivery: Option<OwnerDelivery>,
     ) -> Result<TurnEvents, ApiError> {
         let inner = &self.inner;
+        if input.attachments.is_empty()
+            && let Some(id) = inner.asks.answer_pending(&input.text)
+        {
+            // A message while the model waits for the owner's answer is that answer.
+            let (tx, rx) = mpsc::unbounded_channel();
+            let _ = tx.send(TurnEvent::Answered { id });
+            return Ok(rx);
+        }
         let media = &inner.media;
         let input = input.accept(media.locale(), media.stt_configured())?;
         if let Some(kind) = inner.models.current_kind() {
             media::check_for_provider(&input, kind).map_err(|r| r.into_error(media.locale()))?;
         }
-        let cancel = inner.root.child_token();
-        let permit = match inner.gate.try_enter(cancel.clone()) {
-            Ok(permit) => permit,
+        match self.try_start(input, delivery).await? {
+            Ok(events) => Ok(events),
             Err(Busy { first_in_window }) => {
                 tracing::info!(first_in_window, "chat refused: a turn is running");
                 let (tx, rx) = mpsc::unbounded_channel();
                 let _ = tx.send(TurnEvent::Busy { first_in_window });
-                return Ok(rx);
+                Ok(rx)
             }
-        };
+        }
+    }
+
+    /// Starts an accepted owner turn unless another turn runs.
+    async fn try_start(
+        &self,
+        input: input::Accepted,
+        delivery: Option<OwnerDelivery>,
+    ) -> Result<Result<TurnEvents, Busy>, ApiError> {
+        let cancel = self.inner.root.child_token();
+        match self.inner.gate.try_enter(cancel.clone()) {
+            Ok(permit) => self.start(permit, cancel, input, delivery).await.map(Ok),
+            Err(busy) => Ok(Err(busy)),
+        }
+    }
+
+    /// Runs an accepted `input` as the turn `permit` admitted (stopped by `cancel`).
+    async fn start(
+        &self,
+        permit: gate::Permit,
+        cancel: CancellationToken,
+        input: input::Accepted,
+        delivery: Option<OwnerDelivery>,
+    ) -> Result<TurnEvents, ApiError> {
+        let inner = &self.inner;
         let session = inner.sessions.current().await?;
         let model = inner.models.current()?;
         let (tx, rx) = mpsc::unbounded_channel();
@@ -254,9 +305,22 @@ impl Turns {
         cancelled
     }
 
+    /// Cancels the running turn if it is `turn_id` (a Stop button of an older turn does
+    /// nothing); whether it was.
+    pub fn cancel_turn(&self, turn_id: &str) -> bool {
+        let cancelled = self.inner.gate.cancel_turn(turn_id);
+        tracing::info!(cancelled, turn = turn_id, "cancel of one turn requested");
+        cancelled
+    }
+
     /// The running turn (if any) and the last error, for `GetStatus`.
     pub fn status(&self) -> TurnStatus {
         self.inner.gate.status()
+    }
+
+    /// The pending `ask_user` question and its answers (the tool is registered over it).
+    pub fn asks(&self) -> &Asks {
+        &self.inner.asks
     }
 
     /// The tools offered to the model.

@@ -89,6 +89,8 @@ pub fn status(s: agent::Status) -> pb::GetStatusResponse {
                 failures: c.failures,
             })
             .collect(),
+        // Filled in by `GetStatus` from the `/next` queue.
+        queued_next: Vec::new(),
     }
 }
 
