@@ -213,7 +213,7 @@ async fn dispatch(
                 let html = match parsed {
                     Ok(command) => {
                         tracing::info!(command = command.kind().name(), "command");
-                        answer(command, app.agentd(), app.texts()).await
+                        answer(command, app.agentd(), app.texts(), i64::from(id.0)).await
                     }
                     Err(e) => app.texts().command_error(&e),
                 };

@@ -40,7 +40,13 @@ pub enum Command {
     Forget(Vec<u32>),
     Skills,
     Cancel,
+    /// `/cancel all`: also clears the `/next` queue.
+    CancelAll,
     Status,
+    /// `/steer <text>`: the text for the running turn's next step (trimmed).
+    Steer(String),
+    /// `/next <text>`: queued to run after the running turn (trimmed).
+    Next(String),
 }
 
 /// Which command of the table, without arguments (for errors, menus and help).
@@ -61,6 +67,8 @@ pub enum CommandKind {
     Skills,
     Cancel,
     Status,
+    Steer,
+    Next,
 }
 
 /// Why a command could not be used; each variant maps to a localized hint in `texts`.
@@ -78,7 +86,7 @@ pub enum CommandError {
     /// More numbers than the command accepts (`max` is 1 for `/resume` and `/retitle`).
     #[error("/{} takes at most {max} number(s)", command.name())]
     TooManyNumbers { command: CommandKind, max: usize },
-    /// `/remember` without text.
+    /// `/remember`, `/steer` or `/next` without text.
     #[error("/{} needs text", command.name())]
     MissingText { command: CommandKind },
     /// A provider/model name with whitespace in it or longer than [`MAX_NAME_CHARS`].
@@ -88,7 +96,7 @@ pub enum CommandError {
 
 impl CommandKind {
     /// Every command, in menu/help order.
-    pub const ALL: [CommandKind; 15] = [
+    pub const ALL: [CommandKind; 17] = [
         CommandKind::Start,
         CommandKind::Help,
         CommandKind::New,
@@ -104,6 +112,8 @@ impl CommandKind {
         CommandKind::Skills,
         CommandKind::Cancel,
         CommandKind::Status,
+        CommandKind::Steer,
+        CommandKind::Next,
     ];
 
     /// The command's name without the slash, as typed and as registered with setMyCommands.
@@ -124,6 +134,8 @@ impl CommandKind {
             CommandKind::Skills => "skills",
             CommandKind::Cancel => "cancel",
             CommandKind::Status => "status",
+            CommandKind::Steer => "steer",
+            CommandKind::Next => "next",
         }
     }
 
@@ -141,7 +153,8 @@ impl CommandKind {
             CommandKind::Retitle => "[#n]",
             CommandKind::DelHistory | CommandKind::Forget => "#a/#b/…",
             CommandKind::Provider | CommandKind::Model => "[name]",
-            CommandKind::Remember => "text",
+            CommandKind::Remember | CommandKind::Steer | CommandKind::Next => "text",
+            CommandKind::Cancel => "[all]",
             _ => "",
         }
     }
@@ -167,6 +180,14 @@ impl CommandKind {
             CommandKind::Skills => ("技能列表", "List skills"),
             CommandKind::Cancel => ("取消正在进行的任务", "Cancel the running task"),
             CommandKind::Status => ("运行状态", "Show status"),
+            CommandKind::Steer => (
+                "补充给正在进行的任务：/steer 内容",
+                "Add to the running task: /steer text",
+            ),
+            CommandKind::Next => (
+                "排到当前任务之后：/next 内容",
+                "Queue after the running task: /next text",
+            ),
         };
         match locale {
             Locale::Zh => zh,
@@ -192,8 +213,10 @@ impl Command {
             Command::Memory => CommandKind::Memory,
             Command::Forget(_) => CommandKind::Forget,
             Command::Skills => CommandKind::Skills,
-            Command::Cancel => CommandKind::Cancel,
+            Command::Cancel | Command::CancelAll => CommandKind::Cancel,
             Command::Status => CommandKind::Status,
+            Command::Steer(_) => CommandKind::Steer,
+            Command::Next(_) => CommandKind::Next,
         }
     }
 }
@@ -248,7 +271,10 @@ fn build(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
         CommandKind::History => Command::History,
         CommandKind::Memory => Command::Memory,
         CommandKind::Skills => Command::Skills,
-        CommandKind::Cancel => Command::Cancel,
+        CommandKind::Cancel => match args.trim() {
+            all if all.eq_ignore_ascii_case("all") || all == "全部" => Command::CancelAll,
+            _ => Command::Cancel,
+        },
         CommandKind::Status => Command::Status,
         CommandKind::Resume => match numbers(kind, args, 1)?.first() {
             Some(n) => Command::Resume(*n),
@@ -262,6 +288,11 @@ fn build(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
         CommandKind::Remember => match args.trim() {
             "" => return Err(CommandError::MissingText { command: kind }),
             text => Command::Remember(text.to_owned()),
+        },
+        CommandKind::Steer | CommandKind::Next => match args.trim() {
+            "" => return Err(CommandError::MissingText { command: kind }),
+            text if kind == CommandKind::Steer => Command::Steer(text.to_owned()),
+            text => Command::Next(text.to_owned()),
         },
     })
 }

@@ -10,6 +10,7 @@ mod help;
 pub mod listing;
 mod refusals;
 mod skills;
+mod steering;
 
 pub use failures::FAILURE_REASONS;
 pub use listing::{CooldownEntry, McpEntry, MemoryEntry, ProviderEntry, SessionEntry, StatusView};
@@ -108,8 +109,8 @@ impl Texts {
     /// Told once per busy window when a turn is already running.
     pub fn busy(self) -> &'static str {
         self.pick(
-            "正在处理上一条，请稍后或 /cancel",
-            "Still working on the previous message; wait or /cancel",
+            "正在处理上一条，请稍后或 /cancel；/steer 补充给当前任务，/next 排到它之后",
+            "Still working on the previous message; wait or /cancel — /steer adds to it, /next queues after it",
         )
     }
 
