@@ -84,7 +84,10 @@ impl Asks {
         ctx: &ToolContext,
         timeout: Duration,
     ) -> ToolOutput {
-        let id = format!("q{}", self.inner.next_id.fetch_add(1, Ordering::Relaxed) + 1);
+        let id = format!(
+            "q{}",
+            self.inner.next_id.fetch_add(1, Ordering::Relaxed) + 1
+        );
         let (tx, rx) = oneshot::channel();
         *self.lock() = Some(Pending {
             id: id.clone(),
@@ -108,7 +111,8 @@ impl Asks {
                 *pending = None;
             }
         }
-        ctx.events.emit(ToolEvent::QuestionClosed { id: id.clone() });
+        ctx.events
+            .emit(ToolEvent::QuestionClosed { id: id.clone() });
         outcome.unwrap_or_else(|| {
             tracing::info!(question = %id, "the question timed out");
             ToolOutput::ok(NO_ANSWER)

@@ -7,9 +7,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use kernel_common::Config;
 use kernel_proto::v1::GetStatusRequest;
-use teloxide::types::{
-    AllowedUpdate, BotCommand, ChatId, Message, MessageId, UpdateKind, UserId,
-};
+use teloxide::types::{AllowedUpdate, BotCommand, ChatId, Message, MessageId, UpdateKind, UserId};
 use teloxide::update_listeners::{AsUpdateStream, Polling, UpdateListener};
 use teloxide::{ApiError, Bot, RequestError};
 use tokio::sync::mpsc;

@@ -195,7 +195,12 @@ impl Courier {
                     Some(id) => {
                         // The client's placeholder (sent before a download) gets its Stop
                         // button now that the turn has an id.
-                        if let Err(e) = self.app.telegram().set_buttons(id, Some(stop.clone())).await {
+                        if let Err(e) = self
+                            .app
+                            .telegram()
+                            .set_buttons(id, Some(stop.clone()))
+                            .await
+                        {
                             tracing::debug!(error = %e, "the Stop button could not be added");
                         }
                         Some(id)
@@ -270,7 +275,10 @@ impl Courier {
                 .send_with_buttons(&html, shown.reply_to, keyboard)
                 .await
                 .map(Some),
-            None => telegram.send_html(&html, shown.reply_to).await.map(|_| None),
+            None => telegram
+                .send_html(&html, shown.reply_to)
+                .await
+                .map(|_| None),
         };
         match sent {
             Ok(Some(id)) => shown.questions.push((question.question_id, id)),

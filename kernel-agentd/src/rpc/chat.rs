@@ -97,11 +97,11 @@ impl AgentService {
 
     /// `Answer`: answers the pending question (false when stale).
     pub(super) fn answer_rpc(&self, req: pb::AnswerRequest) -> pb::AnswerResponse {
-        let accepted =
-            self.agent
-                .turns()
-                .asks()
-                .answer(&req.question_id, req.option, &req.text);
+        let accepted = self
+            .agent
+            .turns()
+            .asks()
+            .answer(&req.question_id, req.option, &req.text);
         pb::AnswerResponse { accepted }
     }
 }

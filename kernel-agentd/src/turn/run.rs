@@ -482,16 +482,26 @@ impl Turn {
         }
         self.with_permit(Permit::tools_finished);
         if cancelled {
-            self.answer_calls(&calls, outputs, || ToolOutput::error(CANCELLED_BY_USER), None)
-                .await?;
+            self.answer_calls(
+                &calls,
+                outputs,
+                || ToolOutput::error(CANCELLED_BY_USER),
+                None,
+            )
+            .await?;
             return Err(Stop::Cancelled);
         }
         if steered {
             tracing::info!("the owner steered: the step's remaining calls are skipped");
         }
         let steer = self.steer_block();
-        self.answer_calls(&calls, outputs, || ToolOutput::error(SKIPPED_BY_STEER), steer)
-            .await
+        self.answer_calls(
+            &calls,
+            outputs,
+            || ToolOutput::error(SKIPPED_BY_STEER),
+            steer,
+        )
+        .await
     }
 
     /// The owner's pending `/steer` texts as one labelled text block, if any (taken).

@@ -62,7 +62,12 @@ impl Texts {
         }
         let mut out = format!("\n{}{}", self.pick("排队中：", "Queued: "), queued.len());
         for (i, text) in queued.iter().enumerate() {
-            let _ = write!(out, "\n  {}. {}", i + 1, escape_truncated(text, MAX_TITLE_CHARS));
+            let _ = write!(
+                out,
+                "\n  {}. {}",
+                i + 1,
+                escape_truncated(text, MAX_TITLE_CHARS)
+            );
         }
         out
     }
@@ -123,7 +128,10 @@ mod tests {
         assert_eq!(lines, "\n排队中：2\n  1. a &lt;b&gt;\n  2. c");
         assert!(EN.queue_lines(&[]).is_empty());
         assert!(ZH.question("x < y?", true).contains("x &lt; y?"));
-        assert!(EN.cancelled_with_queue("Cancelled", 2).contains("/cancel all"));
+        assert!(
+            EN.cancelled_with_queue("Cancelled", 2)
+                .contains("/cancel all")
+        );
         assert_eq!(ZH.cancelled_with_queue("已取消", 0), "已取消");
         assert!(ZH.queued_next(3).contains('3'));
     }

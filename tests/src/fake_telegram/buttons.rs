@@ -129,7 +129,10 @@ pub(crate) fn edit_reply_markup(st: &mut State, p: &Value) -> Result<Value, ApiE
 pub(crate) fn answer_callback_query(st: &mut State, p: &Value) -> Result<Value, ApiError> {
     let id = params::string(p, "callback_query_id").unwrap_or_default();
     let text = params::string(p, "text").map(str::to_owned);
-    if text.as_ref().is_some_and(|t| t.chars().count() > TOAST_LIMIT) {
+    if text
+        .as_ref()
+        .is_some_and(|t| t.chars().count() > TOAST_LIMIT)
+    {
         return Err(ApiError::bad_request("MESSAGE_TOO_LONG"));
     }
     let press = st
