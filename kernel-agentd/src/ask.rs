@@ -70,6 +70,11 @@ impl Asks {
         p.answer.send(answer).is_ok()
     }
 
+    /// Whether a question waits for its answer.
+    pub fn is_pending(&self) -> bool {
+        self.lock().is_some()
+    }
+
     /// Answers the pending question, if any, with `text`; its id.
     pub fn answer_pending(&self, text: &str) -> Option<String> {
         let id = self.lock().as_ref()?.id.clone();

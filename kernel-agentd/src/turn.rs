@@ -16,6 +16,7 @@
 //! failure before any answer text streamed continues on the next usable fallback provider
 //! (`FailedOver`); one that streamed text never does.
 
+mod answer;
 mod context;
 mod extensions;
 mod gate;
@@ -234,9 +235,7 @@ impl Turns {
         delivery: Option<OwnerDelivery>,
     ) -> Result<TurnEvents, ApiError> {
         let inner = &self.inner;
-        if input.attachments.is_empty()
-            && let Some(id) = inner.asks.answer_pending(&input.text)
-        {
+        if let Some(id) = self.answer_question(&input).await {
             // A message while the model waits for the owner's answer is that answer.
             let (tx, rx) = mpsc::unbounded_channel();
             let _ = tx.send(TurnEvent::Answered { id });

@@ -74,12 +74,12 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use crate::test_support::env;
+    use super::Store;
 
     #[tokio::test]
     async fn the_queue_keeps_its_order_and_clears() {
-        let env = env("").await;
-        let store = &env.store;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("kernel.db")).await.unwrap();
         assert_eq!(store.push_follow_up("one", Some(7)).await.unwrap(), 1);
         assert_eq!(store.push_follow_up("two", None).await.unwrap(), 2);
         let queue = store.follow_ups().await.unwrap();

@@ -10,7 +10,9 @@ use kernel_tg::texts::Texts;
 use serde_json::{Value, json};
 use tests::fake_cli::{FakeCli, WAIT_FOR_GO, print};
 use tests::fake_llm::{FakeToolCall, Reply, Script};
+use tests::fake_speech::FakeSpeech;
 use tests::fake_telegram::{OWNER_ID, SentMessage};
+use tests::media::{SPEECH_KEY, speech_toml};
 use tests::stack::{PROMPT, Stack, reply_target, text_of};
 use tests::wait::eventually;
 
@@ -99,8 +101,15 @@ async fn steer_with_nothing_running_runs_as_a_new_turn() {
     let id = stack.owner_says("/steer 你好");
     let answer = message_with(&stack, "A fresh answer").await;
     assert_eq!(answer.reply_to, Some(id));
-    let said = stack.reply_to(id).await;
-    assert_eq!(text_of(&said), zh().steer_started());
+    // Both the command's reply and the new turn's placeholder reply to the /steer message.
+    stack
+        .telegram
+        .wait_for_call(
+            "sendMessage",
+            |c| c.ok && reply_target(c) == Some(id) && text_of(c) == zh().steer_started(),
+            PROMPT,
+        )
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -279,6 +288,55 @@ async fn a_typed_message_answers_the_question_and_a_stale_press_gets_a_toast() {
     .await;
     assert_eq!(answered.as_deref(), Some(zh().question_stale()));
     assert_eq!(stack.llm.requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_voice_note_answers_the_question_with_its_transcript() {
+    let speech = FakeSpeech::start(SPEECH_KEY).await;
+    speech.set_transcript("周二下午");
+    let stack = Stack::start_with("claude", &speech_toml(&speech.base(), SPEECH_KEY, false)).await;
+    stack.llm.push(Script::tool_call(
+        "ask_user",
+        r#"{"question": "Which day?", "options": ["Mon", "Tue"]}"#,
+    ));
+    stack.llm.push(Script::text("Tuesday afternoon then"));
+    stack.owner_says("plan a meeting");
+    question(&stack, "Which day?").await;
+    stack
+        .telegram
+        .user_voice(OWNER_ID, b"OggS-spoken-answer".to_vec());
+    message_with(&stack, "Tuesday afternoon then").await;
+    let results = tool_results(&last_message(&stack, 1));
+    assert_eq!(results[0].1, "周二下午");
+    assert_eq!(stack.llm.requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steer_on_openai_keeps_tool_messages_before_the_steer_text() {
+    let cli = FakeCli::new(&[WAIT_FOR_GO, &print("built")].concat());
+    let stack = Stack::start_with("openai_compat", &cli.toml("claude_code", &[], None)).await;
+    stack.llm.push(
+        Reply::default()
+            .tool(FakeToolCall::new("delegate_to_cli", r#"{"task": "build it"}"#).id("call_slow"))
+            .tool(FakeToolCall::new("skill_read", r#"{"name": "daily-brief"}"#).id("call_later")),
+    );
+    stack.llm.push(Script::text("Done on OpenAI"));
+    stack.owner_says("build the project");
+    eventually("the slow CLI to run", PROMPT, async || cli.pid()).await;
+    assert_eq!(stack.command("/steer 用快速模式").await, zh().steered());
+    cli.write_file("go", "");
+    // The strict fake accepted the request (else the turn would fail).
+    message_with(&stack, "Done on OpenAI").await;
+    let requests = stack.llm.requests();
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    let tail: Vec<&str> = messages[messages.len() - 3..]
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(tail, ["tool", "tool", "user"]);
+    assert_eq!(messages[messages.len() - 2]["tool_call_id"], "call_later");
+    let steer = messages.last().unwrap().to_string();
+    assert!(steer.contains("[主人插话] 用快速模式"), "{steer}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
