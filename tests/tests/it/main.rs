@@ -70,3 +70,4 @@ mod turn_busy;
 mod turn_cancel;
 mod turn_errors;
 mod turn_history;
+mod turn_steering;
