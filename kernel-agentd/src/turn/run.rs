@@ -184,7 +184,29 @@ impl Turn {
             _ => None,
         };
         let outcome = self.conclude(outcome, voice_reply.as_deref()).await;
+        self.requeue_late_steers().await;
         self.finish(outcome, voice_reply);
+    }
+
+    /// Steer texts that came after the turn's last step boundary run as turns of their own:
+    /// they join the `/next` queue, which starts them once this turn has ended.
+    async fn requeue_late_steers(&self) {
+        let steers = self
+            .permit
+            .as_ref()
+            .map(Permit::take_steers)
+            .unwrap_or_default();
+        for text in steers {
+            match self.turns.queue_next(text, None).await {
+                Ok(position) => {
+                    tracing::info!(
+                        position,
+                        "a steer came after the last step; queued as a turn"
+                    )
+                }
+                Err(e) => tracing::warn!(error = %e, "a late steer could not be queued"),
+            }
+        }
     }
 
     fn emit(&self, event: TurnEvent) {
