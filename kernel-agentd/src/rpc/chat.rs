@@ -40,15 +40,16 @@ impl AgentService {
         req: pb::CancelRequest,
     ) -> Result<pb::CancelResponse, Status> {
         let turns = self.agent.turns();
-        let running_cli = self.agent.delegator().running();
-        let cancelled = match &req.turn_id {
-            Some(turn_id) => turns.cancel_turn(turn_id),
-            None => turns.cancel(),
-        };
+        // The queue goes first: once the turn ends, its runner would start the next item.
         let cleared = if req.clear_queue {
             turns.clear_queue().await.map_err(to_status)?
         } else {
             0
+        };
+        let running_cli = self.agent.delegator().running();
+        let cancelled = match &req.turn_id {
+            Some(turn_id) => turns.cancel_turn(turn_id),
+            None => turns.cancel(),
         };
         let queued = turns.queued().await.map_err(to_status)?.len();
         Ok(pb::CancelResponse {

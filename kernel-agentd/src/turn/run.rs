@@ -3,6 +3,7 @@
 
 mod deliver;
 mod media;
+mod steer;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -46,14 +47,6 @@ fn limit_note() -> String {
     format!(
         "[系统提示] 本条消息的工具调用已达上限（{MAX_TOOL_CALLS} 次），不能再调用工具。请根据已有结果直接给出最终回答，并说明因达到工具调用上限而停止。"
     )
-}
-
-/// The label of the owner's `/steer` text in the conversation (the owner's language).
-fn steer_label(locale: Locale) -> &'static str {
-    match locale {
-        Locale::Zh => "[主人插话]",
-        Locale::En => "[The owner interjects]",
-    }
 }
 
 /// The answer when the model says nothing after the limit (for the owner: `general.locale`).
@@ -186,27 +179,6 @@ impl Turn {
         let outcome = self.conclude(outcome, voice_reply.as_deref()).await;
         self.requeue_late_steers().await;
         self.finish(outcome, voice_reply);
-    }
-
-    /// Steer texts that came after the turn's last step boundary run as turns of their own:
-    /// they join the `/next` queue, which starts them once this turn has ended.
-    async fn requeue_late_steers(&self) {
-        let steers = self
-            .permit
-            .as_ref()
-            .map(Permit::take_steers)
-            .unwrap_or_default();
-        for text in steers {
-            match self.turns.queue_next(text, None).await {
-                Ok(position) => {
-                    tracing::info!(
-                        position,
-                        "a steer came after the last step; queued as a turn"
-                    )
-                }
-                Err(e) => tracing::warn!(error = %e, "a late steer could not be queued"),
-            }
-        }
     }
 
     fn emit(&self, event: TurnEvent) {
@@ -524,22 +496,6 @@ impl Turn {
             steer,
         )
         .await
-    }
-
-    /// The owner's pending `/steer` texts as one labelled text block, if any (taken).
-    fn steer_block(&self) -> Option<Block> {
-        let steers = self.permit.as_ref().map(Permit::take_steers)?;
-        if steers.is_empty() {
-            return None;
-        }
-        tracing::info!(count = steers.len(), "steer texts join the conversation");
-        let label = steer_label(self.turns.inner.media.locale());
-        let text = steers
-            .iter()
-            .map(|s| format!("{label} {s}"))
-            .collect::<Vec<_>>()
-            .join("\n");
-        Some(Block::text(text))
     }
 
     /// Stores and appends the results message for `calls` (`missing()` for calls without output).
