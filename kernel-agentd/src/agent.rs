@@ -187,6 +187,9 @@ impl Agent {
         );
         crate::schedule::register_tools(&tools, &schedules).map_err(ApiError::internal)?;
         schedules.start();
+        crate::ask::register_tool(turns.tools(), turns.asks(), config.general.ask_timeout)
+            .map_err(ApiError::internal)?;
+        turns.start_queue();
         Ok(Agent {
             inner: Arc::new(Inner {
                 store,

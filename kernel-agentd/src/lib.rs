@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 pub(crate) mod agent;
+pub(crate) mod ask;
 pub mod conversation;
 pub mod delegate;
 pub(crate) mod error;

@@ -43,8 +43,8 @@ impl pb::agent_server::Agent for AgentService {
         self.chat_events(req.into_inner()).await.map(Response::new)
     }
 
-    async fn cancel(&self, _req: Request<pb::CancelRequest>) -> RpcResult<pb::CancelResponse> {
-        Ok(Response::new(self.cancel_turn()))
+    async fn cancel(&self, req: Request<pb::CancelRequest>) -> RpcResult<pb::CancelResponse> {
+        self.cancel_turn(req.into_inner()).await.map(Response::new)
     }
 
     async fn get_status(
@@ -52,7 +52,9 @@ impl pb::agent_server::Agent for AgentService {
         _req: Request<pb::GetStatusRequest>,
     ) -> RpcResult<pb::GetStatusResponse> {
         let s = self.agent.status().await.map_err(to_status)?;
-        Ok(Response::new(convert::status(s)))
+        let mut status = convert::status(s);
+        status.queued_next = self.agent.turns().queued().await.map_err(to_status)?;
+        Ok(Response::new(status))
     }
 
     async fn new_session(
@@ -242,6 +244,19 @@ impl pb::agent_server::Agent for AgentService {
             .map(Response::new)
     }
 
+    async fn steer(&self, req: Request<pb::SteerRequest>) -> RpcResult<pb::SteerResponse> {
+        self.steer_turn(req.into_inner()).await.map(Response::new)
+    }
+
+    async fn queue_next(
+        &self,
+        req: Request<pb::QueueNextRequest>,
+    ) -> RpcResult<pb::QueueNextResponse> {
+        self.queue_next_rpc(req.into_inner())
+            .await
+            .map(Response::new)
+    }
+
     async fn list_schedules(
         &self,
         _req: Request<pb::ListSchedulesRequest>,
@@ -265,5 +280,9 @@ impl pb::agent_server::Agent for AgentService {
         self.delete_schedules_rpc(req.into_inner())
             .await
             .map(Response::new)
+    }
+
+    async fn answer(&self, req: Request<pb::AnswerRequest>) -> RpcResult<pb::AnswerResponse> {
+        Ok(Response::new(self.answer_rpc(req.into_inner())))
     }
 }

@@ -1,5 +1,6 @@
 //! `Store`: the SQLite database (sessions, messages, settings, memories, daily notes, the outbox,
 //! schedules) behind a cheap `Clone` handle.
+//! `Store`: the SQLite database (sessions, messages, settings, memories, the outbox, the `/next` queue) behind a cheap `Clone` handle.
 //!
 //! The database runs in WAL mode with foreign keys on; its schema is the versioned migrations
 //! under `kernel-agentd/migrations/`, applied by [`Store::open`]. Times are stored as unix
@@ -8,6 +9,7 @@
 //! even when two sessions are touched within the same millisecond.
 
 mod error;
+pub mod follow_ups;
 pub mod memory;
 pub mod memory_auto;
 mod messages;

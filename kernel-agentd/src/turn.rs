@@ -16,16 +16,19 @@
 //! failure before any answer text streamed continues on the next usable fallback provider
 //! (`FailedOver`); one that streamed text never does.
 
+mod answer;
 mod context;
 mod extensions;
 mod gate;
 mod hook;
 mod input;
 mod media;
+mod queue;
 mod recall;
 mod repair;
 mod run;
 mod slim;
+mod steer;
 mod summary;
 
 use std::sync::Arc;
@@ -37,6 +40,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument as _;
 
+use crate::ask::Asks;
 use crate::conversation::Usage;
 use crate::error::ApiError;
 use crate::failure::FailReason;
@@ -58,6 +62,7 @@ pub use gate::{Origin, RunningTurn, TurnStatus};
 pub use hook::RoundHook;
 pub use input::{Attachment, UserInput};
 pub use recall::MemoryRecall;
+pub use steer::Steered;
 
 /// Tool calls allowed for one user message; then the model must answer without tools.
 pub const MAX_TOOL_CALLS: usize = 25;
@@ -108,6 +113,16 @@ pub enum TurnEvent {
     Cancelled,
     /// Another turn is running (only event).
     Busy { first_in_window: bool },
+    /// The `ask_user` tool asks the owner (`id` names it for the answer).
+    Question {
+        id: String,
+        text: String,
+        options: Vec<String>,
+    },
+    /// The question is no longer pending (answered, timed out, cancelled).
+    QuestionClosed { id: String },
+    /// The message answered the pending question `id` instead of starting a turn (only event).
+    Answered { id: String },
 }
 
 /// A step of speech work within a turn.
@@ -164,6 +179,10 @@ struct Inner {
     tasks: TaskTracker,
     /// Where owner turns queue their outcome and show their progress.
     outbox: Outbox<TurnEvent>,
+    /// The pending `ask_user` question; an owner message answers it.
+    asks: Asks,
+    /// Signalled when a `/next` message is queued (`queue.rs`).
+    follow_ups: tokio::sync::Notify,
 }
 
 /// The services and settings a [`Turns`] is built from.
@@ -210,6 +229,8 @@ impl Turns {
                 root: setup.root,
                 tasks: setup.tasks,
                 outbox: setup.outbox,
+                asks: Asks::default(),
+                follow_ups: tokio::sync::Notify::new(),
             }),
         }
     }
@@ -229,16 +250,38 @@ impl Turns {
         delivery: Option<OwnerDelivery>,
     ) -> Result<TurnEvents, ApiError> {
         let inner = &self.inner;
+        if let Some(id) = self.answer_question(&input).await {
+            // A message while the model waits for the owner's answer is that answer.
+            let (tx, rx) = mpsc::unbounded_channel();
+            let _ = tx.send(TurnEvent::Answered { id });
+            return Ok(rx);
+        }
         let media = &inner.media;
         let input = input.accept(media.locale(), media.stt_configured())?;
         if let Some(kind) = inner.models.current_kind() {
             media::check_for_provider(&input, kind).map_err(|r| r.into_error(media.locale()))?;
         }
+        match self.try_start(input, delivery).await? {
+            Ok(events) => Ok(events),
+            Err(Busy { first_in_window }) => {
+                tracing::info!(first_in_window, "chat refused: a turn is running");
+                Ok(single(TurnEvent::Busy { first_in_window }))
+            }
+        }
+    }
+
+    /// Starts an accepted owner turn unless another owner turn runs. A turn Kernel started (a
+    /// scheduled task) does not make the owner wait for a refusal: the owner's message runs
+    /// right after it.
+    async fn try_start(
+        &self,
+        input: input::Accepted,
+        delivery: Option<OwnerDelivery>,
+    ) -> Result<Result<TurnEvents, Busy>, ApiError> {
+        let inner = &self.inner;
         let cancel = inner.root.child_token();
         let permit = match inner.gate.try_enter(cancel.clone()) {
             Ok(permit) => permit,
-            // A turn Kernel started (a scheduled task) does not make the owner wait for a
-            // refusal: the owner's message runs right after it.
             Err(_) if inner.gate.running_origin() == Some(Origin::Kernel) => {
                 tracing::info!("a Kernel turn is running; the owner's message waits for it");
                 match inner
@@ -247,15 +290,12 @@ impl Turns {
                     .await
                 {
                     Some(permit) => permit,
-                    None => return Ok(single(TurnEvent::Cancelled)),
+                    None => return Ok(Ok(single(TurnEvent::Cancelled))),
                 }
             }
-            Err(Busy { first_in_window }) => {
-                tracing::info!(first_in_window, "chat refused: a turn is running");
-                return Ok(single(TurnEvent::Busy { first_in_window }));
-            }
+            Err(busy) => return Ok(Err(busy)),
         };
-        self.start(permit, cancel, input, delivery).await
+        self.start(permit, cancel, input, delivery).await.map(Ok)
     }
 
     /// Runs a turn Kernel starts on its own (a scheduled task) with `prompt`: it waits for the
@@ -282,7 +322,7 @@ impl Turns {
         self.start(permit, cancel, input, delivery).await.map(Some)
     }
 
-    /// Spawns the admitted turn.
+    /// Runs an accepted `input` as the turn `permit` admitted (stopped by `cancel`).
     async fn start(
         &self,
         permit: gate::Permit,
@@ -316,9 +356,22 @@ impl Turns {
         cancelled
     }
 
+    /// Cancels the running turn if it is `turn_id` (a Stop button of an older turn does
+    /// nothing); whether it was.
+    pub fn cancel_turn(&self, turn_id: &str) -> bool {
+        let cancelled = self.inner.gate.cancel_turn(turn_id);
+        tracing::info!(cancelled, turn = turn_id, "cancel of one turn requested");
+        cancelled
+    }
+
     /// The running turn (if any) and the last error, for `GetStatus`.
     pub fn status(&self) -> TurnStatus {
         self.inner.gate.status()
+    }
+
+    /// The pending `ask_user` question and its answers (the tool is registered over it).
+    pub fn asks(&self) -> &Asks {
+        &self.inner.asks
     }
 
     /// The tools offered to the model.

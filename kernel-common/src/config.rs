@@ -101,6 +101,8 @@ pub struct GeneralConfig {
     pub soul_file: PathBuf,
     /// The skills folder, one `<id>/SKILL.md` per skill (resolved; default `<config dir>/skills`).
     pub skills_dir: PathBuf,
+    /// How long the `ask_user` tool waits for the owner's answer (default 600 s).
+    pub ask_timeout: std::time::Duration,
 }
 
 /// The wire protocol a provider speaks.

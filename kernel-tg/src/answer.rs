@@ -11,8 +11,9 @@ use crate::texts::{
     ScheduleEntry, SessionEntry, SkillEntry, StatusView, Texts,
 };
 
-/// The HTML reply to `command`.
-pub async fn answer(command: Command, agentd: &Agentd, texts: Texts) -> String {
+/// The HTML reply to `command`, sent as message `message_id` (what a `/steer` or `/next` turn's
+/// answer replies to).
+pub async fn answer(command: Command, agentd: &Agentd, texts: Texts, message_id: i64) -> String {
     if matches!(command, Command::Start | Command::Help) {
         return texts.help();
     }
@@ -24,7 +25,7 @@ pub async fn answer(command: Command, agentd: &Agentd, texts: Texts) -> String {
             return texts.agentd_unavailable().to_owned();
         }
     };
-    match call(command, &mut client, texts).await {
+    match call(command, &mut client, texts, message_id).await {
         Ok(html) => html,
         Err(status) if is_transport_failure(&status) => {
             tracing::warn!(code = ?status.code(), "kernel-agentd went away during a command");
@@ -38,16 +39,54 @@ pub async fn answer(command: Command, agentd: &Agentd, texts: Texts) -> String {
     }
 }
 
-async fn call(command: Command, client: &mut Client, texts: Texts) -> Result<String, Status> {
+async fn call(
+    command: Command,
+    client: &mut Client,
+    texts: Texts,
+    message_id: i64,
+) -> Result<String, Status> {
     Ok(match command {
         Command::Start | Command::Help => texts.help(),
-        Command::Cancel => {
-            let reply = client.cancel(pb::CancelRequest {}).await?.into_inner();
-            if reply.cancelled {
+        Command::Cancel | Command::CancelAll => {
+            let clear_queue = command == Command::CancelAll;
+            let request = pb::CancelRequest {
+                clear_queue,
+                turn_id: None,
+            };
+            let reply = client.cancel(request).await?.into_inner();
+            let said = if reply.cancelled {
                 texts.cancelled(reply.killed_cli.as_deref())
             } else {
                 texts.nothing_to_cancel().to_owned()
+            };
+            if clear_queue {
+                texts.queue_cleared(&said, reply.cleared)
+            } else {
+                texts.cancelled_with_queue(&said, reply.queued)
             }
+        }
+        Command::Steer(text) => {
+            let request = pb::SteerRequest {
+                text,
+                deliver_to_owner: Some(pb::OwnerDelivery {
+                    reply_to_message_id: Some(message_id),
+                    placeholder_message_id: None,
+                }),
+            };
+            let reply = client.steer(request).await?.into_inner();
+            if reply.steered {
+                texts.steered().to_owned()
+            } else {
+                texts.steer_started().to_owned()
+            }
+        }
+        Command::Next(text) => {
+            let request = pb::QueueNextRequest {
+                text,
+                reply_to_message_id: Some(message_id),
+            };
+            let reply = client.queue_next(request).await?.into_inner();
+            texts.queued_next(reply.position)
         }
         Command::Status => {
             let status = client
@@ -231,7 +270,7 @@ fn status_text(status: &pb::GetStatusResponse, texts: Texts) -> String {
         })
         .collect();
     let turn = status.running_turn.as_ref();
-    texts.status(&StatusView {
+    let mut html = texts.status(&StatusView {
         version: &status.version,
         uptime_seconds: status.uptime_seconds,
         session: status.current_session.as_ref().map(session_entry),
@@ -259,7 +298,9 @@ fn status_text(status: &pb::GetStatusResponse, texts: Texts) -> String {
             memories: e.memories,
             last_error: e.last_error.as_deref(),
         }),
-    })
+    });
+    html.push_str(&texts.queue_lines(&status.queued_next));
+    html
 }
 
 fn session_entry(s: &pb::SessionInfo) -> SessionEntry<'_> {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use kernel_common::Config;
 use kernel_proto::v1::GetStatusRequest;
-use teloxide::types::{AllowedUpdate, BotCommand, ChatId, Message, MessageId, UserId};
+use teloxide::types::{AllowedUpdate, BotCommand, ChatId, Message, MessageId, UpdateKind, UserId};
 use teloxide::update_listeners::{AsUpdateStream, Polling, UpdateListener};
 use teloxide::{ApiError, Bot, RequestError};
 use tokio::sync::mpsc;
@@ -61,7 +61,7 @@ pub async fn run(
     let mut polling = Polling::builder(app.telegram().bot().clone())
         .timeout(LONG_POLL)
         .drop_pending_updates()
-        .allowed_updates(vec![AllowedUpdate::Message])
+        .allowed_updates(vec![AllowedUpdate::Message, AllowedUpdate::CallbackQuery])
         .delete_webhook()
         .await
         .build();
@@ -101,6 +101,11 @@ pub async fn run(
                 tracing::warn!(error = %crate::telegram::describe(e), "getUpdates failed; retrying");
             }
             Some(Ok(_)) if stopping => {}
+            Some(Ok(update)) if matches!(update.kind, UpdateKind::CallbackQuery(_)) => {
+                if let Some(press) = gate::admit_press(&update, app.owner()) {
+                    tasks.spawn(crate::callback::handle(app.clone(), press.clone()));
+                }
+            }
             Some(Ok(update)) => {
                 if let Some(message) = gate::admit(&update, app.owner()) {
                     dispatch(&app, message, &turns, &tasks).await;
@@ -213,7 +218,7 @@ async fn dispatch(
                 let html = match parsed {
                     Ok(command) => {
                         tracing::info!(command = command.kind().name(), "command");
-                        answer(command, app.agentd(), app.texts()).await
+                        answer(command, app.agentd(), app.texts(), i64::from(id.0)).await
                     }
                     Err(e) => app.texts().command_error(&e),
                 };

@@ -40,6 +40,8 @@ pub enum Command {
     Forget(Vec<u32>),
     Skills,
     Cancel,
+    /// `/cancel all`: also clears the `/next` queue.
+    CancelAll,
     Status,
     /// `/notes [YYYY-MM-DD]`: the day's auto-memory note; `None` is today.
     Notes(Option<String>),
@@ -47,6 +49,10 @@ pub enum Command {
     Tasks,
     /// `/tasks del #a[/#b/...]`: distinct numbers in the order given.
     TasksDelete(Vec<u32>),
+    /// `/steer <text>`: the text for the running turn's next step (trimmed).
+    Steer(String),
+    /// `/next <text>`: queued to run after the running turn (trimmed).
+    Next(String),
 }
 
 /// Which command of the table, without arguments (for errors, menus and help).
@@ -69,6 +75,8 @@ pub enum CommandKind {
     Status,
     Notes,
     Tasks,
+    Steer,
+    Next,
 }
 
 /// Why a command could not be used; each variant maps to a localized hint in `texts`.
@@ -86,7 +94,7 @@ pub enum CommandError {
     /// More numbers than the command accepts (`max` is 1 for `/resume` and `/retitle`).
     #[error("/{} takes at most {max} number(s)", command.name())]
     TooManyNumbers { command: CommandKind, max: usize },
-    /// `/remember` without text.
+    /// `/remember`, `/steer` or `/next` without text.
     #[error("/{} needs text", command.name())]
     MissingText { command: CommandKind },
     /// A provider/model name with whitespace in it or longer than [`MAX_NAME_CHARS`].
@@ -105,7 +113,7 @@ pub enum CommandError {
 
 impl CommandKind {
     /// Every command, in menu/help order.
-    pub const ALL: [CommandKind; 17] = [
+    pub const ALL: [CommandKind; 19] = [
         CommandKind::Start,
         CommandKind::Help,
         CommandKind::New,
@@ -123,6 +131,8 @@ impl CommandKind {
         CommandKind::Cancel,
         CommandKind::Status,
         CommandKind::Notes,
+        CommandKind::Steer,
+        CommandKind::Next,
     ];
 
     /// The command's name without the slash, as typed and as registered with setMyCommands.
@@ -145,6 +155,8 @@ impl CommandKind {
             CommandKind::Status => "status",
             CommandKind::Notes => "notes",
             CommandKind::Tasks => "tasks",
+            CommandKind::Steer => "steer",
+            CommandKind::Next => "next",
         }
     }
 
@@ -162,9 +174,10 @@ impl CommandKind {
             CommandKind::Retitle => "[#n]",
             CommandKind::DelHistory | CommandKind::Forget => "#a/#b/…",
             CommandKind::Provider | CommandKind::Model => "[name]",
-            CommandKind::Remember => "text",
             CommandKind::Notes => "[YYYY-MM-DD]",
             CommandKind::Tasks => "[del #a/#b/…]",
+            CommandKind::Remember | CommandKind::Steer | CommandKind::Next => "text",
+            CommandKind::Cancel => "[all]",
             _ => "",
         }
     }
@@ -195,6 +208,14 @@ impl CommandKind {
                 "提醒与定时任务：/tasks del #n 删除",
                 "Reminders and scheduled tasks: /tasks del #n",
             ),
+            CommandKind::Steer => (
+                "补充给正在进行的任务：/steer 内容",
+                "Add to the running task: /steer text",
+            ),
+            CommandKind::Next => (
+                "排到当前任务之后：/next 内容",
+                "Queue after the running task: /next text",
+            ),
         };
         match locale {
             Locale::Zh => zh,
@@ -220,10 +241,12 @@ impl Command {
             Command::Memory => CommandKind::Memory,
             Command::Forget(_) => CommandKind::Forget,
             Command::Skills => CommandKind::Skills,
-            Command::Cancel => CommandKind::Cancel,
+            Command::Cancel | Command::CancelAll => CommandKind::Cancel,
             Command::Status => CommandKind::Status,
             Command::Notes(_) => CommandKind::Notes,
             Command::Tasks | Command::TasksDelete(_) => CommandKind::Tasks,
+            Command::Steer(_) => CommandKind::Steer,
+            Command::Next(_) => CommandKind::Next,
         }
     }
 }
@@ -278,7 +301,10 @@ fn build(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
         CommandKind::History => Command::History,
         CommandKind::Memory => Command::Memory,
         CommandKind::Skills => Command::Skills,
-        CommandKind::Cancel => Command::Cancel,
+        CommandKind::Cancel => match args.trim() {
+            all if all.eq_ignore_ascii_case("all") || all == "全部" => Command::CancelAll,
+            _ => Command::Cancel,
+        },
         CommandKind::Status => Command::Status,
         CommandKind::Resume => match numbers(kind, args, 1)?.first() {
             Some(n) => Command::Resume(*n),
@@ -305,6 +331,11 @@ fn build(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
                     });
                 }
             },
+        },
+        CommandKind::Steer | CommandKind::Next => match args.trim() {
+            "" => return Err(CommandError::MissingText { command: kind }),
+            text if kind == CommandKind::Steer => Command::Steer(text.to_owned()),
+            text => Command::Next(text.to_owned()),
         },
     })
 }

@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 use tonic::Streaming;
 
 use crate::agentd::is_transport_failure;
+use crate::buttons;
 use crate::handle::App;
 use crate::turn::narration::Narration;
 use crate::turn::progress::Progress;
@@ -113,6 +114,8 @@ struct Shown {
     placeholder: Option<MessageId>,
     progress: Progress,
     narration: Narration,
+    /// Questions shown with buttons, until they close: (question id, message).
+    questions: Vec<(String, MessageId)>,
 }
 
 /// Follows subscriptions one after another; owns the running turn's display.
@@ -186,11 +189,24 @@ impl Courier {
             Event::Started(_) => {
                 self.stop_showing(false).await;
                 let reply_to = live.reply_to_message_id.and_then(message_id);
+                let texts = self.app.texts();
+                let stop = buttons::stop(&live.turn_id, texts);
                 let placeholder = match live.placeholder_message_id.and_then(message_id) {
-                    Some(id) => Some(id),
+                    Some(id) => {
+                        // The client's placeholder (sent before a download) gets its Stop
+                        // button now that the turn has an id.
+                        if let Err(e) = self
+                            .app
+                            .telegram()
+                            .set_buttons(id, Some(stop.clone()))
+                            .await
+                        {
+                            tracing::debug!(error = %e, "the Stop button could not be added");
+                        }
+                        Some(id)
+                    }
                     None => self.send_placeholder(&live.turn_id, reply_to).await,
                 };
-                let texts = self.app.texts();
                 self.shown = Some(Shown {
                     turn_id: live.turn_id,
                     reply_to,
@@ -199,9 +215,28 @@ impl Courier {
                         self.app.telegram().clone(),
                         placeholder,
                         texts.placeholder().to_owned(),
+                        Some(stop),
                     ),
                     narration: Narration::new(texts),
+                    questions: Vec::new(),
                 });
+            }
+            Event::Question(question) if is_shown => self.ask(question).await,
+            Event::QuestionClosed(closed) if is_shown => {
+                let Some(shown) = self.shown.as_mut() else {
+                    return;
+                };
+                let Some(at) = shown
+                    .questions
+                    .iter()
+                    .position(|(id, _)| *id == closed.question_id)
+                else {
+                    return;
+                };
+                let (_, message) = shown.questions.remove(at);
+                if let Err(e) = self.app.telegram().set_buttons(message, None).await {
+                    tracing::warn!(error = %e, "a question's buttons could not be removed");
+                }
             }
             // The turn ended without an item (agentd could not store it): say why.
             Event::Failed(failed) if is_shown => {
@@ -226,6 +261,32 @@ impl Courier {
         }
     }
 
+    /// Shows the running turn's question (with a button per option) in reply to the owner's
+    /// message.
+    async fn ask(&mut self, question: pb::Question) {
+        let Some(shown) = self.shown.as_mut() else {
+            return;
+        };
+        let texts = self.app.texts();
+        let html = texts.question(&question.text, !question.options.is_empty());
+        let telegram = self.app.telegram();
+        let sent = match buttons::options(&question.question_id, &question.options) {
+            Some(keyboard) => telegram
+                .send_with_buttons(&html, shown.reply_to, keyboard)
+                .await
+                .map(Some),
+            None => telegram
+                .send_html(&html, shown.reply_to)
+                .await
+                .map(|_| None),
+        };
+        match sent {
+            Ok(Some(id)) => shown.questions.push((question.question_id, id)),
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, "the question could not be shown"),
+        }
+    }
+
     /// Sends the placeholder of a turn that has none yet and tells agentd its id.
     async fn send_placeholder(
         &self,
@@ -233,10 +294,11 @@ impl Courier {
         reply_to: Option<MessageId>,
     ) -> Option<MessageId> {
         let texts = self.app.texts();
+        let stop = buttons::stop(turn_id, texts);
         let id = match self
             .app
             .telegram()
-            .send_html(texts.placeholder(), reply_to)
+            .send_with_buttons(texts.placeholder(), reply_to, stop)
             .await
         {
             Ok(id) => id,

@@ -1,10 +1,36 @@
 //! The allow-list: which Telegram updates kernel-tg handles at all.
 //!
-//! Only a new message in the owner's private chat, sent by the owner, passes. Everything else —
-//! other users, groups, channels, edits, callbacks, updates teloxide could not parse — is dropped
-//! here, before any RPC, with a debug line that never includes content.
+//! Only a new message in the owner's private chat, sent by the owner, passes — and a button
+//! press (callback query) by the owner on a message of the owner's private chat
+//! ([`admit_press`]). Everything else — other users, groups, channels, edits, updates teloxide
+//! could not parse — is dropped here, before any RPC, with a debug line that never includes
+//! content.
 
-use teloxide::types::{Message, Update, UpdateKind, UserId};
+use teloxide::types::{CallbackQuery, Message, Update, UpdateKind, UserId};
+
+/// Returns the owner's button press when `update` is one kernel-tg must handle: pressed by the
+/// owner on a message in the owner's private chat.
+pub fn admit_press(update: &Update, owner: UserId) -> Option<&CallbackQuery> {
+    let UpdateKind::CallbackQuery(press) = &update.kind else {
+        return None;
+    };
+    let from_owner = press.from.id == owner;
+    let owners_chat = press
+        .message
+        .as_ref()
+        .map(|m| m.chat())
+        .is_some_and(|chat| chat.is_private() && chat.id.0 == owner.0 as i64);
+    if from_owner && owners_chat {
+        Some(press)
+    } else {
+        tracing::debug!(
+            update_id = update.id.0,
+            from = press.from.id.0,
+            "dropped: a button press not by the owner in the owner's chat"
+        );
+        None
+    }
+}
 
 /// Returns the owner's message when `update` is one kernel-tg must handle.
 pub fn admit(update: &Update, owner: UserId) -> Option<&Message> {
@@ -102,6 +128,34 @@ mod tests {
         ];
         for u in &cases {
             assert!(admit(u, UserId(OWNER)).is_none(), "{u:?}");
+        }
+    }
+
+    fn press(from: i64, chat: Value) -> Update {
+        update(
+            "callback_query",
+            json!({
+                "id": "77",
+                "from": { "id": from, "is_bot": false, "first_name": "x" },
+                "chat_instance": "1",
+                "data": "stop",
+                "message": message(OWNER as i64, chat),
+            }),
+        )
+    }
+
+    #[test]
+    fn only_the_owners_presses_in_the_owners_chat_pass() {
+        let owner = UserId(OWNER);
+        let pressed = press(OWNER as i64, private(OWNER as i64));
+        assert_eq!(
+            admit_press(&pressed, owner).and_then(|p| p.data.as_deref()),
+            Some("stop")
+        );
+        assert!(admit(&pressed, owner).is_none());
+        let group = json!({ "id": -1_005, "type": "supergroup", "title": "g" });
+        for u in [press(1, private(OWNER as i64)), press(OWNER as i64, group)] {
+            assert!(admit_press(&u, owner).is_none(), "{u:?}");
         }
     }
 

@@ -5,6 +5,8 @@
 pub mod agentd;
 pub mod answer;
 pub mod app;
+pub mod buttons;
+pub mod callback;
 pub mod command;
 pub mod delivery;
 pub mod gate;

@@ -10,13 +10,14 @@ use std::time::Duration;
 use futures::StreamExt;
 use teloxide::net::Download;
 use teloxide::payloads::{
-    EditMessageTextSetters, SendDocumentSetters, SendMessageSetters, SendPhotoSetters,
-    SendVoiceSetters,
+    AnswerCallbackQuerySetters, EditMessageReplyMarkupSetters, EditMessageTextSetters,
+    SendDocumentSetters, SendMessageSetters, SendPhotoSetters, SendVoiceSetters,
 };
 use teloxide::prelude::Requester;
 use teloxide::requests::Output;
 use teloxide::types::{
-    BotCommand, ChatAction, ChatId, FileId, InputFile, MessageId, ParseMode, ReplyParameters,
+    BotCommand, CallbackQueryId, ChatAction, ChatId, FileId, InlineKeyboardMarkup, InputFile,
+    MessageId, ParseMode, ReplyParameters,
 };
 use teloxide::{ApiError, Bot, RequestError};
 
@@ -172,6 +173,87 @@ impl Telegram {
             Ok(_) | Err(RequestError::Api(ApiError::MessageNotModified)) => Ok(()),
             Err(e) => Err(describe(e)),
         }
+    }
+
+    /// Sends HTML with inline keyboard `buttons` (a placeholder's Stop button, a question's
+    /// options).
+    pub async fn send_with_buttons(
+        &self,
+        html: &str,
+        reply_to: Option<MessageId>,
+        buttons: InlineKeyboardMarkup,
+    ) -> Result<MessageId, SendError> {
+        let message = retry(false, || {
+            let mut request = self
+                .bot
+                .send_message(self.chat, html)
+                .parse_mode(ParseMode::Html)
+                .reply_markup(buttons.clone());
+            if let Some(id) = reply_to {
+                request = request
+                    .reply_parameters(ReplyParameters::new(id).allow_sending_without_reply());
+            }
+            request
+        })
+        .await
+        .map_err(describe)?;
+        Ok(message.id)
+    }
+
+    /// [`Telegram::edit_html`] keeping `buttons` (an edit without them would remove them).
+    pub async fn edit_html_with_buttons(
+        &self,
+        id: MessageId,
+        html: &str,
+        buttons: &InlineKeyboardMarkup,
+    ) -> Result<(), SendError> {
+        let result = retry(true, || {
+            self.bot
+                .edit_message_text(self.chat, id, html)
+                .parse_mode(ParseMode::Html)
+                .reply_markup(buttons.clone())
+        })
+        .await;
+        match result {
+            Ok(_) | Err(RequestError::Api(ApiError::MessageNotModified)) => Ok(()),
+            Err(e) => Err(describe(e)),
+        }
+    }
+
+    /// Sets a message's inline keyboard (`None` removes it); "not modified" counts as success.
+    pub async fn set_buttons(
+        &self,
+        id: MessageId,
+        buttons: Option<InlineKeyboardMarkup>,
+    ) -> Result<(), SendError> {
+        let result = retry(true, || {
+            let request = self.bot.edit_message_reply_markup(self.chat, id);
+            match buttons.clone() {
+                Some(buttons) => request.reply_markup(buttons),
+                None => request,
+            }
+        })
+        .await;
+        match result {
+            Ok(_) | Err(RequestError::Api(ApiError::MessageNotModified)) => Ok(()),
+            Err(e) => Err(describe(e)),
+        }
+    }
+
+    /// Answers a button press (Telegram shows `toast` briefly, or just stops the spinner).
+    pub async fn answer_callback(&self, id: &str, toast: Option<&str>) -> Result<(), SendError> {
+        retry(true, || {
+            let request = self
+                .bot
+                .answer_callback_query(CallbackQueryId(id.to_owned()));
+            match toast {
+                Some(text) => request.text(text),
+                None => request,
+            }
+        })
+        .await
+        .map(|_| ())
+        .map_err(describe)
     }
 
     /// Deletes a message; one already gone counts as success.

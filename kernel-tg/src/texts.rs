@@ -12,6 +12,7 @@ pub mod listing;
 mod notes;
 mod refusals;
 mod skills;
+mod steering;
 
 pub use embeddings::EmbeddingsEntry;
 pub use failures::FAILURE_REASONS;
@@ -114,8 +115,8 @@ impl Texts {
     /// Told once per busy window when a turn is already running.
     pub fn busy(self) -> &'static str {
         self.pick(
-            "正在处理上一条，请稍后或 /cancel",
-            "Still working on the previous message; wait or /cancel",
+            "正在处理上一条，请稍后或 /cancel；/steer 补充给当前任务，/next 排到它之后",
+            "Still working on the previous message; wait or /cancel — /steer adds to it, /next queues after it",
         )
     }
 

@@ -86,6 +86,15 @@ pub async fn begin(app: &App, reply_to: MessageId, input: TurnInput) -> bool {
             }
             return false;
         }
+        Some(Ok(pb::ChatEvent {
+            event: Some(Event::Answered(answered)),
+        })) => {
+            // The running turn's question took the message as its answer.
+            tracing::info!(question = %answered.question_id, "the message answered the pending question");
+            if let Some(id) = placeholder {
+                let _ = app.telegram().delete(id).await;
+            }
+        }
         other => {
             let html = interrupted(app, other.and_then(Result::err));
             app.replace_or_say(placeholder, &html, reply_to).await;

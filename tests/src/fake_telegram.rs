@@ -23,6 +23,7 @@
 //! from its handler tree), queued updates of other known types are never delivered; updates
 //! of unknown types (malformed test updates) always are.
 
+mod buttons;
 mod incoming;
 mod methods;
 mod model;
@@ -44,6 +45,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+pub use buttons::{CALLBACK_DATA_LIMIT, Press};
 pub use methods::DOWNLOAD_LIMIT;
 pub use model::{Call, DOWNLOAD, Failure, SentMessage};
 pub use text::{CAPTION_LIMIT, TEXT_LIMIT};
@@ -263,6 +265,43 @@ impl FakeTelegram {
             }
             st.push_raw(update);
         });
+    }
+
+    /// `from` presses the button carrying `data` on message `message_id` in chat `chat_id`
+    /// (a `callback_query` update); returns the query id. Panics when there is no such button.
+    pub fn press(&self, from: i64, chat_id: i64, message_id: i64, data: &str) -> String {
+        self.queue(|st| st.press(from, chat_id, message_id, data))
+    }
+
+    /// The button press `id` and how the bot answered it.
+    pub fn pressed(&self, id: &str) -> Option<Press> {
+        let st = self.shared.lock();
+        st.presses.iter().find(|p| p.id == id).cloned()
+    }
+
+    /// The inline keyboard message `message_id` of chat `chat_id` shows now: each button's
+    /// `(text, callback_data)`, row by row (empty when it has none).
+    pub fn buttons(&self, chat_id: i64, message_id: i64) -> Vec<(String, String)> {
+        let st = self.shared.lock();
+        let Some(message) = st
+            .chats
+            .get(&chat_id)
+            .and_then(|c| c.messages.iter().find(|m| m.id == message_id))
+        else {
+            return Vec::new();
+        };
+        message.json["reply_markup"]["inline_keyboard"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_array)
+            .flatten()
+            .map(|b| {
+                let text = b["text"].as_str().unwrap_or_default().to_owned();
+                let data = b["callback_data"].as_str().unwrap_or_default().to_owned();
+                (text, data)
+            })
+            .collect()
     }
 
     /// How many updates are queued and not yet confirmed by an offset.

@@ -9,7 +9,7 @@ use tonic::Status;
 use super::{AgentService, to_status};
 use crate::conversation::Usage;
 use crate::outbox::OwnerDelivery;
-use crate::turn::{Attachment, SpeechStage, TurnEvent, UserInput};
+use crate::turn::{Attachment, SpeechStage, Steered, TurnEvent, UserInput};
 
 /// The stream `Chat` returns.
 pub type ChatStream =
@@ -33,14 +33,77 @@ impl AgentService {
         ))
     }
 
-    /// Cancels the running turn, if any, naming the CLI delegation it kills.
-    pub(super) fn cancel_turn(&self) -> pb::CancelResponse {
+    /// Cancels the running turn (or only `turn_id`), if any, naming the CLI delegation it
+    /// kills; with `clear_queue` the `/next` queue is emptied too.
+    pub(super) async fn cancel_turn(
+        &self,
+        req: pb::CancelRequest,
+    ) -> Result<pb::CancelResponse, Status> {
+        let turns = self.agent.turns();
+        // The queue goes first: once the turn ends, its runner would start the next item.
+        let cleared = if req.clear_queue {
+            turns.clear_queue().await.map_err(to_status)?
+        } else {
+            0
+        };
         let running_cli = self.agent.delegator().running();
-        let cancelled = self.agent.turns().cancel();
-        pb::CancelResponse {
+        let cancelled = match &req.turn_id {
+            Some(turn_id) => turns.cancel_turn(turn_id),
+            None => turns.cancel(),
+        };
+        let queued = turns.queued().await.map_err(to_status)?.len();
+        Ok(pb::CancelResponse {
             cancelled,
             killed_cli: running_cli.filter(|_| cancelled).map(|c| c.name),
-        }
+            queued: u32::try_from(queued).unwrap_or(u32::MAX),
+            cleared: u32::try_from(cleared).unwrap_or(u32::MAX),
+        })
+    }
+
+    /// `Steer`: the running turn takes the text, or it starts a turn of its own.
+    pub(super) async fn steer_turn(
+        &self,
+        req: pb::SteerRequest,
+    ) -> Result<pb::SteerResponse, Status> {
+        let delivery = req.deliver_to_owner.map(|d| OwnerDelivery {
+            reply_to: d.reply_to_message_id,
+            placeholder: d.placeholder_message_id,
+        });
+        let steered = self
+            .agent
+            .turns()
+            .steer(req.text, delivery)
+            .await
+            .map_err(to_status)?;
+        Ok(pb::SteerResponse {
+            steered: matches!(steered, Steered::Running),
+        })
+    }
+
+    /// `QueueNext`: queues the text for after the running turn.
+    pub(super) async fn queue_next_rpc(
+        &self,
+        req: pb::QueueNextRequest,
+    ) -> Result<pb::QueueNextResponse, Status> {
+        let position = self
+            .agent
+            .turns()
+            .queue_next(req.text, req.reply_to_message_id)
+            .await
+            .map_err(to_status)?;
+        Ok(pb::QueueNextResponse {
+            position: u32::try_from(position).unwrap_or(u32::MAX),
+        })
+    }
+
+    /// `Answer`: answers the pending question (false when stale).
+    pub(super) fn answer_rpc(&self, req: pb::AnswerRequest) -> pb::AnswerResponse {
+        let accepted = self
+            .agent
+            .turns()
+            .asks()
+            .answer(&req.question_id, req.option, &req.text);
+        pb::AnswerResponse { accepted }
     }
 }
 
@@ -132,6 +195,15 @@ pub fn chat_event(event: TurnEvent) -> pb::ChatEvent {
         }),
         TurnEvent::Cancelled => Event::Cancelled(pb::TurnCancelled {}),
         TurnEvent::Busy { first_in_window } => Event::Busy(pb::Busy { first_in_window }),
+        TurnEvent::Question { id, text, options } => Event::Question(pb::Question {
+            question_id: id,
+            text,
+            options,
+        }),
+        TurnEvent::QuestionClosed { id } => {
+            Event::QuestionClosed(pb::QuestionClosed { question_id: id })
+        }
+        TurnEvent::Answered { id } => Event::Answered(pb::QuestionAnswered { question_id: id }),
     };
     pb::ChatEvent { event: Some(event) }
 }

@@ -96,6 +96,8 @@ pub fn status(s: agent::Status) -> pb::GetStatusResponse {
             memories,
             last_error: e.last_error,
         }),
+        // Filled in by `GetStatus` from the `/next` queue.
+        queued_next: Vec::new(),
     }
 }
 

@@ -13,6 +13,14 @@ pub enum ToolEvent {
         /// The subprocess' working directory.
         cwd: String,
     },
+    /// `ask_user` put a question to the owner and waits for the answer.
+    Question {
+        id: String,
+        text: String,
+        options: Vec<String>,
+    },
+    /// The question is no longer pending (answered, timed out, cancelled).
+    QuestionClosed { id: String },
 }
 
 /// Where a tool sends its [`ToolEvent`]s. The default sink drops them (tests, tool calls outside a

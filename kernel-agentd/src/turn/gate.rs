@@ -44,6 +44,10 @@ struct Running {
     started_at: DateTime<Utc>,
     /// Tools running now, in start order (a step may run several at once).
     tools: Vec<String>,
+    /// `/steer` texts not yet handed to the turn (taken at its next step boundary).
+    steers: Vec<String>,
+    /// The turn's id, once it has one (a Stop button cancels only its own turn).
+    turn_id: Option<String>,
 }
 
 /// A refused turn: another one is running.
@@ -90,7 +94,6 @@ impl Gate {
 
     /// Admits a turn of `origin` once no turn runs (waiting quietly: no busy refusal is
     /// counted); `None` when `cancel` fires first.
-    #[allow(dead_code)] // the hook for schedules, background jobs and follow-up queues
     pub async fn enter_when_free(
         &self,
         cancel: CancellationToken,
@@ -122,6 +125,8 @@ impl Gate {
             cancel,
             started_at: Utc::now(),
             tools: Vec::new(),
+            steers: Vec::new(),
+            turn_id: None,
         });
         Permit {
             gate: self.clone(),
@@ -130,7 +135,6 @@ impl Gate {
     }
 
     /// Who started the running turn, if one runs.
-    #[allow(dead_code)] // the hook for schedules, background jobs and follow-up queues
     pub fn running_origin(&self) -> Option<Origin> {
         self.lock().running.as_ref().map(|r| r.origin)
     }
@@ -144,6 +148,30 @@ impl Gate {
                 true
             }
             None => false,
+        }
+    }
+
+    /// Cancels the running turn if it is `turn_id`; whether it was.
+    pub fn cancel_turn(&self, turn_id: &str) -> bool {
+        let s = self.lock();
+        match &s.running {
+            Some(r) if r.turn_id.as_deref() == Some(turn_id) => {
+                r.cancel.cancel();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Hands `text` to the running turn for its next step boundary; gives it back when no turn
+    /// runs.
+    pub fn steer(&self, text: String) -> Result<(), String> {
+        match self.lock().running.as_mut() {
+            Some(r) => {
+                r.steers.push(text);
+                Ok(())
+            }
+            None => Err(text),
         }
     }
 
@@ -198,6 +226,25 @@ impl Permit {
     /// Marks every tool as finished.
     pub fn tools_finished(&self) {
         self.with_running(|r| r.tools.clear());
+    }
+
+    /// Names the running turn (for [`Gate::cancel_turn`]).
+    pub fn set_turn_id(&self, turn_id: &str) {
+        self.with_running(|r| r.turn_id = Some(turn_id.to_owned()));
+    }
+
+    /// Whether the owner has steered since the last [`Permit::take_steers`].
+    pub fn steered(&self) -> bool {
+        let mut steered = false;
+        self.with_running(|r| steered = !r.steers.is_empty());
+        steered
+    }
+
+    /// The `/steer` texts received since the last call, oldest first.
+    pub fn take_steers(&self) -> Vec<String> {
+        let mut steers = Vec::new();
+        self.with_running(|r| steers = std::mem::take(&mut r.steers));
+        steers
     }
 }
 
@@ -277,11 +324,29 @@ mod tests {
     }
 
     #[test]
+    fn steers_reach_the_running_turn_in_order_and_come_back_when_none_runs() {
+        let gate = Gate::default();
+        assert_eq!(gate.steer("early".into()), Err("early".to_owned()));
+        let permit = gate.try_enter(CancellationToken::new()).unwrap();
+        assert!(!permit.steered());
+        gate.steer("one".into()).unwrap();
+        gate.steer("two".into()).unwrap();
+        assert!(permit.steered());
+        assert_eq!(permit.take_steers(), ["one", "two"]);
+        assert!(!permit.steered() && permit.take_steers().is_empty());
+        drop(permit);
+        assert_eq!(gate.steer("late".into()), Err("late".to_owned()));
+    }
+
+    #[test]
     fn cancel_reaches_the_running_turn_only() {
         let gate = Gate::default();
         assert!(!gate.cancel());
         let token = CancellationToken::new();
         let permit = gate.try_enter(token.clone()).unwrap();
+        permit.set_turn_id("t1");
+        assert!(!gate.cancel_turn("t0") && !token.is_cancelled());
+        assert!(gate.cancel_turn("t1"));
         assert!(gate.cancel());
         assert!(token.is_cancelled());
         drop(permit);

@@ -3,6 +3,7 @@
 
 mod deliver;
 mod media;
+mod steer;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,7 +11,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use chrono::Utc;
 use futures::StreamExt as _;
-use futures::stream::FuturesUnordered;
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
@@ -36,6 +36,8 @@ use crate::tools::{ToolContext, ToolEvent, ToolEvents, ToolOutput};
 const STORE_FAILED: &str = "could not save the conversation (database error); see the agent log";
 /// The result of a call that was running (or about to run) when the owner cancelled.
 const CANCELLED_BY_USER: &str = "cancelled by the user";
+/// The result of a planned call not run because the owner steered before it started.
+const SKIPPED_BY_STEER: &str = "skipped: the owner steered";
 /// How long cancelled tools may take to notice their token before they are dropped.
 const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
 
@@ -123,6 +125,7 @@ pub(super) struct Turn {
 impl Turn {
     pub(super) fn new(s: TurnSetup) -> Self {
         let id = format!("{}-{}", s.session_id, Utc::now().timestamp_micros());
+        s.permit.set_turn_id(&id);
         Self {
             turns: s.turns,
             permit: Some(s.permit),
@@ -174,6 +177,7 @@ impl Turn {
             _ => None,
         };
         let outcome = self.conclude(outcome, voice_reply.as_deref()).await;
+        self.requeue_late_steers().await;
         self.finish(outcome, voice_reply);
     }
 
@@ -240,6 +244,21 @@ impl Turn {
                     input: c.input.clone(),
                 })
                 .collect();
+            if calls.is_empty()
+                && tools_allowed
+                && let Some(steer) = self.steer_block()
+            {
+                // The owner steered while the answer streamed: it becomes a step of its own.
+                self.persist(&message, &[]).await?;
+                self.messages.push(message);
+                let steer = Message {
+                    role: Role::User,
+                    content: vec![steer],
+                };
+                self.persist(&steer, &[]).await?;
+                self.messages.push(steer);
+                continue;
+            }
             if calls.is_empty() {
                 // Stored by `conclude`, with the outbox item of an owner turn.
                 let text = message.text();
@@ -253,7 +272,7 @@ impl Turn {
                     calls = calls.len(),
                     "the model asked for tools after the limit"
                 );
-                self.answer_calls(&calls, vec![None; calls.len()], limit_output)
+                self.answer_calls(&calls, vec![None; calls.len()], limit_output, None)
                     .await?;
                 let text = message.text();
                 return Ok(if text.trim().is_empty() {
@@ -396,21 +415,28 @@ impl Turn {
         }
     }
 
-    /// Runs a step's calls concurrently (up to the turn's budget), then stores their results in
-    /// call order as one user message. On cancellation, calls without a result get a synthetic
-    /// "cancelled by the user" one.
+    /// Runs a step's calls one after another (up to the turn's budget), then stores their
+    /// results in call order as one user message. A `/steer` received meanwhile ends the step
+    /// after the call in progress: the calls not started get a "skipped" result and the steer
+    /// text joins the results message (what the next model request sees right after them). On
+    /// cancellation, calls without a result get a synthetic "cancelled by the user" one.
     async fn run_tools(&mut self, calls: Vec<Call>) -> Result<(), Stop> {
         let budget = MAX_TOOL_CALLS
             .saturating_sub(self.calls_used)
             .min(calls.len());
-        self.calls_used += budget;
         let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
         for slot in outputs.iter_mut().skip(budget) {
             *slot = Some(limit_output());
         }
-        let turns = &self.turns.inner;
-        let mut running = FuturesUnordered::new();
+        let turns = self.turns.inner.clone();
+        let mut cancelled = false;
+        let mut steered = false;
         for (i, call) in calls.iter().enumerate().take(budget) {
+            if self.permit.as_ref().is_some_and(Permit::steered) {
+                steered = true;
+                break;
+            }
+            self.calls_used += 1;
             let input_summary = input_summary(&call.input, &turns.redactor);
             tracing::info!(tool = %call.name, call = %call.id, input = %input_summary, "tool started");
             self.emit(TurnEvent::ToolStarted {
@@ -425,42 +451,52 @@ impl Turn {
                 session_id: self.session_id,
                 events: self.tool_events(),
             };
-            let (tools, name, input) = (turns.tools.clone(), call.name.clone(), call.input.clone());
-            running.push(async move { (i, tools.call(&name, input, ctx).await) });
-        }
-        let mut cancelled = false;
-        while !running.is_empty() {
-            tokio::select! {
+            let running = turns.tools.call(&call.name, call.input.clone(), ctx);
+            tokio::pin!(running);
+            let output = tokio::select! {
                 biased;
-                () = self.cancel.cancelled() => {
-                    cancelled = true;
-                    break;
-                }
-                Some((i, output)) = running.next() => {
-                    let call = &calls[i];
-                    let summary = result_summary(&output, &turns.redactor);
-                    tracing::info!(tool = %call.name, call = %call.id, ok = !output.is_error, "tool finished");
-                    self.emit(TurnEvent::ToolFinished { call_id: call.id.clone(), ok: !output.is_error, summary });
-                    self.with_permit(|p| p.tool_finished(&call.name));
-                    outputs[i] = Some(output);
-                }
-            }
+                () = self.cancel.cancelled() => None,
+                output = &mut running => Some(output),
+            };
+            let Some(output) = output else {
+                // Let the tool see its token and clean up (kill a process group…), briefly;
+                // whatever it answers now is replaced by the "cancelled" result.
+                let _ = tokio::time::timeout(CANCEL_GRACE, running).await;
+                cancelled = true;
+                break;
+            };
+            let summary = result_summary(&output, &turns.redactor);
+            tracing::info!(tool = %call.name, call = %call.id, ok = !output.is_error, "tool finished");
+            self.emit(TurnEvent::ToolFinished {
+                call_id: call.id.clone(),
+                ok: !output.is_error,
+                summary,
+            });
+            self.with_permit(|p| p.tool_finished(&call.name));
+            outputs[i] = Some(output);
         }
-        if cancelled {
-            // Let the tools see their token and clean up (kill a process group…), briefly;
-            // whatever they answer now is replaced by the "cancelled" result.
-            let drain = async { while running.next().await.is_some() {} };
-            let _ = tokio::time::timeout(CANCEL_GRACE, drain).await;
-        }
-        drop(running);
         self.with_permit(Permit::tools_finished);
-        self.answer_calls(&calls, outputs, || ToolOutput::error(CANCELLED_BY_USER))
-            .await?;
         if cancelled {
-            Err(Stop::Cancelled)
-        } else {
-            Ok(())
+            self.answer_calls(
+                &calls,
+                outputs,
+                || ToolOutput::error(CANCELLED_BY_USER),
+                None,
+            )
+            .await?;
+            return Err(Stop::Cancelled);
         }
+        if steered {
+            tracing::info!("the owner steered: the step's remaining calls are skipped");
+        }
+        let steer = self.steer_block();
+        self.answer_calls(
+            &calls,
+            outputs,
+            || ToolOutput::error(SKIPPED_BY_STEER),
+            steer,
+        )
+        .await
     }
 
     /// Stores and appends the results message for `calls` (`missing()` for calls without output).
@@ -469,8 +505,9 @@ impl Turn {
         calls: &[Call],
         outputs: Vec<Option<ToolOutput>>,
         missing: impl Fn() -> ToolOutput,
+        extra: Option<Block>,
     ) -> Result<(), Stop> {
-        let content = calls
+        let mut content: Vec<Block> = calls
             .iter()
             .zip(outputs)
             .map(|(call, output)| {
@@ -482,6 +519,7 @@ impl Turn {
                 }
             })
             .collect();
+        content.extend(extra);
         let message = Message {
             role: Role::User,
             content,
@@ -502,6 +540,10 @@ impl Turn {
         ToolEvents::new(move |event| {
             let event = match event {
                 ToolEvent::CliStarted { cli, cwd } => TurnEvent::CliStarted { cli, cwd },
+                ToolEvent::Question { id, text, options } => {
+                    TurnEvent::Question { id, text, options }
+                }
+                ToolEvent::QuestionClosed { id } => TurnEvent::QuestionClosed { id },
             };
             publish(&event);
             // A listener that went away is noticed (and logged) by the turn's own events.

@@ -61,6 +61,8 @@ pub struct RawGeneral {
     pub soul_file: Option<String>,
     /// The skills folder (`<id>/SKILL.md` each).
     pub skills_dir: Option<String>,
+    /// Seconds `ask_user` waits for an answer.
+    pub ask_timeout_secs: Option<u64>,
 }
 
 /// `[providers.<name>]`.

@@ -379,6 +379,10 @@ fn general(ctx: &mut Ctx<'_>, raw: &RawGeneral) -> GeneralConfig {
             Locale::default()
         }
     };
+    let ask_timeout_secs = raw.ask_timeout_secs.unwrap_or(600);
+    if ask_timeout_secs == 0 || ask_timeout_secs > 86_400 {
+        ctx.refuse("general.ask_timeout_secs must be between 1 and 86400 seconds (default 600)");
+    }
     GeneralConfig {
         timezone,
         default_provider: String::new(),
@@ -390,6 +394,7 @@ fn general(ctx: &mut Ctx<'_>, raw: &RawGeneral) -> GeneralConfig {
         locale,
         soul_file: ctx.path(raw.soul_file.as_deref(), "SOUL.md"),
         skills_dir: ctx.path(raw.skills_dir.as_deref(), "skills"),
+        ask_timeout: std::time::Duration::from_secs(ask_timeout_secs),
     }
 }
 

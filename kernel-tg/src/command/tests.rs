@@ -370,3 +370,28 @@ fn tasks_lists_and_deletes_by_number() {
     );
     assert_eq!(ok("/tasks del #1").kind(), CommandKind::Tasks);
 }
+
+#[test]
+fn steer_next_and_cancel_all_take_their_text() {
+    assert_eq!(
+        ok("/steer  用快速模式 \n"),
+        Command::Steer("用快速模式".into())
+    );
+    assert_eq!(
+        ok("/next line one\nline two"),
+        Command::Next("line one\nline two".into())
+    );
+    assert_eq!(ok("/cancel all"), Command::CancelAll);
+    assert_eq!(ok("/cancel ALL"), Command::CancelAll);
+    assert_eq!(ok("/cancel 全部"), Command::CancelAll);
+    assert_eq!(Command::CancelAll.kind(), CommandKind::Cancel);
+    for (text, command) in [
+        ("/steer", CommandKind::Steer),
+        ("/next   ", CommandKind::Next),
+    ] {
+        assert_eq!(
+            parse(text, None),
+            Some(Err(CommandError::MissingText { command }))
+        );
+    }
+}

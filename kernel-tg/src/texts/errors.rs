@@ -46,6 +46,12 @@ impl Texts {
                     Locale::En => format!("At most {max} number(s), e.g. {example}"),
                 }
             }
+            CommandError::MissingText {
+                command: CommandKind::Steer | CommandKind::Next,
+            } => match self.locale() {
+                Locale::Zh => "请在命令后写上内容".to_owned(),
+                Locale::En => "Write the text after the command".to_owned(),
+            },
             CommandError::MissingText { command } => match self.locale() {
                 Locale::Zh => format!("请在 /{} 后写上要记住的内容", command.name()),
                 Locale::En => format!("Write what to remember after /{}", command.name()),

@@ -39,9 +39,12 @@ impl Texts {
             CommandKind::DelHistory | CommandKind::Forget => "#a/#b/…",
             CommandKind::Provider => self.pick("[名称]", "[name]"),
             CommandKind::Model => self.pick("[模型]", "[model]"),
-            CommandKind::Remember => self.pick("&lt;内容&gt;", "&lt;text&gt;"),
             CommandKind::Notes => self.pick("[年-月-日]", "[YYYY-MM-DD]"),
             CommandKind::Tasks => "[del #a/#b/…]",
+            CommandKind::Remember | CommandKind::Steer | CommandKind::Next => {
+                self.pick("&lt;内容&gt;", "&lt;text&gt;")
+            }
+            CommandKind::Cancel => "[all]",
             _ => "",
         }
     }
@@ -74,7 +77,18 @@ impl Texts {
                 "提醒与定时任务（下次时间在前）",
                 "reminders and scheduled tasks, next due first",
             ),
-            CommandKind::Cancel => self.pick("立即停止正在进行的任务", "stop the running task now"),
+            CommandKind::Cancel => self.pick(
+                "立即停止正在进行的任务（all：并清空 /next 队列）",
+                "stop the running task now (all: also clear the /next queue)",
+            ),
+            CommandKind::Steer => self.pick(
+                "补充给正在进行的任务，在它的下一步之前生效",
+                "add to the running task before its next step",
+            ),
+            CommandKind::Next => self.pick(
+                "当前任务结束后再处理这条",
+                "run this after the current task",
+            ),
             CommandKind::Status => self.pick(
                 "会话、模型、任务与 MCP 状态",
                 "session, model, task and MCP state",

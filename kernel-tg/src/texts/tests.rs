@@ -40,7 +40,10 @@ fn assert_html_safe(html: &str) {
 #[test]
 fn fixed_texts_in_both_locales() {
     assert_eq!(ZH.placeholder(), "正在生成回复…");
-    assert_eq!(ZH.busy(), "正在处理上一条，请稍后或 /cancel");
+    assert_eq!(
+        ZH.busy(),
+        "正在处理上一条，请稍后或 /cancel；/steer 补充给当前任务，/next 排到它之后"
+    );
     assert_eq!(ZH.nothing_to_cancel(), "没有正在进行的任务");
     assert_eq!(ZH.agentd_unavailable(), "助手后台不可用，稍后重试");
     assert_eq!(ZH.cli_running(), "⏳ 正在执行任务…");

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use teloxide::types::MessageId;
+use teloxide::types::{InlineKeyboardMarkup, MessageId};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -25,11 +25,22 @@ pub struct Progress {
 
 impl Progress {
     /// Starts typing now and shows `shown` (the placeholder's current HTML) until told otherwise;
-    /// without a placeholder it only keeps typing.
-    pub fn start(telegram: Telegram, placeholder: Option<MessageId>, shown: String) -> Self {
+    /// without a placeholder it only keeps typing. The placeholder's `buttons` (the Stop
+    /// button) stay on through every edit.
+    pub fn start(
+        telegram: Telegram,
+        placeholder: Option<MessageId>,
+        shown: String,
+        buttons: Option<InlineKeyboardMarkup>,
+    ) -> Self {
         let (wanted, rx) = watch::channel(shown.clone());
         let stop = CancellationToken::new();
-        let task = tokio::spawn(run(telegram, placeholder, shown, rx, stop.clone()));
+        let shown = Shown {
+            placeholder,
+            html: shown,
+            buttons,
+        };
+        let task = tokio::spawn(run(telegram, shown, rx, stop.clone()));
         Self { wanted, stop, task }
     }
 
@@ -45,10 +56,26 @@ impl Progress {
     }
 }
 
+/// The placeholder and what it shows.
+struct Shown {
+    placeholder: Option<MessageId>,
+    html: String,
+    buttons: Option<InlineKeyboardMarkup>,
+}
+
+impl Shown {
+    async fn edit(&self, telegram: &Telegram, id: MessageId, html: &str) -> Result<(), String> {
+        let edited = match &self.buttons {
+            Some(buttons) => telegram.edit_html_with_buttons(id, html, buttons).await,
+            None => telegram.edit_html(id, html).await,
+        };
+        edited.map_err(|e| e.to_string())
+    }
+}
+
 async fn run(
     telegram: Telegram,
-    placeholder: Option<MessageId>,
-    mut shown: String,
+    mut shown: Shown,
     mut wanted: watch::Receiver<String>,
     stop: CancellationToken,
 ) {
@@ -76,13 +103,13 @@ async fn run(
                     return;
                 }
                 let html = wanted.borrow_and_update().clone();
-                let Some(placeholder) = placeholder.filter(|_| html != shown) else {
+                let Some(placeholder) = shown.placeholder.filter(|_| html != shown.html) else {
                     continue;
                 };
-                match stop.run_until_cancelled(telegram.edit_html(placeholder, &html)).await {
+                match stop.run_until_cancelled(shown.edit(&telegram, placeholder, &html)).await {
                     None => return,
                     Some(Err(e)) => tracing::debug!(error = %e, "progress edit failed"),
-                    Some(Ok(())) => shown = html,
+                    Some(Ok(())) => shown.html = html,
                 }
                 last_edit = Instant::now();
             }

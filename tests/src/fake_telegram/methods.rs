@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
+use super::buttons;
 use super::params;
 use super::state::{Chat, State, StoredMessage};
 use super::text;
@@ -27,6 +28,8 @@ const KNOWN: &[&str] = &[
     "sendvoice",
     "senddocument",
     "sendphoto",
+    "editmessagereplymarkup",
+    "answercallbackquery",
 ];
 
 /// Whether `method` (lower case) is a method the fake serves.
@@ -86,6 +89,8 @@ pub(crate) fn perform(
         "sendvoice" => send_voice(st, p, files),
         "senddocument" => send_upload(st, p, files, "document"),
         "sendphoto" => send_upload(st, p, files, "photo"),
+        "editmessagereplymarkup" => buttons::edit_reply_markup(st, p),
+        "answercallbackquery" => buttons::answer_callback_query(st, p),
         _ => Err(ApiError::not_found()),
     }
 }
@@ -109,10 +114,12 @@ fn send_message(st: &mut State, p: &Value) -> Result<Value, ApiError> {
     let text = params::string(p, "text");
     let parse_mode = parse_mode(p);
     text::message(text, parse_mode.as_deref())?;
+    let markup = buttons::markup(p)?;
     let reply_to = reply_target(chat, p)?;
     let text = text.unwrap_or_default().to_owned();
     let mut message = new_message(bot_id, chat, reply_to);
     message["text"] = json!(text);
+    buttons::apply(&mut message, markup);
     Ok(store(chat, message, Some(text), parse_mode, reply_to, None))
 }
 
@@ -135,6 +142,7 @@ fn edit_message_text(st: &mut State, p: &Value) -> Result<Value, ApiError> {
     let text = params::string(p, "text");
     let parse_mode = parse_mode(p);
     text::message(text, parse_mode.as_deref())?;
+    let markup = buttons::markup(p)?;
     let text = text.unwrap_or_default().to_owned();
     let same_mode = message.parse_mode.as_ref().map(|m| m.to_ascii_lowercase())
         == parse_mode.as_ref().map(|m| m.to_ascii_lowercase());
@@ -148,6 +156,8 @@ fn edit_message_text(st: &mut State, p: &Value) -> Result<Value, ApiError> {
         ));
     }
     message.json["text"] = json!(text);
+    // An edit without `reply_markup` removes the inline keyboard, as Telegram does.
+    buttons::apply(&mut message.json, markup);
     message.json["edit_date"] = json!(wire::now());
     message.text = Some(text);
     message.parse_mode = parse_mode;

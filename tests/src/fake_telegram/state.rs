@@ -28,6 +28,9 @@ pub(crate) struct State {
     pub calls: Vec<Call>,
     /// The commands of the last successful setMyCommands.
     pub commands: Option<Value>,
+    /// Button presses sent to the bot, and their answers.
+    pub presses: Vec<super::buttons::Press>,
+    pub next_press: u64,
 }
 
 /// One chat the bot has seen.

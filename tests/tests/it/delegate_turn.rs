@@ -73,7 +73,7 @@ async fn cancel_kills_the_cli_and_everything_it_started() {
     );
 
     let t = Instant::now();
-    let cancelled = h.client.cancel(pb::CancelRequest {}).await.unwrap();
+    let cancelled = h.client.cancel(pb::CancelRequest::default()).await.unwrap();
     let cancelled = cancelled.into_inner();
     assert!(cancelled.cancelled);
     assert_eq!(cancelled.killed_cli.as_deref(), Some("claude_code"));

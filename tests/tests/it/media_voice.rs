@@ -310,7 +310,7 @@ async fn cancel_during_a_stalled_transcription_ends_the_turn() {
         .expect("the transcription reached the fake");
     let cancelled =
         s.h.client
-            .cancel(pb::CancelRequest {})
+            .cancel(pb::CancelRequest::default())
             .await
             .unwrap()
             .into_inner();
@@ -336,7 +336,7 @@ async fn cancel_during_a_stalled_synthesis_still_delivers_the_text() {
         .expect("the synthesis reached the fake");
     let cancelled =
         s.h.client
-            .cancel(pb::CancelRequest {})
+            .cancel(pb::CancelRequest::default())
             .await
             .unwrap()
             .into_inner();

@@ -18,7 +18,7 @@ const CANCEL_DEADLINE: Duration = Duration::from_secs(1);
 
 async fn cancel(h: &mut Harness) -> bool {
     h.client
-        .cancel(pb::CancelRequest {})
+        .cancel(pb::CancelRequest::default())
         .await
         .unwrap()
         .into_inner()

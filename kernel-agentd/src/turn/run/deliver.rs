@@ -31,12 +31,15 @@ impl Turn {
                 TurnEvent::ToolStarted { .. }
                 | TurnEvent::ToolFinished { .. }
                 | TurnEvent::CliStarted { .. }
+                | TurnEvent::Question { .. }
+                | TurnEvent::QuestionClosed { .. }
                 | TurnEvent::SpeechStarted(_)
                 | TurnEvent::FailedOver { .. } => outbox.progress(&turn_id, event.clone(), true),
                 TurnEvent::Completed { .. }
                 | TurnEvent::Failed { .. }
                 | TurnEvent::Cancelled
-                | TurnEvent::Busy { .. } => {}
+                | TurnEvent::Busy { .. }
+                | TurnEvent::Answered { .. } => {}
             }
         }
     }

@@ -1,0 +1,44 @@
+//! An owner message while the running turn's `ask_user` question is pending is its answer:
+//! the text, or a voice note's transcript (transcribed here, under the root token). Anything
+//! else (a photo, a document) follows the busy rule like any message while a turn runs.
+
+use super::{Turns, UserInput};
+use crate::media::SttFailure;
+use crate::turn::input::Part;
+
+impl Turns {
+    /// Answers the pending question with `input` when it is one; the question's id.
+    pub(super) async fn answer_question(&self, input: &UserInput) -> Option<String> {
+        let inner = &self.inner;
+        if !inner.asks.is_pending() {
+            return None;
+        }
+        if input.attachments.is_empty() {
+            return inner.asks.answer_pending(&input.text);
+        }
+        let media = &inner.media;
+        let accepted = input
+            .clone()
+            .accept(media.locale(), media.stt_configured())
+            .ok()?;
+        let mut words = Vec::new();
+        for part in accepted.parts {
+            match part {
+                Part::Text(text) => words.push(text),
+                Part::Voice(clip) => {
+                    let cancel = inner.root.child_token();
+                    match media.transcribe(clip, &cancel).await {
+                        Ok(text) => words.push(text),
+                        Err(SttFailure::Cancelled) => return None,
+                        Err(SttFailure::Failed(message)) => {
+                            tracing::warn!(error = %message, "a spoken answer could not be transcribed");
+                            return None;
+                        }
+                    }
+                }
+                _ => return None,
+            }
+        }
+        inner.asks.answer_pending(&words.join("\n"))
+    }
+}

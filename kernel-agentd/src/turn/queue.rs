@@ -1,0 +1,119 @@
+//! `/next`: the owner's queue of messages that run as their own turns once the running one ends,
+//! in order. Stored (`store::follow_ups`), so it survives a restart; one runner task per agentd
+//! (started at boot, tracked, under the root token) waits for the gate
+//! (`Gate::enter_when_free`) and starts the oldest item as an owner turn delivered through the
+//! outbox. An item leaves the queue when its turn starts.
+
+use tokio_util::sync::CancellationToken;
+
+use super::{Origin, OwnerDelivery, Turns, UserInput};
+use crate::error::ApiError;
+use crate::store::follow_ups::FollowUp;
+
+impl Turns {
+    /// Queues `text` (its answer replying to `reply_to`); its place in the queue (1: next).
+    /// Empty or over-long text is refused like a message.
+    pub async fn queue_next(&self, text: String, reply_to: Option<i64>) -> Result<usize, ApiError> {
+        let inner = &self.inner;
+        UserInput::text(text.clone()).accept(inner.media.locale(), false)?;
+        let position = inner
+            .store
+            .push_follow_up(&text, reply_to)
+            .await
+            .map_err(ApiError::internal)?;
+        tracing::info!(position, "message queued for after the running turn");
+        inner.follow_ups.notify_one();
+        Ok(position)
+    }
+
+    /// The queued texts, in the order they will run.
+    pub async fn queued(&self) -> Result<Vec<String>, ApiError> {
+        let queue = self
+            .inner
+            .store
+            .follow_ups()
+            .await
+            .map_err(ApiError::internal)?;
+        Ok(queue.into_iter().map(|f| f.text).collect())
+    }
+
+    /// Drops every queued message; how many.
+    pub async fn clear_queue(&self) -> Result<usize, ApiError> {
+        let cleared = self
+            .inner
+            .store
+            .clear_follow_ups()
+            .await
+            .map_err(ApiError::internal)?;
+        tracing::info!(cleared, "the /next queue was cleared");
+        Ok(cleared)
+    }
+
+    /// Starts the queue's runner (once, at boot); it stops with the root token.
+    pub fn start_queue(&self) {
+        let turns = self.clone();
+        let root = self.inner.root.clone();
+        self.inner.tasks.spawn(async move {
+            root.run_until_cancelled(turns.run_queue(root.clone()))
+                .await;
+        });
+    }
+
+    async fn run_queue(self, root: CancellationToken) {
+        loop {
+            if self.next_follow_up().await.is_none() {
+                self.inner.follow_ups.notified().await;
+                continue;
+            }
+            let cancel = root.child_token();
+            let Some(permit) = self
+                .inner
+                .gate
+                .enter_when_free(cancel.clone(), Origin::Owner)
+                .await
+            else {
+                return;
+            };
+            // The queue may have been cleared while the gate was busy.
+            let Some(item) = self.next_follow_up().await else {
+                continue;
+            };
+            match self.inner.store.take_follow_up(item.id).await {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot take a queued message; the queue stops");
+                    return;
+                }
+            }
+            let media = &self.inner.media;
+            let accepted = match UserInput::text(item.text).accept(media.locale(), false) {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    tracing::warn!(error = %e, "a queued message was dropped");
+                    continue;
+                }
+            };
+            let delivery = OwnerDelivery {
+                reply_to: item.reply_to,
+                placeholder: None,
+            };
+            tracing::info!("a queued message starts its turn");
+            // Its outcome reaches the owner through the outbox; the events are not followed.
+            if let Err(e) = self.start(permit, cancel, accepted, Some(delivery)).await {
+                tracing::warn!(error = %e, "a queued message could not start its turn");
+            }
+        }
+    }
+
+    /// The oldest queued message, if any (a store error is logged and counts as none).
+    async fn next_follow_up(&self) -> Option<FollowUp> {
+        match self.inner.store.follow_ups().await {
+            Ok(queue) => queue.into_iter().next(),
+            Err(e) => {
+                tracing::error!(error = %e, "cannot read the /next queue");
+                None
+            }
+        }
+    }
+}

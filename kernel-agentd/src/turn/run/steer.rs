@@ -1,0 +1,56 @@
+//! The running turn's side of `/steer`: the owner's pending texts become one labelled block at
+//! a step boundary (`Turn::run_tools`, `Turn::drive`); texts that come after the last step
+//! boundary join the `/next` queue.
+
+use kernel_common::config::Locale;
+
+use super::Turn;
+use crate::conversation::Block;
+use crate::turn::gate::Permit;
+
+/// The label of the owner's `/steer` text in the conversation (the owner's language).
+fn steer_label(locale: Locale) -> &'static str {
+    match locale {
+        Locale::Zh => "[主人插话]",
+        Locale::En => "[The owner interjects]",
+    }
+}
+
+impl Turn {
+    /// The owner's pending `/steer` texts as one labelled text block, if any (taken).
+    pub(super) fn steer_block(&self) -> Option<Block> {
+        let steers = self.permit.as_ref().map(Permit::take_steers)?;
+        if steers.is_empty() {
+            return None;
+        }
+        tracing::info!(count = steers.len(), "steer texts join the conversation");
+        let label = steer_label(self.turns.inner.media.locale());
+        let text = steers
+            .iter()
+            .map(|s| format!("{label} {s}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        Some(Block::text(text))
+    }
+
+    /// Steer texts that came after the turn's last step boundary run as turns of their own:
+    /// they join the `/next` queue, which starts them once this turn has ended.
+    pub(super) async fn requeue_late_steers(&self) {
+        let steers = self
+            .permit
+            .as_ref()
+            .map(Permit::take_steers)
+            .unwrap_or_default();
+        for text in steers {
+            match self.turns.queue_next(text, None).await {
+                Ok(position) => {
+                    tracing::info!(
+                        position,
+                        "a steer came after the last step; queued as a turn"
+                    )
+                }
+                Err(e) => tracing::warn!(error = %e, "a late steer could not be queued"),
+            }
+        }
+    }
+}

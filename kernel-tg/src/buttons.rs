@@ -1,0 +1,119 @@
+//! Inline keyboards and what their presses carry: the placeholder's Stop button
+//! (`stop:<turn id>`) and a question's options (`ask:<question id>:<index>`). Pure: building
+//! and parsing `callback_data` (1–64 bytes, Telegram's rule); `callback` handles a press.
+
+use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
+
+use crate::texts::Texts;
+
+/// Telegram's limit on `callback_data`, in bytes.
+pub const MAX_CALLBACK_DATA: usize = 64;
+
+/// What a button press asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Press {
+    /// Stop turn `turn_id` (`None`: its id did not fit; whichever turn runs).
+    Stop { turn_id: Option<String> },
+    /// Answer question `question_id` with option `index`.
+    Option { question_id: String, index: u32 },
+}
+
+/// The `callback_data` of `press` (always 1–64 bytes; `None` when a question id is too long).
+pub fn data(press: &Press) -> Option<String> {
+    let data = match press {
+        Press::Stop { turn_id: Some(id) } => format!("stop:{id}"),
+        Press::Stop { turn_id: None } => "stop".to_owned(),
+        Press::Option { question_id, index } => format!("ask:{question_id}:{index}"),
+    };
+    match press {
+        Press::Stop { turn_id: Some(_) } if data.len() > MAX_CALLBACK_DATA => {
+            Some("stop".to_owned())
+        }
+        _ => (data.len() <= MAX_CALLBACK_DATA).then_some(data),
+    }
+}
+
+/// Reads a `callback_data` back; `None` for anything kernel-tg did not make.
+pub fn parse(data: &str) -> Option<Press> {
+    if data == "stop" {
+        return Some(Press::Stop { turn_id: None });
+    }
+    if let Some(id) = data.strip_prefix("stop:") {
+        return (!id.is_empty()).then(|| Press::Stop {
+            turn_id: Some(id.to_owned()),
+        });
+    }
+    let (question_id, index) = data.strip_prefix("ask:")?.rsplit_once(':')?;
+    Some(Press::Option {
+        question_id: question_id.to_owned(),
+        index: index.parse().ok()?,
+    })
+    .filter(|_| !question_id.is_empty())
+}
+
+/// The placeholder's one Stop button for turn `turn_id`.
+pub fn stop(turn_id: &str, texts: Texts) -> InlineKeyboardMarkup {
+    let press = Press::Stop {
+        turn_id: Some(turn_id.to_owned()),
+    };
+    let data = data(&press).unwrap_or_else(|| "stop".to_owned());
+    InlineKeyboardMarkup::new([[InlineKeyboardButton::callback(texts.stop_button(), data)]])
+}
+
+/// One button per option of question `question_id`, one per row; `None` without options (or
+/// when an id does not fit).
+pub fn options(question_id: &str, options: &[String]) -> Option<InlineKeyboardMarkup> {
+    if options.is_empty() {
+        return None;
+    }
+    let mut rows = Vec::with_capacity(options.len());
+    for (index, label) in options.iter().enumerate() {
+        let press = Press::Option {
+            question_id: question_id.to_owned(),
+            index: u32::try_from(index).ok()?,
+        };
+        rows.push([InlineKeyboardButton::callback(label.clone(), data(&press)?)]);
+    }
+    Some(InlineKeyboardMarkup::new(rows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kernel_common::config::Locale;
+
+    #[test]
+    fn presses_round_trip_within_telegrams_limit() {
+        for press in [
+            Press::Stop {
+                turn_id: Some("12-1732430000000000".into()),
+            },
+            Press::Stop { turn_id: None },
+            Press::Option {
+                question_id: "q3".into(),
+                index: 2,
+            },
+        ] {
+            let data = data(&press).unwrap();
+            assert!((1..=MAX_CALLBACK_DATA).contains(&data.len()));
+            assert_eq!(parse(&data), Some(press));
+        }
+        let long = Press::Stop {
+            turn_id: Some("x".repeat(80)),
+        };
+        assert_eq!(data(&long).as_deref(), Some("stop"));
+        for junk in ["", "stop:", "ask:", "ask:q1", "ask::1", "ask:q1:x", "other"] {
+            assert_eq!(parse(junk), None, "{junk}");
+        }
+    }
+
+    #[test]
+    fn keyboards_carry_one_button_per_option() {
+        let texts = Texts::new(Locale::En);
+        let stop = stop("t1", texts);
+        assert_eq!(stop.inline_keyboard[0][0].text, "Stop");
+        let options = options("q1", &["a".into(), "b".into()]).unwrap();
+        assert_eq!(options.inline_keyboard.len(), 2);
+        assert!(super::options("q1", &[]).is_none());
+    }
+}
