@@ -24,6 +24,7 @@ use crate::skills::Skills;
 use crate::store::Store;
 use crate::titling::Titler;
 use crate::turn::{Extensions, TurnEvent, TurnStatus, Turns, TurnsSetup};
+use crate::usage::UsageLedger;
 
 /// The daemon's services. Cloning is cheap (an `Arc`).
 #[derive(Clone, Debug)]
@@ -49,6 +50,8 @@ struct Inner {
     turns: Turns,
     /// Everything for the owner until delivered, and the live owner turn.
     outbox: Outbox<TurnEvent>,
+    /// Token usage per model call (`/usage`).
+    usage: UsageLedger,
 }
 
 /// What `GetStatus` reports (domain form; `rpc` converts it).
@@ -123,6 +126,7 @@ impl Agent {
         crate::skills::register_tool(&tools, &skills).map_err(ApiError::internal)?;
         crate::retention::spawn(&tasks, config.general.data_dir.clone(), root.child_token());
         let outbox = Outbox::new(store.clone(), root.child_token());
+        let usage = UsageLedger::new(&config, store.clone());
         let turns = Turns::new(
             &config,
             TurnsSetup {
@@ -137,6 +141,7 @@ impl Agent {
                 root: root.clone(),
                 tasks: tasks.clone(),
                 outbox: outbox.clone(),
+                usage: usage.clone(),
             },
         );
         Ok(Agent {
@@ -154,6 +159,7 @@ impl Agent {
                 skills,
                 turns,
                 outbox,
+                usage,
             }),
         })
     }
@@ -191,6 +197,11 @@ impl Agent {
     /// The skills (`/skills`).
     pub fn skills(&self) -> &Skills {
         &self.inner.skills
+    }
+
+    /// Token usage (`/usage`).
+    pub fn usage(&self) -> &UsageLedger {
+        &self.inner.usage
     }
 
     /// The turn loop.

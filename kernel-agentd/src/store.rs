@@ -1,4 +1,5 @@
-//! `Store`: the SQLite database (sessions, messages, settings, memories, the outbox) behind a cheap `Clone` handle.
+//! `Store`: the SQLite database (sessions, messages, settings, memories, the outbox, session
+//! summaries, token usage) behind a cheap `Clone` handle.
 //!
 //! The database runs in WAL mode with foreign keys on; its schema is the versioned migrations
 //! under `kernel-agentd/migrations/`, applied by [`Store::open`]. Times are stored as unix
@@ -12,6 +13,8 @@ mod messages;
 pub mod outbox;
 mod sessions;
 mod settings;
+mod summaries;
+mod usage;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -24,6 +27,8 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 pub use error::StoreError;
 pub use messages::StoredMessage;
 pub use sessions::SessionRow;
+pub use summaries::StoredSummary;
+pub use usage::UsageSum;
 
 /// The embedded schema migrations, in version order.
 pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations");

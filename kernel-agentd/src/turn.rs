@@ -16,20 +16,26 @@
 //! failure before any answer text streamed continues on the next usable fallback provider
 //! (`FailedOver`); one that streamed text never does.
 
+mod budget;
 mod context;
 mod extensions;
 mod gate;
+mod history;
 mod input;
 mod media;
 mod recall;
 mod repair;
 mod run;
+mod session_summary;
 mod slim;
 mod summary;
+mod tokens;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono_tz::Tz;
+use kernel_common::config::context::{ContextLimits, ContextWindow};
 use kernel_common::{Config, Redactor};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -48,6 +54,7 @@ use crate::skills::Skills;
 use crate::store::Store;
 use crate::titling::Titler;
 use crate::tools::ToolRegistry;
+use crate::usage::UsageLedger;
 use context::Soul;
 use gate::{Busy, Gate};
 
@@ -116,6 +123,25 @@ pub enum SpeechStage {
     Synthesizing,
 }
 
+/// What `/compact` did: the history's estimated tokens before and after, and the rounds the
+/// session summary now covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Compacted {
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    pub summary_rounds: u64,
+}
+
+/// How full the current session's next request would be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ContextFill {
+    /// System prompt, tools, summary and history, estimated (and corrected by the last usage).
+    pub estimated_tokens: u64,
+    /// What a request may hold (window minus the output reserve).
+    pub budget_tokens: u64,
+    pub has_summary: bool,
+}
+
 /// The events of one `Chat`.
 pub type TurnEvents = mpsc::UnboundedReceiver<TurnEvent>;
 
@@ -152,6 +178,12 @@ struct Inner {
     tasks: TaskTracker,
     /// Where owner turns queue their outcome and show their progress.
     outbox: Outbox<TurnEvent>,
+    /// Every model call's tokens.
+    usage: UsageLedger,
+    /// Per provider: its context settings and `max_tokens` (the budget of a request).
+    windows: BTreeMap<String, (ContextLimits, Option<u32>)>,
+    /// Per session: the provider's input tokens over the estimate, from the last call.
+    calibration: tokens::Calibration,
 }
 
 /// The services and settings a [`Turns`] is built from.
@@ -170,6 +202,7 @@ pub struct TurnsSetup {
     pub root: CancellationToken,
     pub tasks: TaskTracker,
     pub outbox: Outbox<TurnEvent>,
+    pub usage: UsageLedger,
 }
 
 impl Turns {
@@ -195,6 +228,13 @@ impl Turns {
                 root: setup.root,
                 tasks: setup.tasks,
                 outbox: setup.outbox,
+                usage: setup.usage,
+                windows: config
+                    .providers
+                    .values()
+                    .map(|p| (p.name.clone(), (p.context.clone(), p.max_tokens)))
+                    .collect(),
+                calibration: tokens::Calibration::default(),
             }),
         }
     }
@@ -262,6 +302,53 @@ impl Turns {
     /// The tools offered to the model.
     pub fn tools(&self) -> &ToolRegistry {
         &self.inner.tools
+    }
+
+    /// The context window of `model` on provider `provider`.
+    fn window(&self, provider: &str, model: &str) -> ContextWindow {
+        match self.inner.windows.get(provider) {
+            Some((limits, max_tokens)) => limits.window(model, *max_tokens),
+            None => ContextLimits::default().window(model, None),
+        }
+    }
+
+    /// Folds every round of the current session but the last two into its summary now.
+    pub async fn compact(&self) -> Result<Compacted, ApiError> {
+        let inner = &self.inner;
+        let session = inner.sessions.current().await?;
+        let kind = inner.models.current()?.kind;
+        let (tokens_before, tokens_after) =
+            history::compact(&inner.store, session.id, inner.context_rounds, kind)
+                .await
+                .map_err(ApiError::internal)?;
+        let summary_rounds = history::load(&inner.store, session.id, history::Limits::peek(kind))
+            .await
+            .map_err(ApiError::internal)?
+            .summary
+            .rounds;
+        tracing::info!(session = session.id, tokens_before, tokens_after, summary_rounds, "session compacted");
+        Ok(Compacted {
+            tokens_before,
+            tokens_after,
+            summary_rounds,
+        })
+    }
+
+    /// The current session's context fill (for `/status`).
+    pub async fn context_fill(&self) -> Result<ContextFill, ApiError> {
+        let inner = &self.inner;
+        let session = inner.sessions.current().await?;
+        let model = inner.models.current()?;
+        let history = history::load(&inner.store, session.id, history::Limits::peek(model.kind))
+            .await
+            .map_err(ApiError::internal)?;
+        let system = context::with_skills(inner.soul.system_prompt().await, &inner.skills.index().await);
+        let estimate = tokens::prefix_tokens(&system, &inner.tools.specs()) + history.tokens();
+        Ok(ContextFill {
+            estimated_tokens: inner.calibration.correct(session.id, estimate),
+            budget_tokens: u64::from(self.window(&model.name, &model.model).input_budget()),
+            has_summary: !history.summary.is_empty(),
+        })
     }
 }
 

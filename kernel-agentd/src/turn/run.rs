@@ -15,11 +15,13 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use super::context::{assemble, format_now, per_turn_block, window_rounds, with_skills};
+use super::budget::slim_turn_outputs;
+use super::context::{assemble, format_now, per_turn_block, with_skills};
 use super::gate::Permit;
+use super::history::{self, Limits};
 use super::input::Accepted;
-use super::repair::repair;
 use super::slim::slim;
+use super::tokens::{message_tokens, messages_tokens, prefix_tokens};
 use super::summary::{input_summary, result_summary};
 use super::{MAX_TOOL_CALLS, TurnEvent, Turns};
 use kernel_common::config::Locale;
@@ -36,6 +38,11 @@ use crate::tools::{ToolContext, ToolEvent, ToolEvents, ToolOutput};
 const STORE_FAILED: &str = "could not save the conversation (database error); see the agent log";
 /// The result of a call that was running (or about to run) when the owner cancelled.
 const CANCELLED_BY_USER: &str = "cancelled by the user";
+/// The same tool with the same input is run at most this many times per user message.
+const MAX_IDENTICAL_CALLS: usize = 2;
+/// Room left in the budget for the per-turn block (time, recalled memories) when history is
+/// loaded (it is built afterwards).
+const PER_TURN_ALLOWANCE: u64 = 1_000;
 /// How long cancelled tools may take to notice their token before they are dropped.
 const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
 
@@ -113,6 +120,15 @@ pub(super) struct Turn {
     /// What the model sees: full content (the store gets the slimmed form).
     messages: Vec<Message>,
     stable_prefix: usize,
+    /// Index in `messages` of this turn's user message (what came before is history).
+    turn_start: usize,
+    /// Estimated tokens a request may hold (the window minus the output reserve, lowered by the
+    /// session's calibration).
+    budget: u64,
+    /// Context-too-long retries so far (1: compacted, 2: current message only).
+    shrinks: u8,
+    /// Calls so far per `tool` + input, for the doom-loop guard.
+    repeats: HashMap<String, usize>,
     usage: Usage,
     calls_used: usize,
     delivery: Option<OwnerDelivery>,
@@ -142,6 +158,10 @@ impl Turn {
             specs: Vec::new(),
             messages: Vec::new(),
             stable_prefix: 0,
+            turn_start: 0,
+            budget: u64::MAX,
+            shrinks: 0,
+            repeats: HashMap::new(),
             usage: Usage::default(),
             calls_used: 0,
             delivery: s.delivery,
@@ -230,6 +250,7 @@ impl Turn {
             let tools_allowed = self.calls_used < MAX_TOOL_CALLS;
             let response = self.model_step(tools_allowed).await?;
             self.usage += response.usage;
+            self.account(&response.usage).await;
             let message = response.message;
             let calls: Vec<Call> = message
                 .tool_calls()
@@ -275,25 +296,27 @@ impl Turn {
     async fn prepare(&mut self) -> Result<(), Stop> {
         let turns = &self.turns.inner;
         let (rounds, k, tz) = (turns.context_rounds, turns.memory_recall_k, turns.tz);
-        let stored = turns
-            .store
-            .load_last_rounds(self.session_id, rounds)
-            .await
-            .map_err(store_failed)?;
-        let history = window_rounds(
-            repair(
-                stored.into_iter().map(|s| s.message).collect(),
-                self.model.kind,
-            ),
-            rounds,
-        );
-        self.persist(&self.user.clone(), &[]).await?;
-        let turns = &self.turns.inner;
         self.system = with_skills(
             turns.soul.system_prompt().await,
             &turns.skills.index().await,
         );
         self.specs = turns.tools.specs();
+        self.budget = self.budget_for_model();
+        let fixed = prefix_tokens(&self.system, &self.specs)
+            + message_tokens(&self.user)
+            + PER_TURN_ALLOWANCE;
+        let limits = Limits {
+            rounds,
+            budget: self.budget,
+            fixed,
+            kind: self.model.kind,
+        };
+        let history = history::load(&turns.store, self.session_id, limits)
+            .await
+            .map_err(store_failed)?
+            .with_summary();
+        self.persist(&self.user.clone(), &[]).await?;
+        let turns = &self.turns.inner;
         let query = media::recall_query(&self.user);
         let memories = if k == 0 || query.trim().is_empty() {
             Vec::new()
@@ -309,7 +332,109 @@ impl Turn {
         let assembled = assemble(history, &self.user, &per_turn);
         self.messages = assembled.messages;
         self.stable_prefix = assembled.stable_prefix;
+        self.turn_start = assembled.stable_prefix;
         Ok(())
+    }
+
+    /// The request budget of the current model, in this session's estimate units.
+    fn budget_for_model(&self) -> u64 {
+        let turns = &self.turns;
+        let window = turns.window(&self.model.name, &self.model.model);
+        let budget = u64::from(window.input_budget());
+        // The calibration says how much the provider counts over the estimate.
+        let unit = turns.inner.calibration.correct(self.session_id, 1_000);
+        budget.saturating_mul(1_000) / unit.max(1)
+    }
+
+    /// The estimated tokens of the next request.
+    fn request_tokens(&self) -> u64 {
+        prefix_tokens(&self.system, &self.specs) + messages_tokens(&self.messages)
+    }
+
+    /// Before a model call: over the budget, this turn's earlier tool outputs shrink to their
+    /// stored (slimmed) form.
+    fn fit_budget(&mut self) {
+        let estimate = self.request_tokens();
+        if estimate <= self.budget {
+            return;
+        }
+        let saved = slim_turn_outputs(&mut self.messages, 0);
+        tracing::info!(estimate, budget = self.budget, saved, "over the context budget: earlier tool outputs slimmed");
+    }
+
+    /// After a context-too-long answer: first fold every stored round but the last two into the
+    /// summary; then keep only this turn (system prompt + the current message and its tool
+    /// work, slimmed). `false` when both were tried.
+    async fn shrink(&mut self) -> Result<bool, Stop> {
+        self.shrinks += 1;
+        let current: Vec<Message> = self.messages.split_off(self.turn_start.min(self.messages.len()));
+        let turns = &self.turns.inner;
+        let history = match self.shrinks {
+            1 => {
+                let (before, after) = history::compact(
+                    &turns.store,
+                    self.session_id,
+                    turns.context_rounds,
+                    self.model.kind,
+                )
+                .await
+                .map_err(store_failed)?;
+                tracing::warn!(before, after, "context too long: the session was compacted; retrying");
+                history::load(
+                    &turns.store,
+                    self.session_id,
+                    Limits {
+                        rounds: super::budget::KEEP_ROUNDS,
+                        budget: u64::MAX,
+                        fixed: 0,
+                        kind: self.model.kind,
+                    },
+                )
+                .await
+                .map_err(store_failed)?
+                .with_summary()
+            }
+            2 => {
+                tracing::warn!("context still too long: retrying with the current message only");
+                Vec::new()
+            }
+            _ => {
+                self.messages.extend(current);
+                return Ok(false);
+            }
+        };
+        // The turn's messages were stored before the history was reloaded: drop them from it.
+        let mut history = without_current_round(history);
+        let mut current = current;
+        if history.last().is_none_or(|m| m.role == Role::User)
+            && let Some(first) = current.first_mut()
+        {
+            // Results whose calls are no longer in the history (folded) must go too, and a
+            // history ending in a user message (the summary alone) joins the current one.
+            first.content.retain(|b| !matches!(b, Block::ToolResult { .. }));
+            if let Some(last) = history.pop_if(|m| m.role == Role::User) {
+                first.content.splice(0..0, last.content);
+            }
+        }
+        self.messages = history;
+        self.turn_start = self.messages.len();
+        self.stable_prefix = self.messages.len();
+        self.messages.extend(current);
+        slim_turn_outputs(&mut self.messages, 0);
+        Ok(true)
+    }
+
+    /// Records a call's usage and corrects the session's estimate by it.
+    async fn account(&self, usage: &Usage) {
+        let turns = &self.turns.inner;
+        turns
+            .usage
+            .record(self.session_id, &self.model.name, &self.model.model, usage)
+            .await;
+        let reported = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
+        turns
+            .calibration
+            .observe(self.session_id, self.request_tokens(), reported);
     }
 
     /// One model call, streamed; stops at once on cancellation (the stream is dropped). A
@@ -317,6 +442,7 @@ impl Turn {
     /// fallback provider (see [`crate::models::Models::fail_over`]), which the turn then keeps.
     async fn model_step(&mut self, tools_allowed: bool) -> Result<ModelResponse, Stop> {
         loop {
+            self.fit_budget();
             let mut partial = None;
             let error = match self.stream_model(tools_allowed, &mut partial).await {
                 Ok(response) => {
@@ -324,6 +450,13 @@ impl Turn {
                     return Ok(response);
                 }
                 Err(CallError::Cancelled) => Stop::Cancelled,
+                Err(CallError::Llm(e @ LlmError::ContextTooLong { .. })) if partial.is_none() => {
+                    tracing::warn!(error = %e, estimate = self.request_tokens(), budget = self.budget, "the provider says the context is too long");
+                    if self.shrink().await? {
+                        continue;
+                    }
+                    llm_failed(e)
+                }
                 Err(CallError::Llm(e)) if partial.is_none() => {
                     let models = &self.turns.inner.models;
                     match models.fail_over(&self.model.name, &e).await {
@@ -417,6 +550,19 @@ impl Turn {
                 tool_name: call.name.clone(),
                 input_summary,
             });
+            let seen = self.repeats.entry(call_key(call)).or_default();
+            *seen += 1;
+            if *seen > MAX_IDENTICAL_CALLS {
+                let output = repeat_output(&call.name);
+                tracing::warn!(tool = %call.name, call = %call.id, "doom loop: an identical call was not run");
+                self.emit(TurnEvent::ToolFinished {
+                    call_id: call.id.clone(),
+                    ok: false,
+                    summary: result_summary(&output, &turns.redactor),
+                });
+                outputs[i] = Some(output);
+                continue;
+            }
             self.with_permit(|p| p.tool_started(&call.name));
             let ctx = ToolContext {
                 cancel: self.cancel.child_token(),
@@ -527,6 +673,27 @@ impl Turn {
             .map_err(store_failed)?;
         Ok(())
     }
+}
+
+/// The doom-loop guard's key of a call: its tool and its input (object keys sorted).
+fn call_key(call: &Call) -> String {
+    format!("{}\u{0}{}", call.name, call.input)
+}
+
+/// The result of a call the doom-loop guard did not run.
+fn repeat_output(tool: &str) -> ToolOutput {
+    ToolOutput::error(format!(
+        "not run: {tool} was already called {MAX_IDENTICAL_CALLS} times with this same input for this message; use the results you have, change the input, or answer"
+    ))
+}
+
+/// `history` without its last round: the current one, stored before the history was reloaded
+/// (a trailing tool-results message merged into it is in the turn's first message too).
+fn without_current_round(mut history: Vec<Message>) -> Vec<Message> {
+    if let Some(at) = history.iter().rposition(super::context::starts_round) {
+        history.truncate(at);
+    }
+    history
 }
 
 fn limit_output() -> ToolOutput {

@@ -1,0 +1,140 @@
+//! Token estimates that are honest for CJK text: one token per CJK (or other wide) character,
+//! about four bytes per token for the rest, a small overhead per block and message. A session's
+//! estimates are corrected by the input tokens the provider reported for its previous call
+//! ([`Calibration`]).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use crate::conversation::{Block, Message, ToolSpec};
+
+/// Tokens a message costs beyond its content (role, framing).
+const PER_MESSAGE: u64 = 4;
+/// Tokens a block costs beyond its content (type, ids, JSON framing).
+const PER_BLOCK: u64 = 8;
+/// What an image costs (providers bill ~1.5k tokens for a typical photo).
+const PER_IMAGE: u64 = 1_600;
+
+/// Whether `c` is written as about one token per character (CJK, kana, Hangul, full-width forms).
+fn is_wide(c: char) -> bool {
+    matches!(c as u32,
+        0x1100..=0x11FF
+        | 0x2E80..=0x9FFF
+        | 0xA960..=0xA97F
+        | 0xAC00..=0xD7FF
+        | 0xF900..=0xFAFF
+        | 0xFE30..=0xFE4F
+        | 0xFF00..=0xFFEF
+        | 0x20000..=0x3FFFF)
+}
+
+/// The estimated tokens of `text`.
+pub fn text_tokens(text: &str) -> u64 {
+    let (mut wide, mut other_bytes) = (0u64, 0u64);
+    for c in text.chars() {
+        if is_wide(c) {
+            wide += 1;
+        } else {
+            other_bytes += c.len_utf8() as u64;
+        }
+    }
+    wide + other_bytes.div_ceil(4)
+}
+
+/// The estimated tokens of one block.
+pub fn block_tokens(block: &Block) -> u64 {
+    PER_BLOCK
+        + match block {
+            Block::Text { text } => text_tokens(text),
+            Block::Image { .. } => PER_IMAGE,
+            Block::ToolCall { name, input, .. } => {
+                text_tokens(name) + text_tokens(&input.to_string())
+            }
+            Block::ToolResult { content, .. } => text_tokens(content),
+            Block::Reasoning { data, .. } => text_tokens(&data.to_string()),
+        }
+}
+
+/// The estimated tokens of one message.
+pub fn message_tokens(message: &Message) -> u64 {
+    PER_MESSAGE + message.content.iter().map(block_tokens).sum::<u64>()
+}
+
+/// The estimated tokens of messages.
+pub fn messages_tokens(messages: &[Message]) -> u64 {
+    messages.iter().map(message_tokens).sum()
+}
+
+/// The estimated tokens of the stable prefix: system prompt and tool specs.
+pub fn prefix_tokens(system: &str, tools: &[ToolSpec]) -> u64 {
+    text_tokens(system)
+        + tools
+            .iter()
+            .map(|t| {
+                PER_BLOCK
+                    + text_tokens(&t.name)
+                    + text_tokens(&t.description)
+                    + text_tokens(&t.input_schema.to_string())
+            })
+            .sum::<u64>()
+}
+
+/// Per session: how much the provider's count exceeded the estimate on the last call (≥ 1, so
+/// an estimate is only ever raised).
+#[derive(Debug, Default)]
+pub struct Calibration {
+    factors: Mutex<HashMap<i64, f64>>,
+}
+
+/// The largest correction taken from one report (a broken usage report must not starve a session).
+const MAX_FACTOR: f64 = 4.0;
+
+impl Calibration {
+    /// Records that a request estimated at `estimated` tokens was billed `reported` input tokens
+    /// (uncached + cache read + cache write).
+    pub fn observe(&self, session_id: i64, estimated: u64, reported: u64) {
+        if estimated == 0 || reported == 0 {
+            return;
+        }
+        let factor = (reported as f64 / estimated as f64).clamp(1.0, MAX_FACTOR);
+        self.lock().insert(session_id, factor);
+    }
+
+    /// `estimate` corrected for `session_id`.
+    pub fn correct(&self, session_id: i64, estimate: u64) -> u64 {
+        let factor = self.lock().get(&session_id).copied().unwrap_or(1.0);
+        (estimate as f64 * factor).ceil() as u64
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<i64, f64>> {
+        self.factors.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cjk_counts_one_token_per_character_and_ascii_about_four_bytes() {
+        assert_eq!(text_tokens("你好世界"), 4);
+        assert_eq!(text_tokens("こんにちは"), 5);
+        assert_eq!(text_tokens("abcdefgh"), 2);
+        assert_eq!(text_tokens("部署 to prod"), 2 + 9_u64.div_ceil(4));
+        // chars/4 would give 1 for four Chinese characters.
+        assert!(text_tokens("上下文管理") > "上下文管理".chars().count() as u64 / 4);
+    }
+
+    #[test]
+    fn calibration_only_raises_and_is_per_session() {
+        let c = Calibration::default();
+        assert_eq!(c.correct(1, 100), 100);
+        c.observe(1, 100, 150);
+        assert_eq!(c.correct(1, 100), 150);
+        assert_eq!(c.correct(2, 100), 100);
+        c.observe(1, 100, 50);
+        assert_eq!(c.correct(1, 100), 100, "never below the estimate");
+        c.observe(1, 100, 100_000);
+        assert_eq!(c.correct(1, 100), 400, "capped");
+    }
+}
