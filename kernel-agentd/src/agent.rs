@@ -23,7 +23,7 @@ use crate::sessions::{SessionInfo, Sessions};
 use crate::skills::Skills;
 use crate::store::Store;
 use crate::titling::Titler;
-use crate::turn::{Extensions, TurnEvent, TurnStatus, Turns, TurnsSetup};
+use crate::turn::{ContextFill, Extensions, TurnEvent, TurnStatus, Turns, TurnsSetup};
 use crate::usage::UsageLedger;
 
 /// The daemon's services. Cloning is cheap (an `Arc`).
@@ -72,6 +72,8 @@ pub struct Status {
     pub outbox: Backlog,
     /// Providers (and `[titles]`) cooling down after failed calls.
     pub cooldowns: Vec<(String, Cooldown)>,
+    /// The current session's context fill.
+    pub context: ContextFill,
 }
 
 impl Agent {
@@ -222,13 +224,23 @@ impl Agent {
     /// A snapshot of the daemon's state.
     pub async fn status(&self) -> Result<Status, ApiError> {
         let selection = self.inner.models.selection();
+        let current_session = self.inner.sessions.current_info().await?;
+        let context = self
+            .inner
+            .turns
+            .context_fill(current_session.as_ref().map(|s| s.id))
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "cannot estimate the context fill");
+                ContextFill::default()
+            });
         Ok(Status {
             version: env!("CARGO_PKG_VERSION"),
             uptime: self.inner.started.elapsed(),
             database_path: self.inner.store.path().display().to_string(),
             // Whether memory search really uses the FTS5 index (not just whether SQLite has it).
             fts5_available: self.inner.memories.mode() == SearchMode::Fts5,
-            current_session: self.inner.sessions.current_info().await?,
+            current_session,
             provider: selection.provider,
             model: selection.model,
             turn: TurnStatus {
@@ -243,6 +255,7 @@ impl Agent {
                 .await
                 .map_err(ApiError::internal)?,
             cooldowns: self.inner.models.cooldowns().all_active(),
+            context,
         })
     }
 }

@@ -334,19 +334,28 @@ impl Turns {
         })
     }
 
-    /// The current session's context fill (for `/status`).
-    pub async fn context_fill(&self) -> Result<ContextFill, ApiError> {
+    /// The context fill of session `session_id` (the budget alone without one), for `/status`.
+    pub async fn context_fill(&self, session_id: Option<i64>) -> Result<ContextFill, ApiError> {
         let inner = &self.inner;
-        let session = inner.sessions.current().await?;
         let model = inner.models.current()?;
-        let history = history::load(&inner.store, session.id, history::Limits::peek(model.kind))
+        let budget_tokens = u64::from(self.window(&model.name, &model.model).input_budget());
+        let Some(session_id) = session_id else {
+            return Ok(ContextFill {
+                budget_tokens,
+                ..ContextFill::default()
+            });
+        };
+        let history = history::load(&inner.store, session_id, history::Limits::peek(model.kind))
             .await
             .map_err(ApiError::internal)?;
-        let system = context::with_skills(inner.soul.system_prompt().await, &inner.skills.index().await);
+        let system = context::with_skills(
+            inner.soul.system_prompt().await,
+            &inner.skills.index().await,
+        );
         let estimate = tokens::prefix_tokens(&system, &inner.tools.specs()) + history.tokens();
         Ok(ContextFill {
-            estimated_tokens: inner.calibration.correct(session.id, estimate),
-            budget_tokens: u64::from(self.window(&model.name, &model.model).input_budget()),
+            estimated_tokens: inner.calibration.correct(session_id, estimate),
+            budget_tokens,
             has_summary: !history.summary.is_empty(),
         })
     }

@@ -12,10 +12,6 @@ use super::tokens::{messages_tokens, text_tokens};
 use crate::conversation::{Block, Message, Role};
 use crate::store::{Store, StoreError, StoredMessage, StoredSummary};
 
-/// Stored rounds loaded per turn, as a multiple of the ceiling (rounds older than the summary are
-/// skipped; the summary normally covers all but about `ceiling` rounds).
-const LOAD_FACTOR: usize = 2;
-
 /// A session's history, ready for the request.
 #[derive(Debug, Clone, Default)]
 pub struct History {
@@ -72,7 +68,7 @@ impl Limits {
     /// Limits under which nothing folds (to look, not to change).
     pub fn peek(kind: ProviderKind) -> Self {
         Self {
-            rounds: usize::MAX / (2 * LOAD_FACTOR),
+            rounds: usize::MAX,
             budget: u64::MAX,
             fixed: 0,
             kind,
@@ -83,13 +79,9 @@ impl Limits {
 /// Loads `session_id`'s history, folding what does not fit into the summary (saved at once).
 pub async fn load(store: &Store, session_id: i64, limits: Limits) -> Result<History, StoreError> {
     let (mut summary, through) = load_summary(store, session_id).await?;
-    let stored: Vec<StoredMessage> = store
-        .load_last_rounds(session_id, limits.rounds.saturating_mul(LOAD_FACTOR))
-        .await?
-        .into_iter()
-        .filter(|m| m.ordinal > through)
-        .collect();
-    let stored = from_round_start(stored);
+    // Everything after the summary: normally about `rounds` rounds, since what exceeds the
+    // ceiling is folded (a session from before summaries folds its whole past once).
+    let stored = from_round_start(store.load_after(session_id, through).await?);
     let plain: Vec<Message> = stored.iter().map(|s| s.message.clone()).collect();
     let summary_tokens = text_tokens(&summary.render());
     let n = fold_count(

@@ -230,3 +230,5 @@ async fn cancel_stops_a_hanging_model_call_and_frees_the_gate() {
         "the cancelled turn kept its user message"
     );
 }
+
+mod budget;
