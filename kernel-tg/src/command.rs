@@ -41,6 +41,10 @@ pub enum Command {
     Skills,
     Cancel,
     Status,
+    /// `/compact`: fold the session's older rounds into its summary now.
+    Compact,
+    /// `/usage`: tokens and cost today, this session, the last 30 days.
+    Usage,
 }
 
 /// Which command of the table, without arguments (for errors, menus and help).
@@ -61,6 +65,8 @@ pub enum CommandKind {
     Skills,
     Cancel,
     Status,
+    Compact,
+    Usage,
 }
 
 /// Why a command could not be used; each variant maps to a localized hint in `texts`.
@@ -88,7 +94,7 @@ pub enum CommandError {
 
 impl CommandKind {
     /// Every command, in menu/help order.
-    pub const ALL: [CommandKind; 15] = [
+    pub const ALL: [CommandKind; 17] = [
         CommandKind::Start,
         CommandKind::Help,
         CommandKind::New,
@@ -104,6 +110,8 @@ impl CommandKind {
         CommandKind::Skills,
         CommandKind::Cancel,
         CommandKind::Status,
+        CommandKind::Compact,
+        CommandKind::Usage,
     ];
 
     /// The command's name without the slash, as typed and as registered with setMyCommands.
@@ -124,6 +132,8 @@ impl CommandKind {
             CommandKind::Skills => "skills",
             CommandKind::Cancel => "cancel",
             CommandKind::Status => "status",
+            CommandKind::Compact => "compact",
+            CommandKind::Usage => "usage",
         }
     }
 
@@ -167,6 +177,8 @@ impl CommandKind {
             CommandKind::Skills => ("技能列表", "List skills"),
             CommandKind::Cancel => ("取消正在进行的任务", "Cancel the running task"),
             CommandKind::Status => ("运行状态", "Show status"),
+            CommandKind::Compact => ("压缩会话上下文", "Compact the session context"),
+            CommandKind::Usage => ("用量与费用", "Token usage and cost"),
         };
         match locale {
             Locale::Zh => zh,
@@ -194,6 +206,8 @@ impl Command {
             Command::Skills => CommandKind::Skills,
             Command::Cancel => CommandKind::Cancel,
             Command::Status => CommandKind::Status,
+            Command::Compact => CommandKind::Compact,
+            Command::Usage => CommandKind::Usage,
         }
     }
 }
@@ -250,6 +264,8 @@ fn build(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
         CommandKind::Skills => Command::Skills,
         CommandKind::Cancel => Command::Cancel,
         CommandKind::Status => Command::Status,
+        CommandKind::Compact => Command::Compact,
+        CommandKind::Usage => Command::Usage,
         CommandKind::Resume => match numbers(kind, args, 1)?.first() {
             Some(n) => Command::Resume(*n),
             None => return Err(CommandError::MissingNumber { command: kind }),

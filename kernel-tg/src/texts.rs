@@ -10,11 +10,13 @@ mod help;
 pub mod listing;
 mod refusals;
 mod skills;
+mod usage;
 
 pub use failures::FAILURE_REASONS;
 pub use listing::{CooldownEntry, McpEntry, MemoryEntry, ProviderEntry, SessionEntry, StatusView};
 pub use refusals::REASONS;
 pub use skills::SkillEntry;
+pub use usage::{UsageTotalsView, UsageView};
 
 use kernel_common::config::Locale;
 
