@@ -2,6 +2,7 @@
 //! voice reply and the final event.
 
 mod deliver;
+mod fit;
 mod media;
 
 use std::collections::HashMap;
@@ -15,13 +16,12 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use super::budget::slim_turn_outputs;
 use super::context::{assemble, format_now, per_turn_block, with_skills};
 use super::gate::Permit;
 use super::history::{self, Limits};
 use super::input::Accepted;
 use super::slim::slim;
-use super::tokens::{message_tokens, messages_tokens, prefix_tokens};
+use super::tokens::{message_tokens, prefix_tokens};
 use super::summary::{input_summary, result_summary};
 use super::{MAX_TOOL_CALLS, TurnEvent, Turns};
 use kernel_common::config::Locale;
@@ -336,113 +336,12 @@ impl Turn {
         Ok(())
     }
 
-    /// The request budget of the current model, in this session's estimate units.
-    fn budget_for_model(&self) -> u64 {
-        let turns = &self.turns;
-        let window = turns.window(&self.model.name, &self.model.model);
-        let budget = u64::from(window.input_budget());
-        // The calibration says how much the provider counts over the estimate.
-        let unit = turns.inner.calibration.correct(self.session_id, 1_000);
-        budget.saturating_mul(1_000) / unit.max(1)
-    }
-
-    /// The estimated tokens of the next request.
-    fn request_tokens(&self) -> u64 {
-        prefix_tokens(&self.system, &self.specs) + messages_tokens(&self.messages)
-    }
-
-    /// Before a model call: over the budget, this turn's earlier tool outputs shrink to their
-    /// stored (slimmed) form.
-    fn fit_budget(&mut self) {
-        let estimate = self.request_tokens();
-        if estimate <= self.budget {
-            return;
-        }
-        let saved = slim_turn_outputs(&mut self.messages, 0);
-        tracing::info!(estimate, budget = self.budget, saved, "over the context budget: earlier tool outputs slimmed");
-    }
-
-    /// After a context-too-long answer: first fold every stored round but the last two into the
-    /// summary; then keep only this turn (system prompt + the current message and its tool
-    /// work, slimmed). `false` when both were tried.
-    async fn shrink(&mut self) -> Result<bool, Stop> {
-        self.shrinks += 1;
-        let current: Vec<Message> = self.messages.split_off(self.turn_start.min(self.messages.len()));
-        let turns = &self.turns.inner;
-        let history = match self.shrinks {
-            1 => {
-                let (before, after) = history::compact(
-                    &turns.store,
-                    self.session_id,
-                    turns.context_rounds,
-                    self.model.kind,
-                )
-                .await
-                .map_err(store_failed)?;
-                tracing::warn!(before, after, "context too long: the session was compacted; retrying");
-                history::load(
-                    &turns.store,
-                    self.session_id,
-                    Limits {
-                        rounds: super::budget::KEEP_ROUNDS,
-                        budget: u64::MAX,
-                        fixed: 0,
-                        kind: self.model.kind,
-                    },
-                )
-                .await
-                .map_err(store_failed)?
-                .with_summary()
-            }
-            2 => {
-                tracing::warn!("context still too long: retrying with the current message only");
-                Vec::new()
-            }
-            _ => {
-                self.messages.extend(current);
-                return Ok(false);
-            }
-        };
-        // The turn's messages were stored before the history was reloaded: drop them from it.
-        let mut history = without_current_round(history);
-        let mut current = current;
-        if history.last().is_none_or(|m| m.role == Role::User)
-            && let Some(first) = current.first_mut()
-        {
-            // Results whose calls are no longer in the history (folded) must go too, and a
-            // history ending in a user message (the summary alone) joins the current one.
-            first.content.retain(|b| !matches!(b, Block::ToolResult { .. }));
-            if let Some(last) = history.pop_if(|m| m.role == Role::User) {
-                first.content.splice(0..0, last.content);
-            }
-        }
-        self.messages = history;
-        self.turn_start = self.messages.len();
-        self.stable_prefix = self.messages.len();
-        self.messages.extend(current);
-        slim_turn_outputs(&mut self.messages, 0);
-        Ok(true)
-    }
-
-    /// Records a call's usage and corrects the session's estimate by it.
-    async fn account(&self, usage: &Usage) {
-        let turns = &self.turns.inner;
-        turns
-            .usage
-            .record(self.session_id, &self.model.name, &self.model.model, usage)
-            .await;
-        let reported = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
-        turns
-            .calibration
-            .observe(self.session_id, self.request_tokens(), reported);
-    }
-
     /// One model call, streamed; stops at once on cancellation (the stream is dropped). A
     /// provider failure before any answer text streamed continues the call on the next usable
     /// fallback provider (see [`crate::models::Models::fail_over`]), which the turn then keeps.
     async fn model_step(&mut self, tools_allowed: bool) -> Result<ModelResponse, Stop> {
         loop {
-            self.fit_budget();
+            self.fit_budget().await?;
             let mut partial = None;
             let error = match self.stream_model(tools_allowed, &mut partial).await {
                 Ok(response) => {
@@ -685,15 +584,6 @@ fn repeat_output(tool: &str) -> ToolOutput {
     ToolOutput::error(format!(
         "not run: {tool} was already called {MAX_IDENTICAL_CALLS} times with this same input for this message; use the results you have, change the input, or answer"
     ))
-}
-
-/// `history` without its last round: the current one, stored before the history was reloaded
-/// (a trailing tool-results message merged into it is in the turn's first message too).
-fn without_current_round(mut history: Vec<Message>) -> Vec<Message> {
-    if let Some(at) = history.iter().rposition(super::context::starts_round) {
-        history.truncate(at);
-    }
-    history
 }
 
 fn limit_output() -> ToolOutput {

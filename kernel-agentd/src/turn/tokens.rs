@@ -79,13 +79,15 @@ pub fn prefix_tokens(system: &str, tools: &[ToolSpec]) -> u64 {
             .sum::<u64>()
 }
 
-/// Per session: how much the provider's count exceeded the estimate on the last call (≥ 1, so
-/// an estimate is only ever raised).
+/// Per session: how much the provider's count exceeds the estimate (≥ 1, so an estimate is only
+/// ever raised): a higher report is taken at once, a lower one moves it down by [`DECAY`].
 #[derive(Debug, Default)]
 pub struct Calibration {
     factors: Mutex<HashMap<i64, f64>>,
 }
 
+/// How far one lower report moves the factor down.
+const DECAY: f64 = 0.2;
 /// The largest correction taken from one report (a broken usage report must not starve a session).
 const MAX_FACTOR: f64 = 4.0;
 
@@ -96,8 +98,16 @@ impl Calibration {
         if estimated == 0 || reported == 0 {
             return;
         }
-        let factor = (reported as f64 / estimated as f64).clamp(1.0, MAX_FACTOR);
-        self.lock().insert(session_id, factor);
+        let seen = (reported as f64 / estimated as f64).clamp(1.0, MAX_FACTOR);
+        let mut factors = self.lock();
+        let factor = factors.entry(session_id).or_insert(1.0);
+        // Up at once, down slowly: requests of one session differ in how much framing they
+        // carry, and an estimate that is too low costs a refused request.
+        *factor = if seen >= *factor {
+            seen
+        } else {
+            *factor * (1.0 - DECAY) + seen * DECAY
+        };
     }
 
     /// `estimate` corrected for `session_id`.
@@ -133,7 +143,11 @@ mod tests {
         assert_eq!(c.correct(1, 100), 150);
         assert_eq!(c.correct(2, 100), 100);
         c.observe(1, 100, 50);
-        assert_eq!(c.correct(1, 100), 100, "never below the estimate");
+        assert_eq!(c.correct(1, 100), 140, "down slowly: 1.5 × 0.8 + 1.0 × 0.2");
+        for _ in 0..50 {
+            c.observe(1, 100, 50);
+        }
+        assert!((100..=101).contains(&c.correct(1, 100)), "never below the estimate");
         c.observe(1, 100, 100_000);
         assert_eq!(c.correct(1, 100), 400, "capped");
     }
