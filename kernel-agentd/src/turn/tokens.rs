@@ -81,10 +81,16 @@ pub fn prefix_tokens(system: &str, tools: &[ToolSpec]) -> u64 {
 
 /// Per session: how much the provider's count exceeds the estimate (≥ 1, so an estimate is only
 /// ever raised): a higher report is taken at once, a lower one moves it down by [`DECAY`].
+/// Also per session: the largest estimate a request may have after the provider refused one as
+/// too long (a configured window larger than the real one is learnt from its first refusal).
 #[derive(Debug, Default)]
 pub struct Calibration {
     factors: Mutex<HashMap<i64, f64>>,
+    ceilings: Mutex<HashMap<i64, u64>>,
 }
+
+/// After a refusal, requests stay this far below the refused one's estimate.
+const REFUSED_MARGIN: f64 = 0.85;
 
 /// How far one lower report moves the factor down.
 const DECAY: f64 = 0.2;
@@ -108,6 +114,20 @@ impl Calibration {
         } else {
             *factor * (1.0 - DECAY) + seen * DECAY
         };
+    }
+
+    /// Records that the provider refused a request estimated at `estimated` tokens as too long.
+    pub fn refused(&self, session_id: i64, estimated: u64) {
+        let ceiling = (estimated as f64 * REFUSED_MARGIN) as u64;
+        let mut ceilings = self.ceilings.lock().unwrap_or_else(|e| e.into_inner());
+        let c = ceilings.entry(session_id).or_insert(u64::MAX);
+        *c = (*c).min(ceiling);
+    }
+
+    /// The learnt ceiling of `session_id`'s estimates, if a request was refused.
+    pub fn ceiling(&self, session_id: i64) -> Option<u64> {
+        let ceilings = self.ceilings.lock().unwrap_or_else(|e| e.into_inner());
+        ceilings.get(&session_id).copied()
     }
 
     /// `estimate` corrected for `session_id`.
@@ -150,5 +170,9 @@ mod tests {
         assert!((100..=101).contains(&c.correct(1, 100)), "never below the estimate");
         c.observe(1, 100, 100_000);
         assert_eq!(c.correct(1, 100), 400, "capped");
+        assert_eq!(c.ceiling(1), None);
+        c.refused(1, 10_000);
+        c.refused(1, 20_000);
+        assert_eq!(c.ceiling(1), Some(8_500), "the lowest refused estimate, with a margin");
     }
 }

@@ -8,6 +8,7 @@ mod telegram_bot;
 
 mod agentd_serving;
 mod bad_input;
+mod context_budget;
 mod cli_claude_code;
 mod delegate_descendants;
 mod delegate_env;

@@ -17,8 +17,12 @@ impl Turn {
         let window = turns.window(&self.model.name, &self.model.model);
         let budget = u64::from(window.input_budget());
         // The calibration says how much the provider counts over the estimate.
-        let unit = turns.inner.calibration.correct(self.session_id, 1_000);
-        budget.saturating_mul(1_000) / unit.max(1)
+        let calibration = &turns.inner.calibration;
+        let unit = calibration.correct(self.session_id, 1_000);
+        let budget = budget.saturating_mul(1_000) / unit.max(1);
+        calibration
+            .ceiling(self.session_id)
+            .map_or(budget, |c| budget.min(c))
     }
 
     /// The estimated tokens of the next request.
@@ -64,6 +68,9 @@ impl Turn {
     pub(super) async fn shrink(&mut self) -> Result<bool, Stop> {
         self.shrinks += 1;
         let turns = &self.turns.inner;
+        turns
+            .calibration
+            .refused(self.session_id, self.request_tokens());
         let history = match self.shrinks {
             1 => {
                 let (before, after) = history::compact(
