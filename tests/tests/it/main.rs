@@ -54,6 +54,7 @@ mod tg_agentd_restart;
 mod tg_allow;
 mod tg_busy_cancel;
 mod tg_commands;
+mod tg_context;
 mod tg_failures;
 mod tg_faults;
 mod tg_media;
