@@ -361,5 +361,26 @@ impl Turns {
     }
 }
 
+/// Benchmark support (`kernel-bench`): a turn's request assembly for `session_id` — the summary
+/// and the unfolded rounds loaded from the store, folded when over the ceiling or `budget`,
+/// repaired, the summary placed, the new message appended. Returns the request's messages.
+#[doc(hidden)]
+pub async fn assemble_for_bench(
+    store: &Store,
+    session_id: i64,
+    rounds: usize,
+    budget: u64,
+    user: &crate::conversation::Message,
+) -> Result<Vec<crate::conversation::Message>, crate::store::StoreError> {
+    let limits = history::Limits {
+        rounds,
+        budget,
+        fixed: tokens::message_tokens(user),
+        kind: kernel_common::config::ProviderKind::Claude,
+    };
+    let history = history::load(store, session_id, limits).await?.with_summary();
+    Ok(context::assemble(history, user, "[当前时间: 2026-01-01T00:00:00+0800 (Asia/Shanghai)]").messages)
+}
+
 #[cfg(test)]
 mod tests;

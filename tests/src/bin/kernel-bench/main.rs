@@ -4,9 +4,11 @@
 //! ```text
 //! kernel-bench [--quick] [--idle-secs N] [--soak-secs N] [--turns N] [--growth-turns N]
 //!              [--memories 1000,10000,100000] [--ready-runs N] [--out FILE]
+//!              [--only turns,growth,tokens,assembly,memsearch]
 //! ```
 //! Binaries: `$KERNEL_BENCH_BIN_DIR`, else the directory of this program.
 
+mod assembly;
 mod growth;
 mod memsearch;
 mod procs;
@@ -30,6 +32,8 @@ pub struct Opts {
     pub memories: Vec<usize>,
     pub ready_runs: usize,
     pub out: Option<std::path::PathBuf>,
+    /// Only these sections (all when `None`).
+    pub only: Option<Vec<String>>,
 }
 
 impl Opts {
@@ -43,6 +47,7 @@ impl Opts {
             memories: vec![1_000, 10_000, 100_000],
             ready_runs: 10,
             out: None,
+            only: None,
         }
     }
 
@@ -56,6 +61,7 @@ impl Opts {
             memories: vec![1_000, 10_000],
             ready_runs: 3,
             out: None,
+            only: None,
         }
     }
 
@@ -90,6 +96,7 @@ impl Opts {
                         .with_context(|| format!("--memories {value}"))?;
                 }
                 "--out" => opts.out = Some(value.into()),
+                "--only" => opts.only = Some(value.split(',').map(|s| s.trim().to_owned()).collect()),
                 _ => bail!("unknown option {flag} (see the top of kernel-bench/main.rs)"),
             }
         }
@@ -104,10 +111,26 @@ async fn main() -> anyhow::Result<()> {
     let bins = procs::bin_dir()?;
     eprintln!("kernel-bench: binaries from {}; {opts:?}", bins.display());
     let mut table = Table::default();
-    turns::run(&opts, &bins, &mut table).await?;
-    growth::run(&opts, &bins, &mut table).await?;
-    tokens::run(&bins, &mut table).await?;
-    memsearch::run(&opts, &bins, &mut table).await?;
+    let wanted = |section: &str| {
+        opts.only
+            .as_ref()
+            .is_none_or(|only| only.iter().any(|s| s == section))
+    };
+    if wanted("turns") {
+        turns::run(&opts, &bins, &mut table).await?;
+    }
+    if wanted("growth") {
+        growth::run(&opts, &bins, &mut table).await?;
+    }
+    if wanted("tokens") {
+        tokens::run(&bins, &mut table).await?;
+    }
+    if wanted("assembly") {
+        assembly::run(&mut table).await?;
+    }
+    if wanted("memsearch") {
+        memsearch::run(&opts, &bins, &mut table).await?;
+    }
     let text = table.markdown();
     println!("{text}");
     if let Some(out) = &opts.out {
