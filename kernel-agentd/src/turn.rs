@@ -326,7 +326,13 @@ impl Turns {
             .map_err(ApiError::internal)?
             .summary
             .rounds;
-        tracing::info!(session = session.id, tokens_before, tokens_after, summary_rounds, "session compacted");
+        tracing::info!(
+            session = session.id,
+            tokens_before,
+            tokens_after,
+            summary_rounds,
+            "session compacted"
+        );
         Ok(Compacted {
             tokens_before,
             tokens_after,
@@ -378,8 +384,15 @@ pub async fn assemble_for_bench(
         fixed: tokens::message_tokens(user),
         kind: kernel_common::config::ProviderKind::Claude,
     };
-    let history = history::load(store, session_id, limits).await?.with_summary();
-    Ok(context::assemble(history, user, "[当前时间: 2026-01-01T00:00:00+0800 (Asia/Shanghai)]").messages)
+    let history = history::load(store, session_id, limits)
+        .await?
+        .with_summary();
+    Ok(context::assemble(
+        history,
+        user,
+        "[当前时间: 2026-01-01T00:00:00+0800 (Asia/Shanghai)]",
+    )
+    .messages)
 }
 
 #[cfg(test)]

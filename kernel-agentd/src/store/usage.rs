@@ -97,9 +97,18 @@ mod tests {
             cache_read_tokens: r,
             cache_write_tokens: w,
         };
-        store.record_usage(Some(a), "p", "m", &u(1, 2, 3, 4)).await.unwrap();
-        store.record_usage(Some(a), "p", "m", &u(10, 20, 30, 40)).await.unwrap();
-        store.record_usage(Some(b), "q", "n", &u(5, 5, 5, 5)).await.unwrap();
+        store
+            .record_usage(Some(a), "p", "m", &u(1, 2, 3, 4))
+            .await
+            .unwrap();
+        store
+            .record_usage(Some(a), "p", "m", &u(10, 20, 30, 40))
+            .await
+            .unwrap();
+        store
+            .record_usage(Some(b), "q", "n", &u(5, 5, 5, 5))
+            .await
+            .unwrap();
         let all = store.usage_since(None, None).await.unwrap();
         assert_eq!(all.len(), 2);
         assert_eq!((all[0].calls, all[0].usage), (2, u(11, 22, 33, 44)));
@@ -107,6 +116,12 @@ mod tests {
         assert_eq!(only_b.len(), 1);
         assert_eq!(only_b[0].model, "n");
         let future = Utc::now() + chrono::Duration::hours(1);
-        assert!(store.usage_since(Some(future), None).await.unwrap().is_empty());
+        assert!(
+            store
+                .usage_since(Some(future), None)
+                .await
+                .unwrap()
+                .is_empty()
+        );
     }
 }

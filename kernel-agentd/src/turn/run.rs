@@ -21,8 +21,8 @@ use super::gate::Permit;
 use super::history::{self, Limits};
 use super::input::Accepted;
 use super::slim::slim;
-use super::tokens::{message_tokens, prefix_tokens};
 use super::summary::{input_summary, result_summary};
+use super::tokens::{message_tokens, prefix_tokens};
 use super::{MAX_TOOL_CALLS, TurnEvent, Turns};
 use kernel_common::config::Locale;
 

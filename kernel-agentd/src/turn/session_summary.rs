@@ -21,16 +21,55 @@ pub const SUMMARY_HEADING: &str = "[会话摘要]";
 
 const GOAL_WORDS: &[&str] = &["目标", "goal", "objective", "我想要", "i want to"];
 const CONSTRAINT_WORDS: &[&str] = &[
-    "必须", "不要", "不能", "不得", "禁止", "务必", "一定要", "只能", "只用", "别再", "约束",
-    "must", "never", "don't", "do not", "always", "only use", "should not", "constraint",
+    "必须",
+    "不要",
+    "不能",
+    "不得",
+    "禁止",
+    "务必",
+    "一定要",
+    "只能",
+    "只用",
+    "别再",
+    "约束",
+    "must",
+    "never",
+    "don't",
+    "do not",
+    "always",
+    "only use",
+    "should not",
+    "constraint",
 ];
 const DECISION_WORDS: &[&str] = &[
-    "决定", "选定", "选择了", "采用", "就用", "定为", "确定用", "decided", "decision",
-    "we'll use", "we will use", "going with", "chose", "settled on",
+    "决定",
+    "选定",
+    "选择了",
+    "采用",
+    "就用",
+    "定为",
+    "确定用",
+    "decided",
+    "decision",
+    "we'll use",
+    "we will use",
+    "going with",
+    "chose",
+    "settled on",
 ];
 const OPEN_WORDS: &[&str] = &[
-    "待办", "下一步", "还需要", "未完成", "待定", "稍后", "todo", "next step", "open question",
-    "pending", "follow up", "follow-up",
+    "待办",
+    "下一步",
+    "还需要",
+    "未完成",
+    "待定",
+    "稍后",
+    "todo",
+    "next step",
+    "open question",
+    "pending",
+    "follow up",
+    "follow-up",
 ];
 
 /// The summary of a session's folded rounds.
@@ -87,9 +126,12 @@ impl SessionSummary {
                     (_, Block::ToolCall { id, name, input }) => {
                         calls.insert(id, (name, input));
                     }
-                    (_, Block::ToolResult {
-                        call_id, content, ..
-                    }) => {
+                    (
+                        _,
+                        Block::ToolResult {
+                            call_id, content, ..
+                        },
+                    ) => {
                         let (tool, input) = calls
                             .get(call_id.as_str())
                             .map_or(("tool", None), |(n, i)| (*n, Some(*i)));
@@ -217,7 +259,10 @@ fn artifact_path(text: &str) -> Option<String> {
             .expect("valid regex")
     });
     let caps = RE.captures(text)?;
-    let m = caps.get(1).or_else(|| caps.get(2)).or_else(|| caps.get(3))?;
+    let m = caps
+        .get(1)
+        .or_else(|| caps.get(2))
+        .or_else(|| caps.get(3))?;
     Some(fit(m.as_str(), 160).into_owned())
 }
 
@@ -262,12 +307,29 @@ mod tests {
         }
         assert_eq!(s.rounds, 301);
         assert_eq!(s.goal.as_deref(), Some("目标：把博客迁移到 Hugo"));
-        assert!(s.constraints.contains(&"必须保留所有旧链接".to_owned()), "{s:?}");
-        assert!(s.decisions.iter().any(|d| d.contains("Hugo 0.120")), "{s:?}");
-        assert!(s.facts.iter().any(|f| f.contains("data/cli_outputs/plan-42.md")), "{s:?}");
+        assert!(
+            s.constraints.contains(&"必须保留所有旧链接".to_owned()),
+            "{s:?}"
+        );
+        assert!(
+            s.decisions.iter().any(|d| d.contains("Hugo 0.120")),
+            "{s:?}"
+        );
+        assert!(
+            s.facts
+                .iter()
+                .any(|f| f.contains("data/cli_outputs/plan-42.md")),
+            "{s:?}"
+        );
         assert!(s.constraints.len() <= MAX_ENTRIES && s.decisions.len() <= MAX_ENTRIES);
         let text = s.render();
-        for part in ["## 目标", "## 约束", "## 决定", "## 待办", "## 工具结果与文件"] {
+        for part in [
+            "## 目标",
+            "## 约束",
+            "## 决定",
+            "## 待办",
+            "## 工具结果与文件",
+        ] {
             assert!(text.contains(part), "{text}");
         }
         assert_eq!(SessionSummary::from_json(&s.to_json()), s);
@@ -286,12 +348,18 @@ mod tests {
 
     #[test]
     fn artifact_paths() {
-        assert_eq!(artifact_path("x，详见 data/a.txt").as_deref(), Some("data/a.txt"));
+        assert_eq!(
+            artifact_path("x，详见 data/a.txt").as_deref(),
+            Some("data/a.txt")
+        );
         assert_eq!(
             artifact_path(r#"{"output_path":"/tmp/x y.log"}"#).as_deref(),
             Some("/tmp/x y.log")
         );
-        assert_eq!(artifact_path("wrote ./out/report.pdf ok").as_deref(), Some("./out/report.pdf"));
+        assert_eq!(
+            artifact_path("wrote ./out/report.pdf ok").as_deref(),
+            Some("./out/report.pdf")
+        );
         assert_eq!(artifact_path("no path here"), None);
     }
 }

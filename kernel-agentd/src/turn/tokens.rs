@@ -167,12 +167,19 @@ mod tests {
         for _ in 0..50 {
             c.observe(1, 100, 50);
         }
-        assert!((100..=101).contains(&c.correct(1, 100)), "never below the estimate");
+        assert!(
+            (100..=101).contains(&c.correct(1, 100)),
+            "never below the estimate"
+        );
         c.observe(1, 100, 100_000);
         assert_eq!(c.correct(1, 100), 400, "capped");
         assert_eq!(c.ceiling(1), None);
         c.refused(1, 10_000);
         c.refused(1, 20_000);
-        assert_eq!(c.ceiling(1), Some(8_500), "the lowest refused estimate, with a margin");
+        assert_eq!(
+            c.ceiling(1),
+            Some(8_500),
+            "the lowest refused estimate, with a margin"
+        );
     }
 }

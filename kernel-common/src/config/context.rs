@@ -50,7 +50,8 @@ pub struct ContextWindow {
 impl ContextWindow {
     /// What a request may hold: the window minus the reserve for the answer.
     pub fn input_budget(&self) -> u32 {
-        self.context_tokens.saturating_sub(self.reserve_output_tokens)
+        self.context_tokens
+            .saturating_sub(self.reserve_output_tokens)
     }
 }
 

@@ -139,12 +139,18 @@ mod tests {
             last_30_days: t,
         };
         let z = zh.usage_report(&view);
-        assert!(z.contains("今日") && z.contains("1,234,567") && z.contains("$0.5000"), "{z}");
+        assert!(
+            z.contains("今日") && z.contains("1,234,567") && z.contains("$0.5000"),
+            "{z}"
+        );
         let e = en.usage_report(&view);
         assert!(e.contains("Last 30 days") && e.contains("3 calls"), "{e}");
         assert!(zh.compacted(5_000, 1_000, 12).contains("节省约 4,000"));
         assert!(en.compacted(5_000, 1_000, 12).contains("4,000 saved"));
-        assert!(en.context_fill(500, 1_000, true).contains("(50%), summary present"));
+        assert!(
+            en.context_fill(500, 1_000, true)
+                .contains("(50%), summary present")
+        );
         assert!(zh.context_fill(0, 0, false).contains("无会话摘要"));
     }
 }

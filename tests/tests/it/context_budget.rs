@@ -70,9 +70,12 @@ fn pairs_are_whole(body: &Value) -> bool {
         if let Some(blocks) = m["content"].as_array() {
             for b in blocks {
                 match b["type"].as_str() {
-                    Some("tool_use") => calls.insert(b["id"].as_str().unwrap_or_default().to_owned()),
-                    Some("tool_result") => results
-                        .insert(b["tool_use_id"].as_str().unwrap_or_default().to_owned()),
+                    Some("tool_use") => {
+                        calls.insert(b["id"].as_str().unwrap_or_default().to_owned())
+                    }
+                    Some("tool_result") => {
+                        results.insert(b["tool_use_id"].as_str().unwrap_or_default().to_owned())
+                    }
                     _ => false,
                 };
             }
@@ -184,7 +187,10 @@ async fn long_conversation(kind: &str, rounds: usize, window: u64) -> usize {
         "Hugo 0.120",
         "data/cli_outputs/plan-42.md",
     ] {
-        assert!(summary.contains(fact), "{kind}: {fact:?} missing from {summary}");
+        assert!(
+            summary.contains(fact),
+            "{kind}: {fact:?} missing from {summary}"
+        );
     }
     let status = h
         .client
@@ -202,14 +208,20 @@ async fn long_conversation(kind: &str, rounds: usize, window: u64) -> usize {
 #[tokio::test]
 async fn a_300_round_conversation_never_goes_over_the_limit_after_the_first_refusal() {
     let over = long_conversation("claude", 300, LIMIT + MAX_TOKENS).await;
-    assert_eq!(over, 0, "the declared window is the real one: no refusal at all");
+    assert_eq!(
+        over, 0,
+        "the declared window is the real one: no refusal at all"
+    );
 }
 
 #[tokio::test]
 async fn a_window_declared_too_large_is_learnt_from_the_first_refusal() {
     for kind in ["claude", "openai_compat"] {
         let over = long_conversation(kind, 60, 2 * LIMIT).await;
-        assert_eq!(over, 1, "{kind}: refused once, compacted, retried, then learnt");
+        assert_eq!(
+            over, 1,
+            "{kind}: refused once, compacted, retried, then learnt"
+        );
     }
 }
 
@@ -265,16 +277,29 @@ async fn usage_equals_the_sum_of_what_the_fake_reported_and_compact_says_what_it
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(compacted.summary_rounds, 1, "three rounds, the last two kept");
-    assert!(compacted.tokens_after < compacted.tokens_before, "{compacted:?}");
-    h.client.new_session(pb::NewSessionRequest {}).await.unwrap();
+    assert_eq!(
+        compacted.summary_rounds, 1,
+        "three rounds, the last two kept"
+    );
+    assert!(
+        compacted.tokens_after < compacted.tokens_before,
+        "{compacted:?}"
+    );
+    h.client
+        .new_session(pb::NewSessionRequest {})
+        .await
+        .unwrap();
     let report = h
         .client
         .get_usage(pb::GetUsageRequest {})
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(report.session.unwrap().calls, 0, "a new session has used nothing");
+    assert_eq!(
+        report.session.unwrap().calls,
+        0,
+        "a new session has used nothing"
+    );
     assert_eq!(report.today.unwrap().calls, 3);
     h.stop().await;
 }

@@ -8,8 +8,8 @@ mod telegram_bot;
 
 mod agentd_serving;
 mod bad_input;
-mod context_budget;
 mod cli_claude_code;
+mod context_budget;
 mod delegate_descendants;
 mod delegate_env;
 mod delegate_tool;

@@ -40,7 +40,12 @@ impl Turn {
         }
         let saved = slim_turn_outputs(&mut self.messages, 0);
         let after = self.request_tokens();
-        tracing::info!(estimate, budget = self.budget, saved, "over the context budget: earlier tool outputs slimmed");
+        tracing::info!(
+            estimate,
+            budget = self.budget,
+            saved,
+            "over the context budget: earlier tool outputs slimmed"
+        );
         if after <= self.budget || self.turn_start == 0 {
             return Ok(());
         }
@@ -58,7 +63,12 @@ impl Turn {
             .map_err(store_failed)?
             .with_summary();
         self.replace_history(history);
-        tracing::info!(before = after, after = self.request_tokens(), budget = self.budget, "over the context budget: older rounds folded");
+        tracing::info!(
+            before = after,
+            after = self.request_tokens(),
+            budget = self.budget,
+            "over the context budget: older rounds folded"
+        );
         Ok(())
     }
 
@@ -81,7 +91,11 @@ impl Turn {
                 )
                 .await
                 .map_err(store_failed)?;
-                tracing::warn!(before, after, "context too long: the session was compacted; retrying");
+                tracing::warn!(
+                    before,
+                    after,
+                    "context too long: the session was compacted; retrying"
+                );
                 let limits = Limits {
                     rounds: KEEP_ROUNDS,
                     budget: u64::MAX,

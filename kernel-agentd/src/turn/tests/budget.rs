@@ -63,14 +63,20 @@ async fn the_third_identical_call_is_not_run_and_the_model_is_told() {
     assert!(finished[..3].iter().all(|(_, ok, _)| *ok), "{finished:?}");
     let (id, ok, summary) = &finished[3];
     assert_eq!((id.as_str(), *ok), ("c4", false));
-    assert!(summary.contains("not run"), "the progress line shows it: {summary}");
+    assert!(
+        summary.contains("not run"),
+        "the progress line shows it: {summary}"
+    );
     let sent = provider.seen.lock().unwrap().clone();
     let last = sent.last().unwrap().last().unwrap();
-    assert!(matches!(
-        &last.content[..],
-        [Block::ToolResult { call_id, content, is_error: true }]
-            if call_id == "c4" && content.contains("already called 2 times")
-    ), "{last:?}");
+    assert!(
+        matches!(
+            &last.content[..],
+            [Block::ToolResult { call_id, content, is_error: true }]
+                if call_id == "c4" && content.contains("already called 2 times")
+        ),
+        "{last:?}"
+    );
     assert!(matches!(events.last(), Some(TurnEvent::Completed { .. })));
 }
 
@@ -92,7 +98,10 @@ async fn context_too_long_compacts_and_retries_once() {
     let retry = &sent[1];
     assert!(retry.len() < 6, "compacted: {} messages", retry.len());
     let first = retry[0].text();
-    assert!(first.contains("[会话摘要]") && first.contains("必须保留所有旧链接"), "{first}");
+    assert!(
+        first.contains("[会话摘要]") && first.contains("必须保留所有旧链接"),
+        "{first}"
+    );
     assert!(retry.last().unwrap().text().contains("下一个问题"));
     let summary = env.store.load_summary(session).await.unwrap();
     assert!(summary.is_some(), "the summary is stored");
@@ -127,7 +136,10 @@ async fn rounds_over_the_ceiling_fold_into_the_summary_and_compact_reports_savin
     events(&mut rx).await;
     let sent = provider.seen.lock().unwrap().clone();
     let first = sent[0][0].text();
-    assert!(first.contains("[会话摘要]") && first.contains("目标：整理发布清单"), "{first}");
+    assert!(
+        first.contains("[会话摘要]") && first.contains("目标：整理发布清单"),
+        "{first}"
+    );
     let rounds = sent[0].iter().filter(|m| context::starts_round(m)).count();
     assert!(rounds <= 8, "{rounds} rounds sent");
     let fill = f
@@ -142,5 +154,8 @@ async fn rounds_over_the_ceiling_fold_into_the_summary_and_compact_reports_savin
     events(&mut rx).await;
     let sent = provider.seen.lock().unwrap().clone();
     let rounds = sent[1].iter().filter(|m| context::starts_round(m)).count();
-    assert!(rounds <= 3, "after /compact: the last two rounds and the new one ({rounds})");
+    assert!(
+        rounds <= 3,
+        "after /compact: the last two rounds and the new one ({rounds})"
+    );
 }

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::{Ctx, given, placeholder_note};
+use crate::config::context::{ContextLimits, ModelPrice};
 use crate::config::env::{TITLES_API_KEY_ENV, provider_key_env};
 use crate::config::raw::{RawProvider, RawTitles};
-use crate::config::context::{ContextLimits, ModelPrice};
 use crate::config::{Component, ProviderConfig, ProviderKind, TitlesConfig};
 use crate::secret::Secret;
 

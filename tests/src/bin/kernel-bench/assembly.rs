@@ -28,7 +28,10 @@ fn round(i: usize) -> Vec<Message> {
     if i % 3 != 2 {
         return vec![
             user,
-            Message::assistant_text(format!("关于第 {i} 轮：一切正常 all healthy. {}", "详细解释 explanation。".repeat(15))),
+            Message::assistant_text(format!(
+                "关于第 {i} 轮：一切正常 all healthy. {}",
+                "详细解释 explanation。".repeat(15)
+            )),
         ];
     }
     let id = format!("toolu_{i:04}");
@@ -46,7 +49,9 @@ fn round(i: usize) -> Vec<Message> {
             role: Role::User,
             content: vec![Block::ToolResult {
                 call_id: id,
-                content: format!("fetch_report 结果已处理(成功)，50000 字符，详见 data/cli_outputs/report-{i}.txt"),
+                content: format!(
+                    "fetch_report 结果已处理(成功)，50000 字符，详见 data/cli_outputs/report-{i}.txt"
+                ),
                 is_error: false,
             }],
         },
@@ -63,13 +68,15 @@ pub async fn run(table: &mut Table) -> anyhow::Result<()> {
     store.append_messages(session, &messages).await?;
     let user = Message::user_text("新的问题 a new question");
     let started = Instant::now();
-    let first = kernel_agentd::turn::assemble_for_bench(&store, session, CEILING, BUDGET, &user).await?;
+    let first =
+        kernel_agentd::turn::assemble_for_bench(&store, session, CEILING, BUDGET, &user).await?;
     let first_time = started.elapsed();
     let mut samples: Vec<Duration> = Vec::with_capacity(SAMPLES);
     let mut sent = 0;
     for _ in 0..SAMPLES {
         let started = Instant::now();
-        let m = kernel_agentd::turn::assemble_for_bench(&store, session, CEILING, BUDGET, &user).await?;
+        let m = kernel_agentd::turn::assemble_for_bench(&store, session, CEILING, BUDGET, &user)
+            .await?;
         samples.push(started.elapsed());
         sent = m.len();
     }

@@ -96,7 +96,9 @@ impl Opts {
                         .with_context(|| format!("--memories {value}"))?;
                 }
                 "--out" => opts.out = Some(value.into()),
-                "--only" => opts.only = Some(value.split(',').map(|s| s.trim().to_owned()).collect()),
+                "--only" => {
+                    opts.only = Some(value.split(',').map(|s| s.trim().to_owned()).collect())
+                }
                 _ => bail!("unknown option {flag} (see the top of kernel-bench/main.rs)"),
             }
         }
