@@ -132,7 +132,7 @@ mod tests {
         let n = fold_count(&h, 0, 5_000, 50);
         let left = messages_tokens(&h[n..]);
         assert!(left <= 3_000, "{left}");
-        assert!(n % 4 == 0 && n > 0);
+        assert!(n.is_multiple_of(4) && n > 0);
         let n = fold_count(&h, 0, 10, 50);
         assert_eq!(h.len() - n, 8, "the last two rounds stay whole");
     }

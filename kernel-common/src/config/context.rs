@@ -87,9 +87,12 @@ pub fn family_default(model: &str) -> u32 {
         1_000_000
     } else if has("gpt-5") {
         400_000
-    } else if has("gpt-4o") || has("o1") || has("o3") || has("o4") || has("gpt-4-turbo") {
-        128_000
-    } else if has("deepseek")
+    } else if has("gpt-4o")
+        || has("o1")
+        || has("o3")
+        || has("o4")
+        || has("gpt-4-turbo")
+        || has("deepseek")
         || has("kimi")
         || has("moonshot")
         || has("glm")

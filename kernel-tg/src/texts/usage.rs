@@ -84,11 +84,10 @@ impl Texts {
 
     /// The /status line: estimated context fill and whether a summary exists.
     pub fn context_fill(self, estimated: u64, budget: u64, has_summary: bool) -> String {
-        let percent = if budget == 0 {
-            0
-        } else {
-            estimated.saturating_mul(100) / budget
-        };
+        let percent = estimated
+            .saturating_mul(100)
+            .checked_div(budget)
+            .unwrap_or(0);
         let summary = match (self.locale(), has_summary) {
             (Locale::Zh, true) => "，有会话摘要",
             (Locale::Zh, false) => "，无会话摘要",
@@ -109,7 +108,7 @@ fn tokens(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
