@@ -31,7 +31,9 @@ pub fn fold_count(history: &[Message], fixed: u64, budget: u64, ceiling: usize) 
         .filter(|(_, m)| starts_round(m))
         .map(|(i, _)| i)
         .collect();
-    if starts.len() <= KEEP_ROUNDS {
+    // A ceiling below KEEP_ROUNDS wins (the window would drop the rest unsummarised).
+    let keep = KEEP_ROUNDS.min(ceiling.max(1));
+    if starts.len() <= keep {
         return 0;
     }
     let sizes: Vec<u64> = history.iter().map(message_tokens).collect();
@@ -39,13 +41,13 @@ pub fn fold_count(history: &[Message], fixed: u64, budget: u64, ceiling: usize) 
     if starts.len() <= ceiling && total <= budget {
         return 0;
     }
-    let rounds_mark = ((ceiling as f64 * FOLD_TO_ROUNDS) as usize).max(KEEP_ROUNDS);
+    let rounds_mark = ((ceiling as f64 * FOLD_TO_ROUNDS) as usize).max(keep);
     let tokens_mark = (budget as f64 * FOLD_TO_BUDGET) as u64;
     let mut remaining = total;
     let mut folded_to = starts[0];
     for (r, &start) in starts.iter().enumerate() {
         let rounds_left = starts.len() - r;
-        if rounds_left <= KEEP_ROUNDS || (rounds_left <= rounds_mark && remaining <= tokens_mark) {
+        if rounds_left <= keep || (rounds_left <= rounds_mark && remaining <= tokens_mark) {
             break;
         }
         let end = starts.get(r + 1).copied().unwrap_or(history.len());
@@ -135,6 +137,8 @@ mod tests {
         assert!(n.is_multiple_of(4) && n > 0);
         let n = fold_count(&h, 0, 10, 50);
         assert_eq!(h.len() - n, 8, "the last two rounds stay whole");
+        let n = fold_count(&h, 0, 1_000_000, 1);
+        assert_eq!(h.len() - n, 4, "a ceiling of one round keeps one");
     }
 
     #[test]
