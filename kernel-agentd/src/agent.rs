@@ -27,7 +27,8 @@ use crate::sessions::{SessionInfo, Sessions};
 use crate::skills::Skills;
 use crate::store::Store;
 use crate::titling::Titler;
-use crate::turn::{Extensions, TurnEvent, TurnStatus, Turns, TurnsSetup};
+use crate::turn::{ContextFill, Extensions, TurnEvent, TurnStatus, Turns, TurnsSetup};
+use crate::usage::UsageLedger;
 
 /// The daemon's services. Cloning is cheap (an `Arc`).
 #[derive(Clone, Debug)]
@@ -57,6 +58,8 @@ struct Inner {
     outbox: Outbox<TurnEvent>,
     /// Reminders and scheduled tasks, and their scheduler.
     schedules: Schedules,
+    /// Token usage per model call (`/usage`).
+    usage: UsageLedger,
 }
 
 /// What `GetStatus` reports (domain form; `rpc` converts it).
@@ -81,6 +84,8 @@ pub struct Status {
     pub memory_auto: AutoStatus,
     /// Embeddings (model, memories with vectors / all, last error), when configured.
     pub embeddings: Option<(EmbeddingsStatus, u64)>,
+    /// The current session's context fill.
+    pub context: ContextFill,
 }
 
 impl Agent {
@@ -160,6 +165,7 @@ impl Agent {
         crate::retention::spawn(&tasks, config.general.data_dir.clone(), root.child_token());
         let outbox = Outbox::new(store.clone(), root.child_token());
         crate::send_file::register_tool(&tools, &config, &outbox).map_err(ApiError::internal)?;
+        let usage = UsageLedger::new(&config, store.clone());
         let turns = Turns::new(
             &config,
             TurnsSetup {
@@ -175,6 +181,7 @@ impl Agent {
                 root: root.clone(),
                 tasks: tasks.clone(),
                 outbox: outbox.clone(),
+                usage: usage.clone(),
             },
         );
         let schedules = Schedules::new(
@@ -207,6 +214,7 @@ impl Agent {
                 turns,
                 outbox,
                 schedules,
+                usage,
             }),
         })
     }
@@ -256,6 +264,11 @@ impl Agent {
         &self.inner.schedules
     }
 
+    /// Token usage (`/usage`).
+    pub fn usage(&self) -> &UsageLedger {
+        &self.inner.usage
+    }
+
     /// The turn loop.
     pub fn turns(&self) -> &Turns {
         &self.inner.turns
@@ -274,13 +287,23 @@ impl Agent {
     /// A snapshot of the daemon's state.
     pub async fn status(&self) -> Result<Status, ApiError> {
         let selection = self.inner.models.selection();
+        let current_session = self.inner.sessions.current_info().await?;
+        let context = self
+            .inner
+            .turns
+            .context_fill(current_session.as_ref().map(|s| s.id))
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "cannot estimate the context fill");
+                ContextFill::default()
+            });
         Ok(Status {
             version: env!("CARGO_PKG_VERSION"),
             uptime: self.inner.started.elapsed(),
             database_path: self.inner.store.path().display().to_string(),
             // Whether memory search really uses the FTS5 index (not just whether SQLite has it).
             fts5_available: self.inner.memories.mode() == SearchMode::Fts5,
-            current_session: self.inner.sessions.current_info().await?,
+            current_session,
             provider: selection.provider,
             model: selection.model,
             turn: TurnStatus {
@@ -303,6 +326,7 @@ impl Agent {
                 )),
                 None => None,
             },
+            context,
         })
     }
 }

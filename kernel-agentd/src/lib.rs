@@ -32,6 +32,7 @@ mod test_support;
 pub(crate) mod titling;
 pub mod tools;
 pub mod turn;
+pub mod usage;
 
 pub use listen::Listeners;
 pub use server::run;

@@ -285,4 +285,33 @@ impl pb::agent_server::Agent for AgentService {
     async fn answer(&self, req: Request<pb::AnswerRequest>) -> RpcResult<pb::AnswerResponse> {
         Ok(Response::new(self.answer_rpc(req.into_inner())))
     }
+
+    async fn compact(&self, _req: Request<pb::CompactRequest>) -> RpcResult<pb::CompactResponse> {
+        let c = self.agent.turns().compact().await.map_err(to_status)?;
+        Ok(Response::new(pb::CompactResponse {
+            tokens_before: c.tokens_before,
+            tokens_after: c.tokens_after,
+            summary_rounds: c.summary_rounds,
+        }))
+    }
+
+    async fn get_usage(
+        &self,
+        _req: Request<pb::GetUsageRequest>,
+    ) -> RpcResult<pb::GetUsageResponse> {
+        let session = self
+            .agent
+            .sessions()
+            .current_info()
+            .await
+            .map_err(to_status)?
+            .map(|s| s.id);
+        let report = self
+            .agent
+            .usage()
+            .report(session)
+            .await
+            .map_err(|e| to_status(crate::error::ApiError::internal(e)))?;
+        Ok(Response::new(convert::usage_report(report)))
+    }
 }

@@ -1,6 +1,8 @@
 //! `Store`: the SQLite database (sessions, messages, settings, memories, daily notes, the outbox,
 //! schedules) behind a cheap `Clone` handle.
 //! `Store`: the SQLite database (sessions, messages, settings, memories, the outbox, the `/next` queue) behind a cheap `Clone` handle.
+//! `Store`: the SQLite database (sessions, messages, settings, memories, the outbox, session
+//! summaries, token usage) behind a cheap `Clone` handle.
 //!
 //! The database runs in WAL mode with foreign keys on; its schema is the versioned migrations
 //! under `kernel-agentd/migrations/`, applied by [`Store::open`]. Times are stored as unix
@@ -17,6 +19,8 @@ pub mod outbox;
 pub mod schedules;
 mod sessions;
 mod settings;
+mod summaries;
+mod usage;
 pub mod vectors;
 
 use std::path::{Path, PathBuf};
@@ -30,6 +34,8 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 pub use error::StoreError;
 pub use messages::StoredMessage;
 pub use sessions::SessionRow;
+pub use summaries::StoredSummary;
+pub use usage::UsageSum;
 
 /// The embedded schema migrations, in version order.
 pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations");

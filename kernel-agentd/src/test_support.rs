@@ -73,6 +73,8 @@ pub enum Step {
     Answer { text: String, message: Message },
     /// Never yields (until the stream is dropped).
     Hang,
+    /// The call fails before streaming.
+    Fail(LlmError),
 }
 
 impl Step {
@@ -139,6 +141,7 @@ impl Provider for ScriptedProvider {
                 Ok(Box::pin(futures::stream::iter(events)))
             }
             Some(Step::Hang) => Ok(Box::pin(futures::stream::pending())),
+            Some(Step::Fail(e)) => Err(e),
             None => Err(LlmError::Stream {
                 message: "the script has no more steps".into(),
             }),

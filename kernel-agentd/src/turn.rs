@@ -17,9 +17,11 @@
 //! (`FailedOver`); one that streamed text never does.
 
 mod answer;
+mod budget;
 mod context;
 mod extensions;
 mod gate;
+mod history;
 mod hook;
 mod input;
 mod media;
@@ -27,13 +29,17 @@ mod queue;
 mod recall;
 mod repair;
 mod run;
+mod session_summary;
 mod slim;
 mod steer;
 mod summary;
+mod tokens;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono_tz::Tz;
+use kernel_common::config::context::{ContextLimits, ContextWindow};
 use kernel_common::{Config, Redactor};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -53,6 +59,7 @@ use crate::skills::Skills;
 use crate::store::Store;
 use crate::titling::Titler;
 use crate::tools::ToolRegistry;
+use crate::usage::UsageLedger;
 use context::Soul;
 use gate::{Busy, Gate};
 
@@ -134,6 +141,25 @@ pub enum SpeechStage {
     Synthesizing,
 }
 
+/// What `/compact` did: the history's estimated tokens before and after, and the rounds the
+/// session summary now covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Compacted {
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    pub summary_rounds: u64,
+}
+
+/// How full the current session's next request would be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ContextFill {
+    /// System prompt, tools, summary and history, estimated (and corrected by the last usage).
+    pub estimated_tokens: u64,
+    /// What a request may hold (window minus the output reserve).
+    pub budget_tokens: u64,
+    pub has_summary: bool,
+}
+
 /// The events of one `Chat`.
 pub type TurnEvents = mpsc::UnboundedReceiver<TurnEvent>;
 
@@ -183,6 +209,12 @@ struct Inner {
     asks: Asks,
     /// Signalled when a `/next` message is queued (`queue.rs`).
     follow_ups: tokio::sync::Notify,
+    /// Every model call's tokens.
+    usage: UsageLedger,
+    /// Per provider: its context settings and `max_tokens` (the budget of a request).
+    windows: BTreeMap<String, (ContextLimits, Option<u32>)>,
+    /// Per session: the provider's input tokens over the estimate, from the last call.
+    calibration: tokens::Calibration,
 }
 
 /// The services and settings a [`Turns`] is built from.
@@ -203,6 +235,7 @@ pub struct TurnsSetup {
     pub root: CancellationToken,
     pub tasks: TaskTracker,
     pub outbox: Outbox<TurnEvent>,
+    pub usage: UsageLedger,
 }
 
 impl Turns {
@@ -231,6 +264,13 @@ impl Turns {
                 outbox: setup.outbox,
                 asks: Asks::default(),
                 follow_ups: tokio::sync::Notify::new(),
+                usage: setup.usage,
+                windows: config
+                    .providers
+                    .values()
+                    .map(|p| (p.name.clone(), (p.context.clone(), p.max_tokens)))
+                    .collect(),
+                calibration: tokens::Calibration::default(),
             }),
         }
     }
@@ -378,6 +418,96 @@ impl Turns {
     pub fn tools(&self) -> &ToolRegistry {
         &self.inner.tools
     }
+
+    /// The context window of `model` on provider `provider`.
+    fn window(&self, provider: &str, model: &str) -> ContextWindow {
+        match self.inner.windows.get(provider) {
+            Some((limits, max_tokens)) => limits.window(model, *max_tokens),
+            None => ContextLimits::default().window(model, None),
+        }
+    }
+
+    /// Folds every round of the current session but the last two into its summary now.
+    pub async fn compact(&self) -> Result<Compacted, ApiError> {
+        let inner = &self.inner;
+        let session = inner.sessions.current().await?;
+        let kind = inner.models.current()?.kind;
+        let (tokens_before, tokens_after) =
+            history::compact(&inner.store, session.id, inner.context_rounds, kind)
+                .await
+                .map_err(ApiError::internal)?;
+        let summary_rounds = history::load(&inner.store, session.id, history::Limits::peek(kind))
+            .await
+            .map_err(ApiError::internal)?
+            .summary
+            .rounds;
+        tracing::info!(
+            session = session.id,
+            tokens_before,
+            tokens_after,
+            summary_rounds,
+            "session compacted"
+        );
+        Ok(Compacted {
+            tokens_before,
+            tokens_after,
+            summary_rounds,
+        })
+    }
+
+    /// The context fill of session `session_id` (the budget alone without one), for `/status`.
+    pub async fn context_fill(&self, session_id: Option<i64>) -> Result<ContextFill, ApiError> {
+        let inner = &self.inner;
+        let model = inner.models.current()?;
+        let budget_tokens = u64::from(self.window(&model.name, &model.model).input_budget());
+        let Some(session_id) = session_id else {
+            return Ok(ContextFill {
+                budget_tokens,
+                ..ContextFill::default()
+            });
+        };
+        let history = history::load(&inner.store, session_id, history::Limits::peek(model.kind))
+            .await
+            .map_err(ApiError::internal)?;
+        let system = context::with_skills(
+            inner.soul.system_prompt().await,
+            &inner.skills.index().await,
+        );
+        let estimate = tokens::prefix_tokens(&system, &inner.tools.specs()) + history.tokens();
+        Ok(ContextFill {
+            estimated_tokens: inner.calibration.correct(session_id, estimate),
+            budget_tokens,
+            has_summary: !history.summary.is_empty(),
+        })
+    }
+}
+
+/// Benchmark support (`kernel-bench`): a turn's request assembly for `session_id` — the summary
+/// and the unfolded rounds loaded from the store, folded when over the ceiling or `budget`,
+/// repaired, the summary placed, the new message appended. Returns the request's messages.
+#[doc(hidden)]
+pub async fn assemble_for_bench(
+    store: &Store,
+    session_id: i64,
+    rounds: usize,
+    budget: u64,
+    user: &crate::conversation::Message,
+) -> Result<Vec<crate::conversation::Message>, crate::store::StoreError> {
+    let limits = history::Limits {
+        rounds,
+        budget,
+        fixed: tokens::message_tokens(user),
+        kind: kernel_common::config::ProviderKind::Claude,
+    };
+    let history = history::load(store, session_id, limits)
+        .await?
+        .with_summary();
+    Ok(context::assemble(
+        history,
+        user,
+        "[当前时间: 2026-01-01T00:00:00+0800 (Asia/Shanghai)]",
+    )
+    .messages)
 }
 
 #[cfg(test)]

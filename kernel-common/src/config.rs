@@ -4,6 +4,7 @@
 //! file, applies env overrides, resolves paths against the config file's folder, wraps secrets in
 //! [`Secret`] and refuses what cannot run, with messages that say how to fix it.
 
+pub mod context;
 pub mod env;
 pub mod raw;
 mod secrets;
@@ -143,12 +144,19 @@ pub struct ProviderConfig {
     pub headers: BTreeMap<String, Secret>,
     /// No bytes for this long ends the stream with a stall error (default 120 s).
     pub stream_idle_timeout: std::time::Duration,
+    /// The context window settings and per-model prices.
+    pub context: context::ContextLimits,
 }
 
 impl ProviderConfig {
     /// Whether the provider can be used (has a key).
     pub fn available(&self) -> bool {
         self.api_key.is_some()
+    }
+
+    /// The context window of `model` on this provider.
+    pub fn window(&self, model: &str) -> context::ContextWindow {
+        self.context.window(model, self.max_tokens)
     }
 }
 

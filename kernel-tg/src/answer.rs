@@ -8,7 +8,7 @@ use crate::agentd::{Agentd, Client, is_transport_failure, refused};
 use crate::command::Command;
 use crate::texts::{
     CooldownEntry, EmbeddingsEntry, McpEntry, MemoryAutoView, MemoryEntry, ProviderEntry,
-    ScheduleEntry, SessionEntry, SkillEntry, StatusView, Texts,
+    ScheduleEntry, SessionEntry, SkillEntry, StatusView, Texts, UsageTotalsView, UsageView,
 };
 
 /// The HTML reply to `command`, sent as message `message_id` (what a `/steer` or `/next` turn's
@@ -93,7 +93,26 @@ async fn call(
                 .get_status(pb::GetStatusRequest {})
                 .await?
                 .into_inner();
-            status_text(&status, texts)
+            let mut text = status_text(&status, texts);
+            text.push('\n');
+            text.push_str(&texts.context_fill(
+                status.context_tokens,
+                status.context_budget_tokens,
+                status.has_summary,
+            ));
+            text
+        }
+        Command::Compact => {
+            let c = client.compact(pb::CompactRequest {}).await?.into_inner();
+            texts.compacted(c.tokens_before, c.tokens_after, c.summary_rounds)
+        }
+        Command::Usage => {
+            let u = client.get_usage(pb::GetUsageRequest {}).await?.into_inner();
+            texts.usage_report(&UsageView {
+                today: usage_totals(u.today),
+                session: usage_totals(u.session),
+                last_30_days: usage_totals(u.last_30_days),
+            })
         }
         Command::New => {
             client.new_session(pb::NewSessionRequest {}).await?;
@@ -301,6 +320,18 @@ fn status_text(status: &pb::GetStatusResponse, texts: Texts) -> String {
     });
     html.push_str(&texts.queue_lines(&status.queued_next));
     html
+}
+
+fn usage_totals(t: Option<pb::UsageTotals>) -> UsageTotalsView {
+    let t = t.unwrap_or_default();
+    UsageTotalsView {
+        calls: t.calls,
+        input: t.input_tokens,
+        output: t.output_tokens,
+        cache_read: t.cache_read_tokens,
+        cache_write: t.cache_write_tokens,
+        cost_usd: t.cost_usd,
+    }
 }
 
 fn session_entry(s: &pb::SessionInfo) -> SessionEntry<'_> {

@@ -53,6 +53,10 @@ pub enum Command {
     Steer(String),
     /// `/next <text>`: queued to run after the running turn (trimmed).
     Next(String),
+    /// `/compact`: fold the session's older rounds into its summary now.
+    Compact,
+    /// `/usage`: tokens and cost today, this session, the last 30 days.
+    Usage,
 }
 
 /// Which command of the table, without arguments (for errors, menus and help).
@@ -77,6 +81,8 @@ pub enum CommandKind {
     Tasks,
     Steer,
     Next,
+    Compact,
+    Usage,
 }
 
 /// Why a command could not be used; each variant maps to a localized hint in `texts`.
@@ -113,7 +119,7 @@ pub enum CommandError {
 
 impl CommandKind {
     /// Every command, in menu/help order.
-    pub const ALL: [CommandKind; 19] = [
+    pub const ALL: [CommandKind; 21] = [
         CommandKind::Start,
         CommandKind::Help,
         CommandKind::New,
@@ -133,6 +139,8 @@ impl CommandKind {
         CommandKind::Notes,
         CommandKind::Steer,
         CommandKind::Next,
+        CommandKind::Compact,
+        CommandKind::Usage,
     ];
 
     /// The command's name without the slash, as typed and as registered with setMyCommands.
@@ -157,6 +165,8 @@ impl CommandKind {
             CommandKind::Tasks => "tasks",
             CommandKind::Steer => "steer",
             CommandKind::Next => "next",
+            CommandKind::Compact => "compact",
+            CommandKind::Usage => "usage",
         }
     }
 
@@ -216,6 +226,8 @@ impl CommandKind {
                 "排到当前任务之后：/next 内容",
                 "Queue after the running task: /next text",
             ),
+            CommandKind::Compact => ("压缩会话上下文", "Compact the session context"),
+            CommandKind::Usage => ("用量与费用", "Token usage and cost"),
         };
         match locale {
             Locale::Zh => zh,
@@ -247,6 +259,8 @@ impl Command {
             Command::Tasks | Command::TasksDelete(_) => CommandKind::Tasks,
             Command::Steer(_) => CommandKind::Steer,
             Command::Next(_) => CommandKind::Next,
+            Command::Compact => CommandKind::Compact,
+            Command::Usage => CommandKind::Usage,
         }
     }
 }
@@ -306,6 +320,8 @@ fn build(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
             _ => Command::Cancel,
         },
         CommandKind::Status => Command::Status,
+        CommandKind::Compact => Command::Compact,
+        CommandKind::Usage => Command::Usage,
         CommandKind::Resume => match numbers(kind, args, 1)?.first() {
             Some(n) => Command::Resume(*n),
             None => return Err(CommandError::MissingNumber { command: kind }),

@@ -13,6 +13,7 @@ mod notes;
 mod refusals;
 mod skills;
 mod steering;
+mod usage;
 
 pub use embeddings::EmbeddingsEntry;
 pub use failures::FAILURE_REASONS;
@@ -22,6 +23,7 @@ pub use listing::{
 pub use notes::MemoryAutoView;
 pub use refusals::REASONS;
 pub use skills::SkillEntry;
+pub use usage::{UsageTotalsView, UsageView};
 
 use kernel_common::config::Locale;
 

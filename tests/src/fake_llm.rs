@@ -141,6 +141,10 @@ struct Shared {
     /// The prompt-cache model, when on; and the usage it reported, per Anthropic reply.
     cache: Mutex<Option<cache::PromptCache>>,
     billed: Mutex<Vec<FakeUsage>>,
+    /// The context limit, when on: requests estimated over it are refused (see
+    /// [`FakeLlm::limit_context`]); with the estimate of every request and whether it was refused.
+    limit: Mutex<Option<u64>>,
+    sizes: Mutex<Vec<(u64, bool)>>,
 }
 
 /// When the fake received a request and when it finished sending the response body
@@ -238,6 +242,20 @@ impl FakeLlm {
     /// The usage the prompt-cache model reported, one per Anthropic reply, in order.
     pub fn billed(&self) -> Vec<FakeUsage> {
         self.shared.billed.lock().unwrap().clone()
+    }
+
+    /// Turns on a context window of `tokens` (estimated as body bytes / 4, rounded up): a
+    /// request over it is refused with the provider's real "prompt is too long" /
+    /// `context_length_exceeded` 400 (without consuming a script), and a reply whose scripted
+    /// usage has no input reports the request's estimate as its input tokens.
+    pub fn limit_context(&self, tokens: u64) {
+        *self.shared.limit.lock().unwrap() = Some(tokens);
+    }
+
+    /// Under [`FakeLlm::limit_context`]: every model request's estimated tokens and whether it
+    /// was refused as over the limit, in order.
+    pub fn request_sizes(&self) -> Vec<(u64, bool)> {
+        self.shared.sizes.lock().unwrap().clone()
     }
 
     /// Ends every stalled or held stream now (as dropping the fake does).
@@ -344,19 +362,56 @@ fn answer(
             return reject(api, rejection);
         }
     }
+    let limit = *shared.limit.lock().unwrap();
+    let size = estimate_tokens(raw_body.len());
+    if let Some(limit) = limit {
+        let over = size > limit;
+        shared.sizes.lock().unwrap().push((size, over));
+        if over {
+            let message = match api {
+                Api::Anthropic => format!("prompt is too long: {size} tokens > {limit} maximum"),
+                Api::OpenAi => format!(
+                    "This model's maximum context length is {limit} tokens. However, your messages resulted in {size} tokens. Please reduce the length of the messages."
+                ),
+            };
+            let error = Script::Error(HttpError {
+                kind: ErrorKind::PromptTooLong,
+                message: Some(message),
+            });
+            let call = call_of(shared, &json, headers);
+            return match api {
+                Api::Anthropic => anthropic::render(error, &call),
+                Api::OpenAi => openai::render(error, &call),
+            };
+        }
+    }
     let mut script = shared
         .queue
         .lock()
         .unwrap()
         .pop_front()
         .unwrap_or_else(|| Script::text(DEFAULT_TEXT));
+    if let (Some(_), Script::Reply(reply)) = (limit, &mut script)
+        && reply.usage.input == 0
+    {
+        reply.usage.input = size;
+    }
     if let (Api::Anthropic, Script::Reply(reply)) = (api, &mut script)
         && let Some(cache) = shared.cache.lock().unwrap().as_mut()
     {
         reply.usage = cache.account(raw_body, reply.usage);
         shared.billed.lock().unwrap().push(reply.usage);
     }
-    let call = Call {
+    let call = call_of(shared, &json, headers);
+    match api {
+        Api::Anthropic => anthropic::render(script, &call),
+        Api::OpenAi => openai::render(script, &call),
+    }
+}
+
+/// What the renderers need to know about a request.
+fn call_of(shared: &Shared, json: &Value, headers: &HeaderMap) -> Call {
+    Call {
         model: json
             .get("model")
             .and_then(Value::as_str)
@@ -370,10 +425,6 @@ fn answer(
         key: sent_key(headers),
         seq: shared.seq.fetch_add(1, Ordering::SeqCst),
         shutdown: shared.shutdown.clone(),
-    };
-    match api {
-        Api::Anthropic => anthropic::render(script, &call),
-        Api::OpenAi => openai::render(script, &call),
     }
 }
 

@@ -98,6 +98,9 @@ pub fn status(s: agent::Status) -> pb::GetStatusResponse {
         }),
         // Filled in by `GetStatus` from the `/next` queue.
         queued_next: Vec::new(),
+        context_tokens: s.context.estimated_tokens,
+        context_budget_tokens: s.context.budget_tokens,
+        has_summary: s.context.has_summary,
     }
 }
 
@@ -112,6 +115,23 @@ fn memory_auto(m: crate::memory_auto::AutoStatus) -> pb::MemoryAutoStatus {
             .last
             .map(|r| r.outcome.as_str().to_owned())
             .unwrap_or_default(),
+    }
+}
+
+/// `GetUsage`' reply.
+pub fn usage_report(r: crate::usage::UsageReport) -> pb::GetUsageResponse {
+    let totals = |t: crate::usage::UsageTotals| pb::UsageTotals {
+        calls: t.calls,
+        input_tokens: t.usage.input_tokens,
+        output_tokens: t.usage.output_tokens,
+        cache_read_tokens: t.usage.cache_read_tokens,
+        cache_write_tokens: t.usage.cache_write_tokens,
+        cost_usd: t.cost_usd,
+    };
+    pb::GetUsageResponse {
+        today: Some(totals(r.today)),
+        session: Some(totals(r.session)),
+        last_30_days: Some(totals(r.last_30_days)),
     }
 }
 

@@ -183,6 +183,15 @@ impl Store {
         }
     }
 
+    /// Messages of `session_id` with `ordinal > after`, in order.
+    pub async fn load_after(
+        &self,
+        session_id: i64,
+        after: i64,
+    ) -> Result<Vec<StoredMessage>, StoreError> {
+        self.load_from(session_id, after.saturating_add(1)).await
+    }
+
     /// Messages of `session_id` with `ordinal >= from`, in order.
     async fn load_from(
         &self,

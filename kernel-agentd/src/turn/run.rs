@@ -2,6 +2,7 @@
 //! voice reply and the final event.
 
 mod deliver;
+mod fit;
 mod media;
 mod steer;
 
@@ -15,12 +16,13 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use super::context::{assemble, format_now, per_turn_block, window_rounds, with_skills};
+use super::context::{assemble, format_now, per_turn_block, with_skills};
 use super::gate::Permit;
+use super::history::{self, Limits};
 use super::input::Accepted;
-use super::repair::repair;
 use super::slim::slim;
 use super::summary::{input_summary, result_summary};
+use super::tokens::{message_tokens, prefix_tokens};
 use super::{MAX_TOOL_CALLS, TurnEvent, Turns};
 use kernel_common::config::Locale;
 
@@ -38,6 +40,11 @@ const STORE_FAILED: &str = "could not save the conversation (database error); se
 const CANCELLED_BY_USER: &str = "cancelled by the user";
 /// The result of a planned call not run because the owner steered before it started.
 const SKIPPED_BY_STEER: &str = "skipped: the owner steered";
+/// The same tool with the same input is run at most this many times per user message.
+const MAX_IDENTICAL_CALLS: usize = 2;
+/// Room left in the budget for the per-turn block (time, recalled memories) when history is
+/// loaded (it is built afterwards).
+const PER_TURN_ALLOWANCE: u64 = 1_000;
 /// How long cancelled tools may take to notice their token before they are dropped.
 const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
 
@@ -115,6 +122,15 @@ pub(super) struct Turn {
     /// What the model sees: full content (the store gets the slimmed form).
     messages: Vec<Message>,
     stable_prefix: usize,
+    /// Index in `messages` of this turn's user message (what came before is history).
+    turn_start: usize,
+    /// Estimated tokens a request may hold (the window minus the output reserve, lowered by the
+    /// session's calibration).
+    budget: u64,
+    /// Context-too-long retries so far (1: compacted, 2: current message only).
+    shrinks: u8,
+    /// Calls so far per `tool` + input, for the doom-loop guard.
+    repeats: HashMap<String, usize>,
     usage: Usage,
     calls_used: usize,
     delivery: Option<OwnerDelivery>,
@@ -145,6 +161,10 @@ impl Turn {
             specs: Vec::new(),
             messages: Vec::new(),
             stable_prefix: 0,
+            turn_start: 0,
+            budget: u64::MAX,
+            shrinks: 0,
+            repeats: HashMap::new(),
             usage: Usage::default(),
             calls_used: 0,
             delivery: s.delivery,
@@ -235,6 +255,7 @@ impl Turn {
             let tools_allowed = self.calls_used < MAX_TOOL_CALLS;
             let response = self.model_step(tools_allowed).await?;
             self.usage += response.usage;
+            self.account(&response.usage).await;
             let message = response.message;
             let calls: Vec<Call> = message
                 .tool_calls()
@@ -295,25 +316,27 @@ impl Turn {
     async fn prepare(&mut self) -> Result<(), Stop> {
         let turns = &self.turns.inner;
         let (rounds, k, tz) = (turns.context_rounds, turns.memory_recall_k, turns.tz);
-        let stored = turns
-            .store
-            .load_last_rounds(self.session_id, rounds)
-            .await
-            .map_err(store_failed)?;
-        let history = window_rounds(
-            repair(
-                stored.into_iter().map(|s| s.message).collect(),
-                self.model.kind,
-            ),
-            rounds,
-        );
-        self.persist(&self.user.clone(), &[]).await?;
-        let turns = &self.turns.inner;
         self.system = with_skills(
             turns.soul.system_prompt().await,
             &turns.skills.index().await,
         );
         self.specs = turns.tools.specs();
+        self.budget = self.budget_for_model();
+        let fixed = prefix_tokens(&self.system, &self.specs)
+            + message_tokens(&self.user)
+            + PER_TURN_ALLOWANCE;
+        let limits = Limits {
+            rounds,
+            budget: self.budget,
+            fixed,
+            kind: self.model.kind,
+        };
+        let history = history::load(&turns.store, self.session_id, limits)
+            .await
+            .map_err(store_failed)?
+            .with_summary();
+        self.persist(&self.user.clone(), &[]).await?;
+        let turns = &self.turns.inner;
         let query = media::recall_query(&self.user);
         let memories = if k == 0 || query.trim().is_empty() {
             Vec::new()
@@ -329,6 +352,7 @@ impl Turn {
         let assembled = assemble(history, &self.user, &per_turn);
         self.messages = assembled.messages;
         self.stable_prefix = assembled.stable_prefix;
+        self.turn_start = assembled.stable_prefix;
         Ok(())
     }
 
@@ -337,6 +361,7 @@ impl Turn {
     /// fallback provider (see [`crate::models::Models::fail_over`]), which the turn then keeps.
     async fn model_step(&mut self, tools_allowed: bool) -> Result<ModelResponse, Stop> {
         loop {
+            self.fit_budget().await?;
             let mut partial = None;
             let error = match self.stream_model(tools_allowed, &mut partial).await {
                 Ok(response) => {
@@ -344,6 +369,13 @@ impl Turn {
                     return Ok(response);
                 }
                 Err(CallError::Cancelled) => Stop::Cancelled,
+                Err(CallError::Llm(e @ LlmError::ContextTooLong { .. })) if partial.is_none() => {
+                    tracing::warn!(error = %e, estimate = self.request_tokens(), budget = self.budget, "the provider says the context is too long");
+                    if self.shrink().await? {
+                        continue;
+                    }
+                    llm_failed(e)
+                }
                 Err(CallError::Llm(e)) if partial.is_none() => {
                     let models = &self.turns.inner.models;
                     match models.fail_over(&self.model.name, &e).await {
@@ -444,6 +476,19 @@ impl Turn {
                 tool_name: call.name.clone(),
                 input_summary,
             });
+            let seen = self.repeats.entry(call_key(call)).or_default();
+            *seen += 1;
+            if *seen > MAX_IDENTICAL_CALLS {
+                let output = repeat_output(&call.name);
+                tracing::warn!(tool = %call.name, call = %call.id, "doom loop: an identical call was not run");
+                self.emit(TurnEvent::ToolFinished {
+                    call_id: call.id.clone(),
+                    ok: false,
+                    summary: result_summary(&output, &turns.redactor),
+                });
+                outputs[i] = Some(output);
+                continue;
+            }
             self.with_permit(|p| p.tool_started(&call.name));
             let ctx = ToolContext {
                 cancel: self.cancel.child_token(),
@@ -570,6 +615,18 @@ impl Turn {
             .map_err(store_failed)?;
         Ok(())
     }
+}
+
+/// The doom-loop guard's key of a call: its tool and its input (object keys sorted).
+fn call_key(call: &Call) -> String {
+    format!("{}\u{0}{}", call.name, call.input)
+}
+
+/// The result of a call the doom-loop guard did not run.
+fn repeat_output(tool: &str) -> ToolOutput {
+    ToolOutput::error(format!(
+        "not run: {tool} was already called {MAX_IDENTICAL_CALLS} times with this same input for this message; use the results you have, change the input, or answer"
+    ))
 }
 
 fn limit_output() -> ToolOutput {

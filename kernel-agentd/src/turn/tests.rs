@@ -73,6 +73,7 @@ async fn fixture(env: &TestEnv, provider: Arc<ScriptedProvider>) -> Fixture {
             titler,
             after_round: super::RoundHook::default(),
             outbox: crate::outbox::Outbox::new(env.store.clone(), root.clone()),
+            usage: crate::usage::UsageLedger::new(&env.config, env.store.clone()),
             root,
             tasks: tasks.clone(),
         },
@@ -230,3 +231,5 @@ async fn cancel_stops_a_hanging_model_call_and_frees_the_gate() {
         "the cancelled turn kept its user message"
     );
 }
+
+mod budget;

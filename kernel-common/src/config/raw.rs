@@ -79,6 +79,24 @@ pub struct RawProvider {
     pub models: Option<Vec<String>>,
     pub headers: Option<BTreeMap<String, String>>,
     pub stream_idle_timeout_secs: Option<u64>,
+    /// The model's context window in tokens (default by model family).
+    pub context_tokens: Option<u32>,
+    /// Tokens kept free for the answer (default: `max_tokens`).
+    pub reserve_output_tokens: Option<u32>,
+    /// Per-model `context_tokens` overrides.
+    pub model_context_tokens: Option<BTreeMap<String, u32>>,
+    /// `[providers.<name>.prices."<model>"]`: USD per million tokens.
+    pub prices: Option<BTreeMap<String, RawPrice>>,
+}
+
+/// A model's prices, USD per million tokens.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPrice {
+    pub input: Option<f64>,
+    pub output: Option<f64>,
+    pub cache_read: Option<f64>,
+    pub cache_write: Option<f64>,
 }
 
 /// `[titles]`: its own endpoint, not a reference to a provider.

@@ -3,6 +3,7 @@
 
 mod support;
 
+mod config_context;
 mod config_embeddings;
 mod config_example;
 mod config_example_current;

@@ -94,8 +94,8 @@ impl Texts {
             }
             "MODEL_CONTEXT_TOO_LONG" => self
                 .pick(
-                    "对话太长，超出了模型的上下文窗口，请发送 /new 开始新会话",
-                    "the conversation no longer fits the model's context window; send /new to start a new session",
+                    "这条消息加上必要的上下文仍超出模型的上下文窗口（已自动压缩并重试）；请缩短消息或附件，或发送 /new 开始新会话",
+                    "this message still does not fit the model's context window (the session was compacted and retried); shorten the message or attachment, or send /new to start a new session",
                 )
                 .into(),
             "MODEL_CAPABILITY_MISSING" => {

@@ -97,6 +97,14 @@ impl Texts {
                 "自动记忆记下的当天笔记（默认今天）",
                 "the day's notes kept by auto memory (default: today)",
             ),
+            CommandKind::Compact => self.pick(
+                "把较早的对话折叠进会话摘要，腾出上下文",
+                "fold older rounds into the session summary to free context",
+            ),
+            CommandKind::Usage => self.pick(
+                "今日、本会话、近 30 天的 token 用量与费用",
+                "tokens and cost today, this session, the last 30 days",
+            ),
             CommandKind::Help | CommandKind::Start => self.pick("显示本帮助", "show this help"),
         }
     }

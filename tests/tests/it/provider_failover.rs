@@ -228,6 +228,11 @@ async fn no_fail_over_after_streamed_text_or_on_a_bad_request() {
             ),
         ];
         for (name, script) in cases {
+            if name == "context too long" {
+                // Compacted and retried, then retried with the current message only.
+                first.push(script.clone());
+                first.push(script.clone());
+            }
             first.push(script);
             let events = turn(&mut h.client, name).await;
             let message = failed(&events);

@@ -111,10 +111,13 @@ async fn a_long_answer_arrives_in_valid_chunks_in_order_each_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_turn_shows_the_error_in_place_of_the_placeholder() {
     let stack = Stack::start().await;
-    stack.llm.push(Script::raw_error(
-        400,
-        r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}}"#,
-    ));
+    // The first refusal compacts and retries, the second retries with the message alone.
+    for _ in 0..3 {
+        stack.llm.push(Script::raw_error(
+            400,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}}"#,
+        ));
+    }
     stack.owner_says("hi");
     let edit = stack
         .telegram

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::{Ctx, given, placeholder_note};
+use crate::config::context::{ContextLimits, ModelPrice};
 use crate::config::env::{TITLES_API_KEY_ENV, provider_key_env};
 use crate::config::raw::{RawProvider, RawTitles};
 use crate::config::{Component, ProviderConfig, ProviderKind, TitlesConfig};
@@ -14,6 +15,8 @@ use crate::secret::Secret;
 const DEFAULT_IDLE_SECS: u64 = 120;
 /// `titles.max_tokens` for `openai_compat` when not set: a title is a few words.
 const DEFAULT_TITLE_MAX_TOKENS: u32 = 100;
+/// The smallest context window accepted (anything smaller cannot hold the system prompt).
+const MIN_CONTEXT_TOKENS: u32 = 4_096;
 /// The OpenAI API (also the `[stt]` / `[tts]` endpoint when not set).
 pub(super) const OPENAI_BASE: &str = "https://api.openai.com/v1";
 
@@ -73,6 +76,7 @@ fn provider(ctx: &mut Ctx<'_>, name: &str, raw: &RawProvider) -> Option<Provider
         ));
     }
     let headers = headers(ctx, &key, raw.headers.as_ref());
+    let context = context_limits(ctx, &key, raw);
     let kind = kind?;
     let api_base = ctx.url(
         &format!("{key}.api_base"),
@@ -89,7 +93,57 @@ fn provider(ctx: &mut Ctx<'_>, name: &str, raw: &RawProvider) -> Option<Provider
         models,
         headers,
         stream_idle_timeout: Duration::from_secs(idle),
+        context,
     })
+}
+
+/// `context_tokens`, `reserve_output_tokens`, `model_context_tokens` and `prices`.
+fn context_limits(ctx: &mut Ctx<'_>, key: &str, raw: &RawProvider) -> ContextLimits {
+    let mut check = |what: &str, n: Option<u32>| {
+        if n.is_some_and(|n| n < MIN_CONTEXT_TOKENS) {
+            ctx.refuse(format!(
+                "{key}.{what} must be at least {MIN_CONTEXT_TOKENS}: set the model's context window in tokens, e.g. 128000"
+            ));
+        }
+    };
+    check("context_tokens", raw.context_tokens);
+    let per_model = raw.model_context_tokens.clone().unwrap_or_default();
+    for (model, n) in &per_model {
+        check(&format!("model_context_tokens.\"{model}\""), Some(*n));
+    }
+    if let (Some(reserve), Some(window)) = (raw.reserve_output_tokens, raw.context_tokens)
+        && reserve >= window
+    {
+        ctx.refuse(format!(
+            "{key}.reserve_output_tokens ({reserve}) must be below context_tokens ({window})"
+        ));
+    }
+    let mut prices = BTreeMap::new();
+    for (model, p) in raw.prices.iter().flatten() {
+        let values = [p.input, p.output, p.cache_read, p.cache_write];
+        if values.iter().flatten().any(|v| !v.is_finite() || *v < 0.0) {
+            ctx.refuse(format!(
+                "{key}.prices.\"{model}\": prices must be zero or more (USD per million tokens)"
+            ));
+            continue;
+        }
+        let input = p.input.unwrap_or(0.0);
+        prices.insert(
+            model.clone(),
+            ModelPrice {
+                input,
+                output: p.output.unwrap_or(0.0),
+                cache_read: p.cache_read.unwrap_or(input),
+                cache_write: p.cache_write.unwrap_or(input),
+            },
+        );
+    }
+    ContextLimits {
+        context_tokens: raw.context_tokens,
+        reserve_output_tokens: raw.reserve_output_tokens,
+        model_context_tokens: per_model,
+        prices,
+    }
 }
 
 /// `type`: required, `claude` or `openai_compat`.

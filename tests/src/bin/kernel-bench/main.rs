@@ -4,10 +4,11 @@
 //! ```text
 //! kernel-bench [--quick] [--idle-secs N] [--soak-secs N] [--turns N] [--growth-turns N]
 //!              [--memories 1000,10000,100000] [--ready-runs N] [--out FILE]
-//!              [--sections turns,growth,tokens,memsearch,automem]
+//!              [--sections turns,growth,tokens,assembly,memsearch,automem]  (alias: --only)
 //! ```
 //! Binaries: `$KERNEL_BENCH_BIN_DIR`, else the directory of this program.
 
+mod assembly;
 mod automem;
 mod growth;
 mod memsearch;
@@ -24,7 +25,14 @@ use anyhow::{Context as _, bail};
 use table::Table;
 
 /// Every section, in the order they run.
-const SECTIONS: [&str; 5] = ["turns", "growth", "tokens", "memsearch", "automem"];
+const SECTIONS: [&str; 6] = [
+    "turns",
+    "growth",
+    "tokens",
+    "assembly",
+    "memsearch",
+    "automem",
+];
 
 /// What to run and how long.
 #[derive(Debug, Clone)]
@@ -100,7 +108,7 @@ impl Opts {
                         .with_context(|| format!("--memories {value}"))?;
                 }
                 "--out" => opts.out = Some(value.into()),
-                "--sections" => {
+                "--sections" | "--only" => {
                     opts.sections = value.split(',').map(|s| s.trim().to_owned()).collect();
                     if let Some(bad) = opts
                         .sections
@@ -133,6 +141,9 @@ async fn main() -> anyhow::Result<()> {
     }
     if on("tokens") {
         tokens::run(&bins, &mut table).await?;
+    }
+    if on("assembly") {
+        assembly::run(&mut table).await?;
     }
     if on("memsearch") {
         memsearch::run(&opts, &bins, &mut table).await?;

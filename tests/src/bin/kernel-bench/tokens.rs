@@ -54,10 +54,11 @@ pub async fn run(bins: &Path, table: &mut Table) -> anyhow::Result<()> {
         "input tokens billed per turn, 30 turns, cache-stable prefix",
         format!("{with:.0} (turn 30: {:.0}); {:.0}% saved", weighted(&last), (1.0 - with / without) * 100.0),
         &format!(
-            "uncached {:.0} + 1.25 × written {:.0} + 0.1 × read {:.0} per turn on average (fake's cache model)",
+            "uncached {:.0} + 1.25 × written {:.0} + 0.1 × read {:.0} per turn on average (fake's cache model); cache-read share of input tokens {:.1}%",
             mean(&|u| u.input as f64),
             mean(&|u| u.cache_write as f64),
-            mean(&|u| u.cache_read as f64)
+            mean(&|u| u.cache_read as f64),
+            100.0 * mean(&|u| u.cache_read as f64) / without
         ),
     );
     Ok(())

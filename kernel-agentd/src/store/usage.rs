@@ -1,0 +1,127 @@
+//! Token usage: one row per model call (provider, model, session, time, the four token counts),
+//! summed per provider and model for `/usage`.
+
+use chrono::{DateTime, Utc};
+
+use super::{Store, StoreError, now_millis};
+use crate::conversation::Usage;
+
+/// The usage of one provider/model over a period.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageSum {
+    pub provider: String,
+    pub model: String,
+    pub calls: u64,
+    pub usage: Usage,
+}
+
+impl Store {
+    /// Records one model call's usage.
+    pub async fn record_usage(
+        &self,
+        session_id: Option<i64>,
+        provider: &str,
+        model: &str,
+        usage: &Usage,
+    ) -> Result<(), StoreError> {
+        let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        sqlx::query(
+            "INSERT INTO usage (session_id, provider, model, input_tokens, output_tokens,
+                 cache_read_tokens, cache_write_tokens, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )
+        .bind(session_id)
+        .bind(provider)
+        .bind(model)
+        .bind(n(usage.input_tokens))
+        .bind(n(usage.output_tokens))
+        .bind(n(usage.cache_read_tokens))
+        .bind(n(usage.cache_write_tokens))
+        .bind(now_millis())
+        .execute(&self.pool)
+        .await
+        .map_err(StoreError::db("record usage"))?;
+        Ok(())
+    }
+
+    /// Usage since `since` (all time when `None`), of `session_id` only when set, summed per
+    /// provider and model (sorted by them).
+    pub async fn usage_since(
+        &self,
+        since: Option<DateTime<Utc>>,
+        session_id: Option<i64>,
+    ) -> Result<Vec<UsageSum>, StoreError> {
+        let since = since.map_or(i64::MIN, |t| t.timestamp_millis());
+        let rows: Vec<(String, String, i64, i64, i64, i64, i64)> = sqlx::query_as(
+            "SELECT provider, model, COUNT(*), SUM(input_tokens), SUM(output_tokens),
+                    SUM(cache_read_tokens), SUM(cache_write_tokens)
+             FROM usage WHERE created_at >= ?1 AND (?2 IS NULL OR session_id = ?2)
+             GROUP BY provider, model ORDER BY provider, model",
+        )
+        .bind(since)
+        .bind(session_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::db("read usage"))?;
+        let u = |v: i64| u64::try_from(v).unwrap_or(0);
+        Ok(rows
+            .into_iter()
+            .map(|(provider, model, calls, i, o, r, w)| UsageSum {
+                provider,
+                model,
+                calls: u(calls),
+                usage: Usage {
+                    input_tokens: u(i),
+                    output_tokens: u(o),
+                    cache_read_tokens: u(r),
+                    cache_write_tokens: u(w),
+                },
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn usage_sums_per_model_session_and_period() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("k.db")).await.unwrap();
+        let a = store.create_session("p", "m").await.unwrap().id;
+        let b = store.create_session("p", "m").await.unwrap().id;
+        let u = |i, o, r, w| Usage {
+            input_tokens: i,
+            output_tokens: o,
+            cache_read_tokens: r,
+            cache_write_tokens: w,
+        };
+        store
+            .record_usage(Some(a), "p", "m", &u(1, 2, 3, 4))
+            .await
+            .unwrap();
+        store
+            .record_usage(Some(a), "p", "m", &u(10, 20, 30, 40))
+            .await
+            .unwrap();
+        store
+            .record_usage(Some(b), "q", "n", &u(5, 5, 5, 5))
+            .await
+            .unwrap();
+        let all = store.usage_since(None, None).await.unwrap();
+        assert_eq!(all.len(), 2);
+        assert_eq!((all[0].calls, all[0].usage), (2, u(11, 22, 33, 44)));
+        let only_b = store.usage_since(None, Some(b)).await.unwrap();
+        assert_eq!(only_b.len(), 1);
+        assert_eq!(only_b[0].model, "n");
+        let future = Utc::now() + chrono::Duration::hours(1);
+        assert!(
+            store
+                .usage_since(Some(future), None)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+    }
+}
