@@ -7,6 +7,7 @@ mod agentd;
 mod mcp;
 mod providers;
 mod speech;
+mod thinking;
 
 use std::path::{Component as PathPart, Path, PathBuf};
 use std::sync::LazyLock;
@@ -337,6 +338,8 @@ fn telegram(ctx: &mut Ctx<'_>, raw: &RawTelegram) -> TelegramConfig {
         token,
         allowed_user,
         api_url,
+        live_preview: raw.live_preview.unwrap_or(true),
+        show_reasoning: raw.show_reasoning.unwrap_or(false),
     }
 }
 

@@ -34,6 +34,7 @@ impl FakeLlm {
             models: vec![FAKE_MODEL.into()],
             headers: BTreeMap::new(),
             stream_idle_timeout: Duration::from_secs(10),
+            thinking: None,
         }
     }
 

@@ -41,6 +41,27 @@ pub(crate) struct Body<'a> {
     pub messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stream: bool,
+    /// Extended thinking, when configured for the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<Thinking>,
+}
+
+/// `{"type":"enabled","budget_tokens":n}`.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub(crate) struct Thinking {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u32,
+}
+
+impl Thinking {
+    /// Extended thinking with `budget_tokens`.
+    pub(crate) fn enabled(budget_tokens: u32) -> Self {
+        Self {
+            kind: "enabled",
+            budget_tokens,
+        }
+    }
 }
 
 /// A system prompt text block.
@@ -147,6 +168,7 @@ pub(crate) fn body<'a>(request: &ModelRequest<'a>, max_tokens: u32, stream: bool
         tools: tools(request.tools),
         messages: messages(request.messages, request.stable_prefix),
         stream,
+        thinking: None,
     }
 }
 

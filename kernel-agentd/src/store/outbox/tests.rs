@@ -15,6 +15,7 @@ fn answer(turn: &str, text: &str) -> NewItem {
         body: ItemBody::Answer {
             text: text.into(),
             voice: None,
+            reasoning: String::new(),
         },
         reply_to: Some(7),
         placeholder: None,

@@ -73,6 +73,14 @@ fn provider(ctx: &mut Ctx<'_>, name: &str, raw: &RawProvider) -> Option<Provider
         ));
     }
     let headers = headers(ctx, &key, raw.headers.as_ref());
+    let thinking = super::thinking::thinking(
+        ctx,
+        &key,
+        kind,
+        max_tokens,
+        &models,
+        raw.thinking.as_ref(),
+    );
     let kind = kind?;
     let api_base = ctx.url(
         &format!("{key}.api_base"),
@@ -89,6 +97,7 @@ fn provider(ctx: &mut Ctx<'_>, name: &str, raw: &RawProvider) -> Option<Provider
         models,
         headers,
         stream_idle_timeout: Duration::from_secs(idle),
+        thinking,
     })
 }
 
