@@ -1,5 +1,7 @@
-//! `Progress`: while a turn runs, keeps Telegram's "typing…" alive and edits the placeholder to
-//! show what is happening, at most once per [`MIN_EDIT_INTERVAL`].
+//! `Progress`: while a turn runs, keeps Telegram's "typing…" alive and shows what is happening
+//! on its [`Surface`]: edits of the placeholder, at most once per [`MIN_EDIT_INTERVAL`], or a
+//! live draft (`sendMessageDraft`), at most once per [`MIN_DRAFT_INTERVAL`]; only changes are
+//! sent.
 
 use std::time::Duration;
 
@@ -9,12 +11,23 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::telegram::Telegram;
+use crate::telegram::{DraftError, Telegram};
 
 /// Shortest time between two edits of the placeholder.
 pub const MIN_EDIT_INTERVAL: Duration = Duration::from_millis(1500);
+/// Shortest time between two drafts.
+pub const MIN_DRAFT_INTERVAL: Duration = Duration::from_secs(1);
 /// How often "typing…" is renewed (Telegram shows it for about five seconds).
 pub const TYPING_EVERY: Duration = Duration::from_secs(4);
+
+/// Where a turn's progress shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    /// Edits of the placeholder message (none: only typing).
+    Placeholder(Option<MessageId>),
+    /// Telegram drafts with this non-zero id.
+    Draft(i64),
+}
 
 /// The running progress display of one turn.
 pub struct Progress {
@@ -24,12 +37,13 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// Starts typing now and shows `shown` (the placeholder's current HTML) until told otherwise;
-    /// without a placeholder it only keeps typing.
-    pub fn start(telegram: Telegram, placeholder: Option<MessageId>, shown: String) -> Self {
+    /// Starts typing now and shows `shown` (what `surface` shows already: the placeholder's
+    /// HTML, or nothing for a draft) until told otherwise; without a placeholder it only keeps
+    /// typing.
+    pub fn start(telegram: Telegram, surface: Surface, shown: String) -> Self {
         let (wanted, rx) = watch::channel(shown.clone());
         let stop = CancellationToken::new();
-        let task = tokio::spawn(run(telegram, placeholder, shown, rx, stop.clone()));
+        let task = tokio::spawn(run(telegram, surface, shown, rx, stop.clone()));
         Self { wanted, stop, task }
     }
 
@@ -47,7 +61,7 @@ impl Progress {
 
 async fn run(
     telegram: Telegram,
-    placeholder: Option<MessageId>,
+    surface: Surface,
     mut shown: String,
     mut wanted: watch::Receiver<String>,
     stop: CancellationToken,
@@ -71,17 +85,29 @@ async fn run(
                 if changed.is_err() {
                     return;
                 }
-                let due = last_edit + MIN_EDIT_INTERVAL;
-                if stop.run_until_cancelled(tokio::time::sleep_until(due)).await.is_none() {
+                let interval = match surface {
+                    Surface::Placeholder(_) => MIN_EDIT_INTERVAL,
+                    Surface::Draft(_) => MIN_DRAFT_INTERVAL,
+                };
+                if stop.run_until_cancelled(tokio::time::sleep_until(last_edit + interval)).await.is_none() {
                     return;
                 }
                 let html = wanted.borrow_and_update().clone();
-                let Some(placeholder) = placeholder.filter(|_| html != shown) else {
+                if html == shown || html.is_empty() {
                     continue;
+                }
+                let sent = match surface {
+                    Surface::Placeholder(None) => continue,
+                    Surface::Placeholder(Some(id)) => {
+                        stop.run_until_cancelled(telegram.edit_html(id, &html)).await.map(|r| r.map_err(DraftError::from))
+                    }
+                    Surface::Draft(draft_id) => stop.run_until_cancelled(telegram.send_draft(draft_id, &html)).await,
                 };
-                match stop.run_until_cancelled(telegram.edit_html(placeholder, &html)).await {
+                match sent {
                     None => return,
-                    Some(Err(e)) => tracing::debug!(error = %e, "progress edit failed"),
+                    // The Bot API lacks drafts: the caller moves the turn to a placeholder.
+                    Some(Err(DraftError::Unsupported)) => return,
+                    Some(Err(e)) => tracing::debug!(error = %e, "progress update failed"),
                     Some(Ok(())) => shown = html,
                 }
                 last_edit = Instant::now();
