@@ -28,6 +28,8 @@ pub(crate) struct State {
     pub calls: Vec<Call>,
     /// The commands of the last successful setMyCommands.
     pub commands: Option<Value>,
+    /// sendMessageDraft answers "method not found" (an older Bot API).
+    pub drafts_missing: bool,
 }
 
 /// One chat the bot has seen.
