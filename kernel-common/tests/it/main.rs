@@ -3,6 +3,7 @@
 
 mod support;
 
+mod config_answer_form;
 mod config_example;
 mod config_example_current;
 mod config_loading;

@@ -16,6 +16,7 @@ mod delegate_turn;
 mod deploy_process;
 mod deploy_units;
 mod fake_telegram;
+mod fake_telegram_drafts;
 mod fake_telegram_methods;
 mod fault_kill;
 mod fault_mcp;
