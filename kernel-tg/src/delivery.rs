@@ -200,7 +200,11 @@ impl Courier {
                 let texts = self.app.texts();
                 let telegram = self.app.telegram().clone();
                 let progress = if drafting {
-                    Progress::start(telegram, Surface::Draft(draft_id(&live.turn_id)), String::new())
+                    Progress::start(
+                        telegram,
+                        Surface::Draft(draft_id(&live.turn_id)),
+                        String::new(),
+                    )
                 } else {
                     if placeholder.is_none() {
                         placeholder = self.send_placeholder(&live.turn_id, reply_to).await;

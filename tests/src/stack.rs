@@ -50,9 +50,7 @@ impl Stack {
             edit(toml.replace(
                 "allowed_user = 42",
                 // The placeholder path unless a test turns drafts on (`LIVE_PREVIEW_OFF`).
-                &format!(
-                    "allowed_user = {OWNER_ID}\napi_url = \"{api_url}\"\n{LIVE_PREVIEW_OFF}"
-                ),
+                &format!("allowed_user = {OWNER_ID}\napi_url = \"{api_url}\"\n{LIVE_PREVIEW_OFF}"),
             ))
         });
         let agentd = Some(AgentdProcess::start(&cfg.path, &[]));

@@ -106,7 +106,11 @@ pub(crate) fn classify(f: &HttpFailure) -> Option<LlmError> {
 impl Provider for ClaudeProvider {
     async fn stream(&self, request: ModelRequest<'_>) -> Result<EventStream, LlmError> {
         let mut body = wire::body(&request, self.max_tokens, true);
-        body.thinking = match self.thinking.as_ref().and_then(|t| t.for_model(request.model)) {
+        body.thinking = match self
+            .thinking
+            .as_ref()
+            .and_then(|t| t.for_model(request.model))
+        {
             Some(ThinkingMode::Budget(budget)) => Some(wire::Thinking::enabled(*budget)),
             Some(ThinkingMode::Effort(_)) | None => None,
         };

@@ -92,7 +92,11 @@ pub(crate) fn classify(f: &HttpFailure) -> Option<LlmError> {
 impl Provider for OpenAiProvider {
     async fn stream(&self, request: ModelRequest<'_>) -> Result<EventStream, LlmError> {
         let mut body = wire::body(&request, self.max_tokens, true);
-        body.reasoning_effort = match self.thinking.as_ref().and_then(|t| t.for_model(request.model)) {
+        body.reasoning_effort = match self
+            .thinking
+            .as_ref()
+            .and_then(|t| t.for_model(request.model))
+        {
             Some(ThinkingMode::Effort(effort)) => Some(effort.clone()),
             Some(ThinkingMode::Budget(_)) | None => None,
         };

@@ -27,12 +27,17 @@ fn live_preview_is_on_and_reasoning_off_by_default() {
     let config = load_text(&text, Component::Tg).unwrap();
     assert!(!config.telegram.live_preview);
     assert!(config.telegram.show_reasoning);
-    assert!(load_text(VALID, Component::Agentd).unwrap().providers["anthropic"].thinking.is_none());
+    assert!(
+        load_text(VALID, Component::Agentd).unwrap().providers["anthropic"]
+            .thinking
+            .is_none()
+    );
 }
 
 #[test]
 fn claude_thinking_takes_a_budget_below_max_tokens() {
-    let text = roomy("[providers.anthropic.thinking]\nbudget_tokens = 2048\nmodels = [\"claude-test\"]");
+    let text =
+        roomy("[providers.anthropic.thinking]\nbudget_tokens = 2048\nmodels = [\"claude-test\"]");
     let config = load_text(&text, Component::Agentd).unwrap();
     assert_eq!(
         config.providers["anthropic"].thinking,
@@ -42,10 +47,16 @@ fn claude_thinking_takes_a_budget_below_max_tokens() {
         })
     );
     for budget in ["512", "4096"] {
-        let text = roomy(&format!("[providers.anthropic.thinking]\nbudget_tokens = {budget}"));
+        let text = roomy(&format!(
+            "[providers.anthropic.thinking]\nbudget_tokens = {budget}"
+        ));
         assert_one_problem(
             load_text(&text, Component::Agentd),
-            &["providers.anthropic.thinking.budget_tokens", "1024", "max_tokens"],
+            &[
+                "providers.anthropic.thinking.budget_tokens",
+                "1024",
+                "max_tokens",
+            ],
         );
     }
     let text = roomy("[providers.anthropic.thinking]\neffort = \"high\"");

@@ -36,7 +36,11 @@ pub fn draft(parts: &[DraftPart<'_>]) -> Option<String> {
             }],
         };
         for chunk in chunks.into_iter().rev() {
-            let separator = if pieces.is_empty() { 0 } else { SEPARATOR.len() };
+            let separator = if pieces.is_empty() {
+                0
+            } else {
+                SEPARATOR.len()
+            };
             let cost = utf16_len(&chunk.plain) + separator;
             if cost > budget {
                 break 'parts;

@@ -101,8 +101,12 @@ mod tests {
         let api = |text: &str| RequestError::Api(ApiError::Unknown(text.into()));
         assert!(is_method_missing(&api("Not Found: method not found")));
         assert!(is_method_missing(&api("Bad Request: method not found")));
-        assert!(is_method_missing(&RequestError::Api(ApiError::InvalidToken)));
-        assert!(!is_method_missing(&api("Bad Request: draft_id must be non-zero")));
+        assert!(is_method_missing(&RequestError::Api(
+            ApiError::InvalidToken
+        )));
+        assert!(!is_method_missing(&api(
+            "Bad Request: draft_id must be non-zero"
+        )));
         assert!(!is_method_missing(&RequestError::Api(ApiError::BotBlocked)));
     }
 

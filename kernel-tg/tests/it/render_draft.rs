@@ -37,7 +37,11 @@ fn corpus() -> Vec<(String, String)> {
 
 /// Every char boundary of short documents, about 300 evenly spaced ones of long ones.
 fn cuts(doc: &str) -> Vec<usize> {
-    let boundaries: Vec<usize> = doc.char_indices().map(|(i, _)| i).chain([doc.len()]).collect();
+    let boundaries: Vec<usize> = doc
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([doc.len()])
+        .collect();
     let step = (boundaries.len() / 300).max(1);
     boundaries.into_iter().step_by(step).collect()
 }
@@ -67,7 +71,10 @@ fn cuts_inside_a_fence_a_table_and_a_link_are_closed_safely() {
     checked(&[DraftPart::Markdown("| a | b |\n|---|--")]).unwrap();
     checked(&[DraftPart::Markdown("| a | b |\n|---|---|\n| 1 | **2")]).unwrap();
     let link = checked(&[DraftPart::Markdown("See [the docs](https://exa")]).unwrap();
-    assert!(!link.contains("<a "), "an unfinished link stays text: {link}");
+    assert!(
+        !link.contains("<a "),
+        "an unfinished link stays text: {link}"
+    );
     checked(&[DraftPart::Markdown("*emphasis that never ends and `code")]).unwrap();
 }
 
@@ -76,7 +83,11 @@ fn a_long_reply_keeps_its_tail_within_one_message() {
     let doc = (1..=800)
         .map(|n| format!("Paragraph {n} says something useful.\n\n"))
         .collect::<String>();
-    let html = checked(&[DraftPart::Markdown(&doc), DraftPart::Html("🔧 <code>search</code>…")]).unwrap();
+    let html = checked(&[
+        DraftPart::Markdown(&doc),
+        DraftPart::Html("🔧 <code>search</code>…"),
+    ])
+    .unwrap();
     assert!(html.ends_with("Paragraph 800 says something useful.\n\n🔧 <code>search</code>…"));
     assert!(!html.contains("Paragraph 1 "));
 }

@@ -78,14 +78,19 @@ fn content(message: &Value) -> &[Value] {
 }
 
 fn block_type(block: &Value) -> &str {
-    block.get("type").and_then(Value::as_str).unwrap_or_default()
+    block
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 /// A thinking block sent back must be one the fake issued, unchanged.
 fn round_tripped(i: usize, j: usize, block: &Value, issued: &Issued) -> Result<(), Rejection> {
     let str_at = |key: &str| block.get(key).and_then(Value::as_str).unwrap_or_default();
     let genuine = match block_type(block) {
-        "thinking" => issued.get(str_at("signature")).map(String::as_str) == Some(str_at("thinking")),
+        "thinking" => {
+            issued.get(str_at("signature")).map(String::as_str) == Some(str_at("thinking"))
+        }
         "redacted_thinking" => issued.contains_key(str_at("data")),
         _ => return Ok(()),
     };
@@ -116,7 +121,10 @@ fn last_assistant_starts_with_thinking(messages: &[Value]) -> Result<(), Rejecti
     else {
         return Ok(());
     };
-    let first = content(assistant).first().map(block_type).unwrap_or_default();
+    let first = content(assistant)
+        .first()
+        .map(block_type)
+        .unwrap_or_default();
     if matches!(first, "thinking" | "redacted_thinking") {
         return Ok(());
     }

@@ -23,8 +23,12 @@ async fn drafts_are_checked_like_telegram_checks_them() {
     let fake = FakeTelegram::start(TELEGRAM_TOKEN).await;
     fake.user_text(OWNER_ID, "hi");
     fake.group_text(OWNER_ID, -1001, "hi all");
-    let ok = json!({"chat_id": OWNER_ID, "draft_id": 5, "text": "<b>so far</b>", "parse_mode": "HTML"});
-    assert_eq!(draft(&fake, ok.clone()).await, (200, json!({"ok": true, "result": true})));
+    let ok =
+        json!({"chat_id": OWNER_ID, "draft_id": 5, "text": "<b>so far</b>", "parse_mode": "HTML"});
+    assert_eq!(
+        draft(&fake, ok.clone()).await,
+        (200, json!({"ok": true, "result": true}))
+    );
 
     let mut group = ok.clone();
     group["chat_id"] = json!(-1001);
@@ -33,16 +37,25 @@ async fn drafts_are_checked_like_telegram_checks_them() {
     let mut zero = ok.clone();
     zero["draft_id"] = json!(0);
     let (status, answer) = draft(&fake, zero).await;
-    assert_eq!((status, description(&answer)), (400, "Bad Request: draft_id must be non-zero"));
+    assert_eq!(
+        (status, description(&answer)),
+        (400, "Bad Request: draft_id must be non-zero")
+    );
     let mut broken = ok.clone();
     broken["text"] = json!("<b>open");
     let (status, answer) = draft(&fake, broken).await;
     assert_eq!(status, 400);
-    assert!(description(&answer).contains("can't parse entities"), "{answer}");
+    assert!(
+        description(&answer).contains("can't parse entities"),
+        "{answer}"
+    );
     let mut long = ok.clone();
     long["text"] = json!(format!("<b>{}</b>", "x".repeat(4097)));
     let (status, answer) = draft(&fake, long).await;
-    assert_eq!((status, description(&answer)), (400, "Bad Request: message is too long"));
+    assert_eq!(
+        (status, description(&answer)),
+        (400, "Bad Request: message is too long")
+    );
     let mut empty = ok.clone();
     empty["text"] = json!("<b> </b>");
     assert_eq!(draft(&fake, empty).await.0, 400);
@@ -51,7 +64,10 @@ async fn drafts_are_checked_like_telegram_checks_them() {
     assert_eq!(calls.len(), 6);
     assert!(calls[0].ok && calls[1..].iter().all(|c| !c.ok));
     assert!(calls.windows(2).all(|w| w[0].at <= w[1].at));
-    assert!(fake.messages(OWNER_ID).is_empty(), "a draft is not a message");
+    assert!(
+        fake.messages(OWNER_ID).is_empty(),
+        "a draft is not a message"
+    );
 }
 
 #[tokio::test]

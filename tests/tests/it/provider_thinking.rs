@@ -110,15 +110,17 @@ async fn a_tool_loop_that_drops_or_changes_the_thinking_is_refused() {
 #[tokio::test]
 async fn thinking_applies_only_to_the_models_it_names() {
     let fake = FakeLlm::start().await;
-    let provider =
-        llm::build(&claude_thinking(&fake, vec!["another-model".into()]), &http()).unwrap();
+    let provider = llm::build(
+        &claude_thinking(&fake, vec!["another-model".into()]),
+        &http(),
+    )
+    .unwrap();
     call(&*provider, &[Message::user_text("hi")], 0)
         .await
         .response();
     assert!(fake.last_request().unwrap().body.get("thinking").is_none());
 
-    let provider =
-        llm::build(&claude_thinking(&fake, vec![FAKE_MODEL.into()]), &http()).unwrap();
+    let provider = llm::build(&claude_thinking(&fake, vec![FAKE_MODEL.into()]), &http()).unwrap();
     call(&*provider, &[Message::user_text("hi")], 0)
         .await
         .response();
@@ -142,5 +144,8 @@ async fn an_openai_compatible_provider_sends_its_reasoning_effort() {
         .await
         .response();
     assert_eq!(llm::reasoning_text(&out.message), "Short thought.");
-    assert_eq!(fake.last_request().unwrap().body["reasoning_effort"], "high");
+    assert_eq!(
+        fake.last_request().unwrap().body["reasoning_effort"],
+        "high"
+    );
 }

@@ -68,12 +68,20 @@ async fn drafts_stream_at_most_once_a_second_and_the_final_messages_are_unchange
         assert_eq!(draft.str_param("parse_mode"), Some("HTML"));
         assert!(draft.at <= answer.at, "a draft after the answer");
     }
-    assert!(drafts.iter().all(|d| d.int_param("draft_id") == drafts[0].int_param("draft_id")));
+    assert!(
+        drafts
+            .iter()
+            .all(|d| d.int_param("draft_id") == drafts[0].int_param("draft_id"))
+    );
     assert_ne!(drafts[0].int_param("draft_id"), Some(0));
     for pair in drafts.windows(2) {
         let gap = pair[1].at.duration_since(pair[0].at);
         assert!(gap >= Duration::from_millis(995), "drafts {gap:?} apart");
-        assert_ne!(pair[0].text(), pair[1].text(), "an unchanged draft was sent again");
+        assert_ne!(
+            pair[0].text(),
+            pair[1].text(),
+            "an unchanged draft was sent again"
+        );
     }
     let placeholder = Texts::new(Locale::Zh).placeholder();
     assert!(
@@ -105,12 +113,22 @@ async fn without_the_method_the_placeholder_path_is_chosen_once() {
         answer_to(&stack, asked, "Done.").await;
         let sent = stack
             .telegram
-            .wait_for_call_since(since, "sendMessage", |c| c.ok && c.text() == Some(placeholder), PROMPT)
+            .wait_for_call_since(
+                since,
+                "sendMessage",
+                |c| c.ok && c.text() == Some(placeholder),
+                PROMPT,
+            )
             .await;
         let id = sent.sent_message_id();
         stack
             .telegram
-            .wait_for_call_since(since, "deleteMessage", |c| c.ok && c.int_param("message_id") == id, PROMPT)
+            .wait_for_call_since(
+                since,
+                "deleteMessage",
+                |c| c.ok && c.int_param("message_id") == id,
+                PROMPT,
+            )
             .await;
     }
     let drafts = stack.telegram.calls_of("sendMessageDraft");
@@ -142,7 +160,10 @@ async fn thinking_stack(show_reasoning: bool) -> Stack {
     Stack::start_edited("claude", &extra, move |toml| {
         let toml = toml.replace("max_tokens = 1024", "max_tokens = 4096");
         if show_reasoning {
-            toml.replace(LIVE_PREVIEW_OFF, "live_preview = true\nshow_reasoning = true")
+            toml.replace(
+                LIVE_PREVIEW_OFF,
+                "live_preview = true\nshow_reasoning = true",
+            )
         } else {
             toml.replace(LIVE_PREVIEW_OFF, "live_preview = true")
         }
@@ -157,14 +178,17 @@ async fn thinking_turn(stack: &Stack) -> Call {
             .thinking("I should search memory for <tea>.", "sig-tg-1")
             .tool(FakeToolCall::new("memory_search", r#"{"query":"tea"}"#)),
     );
-    stack
-        .llm
-        .push(Reply::text("You like **green** tea.").thinking("Nothing stored; answer.", "sig-tg-2"));
+    stack.llm.push(
+        Reply::text("You like **green** tea.").thinking("Nothing stored; answer.", "sig-tg-2"),
+    );
     let asked = stack.owner_says("what tea do I like?");
     let answer = answer_to(stack, asked, "green").await;
     let requests = stack.llm.requests();
     assert_eq!(requests.len(), 2, "both calls passed the fake's validation");
-    assert_eq!(requests[1].body["messages"][1]["content"][0]["signature"], "sig-tg-1");
+    assert_eq!(
+        requests[1].body["messages"][1]["content"][0]["signature"],
+        "sig-tg-1"
+    );
     answer
 }
 

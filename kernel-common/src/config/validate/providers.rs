@@ -73,14 +73,8 @@ fn provider(ctx: &mut Ctx<'_>, name: &str, raw: &RawProvider) -> Option<Provider
         ));
     }
     let headers = headers(ctx, &key, raw.headers.as_ref());
-    let thinking = super::thinking::thinking(
-        ctx,
-        &key,
-        kind,
-        max_tokens,
-        &models,
-        raw.thinking.as_ref(),
-    );
+    let thinking =
+        super::thinking::thinking(ctx, &key, kind, max_tokens, &models, raw.thinking.as_ref());
     let kind = kind?;
     let api_base = ctx.url(
         &format!("{key}.api_base"),

@@ -52,7 +52,9 @@ pub(super) fn thinking(
                 return None;
             }
             match raw.effort.as_deref().map(str::trim) {
-                Some(effort) if EFFORTS.contains(&effort) => ThinkingMode::Effort(effort.to_owned()),
+                Some(effort) if EFFORTS.contains(&effort) => {
+                    ThinkingMode::Effort(effort.to_owned())
+                }
                 other => {
                     ctx.refuse(format!(
                         "{key}.effort = {:?} is not one of {}",

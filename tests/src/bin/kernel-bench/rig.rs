@@ -32,7 +32,9 @@ impl Rig {
             toml.replace(
                 "allowed_user = 42",
                 // The placeholder path: a turn ends when its placeholder is deleted.
-                &format!("allowed_user = {OWNER_ID}\napi_url = \"{api_url}\"\nlive_preview = false"),
+                &format!(
+                    "allowed_user = {OWNER_ID}\napi_url = \"{api_url}\"\nlive_preview = false"
+                ),
             )
         });
         Rig {
