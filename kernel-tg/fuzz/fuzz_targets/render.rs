@@ -17,9 +17,9 @@ fuzz_target!(|data: &[u8]| {
     invariants::checked_render(&text, limit);
     invariants::checked_render(&text, kernel_tg::render::MAX_CHUNK_UTF16);
     let parts = [kernel_tg::render::DraftPart::Markdown(&text)];
-    if let Some(html) = kernel_tg::render::draft(&parts) {
-        if let Err(e) = telegram_html::validate(&html) {
-            panic!("invalid draft ({e}):\n{html}");
-        }
+    if let Some(html) = kernel_tg::render::draft(&parts)
+        && let Err(e) = telegram_html::validate(&html)
+    {
+        panic!("invalid draft ({e}):\n{html}");
     }
 });

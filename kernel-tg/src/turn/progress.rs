@@ -29,6 +29,25 @@ pub enum Surface {
     Draft(i64),
 }
 
+impl Surface {
+    /// The shortest time between two updates.
+    fn interval(self) -> Duration {
+        match self {
+            Surface::Placeholder(_) => MIN_EDIT_INTERVAL,
+            Surface::Draft(_) => MIN_DRAFT_INTERVAL,
+        }
+    }
+
+    /// Shows `html` (without a placeholder: nothing to do).
+    async fn show(self, telegram: &Telegram, html: &str) -> Result<(), DraftError> {
+        match self {
+            Surface::Placeholder(None) => Ok(()),
+            Surface::Placeholder(Some(id)) => Ok(telegram.edit_html(id, html).await?),
+            Surface::Draft(draft_id) => telegram.send_draft(draft_id, html).await,
+        }
+    }
+}
+
 /// The running progress display of one turn.
 pub struct Progress {
     wanted: watch::Sender<String>,
@@ -85,25 +104,15 @@ async fn run(
                 if changed.is_err() {
                     return;
                 }
-                let interval = match surface {
-                    Surface::Placeholder(_) => MIN_EDIT_INTERVAL,
-                    Surface::Draft(_) => MIN_DRAFT_INTERVAL,
-                };
-                if stop.run_until_cancelled(tokio::time::sleep_until(last_edit + interval)).await.is_none() {
+                let due = last_edit + surface.interval();
+                if stop.run_until_cancelled(tokio::time::sleep_until(due)).await.is_none() {
                     return;
                 }
                 let html = wanted.borrow_and_update().clone();
                 if html == shown || html.is_empty() {
                     continue;
                 }
-                let sent = match surface {
-                    Surface::Placeholder(None) => continue,
-                    Surface::Placeholder(Some(id)) => {
-                        stop.run_until_cancelled(telegram.edit_html(id, &html)).await.map(|r| r.map_err(DraftError::from))
-                    }
-                    Surface::Draft(draft_id) => stop.run_until_cancelled(telegram.send_draft(draft_id, &html)).await,
-                };
-                match sent {
+                match stop.run_until_cancelled(surface.show(&telegram, &html)).await {
                     None => return,
                     // The Bot API lacks drafts: the caller moves the turn to a placeholder.
                     Some(Err(DraftError::Unsupported)) => return,

@@ -13,10 +13,10 @@ use proptest::prelude::*;
 /// The draft of `parts` must be valid and fit; `None` only when nothing visible was given.
 fn checked(parts: &[DraftPart<'_>]) -> Option<String> {
     let html = draft(parts);
-    if let Some(html) = &html {
-        if let Err(e) = telegram_html::validate(html) {
-            panic!("invalid draft ({e}) of {parts:?}:\n{html}");
-        }
+    if let Some(html) = &html
+        && let Err(e) = telegram_html::validate(html)
+    {
+        panic!("invalid draft ({e}) of {parts:?}:\n{html}");
     }
     html
 }
