@@ -33,6 +33,9 @@ use crate::turn::progress::{Progress, Surface};
 const FIRST_PAUSE: Duration = Duration::from_millis(200);
 /// Longest pause before subscribing again.
 const MAX_PAUSE: Duration = Duration::from_secs(2);
+/// How often a drafted turn's text is rendered again while it streams (a progress line renders
+/// at once); drafts themselves go out at most once a second.
+const RENDER_EVERY: Duration = Duration::from_millis(300);
 /// Finished turns remembered, so that their late progress events are ignored.
 const FINISHED_KEPT: usize = 16;
 
@@ -116,6 +119,8 @@ struct Shown {
     /// Shown as drafts (else in the placeholder).
     drafting: bool,
     draft: Draft,
+    /// When the draft was last rendered (`None`: it must be rendered at the next event).
+    rendered: Option<tokio::time::Instant>,
     progress: Progress,
     narration: Narration,
 }
@@ -218,6 +223,7 @@ impl Courier {
                     placeholder,
                     drafting,
                     draft: Draft::new(),
+                    rendered: None,
                     progress,
                     narration: Narration::new(texts),
                 });
@@ -251,11 +257,17 @@ impl Courier {
                 } else {
                     match (&other, step) {
                         (Event::TextDelta(delta), _) => shown.draft.text(&delta.text),
-                        (_, Some(html)) => shown.draft.step(html),
+                        (_, Some(html)) => {
+                            shown.draft.step(html);
+                            shown.rendered = None;
+                        }
                         (_, None) => {}
                     }
-                    if let Some(html) = shown.draft.html() {
+                    // Rendering the whole text at every delta would cost quadratic time.
+                    let due = shown.rendered.is_none_or(|at| at.elapsed() >= RENDER_EVERY);
+                    if due && let Some(html) = shown.draft.html() {
                         shown.progress.show(html);
+                        shown.rendered = Some(tokio::time::Instant::now());
                     }
                 }
                 self.shown = Some(shown);

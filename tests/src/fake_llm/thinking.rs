@@ -26,14 +26,10 @@ pub(crate) fn check(body: &Value, issued: &Issued) -> Result<(), Rejection> {
     let Some(thinking) = body.get("thinking") else {
         return Ok(());
     };
-    match thinking.get("type").and_then(Value::as_str) {
-        Some("enabled") => {}
-        Some("disabled") => return Ok(()),
-        _ => {
-            return Err(invalid(
-                "thinking: Input tag does not match any of the expected tags: 'disabled', 'enabled'",
-            ));
-        }
+    // Other modes (`disabled`, and those newer clients such as Claude Code send) are not
+    // modelled: only the budgeted `enabled` mode Kernel sends is checked.
+    if thinking.get("type").and_then(Value::as_str) != Some("enabled") {
+        return Ok(());
     }
     let budget = thinking.get("budget_tokens").and_then(Value::as_u64);
     let Some(budget) = budget.filter(|b| *b >= 1024) else {
