@@ -114,6 +114,10 @@ impl Provider for ClaudeProvider {
             Some(ThinkingMode::Budget(budget)) => Some(wire::Thinking::enabled(*budget)),
             Some(ThinkingMode::Effort(_)) | None => None,
         };
+        if body.thinking.is_some() && !body.allows_thinking() {
+            tracing::debug!(provider = %self.name, "thinking off for this call: the tool loop it continues has no thinking block");
+            body.thinking = None;
+        }
         tracing::debug!(provider = %self.name, model = request.model, messages = request.messages.len(), "anthropic request");
         sse::open(
             &self.endpoint,

@@ -1,13 +1,14 @@
 //! Reasoning settings on the wire against the strict fake: Anthropic extended thinking
 //! (`thinking: {type: enabled, budget_tokens}`) whose blocks round-trip unchanged across a tool
-//! loop (and a loop that drops them is refused, as Anthropic refuses it), thinking only for the
-//! configured models, and an OpenAI-compatible `reasoning_effort`.
+//! loop (and a loop that drops them is refused, as Anthropic refuses it; a tool loop from
+//! history without thinking is continued with thinking off), thinking only for the configured
+//! models, and an OpenAI-compatible `reasoning_effort`.
 
 use kernel_agentd::conversation::{Block, Message, Role};
 use kernel_agentd::llm::{self, LlmError};
 use kernel_common::config::{ProviderConfig, ProviderKind, ThinkingConfig, ThinkingMode};
 use serde_json::json;
-use tests::fake_llm::{FAKE_MODEL, FakeLlm, FakeToolCall, Reply};
+use tests::fake_llm::{FAKE_KEY, FAKE_MODEL, FakeLlm, FakeToolCall, Reply};
 use tests::provider_calls::{call, http};
 
 fn claude_thinking(fake: &FakeLlm, models: Vec<String>) -> ProviderConfig {
@@ -82,16 +83,26 @@ async fn a_tool_loop_that_drops_or_changes_the_thinking_is_refused() {
         .await
         .response();
 
-    let mut dropped = first.message.clone();
-    dropped
-        .content
-        .retain(|b| !matches!(b, Block::Reasoning { .. }));
-    let messages = [asked.clone(), dropped, tool_result("toolu_d")];
-    let e = call(&*provider, &messages, 0).await.error();
-    assert!(
-        matches!(&e, LlmError::BadRequest { status: 400, message } if message.contains("must start with a thinking block")),
-        "{e:?}"
-    );
+    // Kernel never sends this (the provider turns thinking off instead, see below): the
+    // request as a client that dropped the thinking block would send it.
+    let mut dropped = fake.last_request().unwrap().body;
+    dropped["messages"] = json!([
+        {"role": "user", "content": "tea?"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_d", "name": "memory_search", "input": {"query": "tea"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_d", "content": "none"}]},
+    ]);
+    let response = http()
+        .post(format!("{}/v1/messages", fake.url()))
+        .header("x-api-key", FAKE_KEY)
+        .header("anthropic-version", "2023-06-01")
+        .header("content-type", "application/json")
+        .body(dropped.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 400);
+    let text = response.text().await.unwrap();
+    assert!(text.contains("must start with a thinking block"), "{text}");
 
     let mut changed = first.message;
     for block in &mut changed.content {
@@ -148,4 +159,28 @@ async fn an_openai_compatible_provider_sends_its_reasoning_effort() {
         fake.last_request().unwrap().body["reasoning_effort"],
         "high"
     );
+}
+
+#[tokio::test]
+async fn a_tool_loop_from_before_thinking_is_continued_without_it() {
+    let fake = FakeLlm::start().await;
+    let provider = llm::build(&claude_thinking(&fake, Vec::new()), &http()).unwrap();
+    // History from before thinking was on: a tool call without thinking, its (synthetic)
+    // result, then the owner's next message (merged into the same user message on the wire).
+    let asked = Message::user_text("tea?");
+    let assistant = Message {
+        role: Role::Assistant,
+        content: vec![Block::ToolCall {
+            id: "toolu_old".into(),
+            name: "memory_search".into(),
+            input: json!({"query": "tea"}),
+        }],
+    };
+    let mut result = tool_result("toolu_old");
+    result.content.push(Block::text("and coffee?"));
+    let out = call(&*provider, &[asked, assistant, result], 0)
+        .await
+        .response();
+    assert_eq!(out.message.text(), tests::fake_llm::DEFAULT_TEXT);
+    assert!(fake.last_request().unwrap().body.get("thinking").is_none());
 }

@@ -64,6 +64,25 @@ impl Thinking {
     }
 }
 
+impl Body<'_> {
+    /// Whether thinking may be on for these messages: Anthropic requires that when the last
+    /// user message carries tool results, the assistant message before it starts with its
+    /// thinking — which history from before thinking was on, or from another provider, lacks.
+    pub(crate) fn allows_thinking(&self) -> bool {
+        let Some(last) = self.messages.last() else {
+            return true;
+        };
+        if !last.content.iter().any(WireBlock::is_tool_result) {
+            return true;
+        }
+        self.messages
+            .iter()
+            .rev()
+            .find(|m| m.role == "assistant")
+            .is_none_or(|m| matches!(m.content.first(), Some(WireBlock::Raw(_))))
+    }
+}
+
 /// A system prompt text block.
 #[derive(Debug, Serialize)]
 pub(crate) struct SystemBlock<'a> {
