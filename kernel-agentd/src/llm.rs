@@ -69,6 +69,28 @@ pub enum StreamEvent {
 /// A stream of events; ends after `Done` or the first error. Dropping it aborts the request.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, LlmError>> + Send>>;
 
+/// The readable reasoning in `message` (Anthropic `thinking` text, OpenAI-compatible
+/// `reasoning_content`), joined; redacted thinking has none. Empty when there is none.
+pub fn reasoning_text(message: &Message) -> String {
+    let parts: Vec<&str> = message
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            crate::conversation::Block::Reasoning { provider, data } => {
+                let key = match provider.as_str() {
+                    claude::wire::PROVIDER_TAG => "thinking",
+                    openai::wire::PROVIDER_TAG => "reasoning_content",
+                    _ => return None,
+                };
+                data.get(key).and_then(serde_json::Value::as_str)
+            }
+            _ => None,
+        })
+        .filter(|text| !text.trim().is_empty())
+        .collect();
+    parts.join("\n\n")
+}
+
 /// A model endpoint.
 #[async_trait::async_trait]
 pub trait Provider: Send + Sync + std::fmt::Debug {

@@ -112,6 +112,8 @@ pub enum TurnEvent {
         text: String,
         usage: Usage,
         voice_reply: Option<Vec<u8>>,
+        /// The model's reasoning text over the turn (empty when none); never in `text`.
+        reasoning: String,
     },
     /// The turn failed; the English message and the reason's arguments are redacted (last
     /// event). STT failures carry an unknown reason: their message is already localized.

@@ -71,6 +71,11 @@ pub struct TelegramConfig {
     pub allowed_user: Option<i64>,
     /// Bot API base URL; default `https://api.telegram.org`.
     pub api_url: String,
+    /// While a turn streams, show its answer so far as a Telegram draft (`sendMessageDraft`);
+    /// default on. Off (or a Bot API without the method): the placeholder shows progress.
+    pub live_preview: bool,
+    /// Send the model's reasoning before the answer as an expandable blockquote; default off.
+    pub show_reasoning: bool,
 }
 
 /// User-facing language of bot texts.
@@ -146,6 +151,33 @@ pub struct ProviderConfig {
     pub stream_idle_timeout: std::time::Duration,
     /// The context window settings and per-model prices.
     pub context: context::ContextLimits,
+    /// Extended thinking / reasoning effort asked for; `None`: the provider's default.
+    pub thinking: Option<ThinkingConfig>,
+}
+
+/// `[providers.<name>.thinking]`: how much the model reasons before answering.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThinkingConfig {
+    pub mode: ThinkingMode,
+    /// Models it applies to; empty: every model of the provider.
+    pub models: Vec<String>,
+}
+
+impl ThinkingConfig {
+    /// The mode for `model`, if thinking applies to it.
+    pub fn for_model(&self, model: &str) -> Option<&ThinkingMode> {
+        (self.models.is_empty() || self.models.iter().any(|m| m == model)).then_some(&self.mode)
+    }
+}
+
+/// What a provider kind takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ThinkingMode {
+    /// Anthropic extended thinking: `thinking: {type: "enabled", budget_tokens}` (at least 1024,
+    /// below `max_tokens`).
+    Budget(u32),
+    /// OpenAI-compatible `reasoning_effort` (`minimal`, `low`, `medium`, `high`).
+    Effort(String),
 }
 
 impl ProviderConfig {

@@ -18,7 +18,7 @@ use crate::agentd::Agentd;
 use crate::answer::answer;
 use crate::command;
 use crate::gate;
-use crate::handle::App;
+use crate::handle::{AnswerForm, App};
 use crate::incoming::{self, Incoming, TurnInput};
 use crate::telegram::Telegram;
 use crate::texts::Texts;
@@ -164,7 +164,18 @@ async fn connect(config: &Config, shutdown: &CancellationToken) -> Result<App, R
     }
     let agentd = Agentd::new(config.agentd.endpoint.clone(), config.agentd.token.clone());
     reach_agentd(&agentd, shutdown).await;
-    Ok(App::new(telegram, agentd, texts, UserId(owner), username))
+    let form = AnswerForm {
+        live_preview: config.telegram.live_preview,
+        show_reasoning: config.telegram.show_reasoning,
+    };
+    Ok(App::new(
+        telegram,
+        agentd,
+        texts,
+        UserId(owner),
+        username,
+        form,
+    ))
 }
 
 /// Waits a little for agentd (it may be starting too); polls anyway when it does not come or

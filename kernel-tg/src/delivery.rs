@@ -1,6 +1,7 @@
 //! The one path from agentd to the owner for a turn's progress and outcome: kernel-tg
-//! subscribes to agentd's outbox on start and after every reconnect, shows the running turn in
-//! its placeholder, and delivers every pending item in order — acknowledging each part after
+//! subscribes to agentd's outbox on start and after every reconnect, shows the running turn —
+//! as live drafts (`telegram.live_preview`, when the Bot API has `sendMessageDraft`) or in its
+//! placeholder — and delivers every pending item in order — acknowledging each part after
 //! Telegram accepted it (`delivery::item`).
 //!
 //! kernel-tg keeps nothing: agentd stores the placeholder's id (`SetPlaceholder`) and how far an
@@ -25,13 +26,17 @@ use tonic::Streaming;
 use crate::agentd::is_transport_failure;
 use crate::buttons;
 use crate::handle::App;
+use crate::turn::draft::Draft;
 use crate::turn::narration::Narration;
-use crate::turn::progress::Progress;
+use crate::turn::progress::{Progress, Surface};
 
 /// First pause before subscribing again.
 const FIRST_PAUSE: Duration = Duration::from_millis(200);
 /// Longest pause before subscribing again.
 const MAX_PAUSE: Duration = Duration::from_secs(2);
+/// How often a drafted turn's text is rendered again while it streams (a progress line renders
+/// at once); drafts themselves go out at most once a second.
+const RENDER_EVERY: Duration = Duration::from_millis(300);
 /// Finished turns remembered, so that their late progress events are ignored.
 const FINISHED_KEPT: usize = 16;
 
@@ -107,11 +112,16 @@ enum End {
     Broken,
 }
 
-/// The running turn shown in its placeholder.
+/// The running turn on display.
 struct Shown {
     turn_id: String,
     reply_to: Option<MessageId>,
     placeholder: Option<MessageId>,
+    /// Shown as drafts (else in the placeholder).
+    drafting: bool,
+    draft: Draft,
+    /// When the draft was last rendered (`None`: it must be rendered at the next event).
+    rendered: Option<tokio::time::Instant>,
     progress: Progress,
     narration: Narration,
     /// Questions shown with buttons, until they close: (question id, message).
@@ -189,34 +199,52 @@ impl Courier {
             Event::Started(_) => {
                 self.stop_showing(false).await;
                 let reply_to = live.reply_to_message_id.and_then(message_id);
+                let mut placeholder = live.placeholder_message_id.and_then(message_id);
+                // The one switch between the two ways of showing a turn: drafts when wanted,
+                // possible and no placeholder exists yet; else the placeholder (with its Stop
+                // button) and its edits.
+                let drafting = placeholder.is_none()
+                    && self.app.form().live_preview
+                    && self.app.telegram().drafts_usable();
                 let texts = self.app.texts();
-                let stop = buttons::stop(&live.turn_id, texts);
-                let placeholder = match live.placeholder_message_id.and_then(message_id) {
-                    Some(id) => {
-                        // The client's placeholder (sent before a download) gets its Stop
-                        // button now that the turn has an id.
-                        if let Err(e) = self
-                            .app
-                            .telegram()
-                            .set_buttons(id, Some(stop.clone()))
-                            .await
-                        {
-                            tracing::debug!(error = %e, "the Stop button could not be added");
+                let telegram = self.app.telegram().clone();
+                let progress = if drafting {
+                    Progress::start(
+                        telegram,
+                        Surface::Draft(draft_id(&live.turn_id)),
+                        String::new(),
+                        None,
+                    )
+                } else {
+                    let stop = buttons::stop(&live.turn_id, texts);
+                    match placeholder {
+                        Some(id) => {
+                            // The client's placeholder (sent before a download) gets its Stop
+                            // button now that the turn has an id.
+                            if let Err(e) = telegram.set_buttons(id, Some(stop.clone())).await {
+                                tracing::debug!(error = %e, "the Stop button could not be added");
+                            }
                         }
-                        Some(id)
+                        None => {
+                            placeholder = self.send_placeholder(&live.turn_id, reply_to).await;
+                        }
                     }
-                    None => self.send_placeholder(&live.turn_id, reply_to).await,
+                    let shown = texts.placeholder().to_owned();
+                    Progress::start(
+                        telegram,
+                        Surface::Placeholder(placeholder),
+                        shown,
+                        Some(stop),
+                    )
                 };
                 self.shown = Some(Shown {
                     turn_id: live.turn_id,
                     reply_to,
                     placeholder,
-                    progress: Progress::start(
-                        self.app.telegram().clone(),
-                        placeholder,
-                        texts.placeholder().to_owned(),
-                        Some(stop),
-                    ),
+                    drafting,
+                    draft: Draft::new(),
+                    rendered: None,
+                    progress,
                     narration: Narration::new(texts),
                     questions: Vec::new(),
                 });
@@ -252,11 +280,35 @@ impl Courier {
                 item::show(&self.app, shown.placeholder, &html, shown.reply_to).await;
             }
             other => {
-                if let Some(shown) = self.shown.as_mut().filter(|_| is_shown)
-                    && let Some(html) = shown.narration.after(&other)
-                {
-                    shown.progress.show(html);
+                let Some(mut shown) = self.shown.take_if(|_| is_shown) else {
+                    return;
+                };
+                if shown.drafting && !self.app.telegram().drafts_usable() {
+                    shown.drafting = false;
+                    self.show_in_placeholder(&mut shown).await;
                 }
+                let step = shown.narration.after(&other);
+                if !shown.drafting {
+                    if let Some(html) = step {
+                        shown.progress.show(html);
+                    }
+                } else {
+                    match (&other, step) {
+                        (Event::TextDelta(delta), _) => shown.draft.text(&delta.text),
+                        (_, Some(html)) => {
+                            shown.draft.step(html);
+                            shown.rendered = None;
+                        }
+                        (_, None) => {}
+                    }
+                    // Rendering the whole text at every delta would cost quadratic time.
+                    let due = shown.rendered.is_none_or(|at| at.elapsed() >= RENDER_EVERY);
+                    if due && let Some(html) = shown.draft.html() {
+                        shown.progress.show(html);
+                        shown.rendered = Some(tokio::time::Instant::now());
+                    }
+                }
+                self.shown = Some(shown);
             }
         }
     }
@@ -285,6 +337,24 @@ impl Courier {
             Ok(None) => {}
             Err(e) => tracing::warn!(error = %e, "the question could not be shown"),
         }
+    }
+
+    /// Moves a drafted turn to the placeholder path (the Bot API turned out to lack drafts): the
+    /// placeholder, sent and recorded unless agentd had one, and its edits.
+    async fn show_in_placeholder(&self, shown: &mut Shown) {
+        if shown.placeholder.is_none() {
+            shown.placeholder = self.send_placeholder(&shown.turn_id, shown.reply_to).await;
+        }
+        let texts = self.app.texts();
+        let progress = Progress::start(
+            self.app.telegram().clone(),
+            Surface::Placeholder(shown.placeholder),
+            texts.placeholder().to_owned(),
+            Some(buttons::stop(&shown.turn_id, texts)),
+        );
+        std::mem::replace(&mut shown.progress, progress)
+            .finish()
+            .await;
     }
 
     /// Sends the placeholder of a turn that has none yet and tells agentd its id.
@@ -362,6 +432,15 @@ impl Courier {
             item::show(&self.app, shown.placeholder, html, shown.reply_to).await;
         }
     }
+}
+
+/// The non-zero draft id of turn `turn_id` (the same in every kernel-tg process).
+fn draft_id(turn_id: &str) -> i64 {
+    // FNV-1a, folded into Telegram's positive 31-bit range.
+    let hash = turn_id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    i64::try_from(hash % 0x7fff_ffff).unwrap_or(0) + 1
 }
 
 /// A Telegram message id from agentd's copy (`None` when out of range).

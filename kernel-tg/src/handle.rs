@@ -10,6 +10,15 @@ use crate::agentd::Agentd;
 use crate::telegram::Telegram;
 use crate::texts::Texts;
 
+/// How answers take form (`telegram.live_preview`, `telegram.show_reasoning`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AnswerForm {
+    /// Show a running turn as Telegram drafts (when the Bot API has them).
+    pub live_preview: bool,
+    /// Send the model's reasoning before the answer.
+    pub show_reasoning: bool,
+}
+
 /// What every task shares.
 #[derive(Clone, Debug)]
 pub struct App {
@@ -23,6 +32,7 @@ struct Inner {
     texts: Texts,
     owner: UserId,
     username: Option<String>,
+    form: AnswerForm,
 }
 
 impl App {
@@ -33,6 +43,7 @@ impl App {
         texts: Texts,
         owner: UserId,
         username: Option<String>,
+        form: AnswerForm,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -41,8 +52,14 @@ impl App {
                 texts,
                 owner,
                 username,
+                form,
             }),
         }
+    }
+
+    /// How answers take form.
+    pub fn form(&self) -> AnswerForm {
+        self.inner.form
     }
 
     pub fn telegram(&self) -> &Telegram {

@@ -10,11 +10,15 @@
 //! Bot texts that are already Telegram HTML (command replies) take the same split through
 //! [`render_html`] ([`html`] reads them back into a document).
 //!
+//! A reply still streaming renders as a live preview through [`draft`]: the tail that fits one
+//! message, valid however the text so far is cut.
+//!
 //! An all-whitespace reply renders to **zero** chunks; the adapter decides what to send then
 //! (it must never send an empty message). Any other reply renders to at least one chunk.
 
 mod build;
 mod doc;
+mod draft;
 mod emit;
 mod html;
 mod link;
@@ -22,6 +26,8 @@ mod split;
 mod table;
 mod text;
 mod urls;
+
+pub use draft::{DraftPart, draft};
 
 /// Telegram's limit on one message's text, in UTF-16 code units, counted after entity parsing.
 pub const MAX_CHUNK_UTF16: usize = 4096;

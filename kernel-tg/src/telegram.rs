@@ -23,6 +23,11 @@ use teloxide::{ApiError, Bot, RequestError};
 
 use crate::render::Chunk;
 
+mod draft;
+
+pub use draft::DraftError;
+use draft::DraftSupport;
+
 /// Most waits for one call under flood control.
 const MAX_FLOOD_WAITS: u32 = 5;
 /// Longest `retry_after` honoured; longer ones fail the call (and are logged).
@@ -35,6 +40,7 @@ const MAX_NETWORK_RETRIES: u32 = 3;
 pub struct Telegram {
     bot: Bot,
     chat: ChatId,
+    drafts: DraftSupport,
 }
 
 impl std::fmt::Debug for Telegram {
@@ -73,7 +79,11 @@ pub enum DownloadError {
 impl Telegram {
     /// Binds `bot` to the owner's private chat.
     pub fn new(bot: Bot, chat: ChatId) -> Self {
-        Self { bot, chat }
+        Self {
+            bot,
+            chat,
+            drafts: DraftSupport::default(),
+        }
     }
 
     /// The underlying bot (for polling).

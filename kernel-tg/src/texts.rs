@@ -223,6 +223,27 @@ impl Texts {
         )
     }
 
+    /// The model's reasoning, shown before its answer (`telegram.show_reasoning`): a title and
+    /// an expandable blockquote, cut (with "…") to fit one message.
+    pub fn reasoning(self, reasoning: &str) -> String {
+        let title = self.pick("💭 思考过程", "💭 Reasoning");
+        // Visible units left for the quote: Telegram's limit minus the title and a margin.
+        let budget = crate::render::MAX_CHUNK_UTF16 - 64;
+        let mut units = 0;
+        let chars = reasoning
+            .trim()
+            .chars()
+            .take_while(|c| {
+                units += c.len_utf16();
+                units <= budget
+            })
+            .count();
+        format!(
+            "{title}\n<blockquote expandable>{}</blockquote>",
+            escape_truncated(reasoning.trim(), chars)
+        )
+    }
+
     /// The model answered with nothing to show.
     pub fn empty_answer(self) -> &'static str {
         self.pick("（模型没有返回文字）", "(the model returned no text)")

@@ -3,6 +3,7 @@
 //! sent them. Everything after that — progress, the answer, the placeholder's removal — comes
 //! through the outbox subscription (`crate::delivery`), never from the `Chat` stream.
 
+pub(crate) mod draft;
 pub(crate) mod narration;
 pub(crate) mod progress;
 

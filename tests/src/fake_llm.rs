@@ -13,7 +13,8 @@
 //! Each request consumes the next queued [`Script`] (an empty queue answers [`DEFAULT_TEXT`]).
 //! Every request is recorded ([`FakeLlm::requests`]). In strict mode (the default) requests are
 //! validated like the real APIs do (tool_use/tool_result pairing, role alternation, tool names,
-//! `max_tokens`, auth headers, …); a failure is answered with a 400/401 in the provider's real
+//! `max_tokens`, auth headers, extended thinking and its round trip in `fake_llm::thinking`, …);
+//! a failure is answered with a 400/401 in the provider's real
 //! error shape and does not consume a script. Dropping the fake ends stalled and held streams.
 
 mod anthropic;
@@ -22,6 +23,7 @@ mod cache;
 mod openai;
 mod provider;
 mod script;
+mod thinking;
 mod validate;
 
 use std::collections::VecDeque;
@@ -145,6 +147,8 @@ struct Shared {
     /// [`FakeLlm::limit_context`]); with the estimate of every request and whether it was refused.
     limit: Mutex<Option<u64>>,
     sizes: Mutex<Vec<(u64, bool)>>,
+    /// The Anthropic thinking blocks streamed so far (signature → thinking text).
+    thinking: Mutex<thinking::Issued>,
 }
 
 /// When the fake received a request and when it finished sending the response body
@@ -354,7 +358,8 @@ fn answer(
     }
     if !shared.lax.load(Ordering::SeqCst) {
         let checked = match api {
-            Api::Anthropic => validate::anthropic(headers, &json),
+            Api::Anthropic => validate::anthropic(headers, &json)
+                .and_then(|()| thinking::check(&json, &shared.thinking.lock().unwrap())),
             Api::OpenAi => validate::openai(headers, &json),
         };
         if let Err(rejection) = checked {
@@ -401,6 +406,12 @@ fn answer(
     {
         reply.usage = cache.account(raw_body, reply.usage);
         shared.billed.lock().unwrap().push(reply.usage);
+    }
+    if let (Api::Anthropic, Script::Reply(reply)) = (api, &script)
+        && let Some((text, signature)) = &reply.thinking
+    {
+        let mut issued = shared.thinking.lock().unwrap();
+        issued.insert(signature.clone(), text.clone());
     }
     let call = call_of(shared, &json, headers);
     match api {

@@ -14,7 +14,8 @@
 //! Served: long-poll `getUpdates` (offsets, negative offset = drop, `timeout`,
 //! `allowed_updates`, 409 when a newer poll starts), `getMe`, `getWebhookInfo`,
 //! `deleteWebhook` (`drop_pending_updates`), `sendMessage`, `editMessageText`,
-//! `deleteMessage`, `sendChatAction`, `setMyCommands`/`getMyCommands`/`deleteMyCommands`,
+//! `deleteMessage`, `sendChatAction`, `sendMessageDraft` (private chats, non-zero `draft_id`;
+//! [`FakeTelegram::lack_drafts`] makes it an older Bot API without it), `setMyCommands`/`getMyCommands`/`deleteMyCommands`,
 //! `getFile` + downloads, `sendVoice` (multipart). Texts are checked with the strict
 //! Telegram-HTML validator of the renderer tests. Anything else is 404 `Not Found`; a wrong
 //! token is 401 `Unauthorized`. Every request is logged as a [`Call`] when it is answered.
@@ -418,6 +419,12 @@ impl FakeTelegram {
     /// send order.
     pub fn messages(&self, chat_id: i64) -> Vec<SentMessage> {
         self.shared.lock().sent_messages(chat_id)
+    }
+
+    /// From now on sendMessageDraft answers 404 `Not Found: method not found`, like a Bot API
+    /// older than 9.3.
+    pub fn lack_drafts(&self) {
+        self.shared.lock().drafts_missing = true;
     }
 
     /// The commands of the last successful setMyCommands (`[{"command", "description"}]`).

@@ -12,6 +12,10 @@ use crate::process::{AgentdProcess, BinProcess};
 /// How long a test waits for something the bot should do promptly.
 pub const PROMPT: Duration = Duration::from_secs(20);
 
+/// The line of the stack's `[telegram]` section that keeps turns on the placeholder path;
+/// replace it (in [`Stack::start_edited`]'s `edit`) to test live drafts.
+pub const LIVE_PREVIEW_OFF: &str = "live_preview = false";
+
 /// Both binaries and both fakes.
 pub struct Stack {
     pub llm: FakeLlm,
@@ -45,7 +49,8 @@ impl Stack {
         cfg.rewrite(|toml| {
             edit(toml.replace(
                 "allowed_user = 42",
-                &format!("allowed_user = {OWNER_ID}\napi_url = \"{api_url}\""),
+                // The placeholder path unless a test turns drafts on (`LIVE_PREVIEW_OFF`).
+                &format!("allowed_user = {OWNER_ID}\napi_url = \"{api_url}\"\n{LIVE_PREVIEW_OFF}"),
             ))
         });
         let agentd = Some(AgentdProcess::start(&cfg.path, &[]));

@@ -5,7 +5,7 @@ pub(crate) mod wire;
 
 use std::time::Duration;
 
-use kernel_common::config::ProviderConfig;
+use kernel_common::config::{ProviderConfig, ThinkingConfig, ThinkingMode};
 
 use super::{EventStream, LlmError, ModelRequest, Provider, sse};
 use crate::http::{Endpoint, HttpFailure};
@@ -19,6 +19,7 @@ pub struct ClaudeProvider {
     endpoint: Endpoint,
     max_tokens: u32,
     idle_timeout: Duration,
+    thinking: Option<ThinkingConfig>,
 }
 
 impl std::fmt::Debug for ClaudeProvider {
@@ -52,6 +53,7 @@ impl ClaudeProvider {
             endpoint,
             max_tokens,
             idle_timeout: cfg.stream_idle_timeout,
+            thinking: cfg.thinking.clone(),
         })
     }
 }
@@ -103,7 +105,19 @@ pub(crate) fn classify(f: &HttpFailure) -> Option<LlmError> {
 #[async_trait::async_trait]
 impl Provider for ClaudeProvider {
     async fn stream(&self, request: ModelRequest<'_>) -> Result<EventStream, LlmError> {
-        let body = wire::body(&request, self.max_tokens, true);
+        let mut body = wire::body(&request, self.max_tokens, true);
+        body.thinking = match self
+            .thinking
+            .as_ref()
+            .and_then(|t| t.for_model(request.model))
+        {
+            Some(ThinkingMode::Budget(budget)) => Some(wire::Thinking::enabled(*budget)),
+            Some(ThinkingMode::Effort(_)) | None => None,
+        };
+        if body.thinking.is_some() && !body.allows_thinking() {
+            tracing::debug!(provider = %self.name, "thinking off for this call: the tool loop it continues has no thinking block");
+            body.thinking = None;
+        }
         tracing::debug!(provider = %self.name, model = request.model, messages = request.messages.len(), "anthropic request");
         sse::open(
             &self.endpoint,

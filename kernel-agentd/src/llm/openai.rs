@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kernel_common::Secret;
-use kernel_common::config::ProviderConfig;
+use kernel_common::config::{ProviderConfig, ThinkingConfig, ThinkingMode};
 
 use super::{EventStream, LlmError, ModelRequest, Provider, sse};
 use crate::http::{Endpoint, HttpFailure};
@@ -19,6 +19,7 @@ pub struct OpenAiProvider {
     endpoint: Endpoint,
     max_tokens: Option<u32>,
     idle_timeout: Duration,
+    thinking: Option<ThinkingConfig>,
 }
 
 impl std::fmt::Debug for OpenAiProvider {
@@ -45,6 +46,7 @@ impl OpenAiProvider {
             endpoint,
             max_tokens: cfg.max_tokens,
             idle_timeout: cfg.stream_idle_timeout,
+            thinking: cfg.thinking.clone(),
         })
     }
 }
@@ -89,7 +91,15 @@ pub(crate) fn classify(f: &HttpFailure) -> Option<LlmError> {
 #[async_trait::async_trait]
 impl Provider for OpenAiProvider {
     async fn stream(&self, request: ModelRequest<'_>) -> Result<EventStream, LlmError> {
-        let body = wire::body(&request, self.max_tokens, true);
+        let mut body = wire::body(&request, self.max_tokens, true);
+        body.reasoning_effort = match self
+            .thinking
+            .as_ref()
+            .and_then(|t| t.for_model(request.model))
+        {
+            Some(ThinkingMode::Effort(effort)) => Some(effort.clone()),
+            Some(ThinkingMode::Budget(_)) | None => None,
+        };
         tracing::debug!(provider = %self.name, model = request.model, messages = request.messages.len(), "chat completions request");
         sse::open(
             &self.endpoint,

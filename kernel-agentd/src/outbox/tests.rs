@@ -19,6 +19,7 @@ fn answer(turn: &str, text: &str) -> NewItem {
         body: ItemBody::Answer {
             text: text.into(),
             voice: None,
+            reasoning: String::new(),
         },
         reply_to: Some(1),
         placeholder: None,

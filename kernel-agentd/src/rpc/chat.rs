@@ -183,10 +183,12 @@ pub fn chat_event(event: TurnEvent) -> pb::ChatEvent {
             text,
             usage,
             voice_reply,
+            reasoning,
         } => Event::Completed(pb::TurnCompleted {
             text,
             usage: Some(usage_pb(usage)),
             voice_reply,
+            reasoning,
         }),
         TurnEvent::Failed { message, reason } => Event::Failed(pb::TurnFailed {
             message,

@@ -81,10 +81,15 @@ fn delivery_event(d: Delivery<crate::turn::TurnEvent>) -> pb::DeliveryEvent {
 fn outbox_item(item: &StoredItem) -> pb::OutboxItem {
     use pb::outbox_item::Body;
     let body = match &item.body {
-        ItemBody::Answer { text, voice } => Body::Completed(pb::TurnCompleted {
+        ItemBody::Answer {
+            text,
+            voice,
+            reasoning,
+        } => Body::Completed(pb::TurnCompleted {
             text: text.clone(),
             usage: None,
             voice_reply: voice.clone(),
+            reasoning: reasoning.clone(),
         }),
         ItemBody::Failed { message, reason } => Body::Failed(pb::TurnFailed {
             message: message.clone(),

@@ -16,6 +16,8 @@ pub enum ItemBody {
     Answer {
         text: String,
         voice: Option<Vec<u8>>,
+        /// The model's reasoning over the turn (empty when none), shown only on request.
+        reasoning: String,
     },
     /// A turn failed; the English message and the reason's arguments are redacted (rows stored
     /// before reasons existed read as an unknown reason).
@@ -78,6 +80,14 @@ pub struct Backlog {
     pub oldest: Option<DateTime<Utc>>,
 }
 
+/// What an 'answer' row keeps in its `args` column (a JSON object; `reason` stays NULL): the
+/// reasoning shown before the answer on request. Rows without it read as no reasoning.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+struct AnswerExtras {
+    #[serde(default)]
+    reasoning: String,
+}
+
 #[derive(FromRow)]
 struct RawItem {
     seq: i64,
@@ -102,6 +112,11 @@ impl TryFrom<RawItem> for StoredItem {
             "answer" => ItemBody::Answer {
                 text: r.text,
                 voice: r.voice,
+                reasoning: r
+                    .args
+                    .and_then(|a| serde_json::from_str::<AnswerExtras>(&a).ok())
+                    .unwrap_or_default()
+                    .reasoning,
             },
             "failed" => ItemBody::Failed {
                 message: r.text,
@@ -146,7 +161,7 @@ pub(super) async fn insert_item(
     op: &'static str,
 ) -> Result<i64, StoreError> {
     let (kind, text, voice) = match &item.body {
-        ItemBody::Answer { text, voice } => ("answer", text.as_str(), voice.as_deref()),
+        ItemBody::Answer { text, voice, .. } => ("answer", text.as_str(), voice.as_deref()),
         ItemBody::Failed { message, .. } => ("failed", message.as_str(), None),
         ItemBody::Cancelled => ("cancelled", "", None),
         ItemBody::Notice { text } => ("notice", text.as_str(), None),
@@ -160,6 +175,13 @@ pub(super) async fn insert_item(
         ItemBody::Failed { reason, .. } if !reason.reason.is_empty() => (
             Some(reason.reason.as_str()),
             serde_json::to_string(&reason.args).ok(),
+        ),
+        ItemBody::Answer { reasoning, .. } if !reasoning.is_empty() => (
+            None,
+            serde_json::to_string(&AnswerExtras {
+                reasoning: reasoning.clone(),
+            })
+            .ok(),
         ),
         _ => (None, None),
     };

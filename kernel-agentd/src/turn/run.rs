@@ -136,6 +136,8 @@ pub(super) struct Turn {
     delivery: Option<OwnerDelivery>,
     /// The model's final answer, stored (with its outbox item) once the turn concludes.
     final_message: Option<Message>,
+    /// The model's reasoning text over every call of the turn (shown only on request).
+    reasoning: String,
 }
 
 impl Turn {
@@ -169,6 +171,7 @@ impl Turn {
             calls_used: 0,
             delivery: s.delivery,
             final_message: None,
+            reasoning: String::new(),
         }
     }
 
@@ -235,10 +238,12 @@ impl Turn {
         drop(self.permit.take());
         match outcome {
             Ok(text) => {
+                let reasoning = std::mem::take(&mut self.reasoning);
                 self.emit(TurnEvent::Completed {
                     text,
                     usage: self.usage,
                     voice_reply,
+                    reasoning,
                 });
                 turns.titler.after_round(self.session_id);
                 turns.after_round.notify();
@@ -257,6 +262,13 @@ impl Turn {
             self.usage += response.usage;
             self.account(&response.usage).await;
             let message = response.message;
+            let thought = crate::llm::reasoning_text(&message);
+            if !thought.trim().is_empty() {
+                if !self.reasoning.is_empty() {
+                    self.reasoning.push_str("\n\n");
+                }
+                self.reasoning.push_str(thought.trim());
+            }
             let calls: Vec<Call> = message
                 .tool_calls()
                 .map(|c| Call {

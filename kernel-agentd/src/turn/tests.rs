@@ -123,6 +123,7 @@ async fn a_plain_answer_is_streamed_stored_and_titled() {
                 text: "你好，主人".into(),
                 usage: Usage::default(),
                 voice_reply: None,
+                reasoning: String::new(),
             },
         ]
     );

@@ -42,6 +42,10 @@ pub struct RawTelegram {
     pub token: Option<String>,
     pub allowed_user: Option<i64>,
     pub api_url: Option<String>,
+    /// Drafts while a turn streams (default true).
+    pub live_preview: Option<bool>,
+    /// The model's reasoning before the answer (default false).
+    pub show_reasoning: Option<bool>,
 }
 
 /// `[general]`.
@@ -79,6 +83,7 @@ pub struct RawProvider {
     pub models: Option<Vec<String>>,
     pub headers: Option<BTreeMap<String, String>>,
     pub stream_idle_timeout_secs: Option<u64>,
+    pub thinking: Option<RawThinking>,
     /// The model's context window in tokens (default by model family).
     pub context_tokens: Option<u32>,
     /// Tokens kept free for the answer (default: `max_tokens`).
@@ -97,6 +102,18 @@ pub struct RawPrice {
     pub output: Option<f64>,
     pub cache_read: Option<f64>,
     pub cache_write: Option<f64>,
+}
+
+/// `[providers.<name>.thinking]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawThinking {
+    /// `claude`: the extended-thinking token budget.
+    pub budget_tokens: Option<u32>,
+    /// `openai_compat`: `reasoning_effort`.
+    pub effort: Option<String>,
+    /// Only these models (default: all of the provider's).
+    pub models: Option<Vec<String>>,
 }
 
 /// `[titles]`: its own endpoint, not a reference to a provider.

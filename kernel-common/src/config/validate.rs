@@ -9,6 +9,7 @@ mod mcp;
 mod memory_auto;
 mod providers;
 mod speech;
+mod thinking;
 
 use std::path::{Component as PathPart, Path, PathBuf};
 use std::sync::LazyLock;
@@ -351,6 +352,8 @@ fn telegram(ctx: &mut Ctx<'_>, raw: &RawTelegram) -> TelegramConfig {
         token,
         allowed_user,
         api_url,
+        live_preview: raw.live_preview.unwrap_or(true),
+        show_reasoning: raw.show_reasoning.unwrap_or(false),
     }
 }
 

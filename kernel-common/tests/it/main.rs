@@ -3,6 +3,7 @@
 
 mod support;
 
+mod config_answer_form;
 mod config_context;
 mod config_embeddings;
 mod config_example;

@@ -1,6 +1,7 @@
 //! Fuzz target: any bytes (as lossy UTF-8) through the renderer and splitter, at a limit taken
 //! from the first byte and at Telegram's 4096; every chunk must pass the strict Telegram-HTML
-//! validator and the text-preservation checks the tests use.
+//! validator and the text-preservation checks the tests use. The same text as a live preview
+//! (`render::draft`, an unfinished reply) must be one valid message.
 #![no_main]
 
 #[path = "../../tests/support/invariants.rs"]
@@ -15,4 +16,10 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data.get(1..).unwrap_or_default());
     invariants::checked_render(&text, limit);
     invariants::checked_render(&text, kernel_tg::render::MAX_CHUNK_UTF16);
+    let parts = [kernel_tg::render::DraftPart::Markdown(&text)];
+    if let Some(html) = kernel_tg::render::draft(&parts)
+        && let Err(e) = telegram_html::validate(&html)
+    {
+        panic!("invalid draft ({e}):\n{html}");
+    }
 });

@@ -116,6 +116,16 @@ impl Item<'_> {
             return Ok(());
         }
         let skip = parts_done as usize;
+        if skip == 0 && self.app.form().show_reasoning && !done.reasoning.trim().is_empty() {
+            // Not a part of the item: resent only when kernel-tg died before the first ack.
+            let html = texts.reasoning(&done.reasoning);
+            if let Err(e) = self
+                .attempt(|| telegram.send_html(&html, self.reply_to))
+                .await?
+            {
+                tracing::warn!(error = %e, seq = self.seq, "the reasoning was refused");
+            }
+        }
         tracing::info!(
             seq = self.seq,
             chunks = chunks.len(),

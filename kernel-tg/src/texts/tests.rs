@@ -542,3 +542,17 @@ fn schedule_lines() {
         "{hint}"
     );
 }
+
+#[test]
+fn reasoning_is_an_expandable_blockquote_cut_to_one_message() {
+    let texts = Texts::new(Locale::En);
+    assert_eq!(
+        texts.reasoning(" a < b \n"),
+        "💭 Reasoning\n<blockquote expandable>a &lt; b</blockquote>"
+    );
+    let long = Texts::new(Locale::Zh).reasoning(&"😀".repeat(5000));
+    assert!(long.starts_with("💭 思考过程\n<blockquote expandable>😀"));
+    assert!(long.ends_with("…</blockquote>"));
+    let markup = "<blockquote expandable></blockquote>".len();
+    assert!(crate::render::utf16_len(&long) - markup <= crate::render::MAX_CHUNK_UTF16);
+}

@@ -1,5 +1,7 @@
-//! `Progress`: while a turn runs, keeps Telegram's "typing…" alive and edits the placeholder to
-//! show what is happening, at most once per [`MIN_EDIT_INTERVAL`].
+//! `Progress`: while a turn runs, keeps Telegram's "typing…" alive and shows what is happening
+//! on its [`Surface`]: edits of the placeholder, at most once per [`MIN_EDIT_INTERVAL`], or a
+//! live draft (`sendMessageDraft`), at most once per [`MIN_DRAFT_INTERVAL`]; only changes are
+//! sent. A placeholder's buttons (the Stop button) stay on through every edit.
 
 use std::time::Duration;
 
@@ -9,12 +11,50 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::telegram::Telegram;
+use crate::telegram::{DraftError, Telegram};
 
 /// Shortest time between two edits of the placeholder.
 pub const MIN_EDIT_INTERVAL: Duration = Duration::from_millis(1500);
+/// Shortest time between two drafts.
+pub const MIN_DRAFT_INTERVAL: Duration = Duration::from_secs(1);
 /// How often "typing…" is renewed (Telegram shows it for about five seconds).
 pub const TYPING_EVERY: Duration = Duration::from_secs(4);
+
+/// Where a turn's progress shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    /// Edits of the placeholder message (none: only typing).
+    Placeholder(Option<MessageId>),
+    /// Telegram drafts with this non-zero id.
+    Draft(i64),
+}
+
+impl Surface {
+    /// The shortest time between two updates.
+    fn interval(self) -> Duration {
+        match self {
+            Surface::Placeholder(_) => MIN_EDIT_INTERVAL,
+            Surface::Draft(_) => MIN_DRAFT_INTERVAL,
+        }
+    }
+
+    /// Shows `html` (without a placeholder: nothing to do), keeping a placeholder's `buttons`.
+    async fn show(
+        self,
+        telegram: &Telegram,
+        html: &str,
+        buttons: Option<&InlineKeyboardMarkup>,
+    ) -> Result<(), DraftError> {
+        match (self, buttons) {
+            (Surface::Placeholder(None), _) => Ok(()),
+            (Surface::Placeholder(Some(id)), Some(buttons)) => {
+                Ok(telegram.edit_html_with_buttons(id, html, buttons).await?)
+            }
+            (Surface::Placeholder(Some(id)), None) => Ok(telegram.edit_html(id, html).await?),
+            (Surface::Draft(draft_id), _) => telegram.send_draft(draft_id, html).await,
+        }
+    }
+}
 
 /// The running progress display of one turn.
 pub struct Progress {
@@ -24,23 +64,18 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// Starts typing now and shows `shown` (the placeholder's current HTML) until told otherwise;
-    /// without a placeholder it only keeps typing. The placeholder's `buttons` (the Stop
-    /// button) stay on through every edit.
+    /// Starts typing now and shows `shown` (what `surface` shows already: the placeholder's
+    /// HTML, or nothing for a draft) until told otherwise; without a placeholder it only keeps
+    /// typing. A placeholder's `buttons` (the Stop button) stay on through every edit.
     pub fn start(
         telegram: Telegram,
-        placeholder: Option<MessageId>,
+        surface: Surface,
         shown: String,
         buttons: Option<InlineKeyboardMarkup>,
     ) -> Self {
         let (wanted, rx) = watch::channel(shown.clone());
         let stop = CancellationToken::new();
-        let shown = Shown {
-            placeholder,
-            html: shown,
-            buttons,
-        };
-        let task = tokio::spawn(run(telegram, shown, rx, stop.clone()));
+        let task = tokio::spawn(run(telegram, surface, shown, buttons, rx, stop.clone()));
         Self { wanted, stop, task }
     }
 
@@ -56,26 +91,11 @@ impl Progress {
     }
 }
 
-/// The placeholder and what it shows.
-struct Shown {
-    placeholder: Option<MessageId>,
-    html: String,
-    buttons: Option<InlineKeyboardMarkup>,
-}
-
-impl Shown {
-    async fn edit(&self, telegram: &Telegram, id: MessageId, html: &str) -> Result<(), String> {
-        let edited = match &self.buttons {
-            Some(buttons) => telegram.edit_html_with_buttons(id, html, buttons).await,
-            None => telegram.edit_html(id, html).await,
-        };
-        edited.map_err(|e| e.to_string())
-    }
-}
-
 async fn run(
     telegram: Telegram,
-    mut shown: Shown,
+    surface: Surface,
+    mut shown: String,
+    buttons: Option<InlineKeyboardMarkup>,
     mut wanted: watch::Receiver<String>,
     stop: CancellationToken,
 ) {
@@ -98,18 +118,20 @@ async fn run(
                 if changed.is_err() {
                     return;
                 }
-                let due = last_edit + MIN_EDIT_INTERVAL;
+                let due = last_edit + surface.interval();
                 if stop.run_until_cancelled(tokio::time::sleep_until(due)).await.is_none() {
                     return;
                 }
                 let html = wanted.borrow_and_update().clone();
-                let Some(placeholder) = shown.placeholder.filter(|_| html != shown.html) else {
+                if html == shown || html.is_empty() {
                     continue;
-                };
-                match stop.run_until_cancelled(shown.edit(&telegram, placeholder, &html)).await {
+                }
+                match stop.run_until_cancelled(surface.show(&telegram, &html, buttons.as_ref())).await {
                     None => return,
-                    Some(Err(e)) => tracing::debug!(error = %e, "progress edit failed"),
-                    Some(Ok(())) => shown.html = html,
+                    // The Bot API lacks drafts: the caller moves the turn to a placeholder.
+                    Some(Err(DraftError::Unsupported)) => return,
+                    Some(Err(e)) => tracing::debug!(error = %e, "progress update failed"),
+                    Some(Ok(())) => shown = html,
                 }
                 last_edit = Instant::now();
             }

@@ -9,6 +9,7 @@ mod markdownish;
 #[path = "../support/telegram_html.rs"]
 mod telegram_html;
 
+mod render_draft;
 mod render_props;
 mod render_sentences;
 mod render_snapshots;

@@ -164,6 +164,9 @@ fn reply_frames(reply: &Reply, call: &Call) -> Vec<Frame> {
             {
                 frames.push(Frame::Hold(release.clone()));
             }
+            if let Some(pause) = reply.delta_pause {
+                frames.push(Frame::Pause(pause));
+            }
         }
         frames.push(block_stop(index));
         index += 1;

@@ -17,6 +17,8 @@ pub(crate) enum Frame {
     Data(String),
     /// Wait for a release (or shutdown).
     Hold(Release),
+    /// Wait this long (a slowly streaming model).
+    Pause(std::time::Duration),
     /// Wait for shutdown, then reset.
     Stall,
     /// Reset the connection (no terminating chunk).
@@ -63,6 +65,12 @@ pub(crate) fn stream_response(
                 Frame::Hold(release) => {
                     tokio::select! {
                         () = release.0.notified() => {}
+                        () = shutdown.cancelled() => return Some((Err(reset()), None)),
+                    }
+                }
+                Frame::Pause(pause) => {
+                    tokio::select! {
+                        () = tokio::time::sleep(pause) => {}
                         () = shutdown.cancelled() => return Some((Err(reset()), None)),
                     }
                 }

@@ -35,6 +35,7 @@ impl FakeLlm {
             headers: BTreeMap::new(),
             stream_idle_timeout: Duration::from_secs(10),
             context: Default::default(),
+            thinking: None,
         }
     }
 

@@ -134,6 +134,8 @@ pub struct Reply {
     pub stop_reason: Option<String>,
     /// Pause after the first text delta (non-streaming: before the body) until released.
     pub hold: Option<Release>,
+    /// Pause after every text delta (Anthropic): a slowly streaming model.
+    pub delta_pause: Option<std::time::Duration>,
     /// OpenAI-compatible server quirks.
     pub quirks: Quirks,
 }
@@ -148,6 +150,7 @@ impl Default for Reply {
             chunk_chars: 3,
             stop_reason: None,
             hold: None,
+            delta_pause: None,
             quirks: Quirks::default(),
         }
     }
@@ -189,6 +192,13 @@ impl Reply {
     /// Pauses after the first text delta until `release` fires.
     pub fn hold(mut self, release: Release) -> Reply {
         self.hold = Some(release);
+        self
+    }
+
+    /// Streams slowly (Anthropic): `pause` after every text delta of `chunk_chars` characters.
+    pub fn slow(mut self, chunk_chars: usize, pause: std::time::Duration) -> Reply {
+        self.chunk_chars = chunk_chars.max(1);
+        self.delta_pause = Some(pause);
         self
     }
 

@@ -18,6 +18,7 @@ const KNOWN: &[&str] = &[
     "getwebhookinfo",
     "deletewebhook",
     "sendmessage",
+    "sendmessagedraft",
     "editmessagetext",
     "deletemessage",
     "sendchataction",
@@ -76,6 +77,7 @@ pub(crate) fn perform(
             Ok(json!(true))
         }
         "sendmessage" => send_message(st, p),
+        "sendmessagedraft" => send_message_draft(st, p),
         "editmessagetext" => edit_message_text(st, p),
         "deletemessage" => delete_message(st, p),
         "sendchataction" => send_chat_action(st, p),
@@ -121,6 +123,26 @@ fn send_message(st: &mut State, p: &Value) -> Result<Value, ApiError> {
     message["text"] = json!(text);
     buttons::apply(&mut message, markup);
     Ok(store(chat, message, Some(text), parse_mode, reply_to, None))
+}
+
+/// `sendMessageDraft` (Bot API 9.3): private chats only, a non-zero `draft_id`, the text
+/// checked like sendMessage's (1..=4096 units after entity parsing, strict HTML). A fake set
+/// [`super::FakeTelegram::lack_drafts`] answers like an older Bot API: 404 method not found.
+fn send_message_draft(st: &mut State, p: &Value) -> Result<Value, ApiError> {
+    if st.drafts_missing {
+        return Err(ApiError::new(404, "Not Found: method not found"));
+    }
+    let chat = st.chat(chat_id(p)?)?;
+    if chat.json.get("type").and_then(Value::as_str) != Some("private") {
+        return Err(ApiError::bad_request("TEXTDRAFT_PEER_INVALID"));
+    }
+    match params::int(p, "draft_id") {
+        None => return Err(ApiError::bad_request("parameter \"draft_id\" is required")),
+        Some(0) => return Err(ApiError::bad_request("draft_id must be non-zero")),
+        Some(_) => {}
+    }
+    text::message(params::string(p, "text"), parse_mode(p).as_deref())?;
+    Ok(json!(true))
 }
 
 fn edit_message_text(st: &mut State, p: &Value) -> Result<Value, ApiError> {

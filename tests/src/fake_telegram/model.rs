@@ -22,6 +22,8 @@ pub struct Call {
     pub result: Option<Value>,
     /// Whether the outcome was an injected [`Failure`].
     pub injected: bool,
+    /// When the fake answered it.
+    pub at: std::time::Instant,
 }
 
 /// The method name a file download is logged under (and can be injected with).

@@ -86,6 +86,7 @@ async fn api_call(
                 description: None,
                 result: Some(result),
                 injected: false,
+                at: std::time::Instant::now(),
             });
             response
         }
@@ -113,6 +114,7 @@ fn download(shared: &Shared, token: &str, path: &str) -> Response {
         description: None,
         result: Some(json!({ "len": data.len() })),
         injected: false,
+        at: std::time::Instant::now(),
     });
     wire::file_response(data)
 }
@@ -129,6 +131,7 @@ fn injected(shared: &Shared, method: &str, params: &Value) -> Option<Response> {
             description: Some("connection broken (injected)".to_owned()),
             result: None,
             injected: true,
+            at: std::time::Instant::now(),
         });
         return Some(wire::broken_response());
     };
@@ -150,6 +153,7 @@ fn failed(method: &str, params: Value, error: &ApiError, injected: bool) -> Call
         description: Some(error.description.clone()),
         result: None,
         injected,
+        at: std::time::Instant::now(),
     }
 }
 

@@ -31,6 +31,8 @@ pub(crate) struct State {
     /// Button presses sent to the bot, and their answers.
     pub presses: Vec<super::buttons::Press>,
     pub next_press: u64,
+    /// sendMessageDraft answers "method not found" (an older Bot API).
+    pub drafts_missing: bool,
 }
 
 /// One chat the bot has seen.

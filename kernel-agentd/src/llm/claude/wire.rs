@@ -41,6 +41,46 @@ pub(crate) struct Body<'a> {
     pub messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stream: bool,
+    /// Extended thinking, when configured for the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<Thinking>,
+}
+
+/// `{"type":"enabled","budget_tokens":n}`.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub(crate) struct Thinking {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u32,
+}
+
+impl Thinking {
+    /// Extended thinking with `budget_tokens`.
+    pub(crate) fn enabled(budget_tokens: u32) -> Self {
+        Self {
+            kind: "enabled",
+            budget_tokens,
+        }
+    }
+}
+
+impl Body<'_> {
+    /// Whether thinking may be on for these messages: Anthropic requires that when the last
+    /// user message carries tool results, the assistant message before it starts with its
+    /// thinking — which history from before thinking was on, or from another provider, lacks.
+    pub(crate) fn allows_thinking(&self) -> bool {
+        let Some(last) = self.messages.last() else {
+            return true;
+        };
+        if !last.content.iter().any(WireBlock::is_tool_result) {
+            return true;
+        }
+        self.messages
+            .iter()
+            .rev()
+            .find(|m| m.role == "assistant")
+            .is_none_or(|m| matches!(m.content.first(), Some(WireBlock::Raw(_))))
+    }
 }
 
 /// A system prompt text block.
@@ -147,6 +187,7 @@ pub(crate) fn body<'a>(request: &ModelRequest<'a>, max_tokens: u32, stream: bool
         tools: tools(request.tools),
         messages: messages(request.messages, request.stable_prefix),
         stream,
+        thinking: None,
     }
 }
 

@@ -22,6 +22,9 @@ pub(crate) struct Body<'a> {
     pub tools: Vec<ToolDef<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// `minimal`/`low`/`medium`/`high`, when configured for the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
     pub stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_options: Option<StreamOptions>,
@@ -134,6 +137,7 @@ pub(crate) fn body<'a>(
         messages,
         tools: tools(request.tools),
         max_tokens,
+        reasoning_effort: None,
         stream,
         stream_options: stream.then_some(StreamOptions {
             include_usage: true,

@@ -15,6 +15,7 @@ fn answer(turn: &str, text: &str) -> NewItem {
         body: ItemBody::Answer {
             text: text.into(),
             voice: None,
+            reasoning: String::new(),
         },
         reply_to: Some(7),
         placeholder: None,
@@ -163,4 +164,24 @@ async fn the_backlog_counts_undelivered_items_and_pruning_keeps_them() {
         .await
         .unwrap();
     assert!(next > left[0].seq);
+}
+
+#[tokio::test]
+async fn an_answer_keeps_its_reasoning_and_one_without_reads_as_none() {
+    let (_dir, store) = store().await;
+    let s = store.create_session("p", "m").await.unwrap();
+    let mut thought = answer("t1", "one");
+    thought.body = ItemBody::Answer {
+        text: "one".into(),
+        voice: None,
+        reasoning: "Because <tea>.".into(),
+    };
+    store.append_with_outbox(s.id, &[], &thought).await.unwrap();
+    store
+        .append_with_outbox(s.id, &[], &answer("t2", "two"))
+        .await
+        .unwrap();
+    let pending = store.pending_outbox(0).await.unwrap();
+    assert_eq!(pending[0].body, thought.body);
+    assert_eq!(pending[1].body, answer("t2", "two").body);
 }

@@ -80,6 +80,7 @@ impl Turn {
             Ok(text) => ItemBody::Answer {
                 text: text.clone(),
                 voice: voice_reply.map(<[u8]>::to_vec),
+                reasoning: self.reasoning.clone(),
             },
             Err(Stop::Failed(message, reason)) => ItemBody::Failed {
                 message: message.clone(),

@@ -77,6 +77,8 @@ fn provider(ctx: &mut Ctx<'_>, name: &str, raw: &RawProvider) -> Option<Provider
     }
     let headers = headers(ctx, &key, raw.headers.as_ref());
     let context = context_limits(ctx, &key, raw);
+    let thinking =
+        super::thinking::thinking(ctx, &key, kind, max_tokens, &models, raw.thinking.as_ref());
     let kind = kind?;
     let api_base = ctx.url(
         &format!("{key}.api_base"),
@@ -94,6 +96,7 @@ fn provider(ctx: &mut Ctx<'_>, name: &str, raw: &RawProvider) -> Option<Provider
         headers,
         stream_idle_timeout: Duration::from_secs(idle),
         context,
+        thinking,
     })
 }
 

@@ -36,7 +36,10 @@ impl Rig {
         cfg.rewrite(|toml| {
             toml.replace(
                 "allowed_user = 42",
-                &format!("allowed_user = {OWNER_ID}\napi_url = \"{api_url}\""),
+                // The placeholder path: a turn ends when its placeholder is deleted.
+                &format!(
+                    "allowed_user = {OWNER_ID}\napi_url = \"{api_url}\"\nlive_preview = false"
+                ),
             )
         });
         Rig {
