@@ -4,6 +4,7 @@
 //! the key and says how to fix it. Secrets never appear in a message.
 
 mod agentd;
+mod pipe;
 mod mcp;
 mod providers;
 mod speech;
