@@ -18,7 +18,7 @@ use tests::config::{AGENTD_TOKEN, TestConfig};
 use tests::fake_llm::Script;
 use tests::process::{Launcher, grpcurl, use_launcher, wine_path};
 use tests::stack::Stack;
-use tests::wait::eventually;
+use tests::wait::poll;
 
 /// What the Windows processes may take under Wine (start-up is slower there).
 const SLOW: Duration = Duration::from_secs(60);
@@ -65,13 +65,21 @@ async fn main() -> anyhow::Result<()> {
     stack.llm.push(Script::text("**Hello** from Windows"));
     stack.owner_says("hi");
     let answer = stack.only_answer().await;
-    ensure!(answer.contains("Hello from Windows"), "answer: {answer:?}");
+    ensure!(
+        answer == "<b>Hello</b> from Windows",
+        "answer: {answer:?}"
+    );
     println!("ok: a full turn through kernel-tg.exe over the named pipe");
 
-    delegate_intact(&stack, out.path()).await?;
+    if let Err(e) = delegate_intact(&stack, out.path()).await {
+        let last = stack.llm.last_request().map(|r| r.raw_body);
+        bail!("{e:#}\n--- the model's last request: {last:?}\n--- logs:\n{}", stack.logs());
+    }
     println!("ok: a multi-line Chinese task reached the .cmd-installed CLI intact");
 
-    cancel_kills_the_tree(&stack, out.path()).await?;
+    if let Err(e) = cancel_kills_the_tree(&stack, out.path()).await {
+        bail!("{e:#}\n--- logs:\n{}", stack.logs());
+    }
     println!("ok: /cancel killed the CLI and its child (job object)");
     Ok(())
 }
@@ -129,7 +137,7 @@ fn get_status(port: u16) -> anyhow::Result<()> {
 }
 
 fn delegate(task: &str) -> Script {
-    let input = serde_json::json!({ "task": task, "cwd": null }).to_string();
+    let input = serde_json::json!({ "cli": "fake", "task": task, "cwd": null }).to_string();
     Script::tool_call("delegate_to_cli", input)
 }
 
@@ -139,24 +147,24 @@ async fn delegate_intact(stack: &Stack, out: &Path) -> anyhow::Result<()> {
     stack.llm.push(Script::text("delegated"));
     stack.owner_says("delegate it");
     let argv = out.join("argv");
-    eventually("the fake CLI ran", SLOW, async || argv.exists()).await;
-    let raw = eventually("the fake CLI wrote its arguments", SLOW, async || {
+    until("the fake CLI ran", async || argv.exists()).await?;
+    let raw = until("the fake CLI wrote its arguments", async || {
         std::fs::read(&argv).ok().filter(|raw| raw.ends_with(&[0]))
     })
-    .await;
+    .await?;
     let args: Vec<String> = raw
         .split(|b| *b == 0)
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .filter(|a| !a.is_empty())
         .collect();
     ensure!(args == [TASK], "the CLI got {args:?}, not [{TASK:?}]");
-    let answer = eventually("the turn's answer", SLOW, async || {
+    let answer = until("the turn's answer", async || {
         stack
             .visible()
             .into_iter()
             .find(|m| m.text.contains("delegated"))
     })
-    .await;
+    .await?;
     ensure!(answer.text == "delegated", "answer: {:?}", answer.text);
     let result = stack
         .llm
@@ -170,6 +178,16 @@ async fn delegate_intact(stack: &Stack, out: &Path) -> anyhow::Result<()> {
     );
     std::fs::remove_file(argv)?;
     Ok(())
+}
+
+/// Waits up to [`SLOW`] for `probe`; an error naming `what` if it never holds.
+async fn until<R: tests::wait::Outcome>(
+    what: &str,
+    probe: impl AsyncFnMut() -> R,
+) -> anyhow::Result<R::Value> {
+    poll(SLOW, probe)
+        .await
+        .with_context(|| format!("timed out after {SLOW:?} waiting until {what}"))
 }
 
 /// The Wine processes whose command line carries `marker`.
@@ -192,22 +210,27 @@ async fn cancel_kills_the_tree(stack: &Stack, out: &Path) -> anyhow::Result<()> 
     stack.llm.push(delegate("SLEEP until cancelled"));
     stack.owner_says("start a long job");
     let ready = out.join("cli.ready");
-    eventually("the CLI and its child are running", SLOW, async || {
+    until("the CLI and its child are running", async || {
         ready.exists()
     })
-    .await;
+    .await?;
     if processes_with(GRANDCHILD_MARKER).is_empty() {
         bail!("the CLI's child is not visible in /proc");
     }
     let reply = stack.command("/cancel").await;
     println!("  /cancel said: {reply}");
-    eventually("the CLI's child is gone", SLOW, async || {
+    until("the CLI's child is gone", async || {
         processes_with(GRANDCHILD_MARKER).is_empty()
     })
-    .await;
-    eventually("the CLI is gone", SLOW, async || {
+    .await?;
+    until("the CLI is gone", async || {
         processes_with("fake-cli.exe").is_empty()
     })
-    .await;
+    .await?;
+    let logs = stack.logs();
+    ensure!(
+        !logs.contains("cannot put the CLI in a job object"),
+        "the tree was killed without a job object"
+    );
     Ok(())
 }
