@@ -182,12 +182,11 @@ mod signals {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 
     #[test]
-    #[cfg(target_os = "linux")]
     fn the_process_becomes_non_dumpable() {
         make_non_dumpable("kernel-common-test");
         assert_eq!(is_dumpable(), Some(false));

@@ -118,8 +118,7 @@ impl BinProcess {
         ready: &'static str,
     ) -> BinProcess {
         let mut cmd = bin_command(name, config);
-        cmd.env("NO_COLOR", "1")
-            .env("RUST_LOG", "info");
+        cmd.env("NO_COLOR", "1").env("RUST_LOG", "info");
         for (k, _) in std::env::vars_os() {
             if k.to_str()
                 .is_some_and(|k| remove.iter().any(|p| k.starts_with(p)))

@@ -79,14 +79,13 @@ fn create(name: &Path, descriptor: &Descriptor, first: bool) -> io::Result<Named
         bInheritHandle: 0,
     };
     let mut options = ServerOptions::new();
-    options.first_pipe_instance(first).reject_remote_clients(true);
+    options
+        .first_pipe_instance(first)
+        .reject_remote_clients(true);
     // SAFETY: `attributes` is a valid SECURITY_ATTRIBUTES whose descriptor lives in `descriptor`
     // (borrowed for the call); the call only reads it.
     unsafe {
-        options.create_with_security_attributes_raw(
-            name,
-            (&raw mut attributes).cast::<c_void>(),
-        )
+        options.create_with_security_attributes_raw(name, (&raw mut attributes).cast::<c_void>())
     }
 }
 

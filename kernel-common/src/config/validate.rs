@@ -4,8 +4,8 @@
 //! the key and says how to fix it. Secrets never appear in a message.
 
 mod agentd;
-mod pipe;
 mod mcp;
+mod pipe;
 mod providers;
 mod speech;
 

@@ -30,7 +30,10 @@ pub(super) fn endpoint(ctx: &mut Ctx<'_>, raw: Option<&str>, pipe: &Path) -> Opt
         return Some(format!("pipe:{}", pipe.display()));
     };
     if let Some(name) = value.strip_prefix("pipe:") {
-        return Some(format!("pipe:{}", pipe_name(Some(name), Path::new("")).display()));
+        return Some(format!(
+            "pipe:{}",
+            pipe_name(Some(name), Path::new("")).display()
+        ));
     }
     if value.starts_with("unix:") {
         ctx.refuse(format!(

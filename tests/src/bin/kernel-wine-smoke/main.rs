@@ -24,7 +24,8 @@ use tests::wait::poll;
 const SLOW: Duration = Duration::from_secs(60);
 
 /// The task the CLI must receive byte for byte.
-const TASK: &str = "第一行：重构解析器\n第二行 \"引号\" 与 'single'\n100% ^caret^ & | < > %PATH% !x!\n结束";
+const TASK: &str =
+    "第一行：重构解析器\n第二行 \"引号\" 与 'single'\n100% ^caret^ & | < > %PATH% !x!\n结束";
 
 /// In the grandchild's command line (see tests/windows/fake-cli.c).
 const GRANDCHILD_MARKER: &str = "kernel-wine-grandchild";
@@ -65,15 +66,15 @@ async fn main() -> anyhow::Result<()> {
     stack.llm.push(Script::text("**Hello** from Windows"));
     stack.owner_says("hi");
     let answer = stack.only_answer().await;
-    ensure!(
-        answer == "<b>Hello</b> from Windows",
-        "answer: {answer:?}"
-    );
+    ensure!(answer == "<b>Hello</b> from Windows", "answer: {answer:?}");
     println!("ok: a full turn through kernel-tg.exe over the named pipe");
 
     if let Err(e) = delegate_intact(&stack, out.path()).await {
         let last = stack.llm.last_request().map(|r| r.raw_body);
-        bail!("{e:#}\n--- the model's last request: {last:?}\n--- logs:\n{}", stack.logs());
+        bail!(
+            "{e:#}\n--- the model's last request: {last:?}\n--- logs:\n{}",
+            stack.logs()
+        );
     }
     println!("ok: a multi-line Chinese task reached the .cmd-installed CLI intact");
 
@@ -210,10 +211,7 @@ async fn cancel_kills_the_tree(stack: &Stack, out: &Path) -> anyhow::Result<()> 
     stack.llm.push(delegate("SLEEP until cancelled"));
     stack.owner_says("start a long job");
     let ready = out.join("cli.ready");
-    until("the CLI and its child are running", async || {
-        ready.exists()
-    })
-    .await?;
+    until("the CLI and its child are running", async || ready.exists()).await?;
     if processes_with(GRANDCHILD_MARKER).is_empty() {
         bail!("the CLI's child is not visible in /proc");
     }
