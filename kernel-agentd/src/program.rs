@@ -131,8 +131,12 @@ pub fn shim_target(text: &str, dir: &Path) -> Option<ShimTarget> {
     for line in text.lines() {
         let line = line.trim().trim_start_matches('@');
         if let Some((name, value)) = assignment(line) {
+            // A value that depends on what only runs at run time (`%%F` of a `FOR`, another
+            // program's output) is left out: the shim's static fall back stays.
             let value = expand(value, &vars);
-            vars.insert(name.to_ascii_uppercase(), value);
+            if !value.contains('%') {
+                vars.insert(name.to_ascii_uppercase(), value);
+            }
         } else if line.contains("%*") {
             call = Some(line);
         }
