@@ -22,9 +22,19 @@ const MAX_ERROR_BODY: usize = 64 * 1024;
 
 /// The client every endpoint shares; built once (`Agent::start`), cheap to clone.
 pub fn client() -> Result<Client, reqwest::Error> {
+    install_crypto_provider();
     reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
         .build()
+}
+
+/// Makes rustls over ring the process's TLS provider (idempotent). The workspace has one TLS
+/// backend, ring, so the same code cross-builds for Windows with mingw; reqwest and rmcp are
+/// built without a provider of their own and use this one. Call it before any HTTP client is
+/// built ([`client`] does).
+pub fn install_crypto_provider() {
+    // An `Err` means a provider is installed already (by an earlier call): nothing to do.
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// A configured header that HTTP does not allow.

@@ -1,6 +1,6 @@
 //! kernel-agentd as a library: [`run`] serves the gRPC API from a validated config on bound
 //! listeners until a shutdown future resolves. `main` and the tests both call it.
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 pub(crate) mod agent;
 pub(crate) mod ask;
@@ -18,6 +18,7 @@ pub mod memory;
 pub(crate) mod memory_auto;
 pub(crate) mod models;
 pub(crate) mod outbox;
+pub mod program;
 pub(crate) mod refusal;
 pub mod retention;
 pub(crate) mod rpc;

@@ -1,5 +1,6 @@
 //! Serving the API: the `kernel.v1.Agent` service plus `grpc.health.v1` and server reflection
-//! (v1 and v1alpha) on the Unix socket, and on TCP behind a bearer token (and TLS if configured).
+//! (v1 and v1alpha) on the Unix socket (Windows: the named pipe), and on TCP behind a bearer
+//! token (and TLS if configured).
 
 mod auth;
 
@@ -8,7 +9,9 @@ use std::future::Future;
 use kernel_common::Config;
 use kernel_proto::v1::agent_server::AgentServer;
 use tokio::task::JoinSet;
-use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
+use tokio_stream::wrappers::TcpListenerStream;
+#[cfg(unix)]
+use tokio_stream::wrappers::UnixListenerStream;
 use tokio_util::sync::CancellationToken;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 
@@ -98,8 +101,14 @@ async fn serve(
             .add_service(reflection_v1alpha.clone())
             .add_service(service.clone());
         let token = root.clone();
+        #[cfg(unix)]
         let incoming = UnixListenerStream::new(listeners.unix);
+        #[cfg(unix)]
         tracing::info!(socket = %listeners.unix_path.display(), "serving gRPC on the Unix socket");
+        #[cfg(windows)]
+        let incoming = listeners.unix.incoming();
+        #[cfg(windows)]
+        tracing::info!(pipe = %listeners.unix_path.display(), "serving gRPC on the named pipe");
         tasks.spawn(async move {
             router
                 .serve_with_incoming_shutdown(incoming, token.cancelled_owned())

@@ -6,6 +6,8 @@ pub mod config;
 pub mod limits;
 pub mod logging;
 pub mod notify;
+#[cfg(windows)]
+pub mod owner_only;
 pub mod redact;
 pub mod secret;
 pub mod startup;

@@ -3,6 +3,7 @@
 
 use std::fs::OpenOptions;
 use std::io::{self, IsTerminal, Write};
+#[cfg(unix)]
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -115,7 +116,9 @@ pub fn file_writer(binary: &str, data_dir: &Path) -> Result<(NonBlocking, Worker
     create_log_dirs(data_dir, &dir)?;
     // Open once ourselves: a clean error now instead of a silently failing writer later.
     let mut options = OpenOptions::new();
-    options.read(true).create(true).append(true).mode(0o600);
+    options.read(true).create(true).append(true);
+    #[cfg(unix)]
+    options.mode(0o600);
     options.open(&path).map_err(|source| LogError::File {
         path: path.clone(),
         source,
@@ -140,18 +143,20 @@ fn create_log_dirs(data_dir: &Path, logs: &Path) -> Result<(), LogError> {
             source,
         };
         if !dir.is_dir() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(err)?;
+            let mut builder = std::fs::DirBuilder::new();
+            builder.recursive(true);
+            #[cfg(unix)]
+            builder.mode(0o700);
+            builder.create(dir).map_err(err)?;
         }
     }
-    std::fs::set_permissions(logs, std::fs::Permissions::from_mode(0o700)).map_err(|source| {
-        LogError::Dir {
-            path: logs.to_path_buf(),
-            source,
-        }
+    #[cfg(unix)]
+    let restricted = std::fs::set_permissions(logs, std::fs::Permissions::from_mode(0o700));
+    #[cfg(windows)]
+    let restricted = crate::owner_only::restrict_dir(logs);
+    restricted.map_err(|source| LogError::Dir {
+        path: logs.to_path_buf(),
+        source,
     })
 }
 
@@ -204,6 +209,7 @@ impl<W: Write> Write for RedactingWriter<W> {
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     fn mode(path: &Path) -> u32 {
         std::fs::metadata(path).unwrap().permissions().mode() & 0o777
     }
@@ -230,12 +236,16 @@ mod tests {
         assert!(text.contains("sk-t…cdef"), "{text}");
         assert!(!text.contains("sk-test-0123456789abcdef"), "{text}");
         assert!(!text.contains("AAsecretsecretsecret"), "{text}");
-        assert_eq!(mode(&data_dir), 0o700);
-        assert_eq!(mode(&data_dir.join("logs")), 0o700);
-        assert_eq!(mode(&path), 0o600);
+        #[cfg(unix)]
+        {
+            assert_eq!(mode(&data_dir), 0o700);
+            assert_eq!(mode(&data_dir.join("logs")), 0o700);
+            assert_eq!(mode(&path), 0o600);
+        }
     }
 
     #[test]
+    #[cfg(unix)]
     fn an_open_logs_dir_is_tightened_and_an_existing_data_dir_kept() {
         let tmp = tempfile::tempdir().unwrap();
         let data_dir = tmp.path().join("data");

@@ -105,20 +105,14 @@ pub fn is_dumpable() -> Option<bool> {
 /// first of them. Call it before signalling readiness: a handler installed lazily, on first poll,
 /// would let a SIGTERM sent right after `READY=1` kill the process with the default action,
 /// skipping the graceful stop. Must be called inside a Tokio runtime.
+///
+/// On Windows the same holds for Ctrl+C, Ctrl+Break, closing the console, log-off and system
+/// shutdown (what a service wrapper sends to stop a console program).
 pub fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
-    use tokio::signal::unix::{SignalKind, signal};
-    let handlers = signal(SignalKind::terminate()).and_then(|term| {
-        let int = signal(SignalKind::interrupt())?;
-        Ok((term, int))
-    });
+    let handlers = signals::install();
     async move {
         match handlers {
-            Ok((mut term, mut int)) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = int.recv() => {}
-                }
-            }
+            Ok(handlers) => handlers.first().await,
             Err(e) => {
                 tracing::error!(error = %e, "cannot install signal handlers");
                 std::future::pending::<()>().await;
@@ -128,12 +122,71 @@ pub fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'stat
     }
 }
 
-#[cfg(test)]
+#[cfg(unix)]
+mod signals {
+    use tokio::signal::unix::{Signal, SignalKind, signal};
+
+    pub(super) struct Handlers {
+        term: Signal,
+        int: Signal,
+    }
+
+    pub(super) fn install() -> std::io::Result<Handlers> {
+        Ok(Handlers {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    impl Handlers {
+        pub(super) async fn first(mut self) {
+            tokio::select! {
+                _ = self.term.recv() => {}
+                _ = self.int.recv() => {}
+            }
+        }
+    }
+}
+
+#[cfg(windows)]
+mod signals {
+    use tokio::signal::windows::{
+        CtrlBreak, CtrlC, CtrlClose, CtrlShutdown, ctrl_break, ctrl_c, ctrl_close, ctrl_shutdown,
+    };
+
+    pub(super) struct Handlers {
+        c: CtrlC,
+        brk: CtrlBreak,
+        close: CtrlClose,
+        shutdown: CtrlShutdown,
+    }
+
+    pub(super) fn install() -> std::io::Result<Handlers> {
+        Ok(Handlers {
+            c: ctrl_c()?,
+            brk: ctrl_break()?,
+            close: ctrl_close()?,
+            shutdown: ctrl_shutdown()?,
+        })
+    }
+
+    impl Handlers {
+        pub(super) async fn first(mut self) {
+            tokio::select! {
+                _ = self.c.recv() => {}
+                _ = self.brk.recv() => {}
+                _ = self.close.recv() => {}
+                _ = self.shutdown.recv() => {}
+            }
+        }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 
     #[test]
-    #[cfg(target_os = "linux")]
     fn the_process_becomes_non_dumpable() {
         make_non_dumpable("kernel-common-test");
         assert_eq!(is_dumpable(), Some(false));

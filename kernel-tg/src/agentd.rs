@@ -23,7 +23,9 @@ pub type Client = AgentClient<InterceptedService<Channel, TokenInterceptor>>;
 /// Why agentd could not be reached.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
-    #[error("invalid agentd endpoint {0:?}: use unix:/path/to/agentd.sock or http(s)://host:port")]
+    #[error(
+        "invalid agentd endpoint {0:?}: use unix:/path/to/agentd.sock (Windows: pipe:\\\\.\\pipe\\name) or http(s)://host:port"
+    )]
     BadEndpoint(String),
     #[error("cannot reach kernel-agentd at {endpoint}: {message} (is kernel-agentd running?)")]
     Unreachable { endpoint: String, message: String },
@@ -44,23 +46,23 @@ impl Interceptor for TokenInterceptor {
     }
 }
 
-/// Connects to `endpoint` (`unix:<path>` or `http(s)://host:port`).
+/// Connects to `endpoint` (`unix:<path>`, on Windows `pipe:<name>`, or `http(s)://host:port`).
 pub async fn connect(endpoint: &str, token: Option<&Secret>) -> Result<Client, ConnectError> {
     let unreachable = |e: tonic::transport::Error| ConnectError::Unreachable {
         endpoint: endpoint.to_string(),
         message: source_chain(&e),
     };
-    let channel = if let Some(path) = endpoint.strip_prefix("unix:") {
+    #[cfg(windows)]
+    let local = endpoint.strip_prefix("pipe:");
+    #[cfg(unix)]
+    let local = endpoint.strip_prefix("unix:");
+    let channel = if let Some(path) = local {
         let path = path.to_string();
         Endpoint::from_static("http://localhost")
             .connect_timeout(Duration::from_secs(5))
             .connect_with_connector(tower::service_fn(move |_| {
                 let path = path.clone();
-                async move {
-                    tokio::net::UnixStream::connect(path)
-                        .await
-                        .map(TokioIo::new)
-                }
+                async move { dial_local(&path).await.map(TokioIo::new) }
             }))
             .await
             .map_err(unreachable)?
@@ -80,6 +82,32 @@ pub async fn connect(endpoint: &str, token: Option<&Secret>) -> Result<Client, C
         AgentClient::with_interceptor(channel, TokenInterceptor { header })
             .max_decoding_message_size(kernel_proto::MAX_RESPONSE_BYTES),
     )
+}
+
+/// Opens the Unix socket at `path`.
+#[cfg(unix)]
+async fn dial_local(path: &str) -> std::io::Result<tokio::net::UnixStream> {
+    tokio::net::UnixStream::connect(path).await
+}
+
+/// Opens the named pipe `name`, waiting while every instance is busy (agentd makes a new one
+/// as soon as a client connected).
+#[cfg(windows)]
+async fn dial_local(
+    name: &str,
+) -> std::io::Result<tokio::net::windows::named_pipe::NamedPipeClient> {
+    /// `ERROR_PIPE_BUSY`.
+    const PIPE_BUSY: i32 = 231;
+    let mut tries = 0;
+    loop {
+        match tokio::net::windows::named_pipe::ClientOptions::new().open(name) {
+            Err(e) if e.raw_os_error() == Some(PIPE_BUSY) && tries < 100 => {
+                tries += 1;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            other => return other,
+        }
+    }
 }
 
 /// Like [`connect`], retrying every 500 ms up to `attempts` times while agentd is unreachable.

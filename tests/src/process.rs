@@ -3,7 +3,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::Duration;
 
 /// Path of a workspace binary built by `cargo build --workspace --bins` (the test command does).
@@ -21,6 +21,47 @@ pub fn bin_path(name: &str) -> PathBuf {
         path.display()
     );
     path
+}
+
+/// How the binaries are started when not directly: through `wrapper` (Wine), as
+/// `<bin_dir>/<name>.exe`, with Windows paths (`Z:\…`) for their config and `env` added. Set
+/// once per process by [`use_launcher`] (the `kernel-wine-smoke` binary does).
+#[derive(Debug, Clone)]
+pub struct Launcher {
+    pub wrapper: PathBuf,
+    pub bin_dir: PathBuf,
+    pub env: Vec<(String, String)>,
+}
+
+static LAUNCHER: OnceLock<Launcher> = OnceLock::new();
+
+/// Starts every binary of this process through `launcher` from now on (the first call wins).
+pub fn use_launcher(launcher: Launcher) {
+    let _ = LAUNCHER.set(launcher);
+}
+
+/// `path` as Wine's `Z:` drive sees it (`/tmp/x` → `Z:\tmp\x`).
+pub fn wine_path(path: &Path) -> String {
+    format!("Z:{}", path.display().to_string().replace('/', "\\"))
+}
+
+/// The command that starts the binary `name` with `--config <config>`.
+fn bin_command(name: &str, config: &Path) -> Command {
+    match LAUNCHER.get() {
+        None => {
+            let mut cmd = Command::new(bin_path(name));
+            cmd.arg("--config").arg(config);
+            cmd
+        }
+        Some(launcher) => {
+            let mut cmd = Command::new(&launcher.wrapper);
+            cmd.arg(launcher.bin_dir.join(format!("{name}.exe")))
+                .arg("--config")
+                .arg(wine_path(config))
+                .envs(launcher.env.iter().map(|(k, v)| (k, v)));
+            cmd
+        }
+    }
 }
 
 /// Path of the real grpcurl: `$KERNEL_TEST_GRPCURL`, else `target/venv/bin/grpcurl`
@@ -76,11 +117,8 @@ impl BinProcess {
         env: &[(&str, &str)],
         ready: &'static str,
     ) -> BinProcess {
-        let mut cmd = Command::new(bin_path(name));
-        cmd.arg("--config")
-            .arg(config)
-            .env("NO_COLOR", "1")
-            .env("RUST_LOG", "info");
+        let mut cmd = bin_command(name, config);
+        cmd.env("NO_COLOR", "1").env("RUST_LOG", "info");
         for (k, _) in std::env::vars_os() {
             if k.to_str()
                 .is_some_and(|k| remove.iter().any(|p| k.starts_with(p)))

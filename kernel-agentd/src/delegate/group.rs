@@ -1,7 +1,8 @@
 //! The delegated CLI's process group: started as its own group, and ended as a whole with every
 //! process that left it ([`Tree`]) — TERM to all of them, KILL to whatever is left after a grace
 //! period, the leader and re-parented members reaped (no zombie of ours). Windows has no process
-//! groups: there the process tree is killed with `taskkill /T /F`.
+//! groups: there the delegation's Job object is ended ([`Tree`]), or, when the CLI could not be
+//! put in one, its process tree with `taskkill /T /F`.
 
 use std::time::Duration;
 
@@ -96,17 +97,21 @@ impl Group {
         }
     }
 
-    /// Windows: kills the process tree at once (console programs ignore polite requests).
+    /// Windows: ends the job at once (console programs ignore polite requests), or the
+    /// process tree when there is no job; the leader is waited for.
     #[cfg(windows)]
-    pub(super) async fn terminate(self, leader: &mut Child, _tree: &mut Tree, _grace: Duration) {
-        let _ = Command::new("taskkill")
-            .args(["/PID", &self.pid.to_string(), "/T", "/F"])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .await;
-        let _ = leader.kill().await;
+    pub(super) async fn terminate(self, leader: &mut Child, tree: &mut Tree, _grace: Duration) {
+        if !tree.kill() {
+            let _ = Command::new("taskkill")
+                .args(["/PID", &self.pid.to_string(), "/T", "/F"])
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .await;
+        }
+        let _ = leader.start_kill();
+        let _ = leader.wait().await;
     }
 
     /// Sends `signal` (`None`: only checks) to the whole group; whether any process was there.

@@ -75,8 +75,11 @@ pub fn invocation(cli: &CliConfig, task: &str, cwd: &Path, last_message: &Path) 
         CliKind::Other if task.starts_with('-') => args.push(format!(" {task}").into()),
         CliKind::Other => args.push(task.into()),
     }
+    // On Windows an npm shim is replaced by what it runs (`program`); its script goes first.
+    let program = crate::program::resolve(&cli.command);
+    let args = program.leading.into_iter().chain(args).collect();
     Invocation {
-        program: program(&cli.command),
+        program: program.path,
         args,
         cwd: cwd.to_path_buf(),
         env_remove: secret_vars(std::env::vars_os().map(|(k, _)| k)),
@@ -98,50 +101,6 @@ pub fn secret_vars(names: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
             })
         })
         .collect()
-}
-
-/// The program to start for `command`. On Windows, `claude` / `codex` are npm `.cmd` shims that
-/// process creation does not find by bare name, so the name is resolved along `PATH` and
-/// `PATHEXT` first.
-fn program(command: &str) -> PathBuf {
-    #[cfg(windows)]
-    {
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        let pathext = std::env::var("PATHEXT").unwrap_or_else(|_| ".COM;.EXE;.BAT;.CMD".into());
-        if let Some(found) =
-            resolve_with_extensions(command, &path, &pathext, &|p: &Path| p.is_file())
-        {
-            return found;
-        }
-    }
-    PathBuf::from(command)
-}
-
-/// `command` found along `path` (or as given, when it names a folder) with the first extension
-/// of `pathext` that exists; `None` when it already has an extension or nothing matches.
-#[cfg_attr(not(windows), allow(dead_code))]
-fn resolve_with_extensions(
-    command: &str,
-    path: &std::ffi::OsStr,
-    pathext: &str,
-    exists: &dyn Fn(&Path) -> bool,
-) -> Option<PathBuf> {
-    let given = Path::new(command);
-    if given.extension().is_some() {
-        return None;
-    }
-    let dirs: Vec<PathBuf> = if given.components().count() > 1 || given.is_absolute() {
-        vec![PathBuf::new()]
-    } else {
-        std::env::split_paths(path).collect()
-    };
-    let exts: Vec<&str> = pathext.split(';').filter(|e| !e.is_empty()).collect();
-    dirs.iter().find_map(|dir| {
-        exts.iter().find_map(|ext| {
-            let candidate = dir.join(format!("{command}{}", ext.to_ascii_lowercase()));
-            exists(&candidate).then_some(candidate)
-        })
-    })
 }
 
 #[cfg(test)]
@@ -242,29 +201,6 @@ mod tests {
                 "NOTIFY_SOCKET"
             ]
             .map(OsString::from)
-        );
-    }
-
-    #[test]
-    fn windows_shims_resolve_along_path_and_pathext() {
-        let path = std::env::join_paths(["/a", "/b"]).unwrap();
-        let exists = |p: &Path| p == Path::new("/b/claude.cmd");
-        assert_eq!(
-            resolve_with_extensions("claude", &path, ".EXE;.CMD", &exists),
-            Some(PathBuf::from("/b/claude.cmd"))
-        );
-        assert_eq!(
-            resolve_with_extensions("claude.exe", &path, ".EXE;.CMD", &exists),
-            None
-        );
-        assert_eq!(
-            resolve_with_extensions("codex", &path, ".EXE;.CMD", &exists),
-            None
-        );
-        let exists = |p: &Path| p == Path::new("/b/claude.exe");
-        assert_eq!(
-            resolve_with_extensions("/b/claude", &path, ".EXE;.CMD", &exists),
-            Some(PathBuf::from("/b/claude.exe"))
         );
     }
 }

@@ -7,14 +7,19 @@
 //! start time, so a reused pid is never signalled. Members killed after they were re-parented to
 //! agentd are reaped by pid (never with a wildcard wait, which would steal tokio's children).
 //!
-//! Linux only (`/proc`, `PR_SET_CHILD_SUBREAPER`); elsewhere a tree is empty and only the
-//! process group is ended.
+//! Linux: `/proc` and `PR_SET_CHILD_SUBREAPER`. Windows (`tree::windows`): a Job object holds
+//! the CLI and everything it starts. Elsewhere a tree is empty and only the process group is
+//! ended.
 
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(windows)]
+mod windows;
 
 #[cfg(target_os = "linux")]
 pub(super) use linux::Tree;
+#[cfg(windows)]
+pub(super) use windows::Tree;
 
 /// Makes agentd the child subreaper of its descendants (idempotent; a failure is logged and
 /// leaves orphans to init, so only processes seen before their parent died are tracked).
@@ -26,11 +31,11 @@ pub fn become_subreaper() {
 }
 
 /// Elsewhere: an empty tree (only the process group is ended).
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(any(target_os = "linux", windows)))]
 #[derive(Debug)]
 pub(super) struct Tree;
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(any(target_os = "linux", windows)))]
 impl Tree {
     pub(super) fn new(_root: u32) -> Tree {
         Tree

@@ -119,6 +119,8 @@ pub async fn open(
             handler.serve(transport).await
         }
         McpTransport::Http { url, headers } => {
+            // rmcp builds its own reqwest client, which needs the process's TLS provider.
+            crate::http::install_crypto_provider();
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                 .custom_headers(header_map(headers)?);
             handler
@@ -153,8 +155,10 @@ fn spawn(
     args: &[String],
     env: &std::collections::BTreeMap<String, Secret>,
 ) -> Result<(TokioChildProcess, Option<ChildStderr>), ConnectError> {
-    let mut cmd = tokio::process::Command::new(command);
-    cmd.args(args).kill_on_drop(true);
+    // On Windows `npx` / `uvx` resolve like a CLI's command (an npm shim runs its script).
+    let program = crate::program::resolve(command);
+    let mut cmd = tokio::process::Command::new(&program.path);
+    cmd.args(&program.leading).args(args).kill_on_drop(true);
     for (name, _) in std::env::vars_os() {
         if name.to_str().is_some_and(is_secret_env) {
             cmd.env_remove(&name);

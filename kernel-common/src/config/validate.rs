@@ -7,6 +7,7 @@ mod agentd;
 mod embeddings;
 mod mcp;
 mod memory_auto;
+mod pipe;
 mod providers;
 mod speech;
 mod thinking;

@@ -26,11 +26,21 @@ fn defaults_fill_what_is_left_out() {
     assert_eq!(g.skills_dir, base.join("skills"));
     assert_eq!(g.locale, Locale::Zh);
     assert_eq!(config.telegram.api_url, "https://api.telegram.org");
-    assert_eq!(config.agentd.socket, base.join("data/agentd.sock"));
-    assert_eq!(
-        config.agentd.endpoint,
-        format!("unix:{}", base.join("data/agentd.sock").display())
-    );
+    #[cfg(unix)]
+    {
+        assert_eq!(config.agentd.socket, base.join("data/agentd.sock"));
+        assert_eq!(
+            config.agentd.endpoint,
+            format!("unix:{}", base.join("data/agentd.sock").display())
+        );
+    }
+    // Windows: a named pipe named after the data dir, dialled as `pipe:<name>`.
+    #[cfg(windows)]
+    {
+        let pipe = config.agentd.socket.display().to_string();
+        assert!(pipe.starts_with(r"\\.\pipe\kernel-agentd-"), "{pipe}");
+        assert_eq!(config.agentd.endpoint, format!("pipe:{pipe}"));
+    }
     assert!(
         config.agentd.listen.is_none()
             && config.agentd.token.is_none()
@@ -263,6 +273,12 @@ endpoint = "unix:run/a.sock"
 #[test]
 fn relative_paths_resolve_against_the_config_folder() {
     let text = VALID.replace("[general]\ndefault_provider = \"anthropic\"\n", PATHS);
+    // Windows: no Unix socket; a pipe's name is not a path.
+    #[cfg(windows)]
+    let text = text.replace(
+        "socket = \"run/a.sock\"\nendpoint = \"unix:run/a.sock\"\n",
+        "socket = \"kernel-test\"\n",
+    );
     let dir = tempfile::tempdir().unwrap();
     let sub = dir.path().join("etc");
     std::fs::create_dir(&sub).unwrap();
@@ -273,11 +289,19 @@ fn relative_paths_resolve_against_the_config_folder() {
     assert_eq!(config.general.default_workspace, sub.join("../work"));
     assert_eq!(config.general.soul_file, sub.join("persona/SOUL.md"));
     assert_eq!(config.general.skills_dir, sub.join("persona/skills"));
-    assert_eq!(config.agentd.socket, sub.join("run/a.sock"));
-    assert_eq!(
-        config.agentd.endpoint,
-        format!("unix:{}", sub.join("run/a.sock").display())
-    );
+    #[cfg(unix)]
+    {
+        assert_eq!(config.agentd.socket, sub.join("run/a.sock"));
+        assert_eq!(
+            config.agentd.endpoint,
+            format!("unix:{}", sub.join("run/a.sock").display())
+        );
+    }
+    #[cfg(windows)]
+    {
+        assert_eq!(config.agentd.socket, PathBuf::from(r"\\.\pipe\kernel-test"));
+        assert_eq!(config.agentd.endpoint, r"pipe:\\.\pipe\kernel-test");
+    }
 }
 
 /// `to` relative to `from` (both absolute), with `..` steps.

@@ -1,8 +1,6 @@
 //! `logging::init` installs the global subscriber once: lines land in
 //! `<data_dir>/logs/<binary>.log`, redacted, in a 0700 folder.
 
-use std::os::unix::fs::PermissionsExt;
-
 use kernel_common::Redactor;
 use kernel_common::logging::{self, LogError};
 
@@ -24,7 +22,9 @@ fn init_writes_redacted_lines_to_the_log_file() {
     assert!(text.contains("sk-g…6789"), "{text}");
     assert!(!text.contains("sk-global-secret-0123456789"), "{text}");
     assert!(!text.contains("below the default level") || std::env::var_os("RUST_LOG").is_some());
+    #[cfg(unix)]
     for dir in [data_dir.clone(), data_dir.join("logs")] {
+        use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700, "{}", dir.display());
     }

@@ -14,10 +14,13 @@ use crate::config::{AgentdConfig, Component, TlsConfig};
 const MAX_SOCKET_PATH: usize = 107;
 
 pub(super) fn agentd(ctx: &mut Ctx<'_>, raw: &RawAgentd, data_dir: &Path) -> AgentdConfig {
+    #[cfg(unix)]
     let socket = match given(raw.socket.as_deref()) {
         Some(s) => ctx.path(Some(s), ""),
         None => data_dir.join("agentd.sock"),
     };
+    #[cfg(windows)]
+    let socket = super::pipe::pipe_name(given(raw.socket.as_deref()), data_dir);
     let token = ctx.secret(raw.token.as_deref(), AGENTD_TOKEN_ENV);
     let listen = listen(ctx, raw.listen.as_deref());
     let tls = tls(ctx, raw, listen.is_some());
@@ -110,6 +113,10 @@ fn tls(ctx: &mut Ctx<'_>, raw: &RawAgentd, listening: bool) -> Option<TlsConfig>
 
 /// `unix:<path>` (relative paths resolved; default the socket) or `http(s)://host:port`.
 fn endpoint(ctx: &mut Ctx<'_>, raw: Option<&str>, socket: &Path) -> String {
+    #[cfg(windows)]
+    if let Some(endpoint) = super::pipe::endpoint(ctx, raw, socket) {
+        return endpoint;
+    }
     let Some(value) = given(raw).map(str::trim) else {
         check_socket_len(ctx, Component::Tg, "agentd.socket", socket);
         return format!("unix:{}", socket.display());
@@ -129,6 +136,10 @@ fn endpoint(ctx: &mut Ctx<'_>, raw: Option<&str>, socket: &Path) -> String {
 }
 
 fn check_socket_len(ctx: &mut Ctx<'_>, component: Component, key: &str, path: &Path) {
+    if cfg!(windows) {
+        // A named pipe's name, not a `sun_path`.
+        return;
+    }
     let len = path.as_os_str().len();
     if len > MAX_SOCKET_PATH {
         ctx.refuse_for(
