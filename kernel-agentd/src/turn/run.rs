@@ -5,6 +5,9 @@ mod deliver;
 mod fit;
 mod media;
 mod steer;
+mod tools;
+
+use tools::limit_output;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -38,10 +41,6 @@ use crate::tools::{ToolContext, ToolEvent, ToolEvents, ToolOutput};
 const STORE_FAILED: &str = "could not save the conversation (database error); see the agent log";
 /// The result of a call that was running (or about to run) when the owner cancelled.
 const CANCELLED_BY_USER: &str = "cancelled by the user";
-/// The result of a planned call not run because the owner steered before it started.
-const SKIPPED_BY_STEER: &str = "skipped: the owner steered";
-/// The same tool with the same input is run at most this many times per user message.
-const MAX_IDENTICAL_CALLS: usize = 2;
 /// Room left in the budget for the per-turn block (time, recalled memories) when history is
 /// loaded (it is built afterwards).
 const PER_TURN_ALLOWANCE: u64 = 1_000;
@@ -459,155 +458,6 @@ impl Turn {
         }
     }
 
-    /// Runs a step's calls one after another (up to the turn's budget), then stores their
-    /// results in call order as one user message. A `/steer` received meanwhile ends the step
-    /// after the call in progress: the calls not started get a "skipped" result and the steer
-    /// text joins the results message (what the next model request sees right after them). On
-    /// cancellation, calls without a result get a synthetic "cancelled by the user" one.
-    async fn run_tools(&mut self, calls: Vec<Call>) -> Result<(), Stop> {
-        let budget = MAX_TOOL_CALLS
-            .saturating_sub(self.calls_used)
-            .min(calls.len());
-        let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
-        for slot in outputs.iter_mut().skip(budget) {
-            *slot = Some(limit_output());
-        }
-        let turns = self.turns.inner.clone();
-        let mut cancelled = false;
-        let mut steered = false;
-        for (i, call) in calls.iter().enumerate().take(budget) {
-            if self.permit.as_ref().is_some_and(Permit::steered) {
-                steered = true;
-                break;
-            }
-            self.calls_used += 1;
-            let input_summary = input_summary(&call.input, &turns.redactor);
-            tracing::info!(tool = %call.name, call = %call.id, input = %input_summary, "tool started");
-            self.emit(TurnEvent::ToolStarted {
-                call_id: call.id.clone(),
-                tool_name: call.name.clone(),
-                input_summary,
-            });
-            let seen = self.repeats.entry(call_key(call)).or_default();
-            *seen += 1;
-            if *seen > MAX_IDENTICAL_CALLS {
-                let output = repeat_output(&call.name);
-                tracing::warn!(tool = %call.name, call = %call.id, "doom loop: an identical call was not run");
-                self.emit(TurnEvent::ToolFinished {
-                    call_id: call.id.clone(),
-                    ok: false,
-                    summary: result_summary(&output, &turns.redactor),
-                });
-                outputs[i] = Some(output);
-                continue;
-            }
-            self.with_permit(|p| p.tool_started(&call.name));
-            let ctx = ToolContext {
-                cancel: self.cancel.child_token(),
-                call_id: call.id.clone(),
-                session_id: self.session_id,
-                events: self.tool_events(),
-            };
-            let running = turns.tools.call(&call.name, call.input.clone(), ctx);
-            tokio::pin!(running);
-            let output = tokio::select! {
-                biased;
-                () = self.cancel.cancelled() => None,
-                output = &mut running => Some(output),
-            };
-            let Some(output) = output else {
-                // Let the tool see its token and clean up (kill a process group…), briefly;
-                // whatever it answers now is replaced by the "cancelled" result.
-                let _ = tokio::time::timeout(CANCEL_GRACE, running).await;
-                cancelled = true;
-                break;
-            };
-            let summary = result_summary(&output, &turns.redactor);
-            tracing::info!(tool = %call.name, call = %call.id, ok = !output.is_error, "tool finished");
-            self.emit(TurnEvent::ToolFinished {
-                call_id: call.id.clone(),
-                ok: !output.is_error,
-                summary,
-            });
-            self.with_permit(|p| p.tool_finished(&call.name));
-            outputs[i] = Some(output);
-        }
-        self.with_permit(Permit::tools_finished);
-        if cancelled {
-            self.answer_calls(
-                &calls,
-                outputs,
-                || ToolOutput::error(CANCELLED_BY_USER),
-                None,
-            )
-            .await?;
-            return Err(Stop::Cancelled);
-        }
-        if steered {
-            tracing::info!("the owner steered: the step's remaining calls are skipped");
-        }
-        let steer = self.steer_block();
-        self.answer_calls(
-            &calls,
-            outputs,
-            || ToolOutput::error(SKIPPED_BY_STEER),
-            steer,
-        )
-        .await
-    }
-
-    /// Stores and appends the results message for `calls` (`missing()` for calls without output).
-    async fn answer_calls(
-        &mut self,
-        calls: &[Call],
-        outputs: Vec<Option<ToolOutput>>,
-        missing: impl Fn() -> ToolOutput,
-        extra: Option<Block>,
-    ) -> Result<(), Stop> {
-        let mut content: Vec<Block> = calls
-            .iter()
-            .zip(outputs)
-            .map(|(call, output)| {
-                let ToolOutput { content, is_error } = output.unwrap_or_else(&missing);
-                Block::ToolResult {
-                    call_id: call.id.clone(),
-                    content,
-                    is_error,
-                }
-            })
-            .collect();
-        content.extend(extra);
-        let message = Message {
-            role: Role::User,
-            content,
-        };
-        let names: Vec<(&str, &str)> = calls
-            .iter()
-            .map(|c| (c.id.as_str(), c.name.as_str()))
-            .collect();
-        self.persist(&message, &names).await?;
-        self.messages.push(message);
-        Ok(())
-    }
-
-    /// Forwards what tools report as turn events (e.g. `CliStarted`), in order with the rest.
-    fn tool_events(&self) -> ToolEvents {
-        let events = self.events.clone();
-        let publish = self.publisher();
-        ToolEvents::new(move |event| {
-            let event = match event {
-                ToolEvent::CliStarted { cli, cwd } => TurnEvent::CliStarted { cli, cwd },
-                ToolEvent::Question { id, text, options } => {
-                    TurnEvent::Question { id, text, options }
-                }
-                ToolEvent::QuestionClosed { id } => TurnEvent::QuestionClosed { id },
-            };
-            publish(&event);
-            // A listener that went away is noticed (and logged) by the turn's own events.
-            let _ = events.send(event);
-        })
-    }
-
     fn with_permit(&self, f: impl FnOnce(&Permit)) {
         if let Some(p) = &self.permit {
             f(p);
@@ -627,24 +477,6 @@ impl Turn {
             .map_err(store_failed)?;
         Ok(())
     }
-}
-
-/// The doom-loop guard's key of a call: its tool and its input (object keys sorted).
-fn call_key(call: &Call) -> String {
-    format!("{}\u{0}{}", call.name, call.input)
-}
-
-/// The result of a call the doom-loop guard did not run.
-fn repeat_output(tool: &str) -> ToolOutput {
-    ToolOutput::error(format!(
-        "not run: {tool} was already called {MAX_IDENTICAL_CALLS} times with this same input for this message; use the results you have, change the input, or answer"
-    ))
-}
-
-fn limit_output() -> ToolOutput {
-    ToolOutput::error(format!(
-        "not run: the limit of {MAX_TOOL_CALLS} tool calls for this message was reached"
-    ))
 }
 
 fn llm_failed(e: LlmError) -> Stop {
