@@ -12,6 +12,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::delegate::Delegator;
 use crate::error::ApiError;
+use crate::jobs::Jobs;
 use crate::llm::titles::TitlesClient;
 use crate::mcp::{Mcp, McpServerStatus, McpSettings};
 use crate::media::Media;
@@ -52,6 +53,8 @@ struct Inner {
     outbox: Outbox<TurnEvent>,
     /// Reminders and scheduled tasks, and their scheduler.
     schedules: Schedules,
+    /// Background delegations.
+    jobs: Jobs,
 }
 
 /// What `GetStatus` reports (domain form; `rpc` converts it).
@@ -121,7 +124,6 @@ impl Agent {
         );
         crate::memory::register_tools(&tools, &memories).map_err(ApiError::internal)?;
         let delegator = Arc::new(Delegator::new(&config, tasks.clone()));
-        crate::delegate::register_tool(&tools, &delegator).map_err(ApiError::internal)?;
         let skills = Skills::new(config.general.skills_dir.clone());
         crate::skills::register_tool(&tools, &skills).map_err(ApiError::internal)?;
         crate::retention::spawn(&tasks, config.general.data_dir.clone(), root.child_token());
@@ -153,6 +155,19 @@ impl Agent {
         );
         crate::schedule::register_tools(&tools, &schedules).map_err(ApiError::internal)?;
         schedules.start();
+        let jobs = Jobs::start(
+            &config,
+            store.clone(),
+            outbox.clone(),
+            turns.clone(),
+            delegator.clone(),
+            root.clone(),
+            tasks.clone(),
+        )
+        .await
+        .map_err(ApiError::internal)?;
+        crate::delegate::register_background_tool(&tools, &delegator, Arc::new(jobs.clone()))
+            .map_err(ApiError::internal)?;
         Ok(Agent {
             inner: Arc::new(Inner {
                 store,
@@ -169,6 +184,7 @@ impl Agent {
                 turns,
                 outbox,
                 schedules,
+                jobs,
             }),
         })
     }
@@ -211,6 +227,11 @@ impl Agent {
     /// Reminders and scheduled tasks.
     pub fn schedules(&self) -> &Schedules {
         &self.inner.schedules
+    }
+
+    /// Background delegations (`/jobs`).
+    pub fn jobs(&self) -> &Jobs {
+        &self.inner.jobs
     }
 
     /// The turn loop.

@@ -16,6 +16,8 @@
 //!   ([`tree`]; agentd is their child subreaper on Linux): TERM, then KILL after [`KILL_GRACE`].
 //!   When the CLI exits by itself, whatever it left running is ended the same way, after its
 //!   result has been returned.
+//! - `background = true` (when a [`Background`] runner is plugged in: the `jobs` service) hands
+//!   the request to that runner and returns at once with a job id; the job keeps these rules.
 //! - Each running group is recorded in `data_dir/cli_groups/` until it is gone, so that a group
 //!   left running by a crashed agentd is killed when the next one starts (see [`reaper`]).
 //! - `ok` is exit code 0 and a non-empty answer. A request that cannot run (unknown `cli`, missing
@@ -48,7 +50,7 @@ use crate::tools::{ToolEvent, ToolEvents};
 pub use excerpt::cut_middle;
 pub use invocation::{CliKind, Invocation};
 pub use runner::Exit;
-pub use tool::{DelegateTool, TOOL_NAME, register_tool};
+pub use tool::{Background, DelegateTool, TOOL_NAME, register_background_tool, register_tool};
 
 /// The CLI used when the model names none.
 pub const DEFAULT_CLI: &str = "claude_code";
@@ -236,6 +238,15 @@ impl Delegator {
         let result = self.result(&cli, cwd_text, &files, exit).await;
         tracing::info!(cli = %cli.name, ok = result.ok, exit_code = ?result.exit_code, "delegation finished");
         Ok(result)
+    }
+
+    /// Checks `req` as [`Delegator::delegate`] would before running it: the CLI name it
+    /// resolves to and the working directory (for a background job that starts later).
+    pub fn check(&self, req: &DelegateRequest) -> Result<(String, String), DelegateError> {
+        check_task(&req.task)?;
+        let cli = self.cli(req.cli.as_deref())?.name.clone();
+        let cwd = self.cwd(req.cwd.as_deref())?;
+        Ok((cli, cwd.display().to_string()))
     }
 
     fn cli(&self, name: Option<&str>) -> Result<&CliConfig, DelegateError> {

@@ -3,6 +3,7 @@
 
 mod chat;
 mod convert;
+mod jobs;
 mod memory;
 mod outbox;
 mod schedules;
@@ -255,5 +256,16 @@ impl pb::agent_server::Agent for AgentService {
         self.delete_schedules_rpc(req.into_inner())
             .await
             .map(Response::new)
+    }
+
+    async fn list_jobs(&self, _req: Request<pb::ListJobsRequest>) -> RpcResult<pb::ListJobsResponse> {
+        self.list_jobs_rpc().await.map(Response::new)
+    }
+
+    async fn cancel_job(
+        &self,
+        req: Request<pb::CancelJobRequest>,
+    ) -> RpcResult<pb::CancelJobResponse> {
+        self.cancel_job_rpc(req.into_inner()).await.map(Response::new)
     }
 }

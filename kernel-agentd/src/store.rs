@@ -10,6 +10,7 @@ mod error;
 pub mod memory;
 mod messages;
 pub mod outbox;
+pub mod jobs;
 pub mod schedules;
 mod sessions;
 mod settings;

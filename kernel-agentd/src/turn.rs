@@ -274,6 +274,37 @@ impl Turns {
         self.start(permit, cancel, input, delivery).await.map(Some)
     }
 
+    /// Stores `user` and `assistant` as one round of the current session once no turn runs
+    /// (waiting for the gate like a Kernel turn, with no model call): what Kernel told the
+    /// owner outside a turn (a background job's result) is then in the next turn's context.
+    /// `false` when shutdown came first.
+    pub async fn record_for_kernel(&self, user: String, assistant: String) -> Result<bool, ApiError> {
+        let inner = &self.inner;
+        let Some(_permit) = inner
+            .gate
+            .enter_when_free(inner.root.child_token(), Origin::Kernel)
+            .await
+        else {
+            return Ok(false);
+        };
+        let session = inner.sessions.current().await?;
+        let messages = [
+            crate::conversation::Message::user_text(user),
+            crate::conversation::Message::assistant_text(assistant),
+        ];
+        inner
+            .store
+            .append_messages(session.id, &messages)
+            .await
+            .map_err(ApiError::internal)?;
+        Ok(true)
+    }
+
+    /// Whether a turn runs now.
+    pub fn is_running(&self) -> bool {
+        self.inner.gate.running_origin().is_some()
+    }
+
     /// Spawns the admitted turn.
     async fn start(
         &self,

@@ -1,0 +1,177 @@
+//! The `jobs` table: background delegations, running and recent. A job's end (or its
+//! interruption) and the outbox notice telling the owner about it are written in one
+//! transaction, so the owner is told once however the process stops.
+
+use chrono::{DateTime, Utc};
+use sqlx::FromRow;
+
+use super::outbox::{NewItem, insert_item};
+use super::{Store, StoreError, from_millis, now_millis};
+
+/// A stored job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobRow {
+    pub id: i64,
+    pub cli: String,
+    pub task: String,
+    pub cwd: String,
+    /// `running`, `done`, `failed`, `cancelled` or `interrupted`.
+    pub status: String,
+    pub exit_code: Option<i32>,
+    pub output_path: String,
+    pub output: String,
+    pub started_at: DateTime<Utc>,
+    pub ended_at: Option<DateTime<Utc>>,
+}
+
+/// How a job ended, to store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobEnd {
+    pub status: String,
+    pub exit_code: Option<i32>,
+    pub output_path: String,
+    pub output: String,
+}
+
+#[derive(FromRow)]
+struct RawRow {
+    id: i64,
+    cli: String,
+    task: String,
+    cwd: String,
+    status: String,
+    exit_code: Option<i64>,
+    output_path: String,
+    output: String,
+    started_at: i64,
+    ended_at: Option<i64>,
+}
+
+impl TryFrom<RawRow> for JobRow {
+    type Error = StoreError;
+
+    fn try_from(r: RawRow) -> Result<Self, StoreError> {
+        let what = || format!("job {}", r.id);
+        Ok(JobRow {
+            id: r.id,
+            started_at: from_millis(r.started_at, what)?,
+            ended_at: r.ended_at.map(|t| from_millis(t, what)).transpose()?,
+            exit_code: r.exit_code.and_then(|c| i32::try_from(c).ok()),
+            cli: r.cli,
+            task: r.task,
+            cwd: r.cwd,
+            status: r.status,
+            output_path: r.output_path,
+            output: r.output,
+        })
+    }
+}
+
+impl Store {
+    /// Stores a new running job; returns it with its id.
+    pub async fn add_job(&self, cli: &str, task: &str, cwd: &str) -> Result<JobRow, StoreError> {
+        let raw: RawRow = sqlx::query_as(
+            "INSERT INTO jobs (cli, task, cwd, status, started_at)
+             VALUES (?1, ?2, ?3, 'running', ?4)
+             RETURNING id, cli, task, cwd, status, exit_code, output_path, output, started_at, ended_at",
+        )
+        .bind(cli)
+        .bind(task)
+        .bind(cwd)
+        .bind(now_millis())
+        .fetch_one(&self.pool)
+        .await
+        .map_err(StoreError::db("add a job"))?;
+        raw.try_into()
+    }
+
+    /// The running jobs (oldest first), then the `recent` latest ended ones (newest first).
+    pub async fn jobs(&self, recent: u32) -> Result<Vec<JobRow>, StoreError> {
+        let raws: Vec<RawRow> = sqlx::query_as(
+            "SELECT id, cli, task, cwd, status, exit_code, output_path, output, started_at, ended_at FROM (
+                 SELECT *, 0 AS k, started_at AS o FROM jobs WHERE status = 'running'
+                 UNION ALL
+                 SELECT * FROM (SELECT *, 1 AS k, -id AS o FROM jobs
+                                WHERE status != 'running' ORDER BY id DESC LIMIT ?1)
+             ) ORDER BY k, o, id",
+        )
+        .bind(recent)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::db("list jobs"))?;
+        raws.into_iter().map(JobRow::try_from).collect()
+    }
+
+    /// Ends running job `id` with `end`, queueing `item` in the same transaction. Returns the
+    /// item's `seq` (0 without an item), or `None` when the job was no longer running.
+    pub async fn end_job(
+        &self,
+        id: i64,
+        end: &JobEnd,
+        item: Option<&NewItem>,
+    ) -> Result<Option<i64>, StoreError> {
+        let op = "end a job";
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(StoreError::db(op))?;
+        let done = sqlx::query(
+            "UPDATE jobs SET status = ?2, exit_code = ?3, output_path = ?4, output = ?5,
+             ended_at = ?6 WHERE id = ?1 AND status = 'running'",
+        )
+        .bind(id)
+        .bind(&end.status)
+        .bind(end.exit_code)
+        .bind(&end.output_path)
+        .bind(&end.output)
+        .bind(now_millis())
+        .execute(&mut *tx)
+        .await
+        .map_err(StoreError::db(op))?;
+        if done.rows_affected() == 0 {
+            return Ok(None);
+        }
+        let seq = match item {
+            Some(item) => insert_item(&mut tx, item, op).await?,
+            None => 0,
+        };
+        tx.commit().await.map_err(StoreError::db(op))?;
+        Ok(Some(seq))
+    }
+
+    /// Marks every running job `interrupted` (left running by an agentd that stopped), each
+    /// with the item `notice` makes for it, in one transaction; the items and their `seq`s.
+    pub async fn interrupt_jobs(
+        &self,
+        notice: impl Fn(&JobRow) -> NewItem,
+    ) -> Result<Vec<(i64, NewItem)>, StoreError> {
+        let op = "interrupt jobs";
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(StoreError::db(op))?;
+        let raws: Vec<RawRow> = sqlx::query_as(
+            "UPDATE jobs SET status = 'interrupted', ended_at = ?1 WHERE status = 'running'
+             RETURNING id, cli, task, cwd, status, exit_code, output_path, output, started_at, ended_at",
+        )
+        .bind(now_millis())
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(StoreError::db(op))?;
+        let mut rows: Vec<JobRow> = raws
+            .into_iter()
+            .map(JobRow::try_from)
+            .collect::<Result<_, _>>()?;
+        rows.sort_by_key(|r| r.id);
+        let mut queued = Vec::new();
+        for row in &rows {
+            let item = notice(row);
+            let seq = insert_item(&mut tx, &item, op).await?;
+            queued.push((seq, item));
+        }
+        tx.commit().await.map_err(StoreError::db(op))?;
+        Ok(queued)
+    }
+}
