@@ -45,6 +45,10 @@ pub enum Command {
     Tasks,
     /// `/tasks del #a[/#b/...]`: distinct numbers in the order given.
     TasksDelete(Vec<u32>),
+    /// `/jobs`: the background jobs, running and recent.
+    Jobs,
+    /// `/jobs cancel #n`: cancels one running job.
+    JobsCancel(u32),
 }
 
 /// Which command of the table, without arguments (for errors, menus and help).
@@ -66,6 +70,7 @@ pub enum CommandKind {
     Cancel,
     Status,
     Tasks,
+    Jobs,
 }
 
 /// Why a command could not be used; each variant maps to a localized hint in `texts`.
@@ -99,7 +104,7 @@ pub enum CommandError {
 
 impl CommandKind {
     /// Every command, in menu/help order.
-    pub const ALL: [CommandKind; 16] = [
+    pub const ALL: [CommandKind; 17] = [
         CommandKind::Start,
         CommandKind::Help,
         CommandKind::New,
@@ -114,6 +119,7 @@ impl CommandKind {
         CommandKind::Forget,
         CommandKind::Skills,
         CommandKind::Tasks,
+        CommandKind::Jobs,
         CommandKind::Cancel,
         CommandKind::Status,
     ];
@@ -137,6 +143,7 @@ impl CommandKind {
             CommandKind::Cancel => "cancel",
             CommandKind::Status => "status",
             CommandKind::Tasks => "tasks",
+            CommandKind::Jobs => "jobs",
         }
     }
 
@@ -156,6 +163,7 @@ impl CommandKind {
             CommandKind::Provider | CommandKind::Model => "[name]",
             CommandKind::Remember => "text",
             CommandKind::Tasks => "[del #a/#b/…]",
+            CommandKind::Jobs => "[cancel #n]",
             _ => "",
         }
     }
@@ -185,6 +193,10 @@ impl CommandKind {
                 "提醒与定时任务：/tasks del #n 删除",
                 "Reminders and scheduled tasks: /tasks del #n",
             ),
+            CommandKind::Jobs => (
+                "后台任务：/jobs cancel #n 取消",
+                "Background jobs: /jobs cancel #n",
+            ),
         };
         match locale {
             Locale::Zh => zh,
@@ -213,6 +225,7 @@ impl Command {
             Command::Cancel => CommandKind::Cancel,
             Command::Status => CommandKind::Status,
             Command::Tasks | Command::TasksDelete(_) => CommandKind::Tasks,
+            Command::Jobs | Command::JobsCancel(_) => CommandKind::Jobs,
         }
     }
 }
@@ -279,6 +292,7 @@ fn build(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
         CommandKind::Provider => Command::Provider(optional_name(kind, args)?),
         CommandKind::Model => Command::Model(optional_name(kind, args)?),
         CommandKind::Tasks => tasks(kind, args)?,
+        CommandKind::Jobs => jobs(kind, args)?,
         CommandKind::Remember => match args.trim() {
             "" => return Err(CommandError::MissingText { command: kind }),
             text => Command::Remember(text.to_owned()),
@@ -298,6 +312,26 @@ fn tasks(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
         "del" | "delete" | "rm" | "删除" => {
             Ok(Command::TasksDelete(non_empty_numbers(kind, rest)?))
         }
+        _ => Err(CommandError::UnknownAction {
+            command: kind,
+            action: action.chars().take(MAX_COMMAND_CHARS).collect(),
+        }),
+    }
+}
+
+/// `/jobs` alone lists; `/jobs cancel #n` (also `stop`, `kill`, `取消`) cancels one job.
+fn jobs(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
+    let args = args.trim();
+    if args.is_empty() {
+        return Ok(Command::Jobs);
+    }
+    let end = args.find(char::is_whitespace).unwrap_or(args.len());
+    let (action, rest) = args.split_at(end);
+    match action.to_lowercase().as_str() {
+        "cancel" | "stop" | "kill" | "取消" => match numbers(kind, rest, 1)?.first() {
+            Some(n) => Ok(Command::JobsCancel(*n)),
+            None => Err(CommandError::MissingNumber { command: kind }),
+        },
         _ => Err(CommandError::UnknownAction {
             command: kind,
             action: action.chars().take(MAX_COMMAND_CHARS).collect(),

@@ -7,6 +7,7 @@
 mod errors;
 mod failures;
 mod help;
+mod jobs;
 pub mod listing;
 mod refusals;
 mod skills;
@@ -15,6 +16,7 @@ pub use failures::FAILURE_REASONS;
 pub use listing::{
     CooldownEntry, McpEntry, MemoryEntry, ProviderEntry, ScheduleEntry, SessionEntry, StatusView,
 };
+pub use jobs::JobEntry;
 pub use refusals::REASONS;
 pub use skills::SkillEntry;
 
