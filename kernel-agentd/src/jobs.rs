@@ -118,10 +118,7 @@ impl Jobs {
     /// Checks `request`, records it and starts it in the background; its job id.
     pub async fn launch(&self, request: DelegateRequest) -> Result<i64, String> {
         let inner = &self.inner;
-        let (cli, cwd) = inner
-            .delegator
-            .check(&request)
-            .map_err(|e| e.to_string())?;
+        let (cli, cwd) = inner.delegator.check(&request).map_err(|e| e.to_string())?;
         let job = inner
             .store
             .add_job(&cli, &request.task, &cwd)
@@ -247,8 +244,12 @@ impl Jobs {
                 if store_end(None).await? {
                     let prompt = texts::follow_up_prompt(locale, job);
                     match inner.turns.run_for_kernel(prompt).await? {
-                        Some(_events) => tracing::info!(job = job.id, "the job's follow-up turn started"),
-                        None => tracing::info!(job = job.id, "shutdown before the job's follow-up turn"),
+                        Some(_events) => {
+                            tracing::info!(job = job.id, "the job's follow-up turn started")
+                        }
+                        None => {
+                            tracing::info!(job = job.id, "shutdown before the job's follow-up turn")
+                        }
                     }
                 }
             }

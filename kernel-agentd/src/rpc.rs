@@ -258,7 +258,10 @@ impl pb::agent_server::Agent for AgentService {
             .map(Response::new)
     }
 
-    async fn list_jobs(&self, _req: Request<pb::ListJobsRequest>) -> RpcResult<pb::ListJobsResponse> {
+    async fn list_jobs(
+        &self,
+        _req: Request<pb::ListJobsRequest>,
+    ) -> RpcResult<pb::ListJobsResponse> {
         self.list_jobs_rpc().await.map(Response::new)
     }
 
@@ -266,6 +269,8 @@ impl pb::agent_server::Agent for AgentService {
         &self,
         req: Request<pb::CancelJobRequest>,
     ) -> RpcResult<pb::CancelJobResponse> {
-        self.cancel_job_rpc(req.into_inner()).await.map(Response::new)
+        self.cancel_job_rpc(req.into_inner())
+            .await
+            .map(Response::new)
     }
 }

@@ -7,10 +7,10 @@
 //! even when two sessions are touched within the same millisecond.
 
 mod error;
+pub mod jobs;
 pub mod memory;
 mod messages;
 pub mod outbox;
-pub mod jobs;
 pub mod schedules;
 mod sessions;
 mod settings;

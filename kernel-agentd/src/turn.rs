@@ -278,7 +278,11 @@ impl Turns {
     /// (waiting for the gate like a Kernel turn, with no model call): what Kernel told the
     /// owner outside a turn (a background job's result) is then in the next turn's context.
     /// `false` when shutdown came first.
-    pub async fn record_for_kernel(&self, user: String, assistant: String) -> Result<bool, ApiError> {
+    pub async fn record_for_kernel(
+        &self,
+        user: String,
+        assistant: String,
+    ) -> Result<bool, ApiError> {
         let inner = &self.inner;
         let Some(_permit) = inner
             .gate

@@ -7,8 +7,8 @@ use tonic::Status;
 use crate::agentd::{Agentd, Client, is_transport_failure, refused};
 use crate::command::Command;
 use crate::texts::{
-    CooldownEntry, JobEntry, McpEntry, MemoryEntry, ProviderEntry, ScheduleEntry, SessionEntry, SkillEntry,
-    StatusView, Texts,
+    CooldownEntry, JobEntry, McpEntry, MemoryEntry, ProviderEntry, ScheduleEntry, SessionEntry,
+    SkillEntry, StatusView, Texts,
 };
 
 /// The HTML reply to `command`.

@@ -13,10 +13,10 @@ mod refusals;
 mod skills;
 
 pub use failures::FAILURE_REASONS;
+pub use jobs::JobEntry;
 pub use listing::{
     CooldownEntry, McpEntry, MemoryEntry, ProviderEntry, ScheduleEntry, SessionEntry, StatusView,
 };
-pub use jobs::JobEntry;
 pub use refusals::REASONS;
 pub use skills::SkillEntry;
 

@@ -10,12 +10,7 @@ use crate::jobs::JobInfo;
 impl AgentService {
     /// Lists jobs numbered `#1..` (the mapping for `CancelJob`).
     pub(super) async fn list_jobs_rpc(&self) -> Result<pb::ListJobsResponse, Status> {
-        let list = self
-            .agent
-            .jobs()
-            .list_numbered()
-            .await
-            .map_err(to_status)?;
+        let list = self.agent.jobs().list_numbered().await.map_err(to_status)?;
         Ok(pb::ListJobsResponse {
             jobs: list.into_iter().map(job_info).collect(),
         })

@@ -175,3 +175,87 @@ impl Store {
         Ok(queued)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outbox::ItemBody;
+
+    fn end(status: &str) -> JobEnd {
+        JobEnd {
+            status: status.into(),
+            exit_code: Some(0),
+            output_path: "/out.txt".into(),
+            output: "fine".into(),
+        }
+    }
+
+    fn notice(job: &JobRow) -> NewItem {
+        NewItem {
+            turn_id: format!("job-{}", job.id),
+            body: ItemBody::Notice {
+                text: format!("job {} interrupted", job.id),
+            },
+            reply_to: None,
+            placeholder: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn running_jobs_list_first_and_end_once() {
+        let env = crate::test_support::env("").await;
+        let store = &env.store;
+        let a = store.add_job("claude_code", "first", "/w").await.unwrap();
+        let b = store.add_job("codex", "second", "/w").await.unwrap();
+        let c = store.add_job("claude_code", "third", "/w").await.unwrap();
+        assert_eq!(a.status, "running");
+        assert_eq!(
+            store.end_job(a.id, &end("done"), None).await.unwrap(),
+            Some(0)
+        );
+        assert_eq!(
+            store.end_job(a.id, &end("failed"), None).await.unwrap(),
+            None
+        );
+        assert_eq!(
+            store.end_job(c.id, &end("failed"), None).await.unwrap(),
+            Some(0)
+        );
+        let ids: Vec<i64> = store.jobs(10).await.unwrap().iter().map(|j| j.id).collect();
+        assert_eq!(
+            ids,
+            [b.id, c.id, a.id],
+            "running first, then the newest ended"
+        );
+        let ids: Vec<i64> = store.jobs(1).await.unwrap().iter().map(|j| j.id).collect();
+        assert_eq!(ids, [b.id, c.id]);
+        let ended = &store.jobs(10).await.unwrap()[2];
+        assert_eq!(
+            (
+                ended.status.as_str(),
+                ended.exit_code,
+                ended.output.as_str()
+            ),
+            ("done", Some(0), "fine")
+        );
+        assert!(ended.ended_at.is_some());
+    }
+
+    #[tokio::test]
+    async fn interrupting_marks_running_jobs_and_queues_a_notice_each() {
+        let env = crate::test_support::env("").await;
+        let store = &env.store;
+        let a = store.add_job("claude_code", "first", "/w").await.unwrap();
+        let b = store.add_job("claude_code", "second", "/w").await.unwrap();
+        store.end_job(a.id, &end("done"), None).await.unwrap();
+        let queued = store.interrupt_jobs(notice).await.unwrap();
+        assert_eq!(queued.len(), 1);
+        assert_eq!(queued[0].1.turn_id, format!("job-{}", b.id));
+        let pending = store.pending_outbox(0).await.unwrap();
+        assert_eq!(pending.len(), 1);
+        assert_eq!(pending[0].seq, queued[0].0);
+        let b_now = store.jobs(10).await.unwrap();
+        assert!(b_now.iter().all(|j| j.status != "running"));
+        assert!(store.interrupt_jobs(notice).await.unwrap().is_empty());
+    }
+}

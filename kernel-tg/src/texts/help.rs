@@ -74,10 +74,9 @@ impl Texts {
                 "提醒与定时任务（下次时间在前）",
                 "reminders and scheduled tasks, next due first",
             ),
-            CommandKind::Jobs => self.pick(
-                "后台任务（运行中在前）",
-                "background jobs, running first",
-            ),
+            CommandKind::Jobs => {
+                self.pick("后台任务（运行中在前）", "background jobs, running first")
+            }
             CommandKind::Cancel => self.pick("立即停止正在进行的任务", "stop the running task now"),
             CommandKind::Status => self.pick(
                 "会话、模型、任务与 MCP 状态",

@@ -120,7 +120,9 @@ async fn a_background_job_reports_once_and_the_next_turn_carries_its_result() {
     assert_eq!(sent_containing(&stack, "忙"), 0, "no busy refusal");
 
     // The job ends: a follow-up turn summarises it, once.
-    stack.llm.push(Script::text("后台任务已完成：改了 3 个文件"));
+    stack
+        .llm
+        .push(Script::text("后台任务已完成：改了 3 个文件"));
     cli.write_file("go", "");
     stack
         .telegram
@@ -154,6 +156,59 @@ async fn a_background_job_reports_once_and_the_next_turn_carries_its_result() {
         "{listed}"
     );
     stack.assert_no_secrets();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_ending_during_a_turn_sends_its_raw_status_and_the_next_turn_carries_it() {
+    let cli = FakeCli::new(&format!("{WAIT_FOR_GO}{}", print(RESULT)));
+    let stack = Stack::start_with("claude", &cli.toml("claude_code", &["-p"], None)).await;
+    let pid = start_job(&stack, &cli).await;
+
+    // The owner's turn is running (held mid-answer) when the job ends.
+    let (held, release) = Script::hold("讲一个很长的故事");
+    stack.llm.push(held);
+    let asked = stack.owner_says("讲个故事");
+    eventually("the owner's turn to reach the model", PROMPT, async || {
+        stack.llm.requests().len() == 3
+    })
+    .await;
+    cli.write_file("go", "");
+    assert!(wait_stopped(pid, PROMPT).await);
+    let raw = stack
+        .telegram
+        .wait_for_call(
+            "sendMessage",
+            |c| c.ok && text_of(c).contains("后台任务 #1"),
+            PROMPT,
+        )
+        .await;
+    let raw = text_of(&raw);
+    assert!(
+        raw.contains("已完成") && raw.contains("退出码 0") && raw.contains(RESULT),
+        "{raw}"
+    );
+    release.release();
+    stack
+        .telegram
+        .wait_for_call(
+            "sendMessage",
+            |c| c.ok && reply_target(c) == Some(asked),
+            PROMPT,
+        )
+        .await;
+
+    // No summary turn; the next turn's request carries the result.
+    stack.llm.push(Script::text("任务改了 3 个文件"));
+    ask(&stack, "后台任务怎么样了？", "任务改了").await;
+    let requests = stack.llm.requests();
+    assert_eq!(requests.len(), 4, "no follow-up turn");
+    assert!(
+        requests[3].raw_body.contains(RESULT),
+        "{}",
+        requests[3].raw_body
+    );
+    outbox_drained(&stack).await;
+    assert_eq!(sent_containing(&stack, "后台任务 #1"), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
