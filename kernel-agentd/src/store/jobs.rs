@@ -179,7 +179,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outbox::ItemBody;
+    use crate::store::outbox::ItemBody;
 
     fn end(status: &str) -> JobEnd {
         JobEnd {
@@ -203,8 +203,8 @@ mod tests {
 
     #[tokio::test]
     async fn running_jobs_list_first_and_end_once() {
-        let env = crate::test_support::env("").await;
-        let store = &env.store;
+        let dir = tempfile::tempdir().unwrap();
+        let store = &Store::open(&dir.path().join("kernel.db")).await.unwrap();
         let a = store.add_job("claude_code", "first", "/w").await.unwrap();
         let b = store.add_job("codex", "second", "/w").await.unwrap();
         let c = store.add_job("claude_code", "third", "/w").await.unwrap();
@@ -243,8 +243,8 @@ mod tests {
 
     #[tokio::test]
     async fn interrupting_marks_running_jobs_and_queues_a_notice_each() {
-        let env = crate::test_support::env("").await;
-        let store = &env.store;
+        let dir = tempfile::tempdir().unwrap();
+        let store = &Store::open(&dir.path().join("kernel.db")).await.unwrap();
         let a = store.add_job("claude_code", "first", "/w").await.unwrap();
         let b = store.add_job("claude_code", "second", "/w").await.unwrap();
         store.end_job(a.id, &end("done"), None).await.unwrap();
