@@ -69,6 +69,8 @@ pub struct RunningCli {
     /// The configured CLI name.
     pub name: String,
     pub since: DateTime<Utc>,
+    /// A background job's run (cancelling the turn does not stop it).
+    pub background: bool,
 }
 
 impl std::fmt::Display for RunningCli {
@@ -76,7 +78,11 @@ impl std::fmt::Display for RunningCli {
         let since = self
             .since
             .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-        write!(f, "{} since {since}", self.name)
+        write!(f, "{} since {since}", self.name)?;
+        if self.background {
+            write!(f, " (background job)")?;
+        }
+        Ok(())
     }
 }
 
@@ -88,6 +94,8 @@ pub struct DelegateRequest {
     pub cwd: Option<String>,
     /// A configured `[cli.*]` name; `None`: [`DEFAULT_CLI`].
     pub cli: Option<String>,
+    /// Run for a background job (see `jobs`), not for the running turn.
+    pub background: bool,
 }
 
 /// What the model gets back: `{ok, cli, cwd, exit_code, output_path, output}`.
@@ -226,6 +234,7 @@ impl Delegator {
         *self.running.lock().unwrap_or_else(|e| e.into_inner()) = Some(RunningCli {
             name: cli.name.clone(),
             since: Utc::now(),
+            background: req.background,
         });
         let cwd_text = cwd.display().to_string();
         tracing::info!(cli = %cli.name, cwd = %cwd_text, output = %files.log.display(),
@@ -469,10 +478,16 @@ mod tests {
         let since = DateTime::parse_from_rfc3339("2025-01-02T03:04:05Z")
             .unwrap()
             .with_timezone(&Utc);
-        let r = RunningCli {
+        let mut r = RunningCli {
             name: "codex".into(),
             since,
+            background: false,
         };
         assert_eq!(r.to_string(), "codex since 2025-01-02T03:04:05Z");
+        r.background = true;
+        assert_eq!(
+            r.to_string(),
+            "codex since 2025-01-02T03:04:05Z (background job)"
+        );
     }
 }

@@ -143,8 +143,13 @@ impl Tool for DelegateTool {
             task: input.task,
             cwd: input.cwd,
             cli: input.cli,
+            background: false,
         };
         if let Some(background) = self.background.as_ref().filter(|_| input.background) {
+            let request = DelegateRequest {
+                background: true,
+                ..request
+            };
             return match background.start(request).await {
                 Ok(job_id) => ToolOutput::ok(
                     serde_json::json!({"ok": true, "background": true, "job_id": job_id})

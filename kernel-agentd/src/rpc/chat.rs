@@ -35,7 +35,8 @@ impl AgentService {
 
     /// Cancels the running turn, if any, naming the CLI delegation it kills.
     pub(super) fn cancel_turn(&self) -> pb::CancelResponse {
-        let running_cli = self.agent.delegator().running();
+        // A background job's CLI is not the turn's: cancelling the turn leaves it running.
+        let running_cli = self.agent.delegator().running().filter(|c| !c.background);
         let cancelled = self.agent.turns().cancel();
         pb::CancelResponse {
             cancelled,

@@ -247,6 +247,37 @@ async fn killing_agentd_mid_job_tells_the_owner_and_leaves_no_process() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_agentd_mid_job_ends_its_processes_and_tells_the_owner_once() {
+    let cli = FakeCli::new(&format!(
+        "{SPAWN_GRANDCHILD}{}{SLEEP_FOREVER}",
+        print("working")
+    ));
+    let mut stack = Stack::start_with("claude", &cli.toml("claude_code", &["-p"], None)).await;
+    start_job(&stack, &cli).await;
+    let (pid, grandchild) = cli.wait_for_pids(PROMPT).await;
+
+    // A graceful stop kills the job's whole tree before agentd exits.
+    let status = tokio::task::block_in_place(|| stack.stop_agentd());
+    assert!(status.success(), "{status:?}");
+    assert!(
+        !alive(pid) && !alive(grandchild),
+        "the job's processes outlived agentd"
+    );
+    stack.start_agentd();
+    stack
+        .telegram
+        .wait_for_call(
+            "sendMessage",
+            |c| c.ok && text_of(c).contains("中断"),
+            PROMPT,
+        )
+        .await;
+    outbox_drained(&stack).await;
+    assert_eq!(sent_containing(&stack, "中断"), 1);
+    assert!(stack.command("/jobs").await.contains("#1 已中断 "));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jobs_lists_running_and_recent_jobs_and_cancel_kills_one() {
     let cli = FakeCli::new(&format!(
         "{SPAWN_GRANDCHILD}{}{SLEEP_FOREVER}",
@@ -264,6 +295,9 @@ async fn jobs_lists_running_and_recent_jobs_and_cancel_kills_one() {
             && listed.contains("/jobs cancel #n"),
         "{listed}"
     );
+    // /cancel stops the owner's turn, never a background job.
+    stack.command("/cancel").await;
+    assert!(alive(pid) && alive(grandchild), "/cancel killed the job");
     assert_eq!(
         stack.command("/jobs cancel #1").await,
         zh().job_cancelled(true)
