@@ -36,7 +36,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument as _;
 
-use crate::conversation::Usage;
+use crate::conversation::{Message, Usage};
 use crate::error::ApiError;
 use crate::failure::FailReason;
 use crate::media::Media;
@@ -159,6 +159,9 @@ struct Inner {
     tasks: TaskTracker,
     /// Where owner turns queue their outcome and show their progress.
     outbox: Outbox<TurnEvent>,
+    /// Rounds Kernel recorded outside a turn (`record_for_kernel`), stored by whichever comes
+    /// first: the recorder once the gate is free, or the next turn before it starts.
+    pending_rounds: std::sync::Mutex<Vec<Message>>,
 }
 
 /// The services and settings a [`Turns`] is built from.
@@ -202,6 +205,7 @@ impl Turns {
                 root: setup.root,
                 tasks: setup.tasks,
                 outbox: setup.outbox,
+                pending_rounds: std::sync::Mutex::new(Vec::new()),
             }),
         }
     }
@@ -274,16 +278,19 @@ impl Turns {
         self.start(permit, cancel, input, delivery).await.map(Some)
     }
 
-    /// Stores `user` and `assistant` as one round of the current session once no turn runs
-    /// (waiting for the gate like a Kernel turn, with no model call): what Kernel told the
-    /// owner outside a turn (a background job's result) is then in the next turn's context.
-    /// `false` when shutdown came first.
+    /// Stores `user` and `assistant` as one round of the current session, with no model call,
+    /// before the next turn starts: once no turn runs (waiting for the gate like a Kernel
+    /// turn), or by that next turn if it is admitted first. What Kernel told the owner outside a
+    /// turn (a background job's result) is thus in the next turn's context. `false` when
+    /// shutdown came first (the next turn still stores it).
     pub async fn record_for_kernel(
         &self,
         user: String,
         assistant: String,
     ) -> Result<bool, ApiError> {
         let inner = &self.inner;
+        self.pending_rounds()
+            .extend([Message::user_text(user), Message::assistant_text(assistant)]);
         let Some(_permit) = inner
             .gate
             .enter_when_free(inner.root.child_token(), Origin::Kernel)
@@ -291,17 +298,35 @@ impl Turns {
         else {
             return Ok(false);
         };
-        let session = inner.sessions.current().await?;
-        let messages = [
-            crate::conversation::Message::user_text(user),
-            crate::conversation::Message::assistant_text(assistant),
-        ];
-        inner
+        self.store_pending_rounds().await?;
+        Ok(true)
+    }
+
+    fn pending_rounds(&self) -> std::sync::MutexGuard<'_, Vec<Message>> {
+        self.inner
+            .pending_rounds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Stores the rounds [`Turns::record_for_kernel`] left pending; the caller holds the gate.
+    async fn store_pending_rounds(&self) -> Result<(), ApiError> {
+        let rounds = std::mem::take(&mut *self.pending_rounds());
+        if rounds.is_empty() {
+            return Ok(());
+        }
+        let session = self.inner.sessions.current().await?;
+        self.inner
             .store
-            .append_messages(session.id, &messages)
+            .append_messages(session.id, &rounds)
             .await
             .map_err(ApiError::internal)?;
-        Ok(true)
+        tracing::info!(
+            session = session.id,
+            messages = rounds.len(),
+            "rounds Kernel recorded outside a turn stored"
+        );
+        Ok(())
     }
 
     /// Whether a turn runs now.
@@ -318,6 +343,9 @@ impl Turns {
         delivery: Option<OwnerDelivery>,
     ) -> Result<TurnEvents, ApiError> {
         let inner = &self.inner;
+        if let Err(e) = self.store_pending_rounds().await {
+            tracing::error!(error = %e, "cannot store the rounds Kernel recorded outside a turn");
+        }
         let session = inner.sessions.current().await?;
         let model = inner.models.current()?;
         let (tx, rx) = mpsc::unbounded_channel();

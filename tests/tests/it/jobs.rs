@@ -192,7 +192,7 @@ async fn a_job_ending_during_a_turn_sends_its_raw_status_and_the_next_turn_carri
         .telegram
         .wait_for_call(
             "sendMessage",
-            |c| c.ok && reply_target(c) == Some(asked),
+            |c| c.ok && reply_target(c) == Some(asked) && text_of(c).contains("很长的故事"),
             PROMPT,
         )
         .await;
