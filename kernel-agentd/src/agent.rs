@@ -12,6 +12,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::delegate::Delegator;
 use crate::error::ApiError;
+use crate::jobs::Jobs;
 use crate::llm::titles::TitlesClient;
 use crate::mcp::{Mcp, McpServerStatus, McpSettings};
 use crate::media::Media;
@@ -60,6 +61,8 @@ struct Inner {
     schedules: Schedules,
     /// Token usage per model call (`/usage`).
     usage: UsageLedger,
+    /// Background delegations.
+    jobs: Jobs,
 }
 
 /// What `GetStatus` reports (domain form; `rpc` converts it).
@@ -159,7 +162,6 @@ impl Agent {
         );
         crate::memory::register_tools(&tools, &memories).map_err(ApiError::internal)?;
         let delegator = Arc::new(Delegator::new(&config, tasks.clone()));
-        crate::delegate::register_tool(&tools, &delegator).map_err(ApiError::internal)?;
         let skills = Skills::new(config.general.skills_dir.clone());
         crate::skills::register_tool(&tools, &skills).map_err(ApiError::internal)?;
         crate::retention::spawn(&tasks, config.general.data_dir.clone(), root.child_token());
@@ -197,6 +199,19 @@ impl Agent {
         crate::ask::register_tool(turns.tools(), turns.asks(), config.general.ask_timeout)
             .map_err(ApiError::internal)?;
         turns.start_queue();
+        let jobs = Jobs::start(
+            &config,
+            store.clone(),
+            outbox.clone(),
+            turns.clone(),
+            delegator.clone(),
+            root.clone(),
+            tasks.clone(),
+        )
+        .await
+        .map_err(ApiError::internal)?;
+        crate::delegate::register_background_tool(&tools, &delegator, Arc::new(jobs.clone()))
+            .map_err(ApiError::internal)?;
         Ok(Agent {
             inner: Arc::new(Inner {
                 store,
@@ -215,6 +230,7 @@ impl Agent {
                 outbox,
                 schedules,
                 usage,
+                jobs,
             }),
         })
     }
@@ -267,6 +283,11 @@ impl Agent {
     /// Token usage (`/usage`).
     pub fn usage(&self) -> &UsageLedger {
         &self.inner.usage
+    }
+
+    /// Background delegations (`/jobs`).
+    pub fn jobs(&self) -> &Jobs {
+        &self.inner.jobs
     }
 
     /// The turn loop.

@@ -16,6 +16,8 @@
 //!   ([`tree`]; agentd is their child subreaper on Linux): TERM, then KILL after [`KILL_GRACE`].
 //!   When the CLI exits by itself, whatever it left running is ended the same way, after its
 //!   result has been returned.
+//! - `background = true` (when a [`Background`] runner is plugged in: the `jobs` service) hands
+//!   the request to that runner and returns at once with a job id; the job keeps these rules.
 //! - Each running group is recorded in `data_dir/cli_groups/` until it is gone, so that a group
 //!   left running by a crashed agentd is killed when the next one starts (see [`reaper`]).
 //! - `ok` is exit code 0 and a non-empty answer. A request that cannot run (unknown `cli`, missing
@@ -48,7 +50,7 @@ use crate::tools::{ToolEvent, ToolEvents};
 pub use excerpt::cut_middle;
 pub use invocation::{CliKind, Invocation};
 pub use runner::Exit;
-pub use tool::{DelegateTool, TOOL_NAME, register_tool};
+pub use tool::{Background, DelegateTool, TOOL_NAME, register_background_tool, register_tool};
 
 /// The CLI used when the model names none.
 pub const DEFAULT_CLI: &str = "claude_code";
@@ -67,6 +69,8 @@ pub struct RunningCli {
     /// The configured CLI name.
     pub name: String,
     pub since: DateTime<Utc>,
+    /// A background job's run (cancelling the turn does not stop it).
+    pub background: bool,
 }
 
 impl std::fmt::Display for RunningCli {
@@ -74,7 +78,11 @@ impl std::fmt::Display for RunningCli {
         let since = self
             .since
             .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-        write!(f, "{} since {since}", self.name)
+        write!(f, "{} since {since}", self.name)?;
+        if self.background {
+            write!(f, " (background job)")?;
+        }
+        Ok(())
     }
 }
 
@@ -86,6 +94,8 @@ pub struct DelegateRequest {
     pub cwd: Option<String>,
     /// A configured `[cli.*]` name; `None`: [`DEFAULT_CLI`].
     pub cli: Option<String>,
+    /// Run for a background job (see `jobs`), not for the running turn.
+    pub background: bool,
 }
 
 /// What the model gets back: `{ok, cli, cwd, exit_code, output_path, output}`.
@@ -224,6 +234,7 @@ impl Delegator {
         *self.running.lock().unwrap_or_else(|e| e.into_inner()) = Some(RunningCli {
             name: cli.name.clone(),
             since: Utc::now(),
+            background: req.background,
         });
         let cwd_text = cwd.display().to_string();
         tracing::info!(cli = %cli.name, cwd = %cwd_text, output = %files.log.display(),
@@ -236,6 +247,15 @@ impl Delegator {
         let result = self.result(&cli, cwd_text, &files, exit).await;
         tracing::info!(cli = %cli.name, ok = result.ok, exit_code = ?result.exit_code, "delegation finished");
         Ok(result)
+    }
+
+    /// Checks `req` as [`Delegator::delegate`] would before running it: the CLI name it
+    /// resolves to and the working directory (for a background job that starts later).
+    pub fn check(&self, req: &DelegateRequest) -> Result<(String, String), DelegateError> {
+        check_task(&req.task)?;
+        let cli = self.cli(req.cli.as_deref())?.name.clone();
+        let cwd = self.cwd(req.cwd.as_deref())?;
+        Ok((cli, cwd.display().to_string()))
     }
 
     fn cli(&self, name: Option<&str>) -> Result<&CliConfig, DelegateError> {
@@ -458,10 +478,16 @@ mod tests {
         let since = DateTime::parse_from_rfc3339("2025-01-02T03:04:05Z")
             .unwrap()
             .with_timezone(&Utc);
-        let r = RunningCli {
+        let mut r = RunningCli {
             name: "codex".into(),
             since,
+            background: false,
         };
         assert_eq!(r.to_string(), "codex since 2025-01-02T03:04:05Z");
+        r.background = true;
+        assert_eq!(
+            r.to_string(),
+            "codex since 2025-01-02T03:04:05Z (background job)"
+        );
     }
 }

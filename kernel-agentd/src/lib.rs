@@ -9,6 +9,7 @@ pub mod delegate;
 pub(crate) mod error;
 pub mod failure;
 pub mod http;
+pub(crate) mod jobs;
 pub mod listen;
 pub(crate) mod listing;
 pub mod llm;

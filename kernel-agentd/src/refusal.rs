@@ -10,15 +10,17 @@ pub enum Listed {
     Sessions,
     Memories,
     Schedules,
+    Jobs,
 }
 
 impl Listed {
-    /// `"sessions"`, `"memories"` or `"schedules"` (the wire value).
+    /// `"sessions"`, `"memories"`, `"schedules"` or `"jobs"` (the wire value).
     pub fn as_str(self) -> &'static str {
         match self {
             Listed::Sessions => "sessions",
             Listed::Memories => "memories",
             Listed::Schedules => "schedules",
+            Listed::Jobs => "jobs",
         }
     }
 
@@ -27,6 +29,7 @@ impl Listed {
             Listed::Sessions => "session",
             Listed::Memories => "memory",
             Listed::Schedules => "schedule",
+            Listed::Jobs => "job",
         }
     }
 
@@ -35,6 +38,7 @@ impl Listed {
             Listed::Sessions => "/history",
             Listed::Memories => "/memory",
             Listed::Schedules => "/tasks",
+            Listed::Jobs => "/jobs",
         }
     }
 }

@@ -3,6 +3,7 @@
 
 mod chat;
 mod convert;
+mod jobs;
 mod memory;
 mod outbox;
 mod schedules;
@@ -313,5 +314,21 @@ impl pb::agent_server::Agent for AgentService {
             .await
             .map_err(|e| to_status(crate::error::ApiError::internal(e)))?;
         Ok(Response::new(convert::usage_report(report)))
+    }
+
+    async fn list_jobs(
+        &self,
+        _req: Request<pb::ListJobsRequest>,
+    ) -> RpcResult<pb::ListJobsResponse> {
+        self.list_jobs_rpc().await.map(Response::new)
+    }
+
+    async fn cancel_job(
+        &self,
+        req: Request<pb::CancelJobRequest>,
+    ) -> RpcResult<pb::CancelJobResponse> {
+        self.cancel_job_rpc(req.into_inner())
+            .await
+            .map(Response::new)
     }
 }

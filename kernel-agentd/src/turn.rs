@@ -47,7 +47,7 @@ use tokio_util::task::TaskTracker;
 use tracing::Instrument as _;
 
 use crate::ask::Asks;
-use crate::conversation::Usage;
+use crate::conversation::{Message, Usage};
 use crate::error::ApiError;
 use crate::failure::FailReason;
 use crate::media::Media;
@@ -217,6 +217,9 @@ struct Inner {
     windows: BTreeMap<String, (ContextLimits, Option<u32>)>,
     /// Per session: the provider's input tokens over the estimate, from the last call.
     calibration: tokens::Calibration,
+    /// Rounds Kernel recorded outside a turn (`record_for_kernel`), stored by whichever comes
+    /// first: the recorder once the gate is free, or the next turn before it starts.
+    pending_rounds: std::sync::Mutex<Vec<Message>>,
 }
 
 /// The services and settings a [`Turns`] is built from.
@@ -273,6 +276,7 @@ impl Turns {
                     .map(|p| (p.name.clone(), (p.context.clone(), p.max_tokens)))
                     .collect(),
                 calibration: tokens::Calibration::default(),
+                pending_rounds: std::sync::Mutex::new(Vec::new()),
             }),
         }
     }
@@ -364,6 +368,62 @@ impl Turns {
         self.start(permit, cancel, input, delivery).await.map(Some)
     }
 
+    /// Stores `user` and `assistant` as one round of the current session, with no model call,
+    /// before the next turn starts: once no turn runs (waiting for the gate like a Kernel
+    /// turn), or by that next turn if it is admitted first. What Kernel told the owner outside a
+    /// turn (a background job's result) is thus in the next turn's context. `false` when
+    /// shutdown came first (the next turn still stores it).
+    pub async fn record_for_kernel(
+        &self,
+        user: String,
+        assistant: String,
+    ) -> Result<bool, ApiError> {
+        let inner = &self.inner;
+        self.pending_rounds()
+            .extend([Message::user_text(user), Message::assistant_text(assistant)]);
+        let Some(_permit) = inner
+            .gate
+            .enter_when_free(inner.root.child_token(), Origin::Kernel)
+            .await
+        else {
+            return Ok(false);
+        };
+        self.store_pending_rounds().await?;
+        Ok(true)
+    }
+
+    fn pending_rounds(&self) -> std::sync::MutexGuard<'_, Vec<Message>> {
+        self.inner
+            .pending_rounds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Stores the rounds [`Turns::record_for_kernel`] left pending; the caller holds the gate.
+    async fn store_pending_rounds(&self) -> Result<(), ApiError> {
+        let rounds = std::mem::take(&mut *self.pending_rounds());
+        if rounds.is_empty() {
+            return Ok(());
+        }
+        let session = self.inner.sessions.current().await?;
+        self.inner
+            .store
+            .append_messages(session.id, &rounds)
+            .await
+            .map_err(ApiError::internal)?;
+        tracing::info!(
+            session = session.id,
+            messages = rounds.len(),
+            "rounds Kernel recorded outside a turn stored"
+        );
+        Ok(())
+    }
+
+    /// Whether a turn runs now.
+    pub fn is_running(&self) -> bool {
+        self.inner.gate.running_origin().is_some()
+    }
+
     /// Runs an accepted `input` as the turn `permit` admitted (stopped by `cancel`).
     async fn start(
         &self,
@@ -373,6 +433,9 @@ impl Turns {
         delivery: Option<OwnerDelivery>,
     ) -> Result<TurnEvents, ApiError> {
         let inner = &self.inner;
+        if let Err(e) = self.store_pending_rounds().await {
+            tracing::error!(error = %e, "cannot store the rounds Kernel recorded outside a turn");
+        }
         let session = inner.sessions.current().await?;
         let model = inner.models.current()?;
         let (tx, rx) = mpsc::unbounded_channel();

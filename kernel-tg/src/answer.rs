@@ -7,7 +7,7 @@ use tonic::Status;
 use crate::agentd::{Agentd, Client, is_transport_failure, refused};
 use crate::command::Command;
 use crate::texts::{
-    CooldownEntry, EmbeddingsEntry, McpEntry, MemoryAutoView, MemoryEntry, ProviderEntry,
+    CooldownEntry, EmbeddingsEntry, JobEntry, McpEntry, MemoryAutoView, MemoryEntry, ProviderEntry,
     ScheduleEntry, SessionEntry, SkillEntry, StatusView, Texts, UsageTotalsView, UsageView,
 };
 
@@ -190,6 +190,26 @@ async fn call(
                 .delete_schedules(pb::DeleteSchedulesRequest { numbers })
                 .await?;
             texts.schedules_deleted(reply.into_inner().deleted as usize)
+        }
+        Command::Jobs => {
+            let list = client.list_jobs(pb::ListJobsRequest {}).await?.into_inner();
+            let entries: Vec<_> = list
+                .jobs
+                .iter()
+                .map(|j| JobEntry {
+                    number: j.number,
+                    status: &j.status,
+                    started: &j.started,
+                    cli: &j.cli,
+                    task: &j.task,
+                    exit_code: j.exit_code,
+                })
+                .collect();
+            texts.jobs(&entries)
+        }
+        Command::JobsCancel(number) => {
+            let reply = client.cancel_job(pb::CancelJobRequest { number }).await?;
+            texts.job_cancelled(reply.into_inner().cancelled)
         }
         Command::Skills => {
             let list = client

@@ -57,6 +57,10 @@ pub enum Command {
     Compact,
     /// `/usage`: tokens and cost today, this session, the last 30 days.
     Usage,
+    /// `/jobs`: the background jobs, running and recent.
+    Jobs,
+    /// `/jobs cancel #n`: cancels one running job.
+    JobsCancel(u32),
 }
 
 /// Which command of the table, without arguments (for errors, menus and help).
@@ -83,6 +87,7 @@ pub enum CommandKind {
     Next,
     Compact,
     Usage,
+    Jobs,
 }
 
 /// Why a command could not be used; each variant maps to a localized hint in `texts`.
@@ -119,7 +124,7 @@ pub enum CommandError {
 
 impl CommandKind {
     /// Every command, in menu/help order.
-    pub const ALL: [CommandKind; 21] = [
+    pub const ALL: [CommandKind; 22] = [
         CommandKind::Start,
         CommandKind::Help,
         CommandKind::New,
@@ -134,6 +139,7 @@ impl CommandKind {
         CommandKind::Forget,
         CommandKind::Skills,
         CommandKind::Tasks,
+        CommandKind::Jobs,
         CommandKind::Cancel,
         CommandKind::Status,
         CommandKind::Notes,
@@ -167,6 +173,7 @@ impl CommandKind {
             CommandKind::Next => "next",
             CommandKind::Compact => "compact",
             CommandKind::Usage => "usage",
+            CommandKind::Jobs => "jobs",
         }
     }
 
@@ -188,6 +195,7 @@ impl CommandKind {
             CommandKind::Tasks => "[del #a/#b/…]",
             CommandKind::Remember | CommandKind::Steer | CommandKind::Next => "text",
             CommandKind::Cancel => "[all]",
+            CommandKind::Jobs => "[cancel #n]",
             _ => "",
         }
     }
@@ -228,6 +236,10 @@ impl CommandKind {
             ),
             CommandKind::Compact => ("压缩会话上下文", "Compact the session context"),
             CommandKind::Usage => ("用量与费用", "Token usage and cost"),
+            CommandKind::Jobs => (
+                "后台任务：/jobs cancel #n 取消",
+                "Background jobs: /jobs cancel #n",
+            ),
         };
         match locale {
             Locale::Zh => zh,
@@ -261,6 +273,7 @@ impl Command {
             Command::Next(_) => CommandKind::Next,
             Command::Compact => CommandKind::Compact,
             Command::Usage => CommandKind::Usage,
+            Command::Jobs | Command::JobsCancel(_) => CommandKind::Jobs,
         }
     }
 }
@@ -332,6 +345,7 @@ fn build(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
         CommandKind::Provider => Command::Provider(optional_name(kind, args)?),
         CommandKind::Model => Command::Model(optional_name(kind, args)?),
         CommandKind::Tasks => tasks(kind, args)?,
+        CommandKind::Jobs => jobs(kind, args)?,
         CommandKind::Remember => match args.trim() {
             "" => return Err(CommandError::MissingText { command: kind }),
             text => Command::Remember(text.to_owned()),
@@ -368,6 +382,26 @@ fn tasks(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
         "del" | "delete" | "rm" | "删除" => {
             Ok(Command::TasksDelete(non_empty_numbers(kind, rest)?))
         }
+        _ => Err(CommandError::UnknownAction {
+            command: kind,
+            action: action.chars().take(MAX_COMMAND_CHARS).collect(),
+        }),
+    }
+}
+
+/// `/jobs` alone lists; `/jobs cancel #n` (also `stop`, `kill`, `取消`) cancels one job.
+fn jobs(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
+    let args = args.trim();
+    if args.is_empty() {
+        return Ok(Command::Jobs);
+    }
+    let end = args.find(char::is_whitespace).unwrap_or(args.len());
+    let (action, rest) = args.split_at(end);
+    match action.to_lowercase().as_str() {
+        "cancel" | "stop" | "kill" | "取消" => match numbers(kind, rest, 1)?.first() {
+            Some(n) => Ok(Command::JobsCancel(*n)),
+            None => Err(CommandError::MissingNumber { command: kind }),
+        },
         _ => Err(CommandError::UnknownAction {
             command: kind,
             action: action.chars().take(MAX_COMMAND_CHARS).collect(),

@@ -8,6 +8,7 @@ mod embeddings;
 mod errors;
 mod failures;
 mod help;
+mod jobs;
 pub mod listing;
 mod notes;
 mod refusals;
@@ -17,6 +18,7 @@ mod usage;
 
 pub use embeddings::EmbeddingsEntry;
 pub use failures::FAILURE_REASONS;
+pub use jobs::JobEntry;
 pub use listing::{
     CooldownEntry, McpEntry, MemoryEntry, ProviderEntry, ScheduleEntry, SessionEntry, StatusView,
 };

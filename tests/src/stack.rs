@@ -122,6 +122,14 @@ impl Stack {
         self.agentd = None;
     }
 
+    /// Stops kernel-agentd with SIGTERM (a graceful stop) and returns its exit status.
+    pub fn stop_agentd(&mut self) -> std::process::ExitStatus {
+        self.agentd
+            .take()
+            .expect("kernel-agentd running")
+            .terminate()
+    }
+
     /// Starts kernel-agentd again on the same config and data dir.
     pub fn start_agentd(&mut self) {
         self.agentd = Some(AgentdProcess::start(&self.cfg.path, &[]));

@@ -1,6 +1,7 @@
-//! The `delegate_to_cli(task, cwd=null, cli=null)` tool: its schema (generated from the input
-//! type, with `cli` limited to the configured `[cli.*]` names), its description for the model,
-//! and its result `{ok, cli, cwd, exit_code, output_path, output}`.
+//! The `delegate_to_cli(task, cwd=null, cli=null, background=false)` tool: its schema (generated
+//! from the input type, with `cli` limited to the configured `[cli.*]` names), its description for
+//! the model, and its result `{ok, cli, cwd, exit_code, output_path, output}` — or, in the
+//! background, `{ok, background, job_id}` at once (a [`Background`] runner runs the job).
 
 use std::sync::Arc;
 
@@ -30,6 +31,29 @@ pub fn register_tool(
     registry.register(Arc::new(DelegateTool::new(delegator.clone())))
 }
 
+/// [`register_tool`] with `background = true` handed to `background`.
+pub fn register_background_tool(
+    registry: &ToolRegistry,
+    delegator: &Arc<Delegator>,
+    background: Arc<dyn Background>,
+) -> Result<(), RegistryError> {
+    if delegator.clis().is_empty() {
+        tracing::info!("no [cli.*] configured: delegate_to_cli is not offered");
+        return Ok(());
+    }
+    registry.unregister(TOOL_NAME);
+    let mut tool = DelegateTool::new(delegator.clone());
+    tool.background = Some(background);
+    registry.register(Arc::new(tool))
+}
+
+/// Runs a delegation in the background (the `jobs` service): checks it, starts it and returns
+/// its job id at once, or says why it cannot run.
+#[async_trait::async_trait]
+pub trait Background: Send + Sync + std::fmt::Debug {
+    async fn start(&self, request: DelegateRequest) -> Result<i64, String>;
+}
+
 /// `delegate_to_cli` input.
 #[derive(Debug, Deserialize, JsonSchema)]
 struct DelegateInput {
@@ -44,6 +68,10 @@ struct DelegateInput {
     /// asked for Codex.
     #[serde(default)]
     cli: Option<String>,
+    /// True: run it as a background job and return at once with its job id; the owner is told
+    /// the result when it ends (use for long work the owner need not wait for). Default false.
+    #[serde(default)]
+    background: bool,
 }
 
 /// The tool; one [`Delegator`] runs every call.
@@ -52,6 +80,7 @@ pub struct DelegateTool {
     delegator: Arc<Delegator>,
     description: String,
     schema: Value,
+    background: Option<Arc<dyn Background>>,
 }
 
 impl DelegateTool {
@@ -68,6 +97,7 @@ impl DelegateTool {
             description: description(&names),
             delegator,
             schema,
+            background: None,
         }
     }
 }
@@ -83,7 +113,9 @@ fn description(names: &[String]) -> String {
          or when the owner cancels. Returns {{\"ok\", \"cli\", \"cwd\", \"exit_code\", \
          \"output_path\", \"output\"}}: `output` is the CLI's answer (cut in the middle when \
          longer than 50000 characters), `output_path` the file with its full output. Summarise \
-         the result for the owner and mention output_path.",
+         the result for the owner and mention output_path. With background=true it returns at \
+         once with {{\"ok\", \"background\", \"job_id\"}}: tell the owner it started; the result \
+         comes back by itself when the job ends (the owner lists jobs with /jobs).",
         names.join(", ")
     )
 }
@@ -111,7 +143,21 @@ impl Tool for DelegateTool {
             task: input.task,
             cwd: input.cwd,
             cli: input.cli,
+            background: false,
         };
+        if let Some(background) = self.background.as_ref().filter(|_| input.background) {
+            let request = DelegateRequest {
+                background: true,
+                ..request
+            };
+            return match background.start(request).await {
+                Ok(job_id) => ToolOutput::ok(
+                    serde_json::json!({"ok": true, "background": true, "job_id": job_id})
+                        .to_string(),
+                ),
+                Err(e) => ToolOutput::error(e),
+            };
+        }
         match self
             .delegator
             .delegate(request, &ctx.cancel, &ctx.events)

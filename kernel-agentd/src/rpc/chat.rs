@@ -46,7 +46,8 @@ impl AgentService {
         } else {
             0
         };
-        let running_cli = self.agent.delegator().running();
+        // A background job's CLI is not the turn's: cancelling the turn leaves it running.
+        let running_cli = self.agent.delegator().running().filter(|c| !c.background);
         let cancelled = match &req.turn_id {
             Some(turn_id) => turns.cancel_turn(turn_id),
             None => turns.cancel(),

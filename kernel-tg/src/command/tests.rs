@@ -395,3 +395,35 @@ fn steer_next_and_cancel_all_take_their_text() {
         );
     }
 }
+
+#[test]
+fn jobs_lists_and_cancels_one_by_number() {
+    assert_eq!(ok("/jobs"), Command::Jobs);
+    assert_eq!(ok("/jobs  "), Command::Jobs);
+    assert_eq!(ok("/jobs cancel #2"), Command::JobsCancel(2));
+    assert_eq!(ok("/jobs CANCEL 3"), Command::JobsCancel(3));
+    assert_eq!(ok("/jobs 取消 ＃１"), Command::JobsCancel(1));
+    assert_eq!(ok("/jobs@KernelBot stop #4"), Command::JobsCancel(4));
+    assert_eq!(
+        err("/jobs cancel"),
+        CommandError::MissingNumber {
+            command: CommandKind::Jobs
+        }
+    );
+    assert_eq!(
+        err("/jobs cancel #1/#2"),
+        CommandError::TooManyNumbers {
+            command: CommandKind::Jobs,
+            max: 1
+        }
+    );
+    assert_eq!(
+        err("/jobs del #1"),
+        CommandError::UnknownAction {
+            command: CommandKind::Jobs,
+            action: "del".into()
+        }
+    );
+    assert_eq!(ok("/jobs cancel #1").kind(), CommandKind::Jobs);
+    assert!(menu(Locale::Zh).iter().any(|(name, _)| *name == "jobs"));
+}

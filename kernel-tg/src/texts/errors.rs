@@ -79,12 +79,16 @@ impl Texts {
             CommandError::UnknownAction { command, action } => {
                 let action = escape_html(action);
                 let name = command.name();
+                let (verb, zh, en) = match command {
+                    CommandKind::Jobs => ("cancel", "取消", "to cancel"),
+                    _ => ("del", "删除", "to delete"),
+                };
                 match self.locale() {
                     Locale::Zh => format!(
-                        "未知操作 <code>{action}</code>：发送 /{name} 查看列表，<code>/{name} del #1</code> 删除"
+                        "未知操作 <code>{action}</code>：发送 /{name} 查看列表，<code>/{name} {verb} #1</code> {zh}"
                     ),
                     Locale::En => format!(
-                        "Unknown action <code>{action}</code>: send /{name} for the list, <code>/{name} del #1</code> to delete"
+                        "Unknown action <code>{action}</code>: send /{name} for the list, <code>/{name} {verb} #1</code> {en}"
                     ),
                 }
             }
@@ -95,6 +99,7 @@ impl Texts {
         let args = match command {
             CommandKind::DelHistory | CommandKind::Forget => "#1/#3",
             CommandKind::Tasks => "del #1/#3",
+            CommandKind::Jobs => "cancel #1",
             _ => "#1",
         };
         format!("<code>/{} {args}</code>", command.name())
@@ -105,6 +110,7 @@ fn listing(command: CommandKind) -> &'static str {
     match command {
         CommandKind::Forget => "/memory",
         CommandKind::Tasks => "/tasks",
+        CommandKind::Jobs => "/jobs",
         _ => "/history",
     }
 }

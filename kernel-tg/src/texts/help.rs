@@ -25,8 +25,8 @@ impl Texts {
             out.push('\n');
         }
         out.push_str(self.pick(
-            "\n<b>提示</b>\n• <code>#n</code> 是最近一次 /history、/memory 或 /tasks 列表中的编号；多个用 / 分隔，如 <code>/forget #1/#3</code>。\n• 模型只能从配置中该提供方的 <code>models = [...]</code> 里选择。\n• 界面语言由配置 <code>[general] locale</code> 决定（<code>zh</code> / <code>en</code>）。",
-            "\n<b>Hints</b>\n• <code>#n</code> is the number from the latest /history, /memory or /tasks listing; separate several with /, e.g. <code>/forget #1/#3</code>.\n• Models must come from the provider's configured <code>models = [...]</code>.\n• The language is set by <code>[general] locale</code> in the config (<code>zh</code> / <code>en</code>).",
+            "\n<b>提示</b>\n• <code>#n</code> 是最近一次 /history、/memory、/tasks 或 /jobs 列表中的编号；多个用 / 分隔，如 <code>/forget #1/#3</code>。\n• 模型只能从配置中该提供方的 <code>models = [...]</code> 里选择。\n• 界面语言由配置 <code>[general] locale</code> 决定（<code>zh</code> / <code>en</code>）。",
+            "\n<b>Hints</b>\n• <code>#n</code> is the number from the latest /history, /memory, /tasks or /jobs listing; separate several with /, e.g. <code>/forget #1/#3</code>.\n• Models must come from the provider's configured <code>models = [...]</code>.\n• The language is set by <code>[general] locale</code> in the config (<code>zh</code> / <code>en</code>).",
         ));
         out
     }
@@ -45,6 +45,7 @@ impl Texts {
                 self.pick("&lt;内容&gt;", "&lt;text&gt;")
             }
             CommandKind::Cancel => "[all]",
+            CommandKind::Jobs => "[cancel #n]",
             _ => "",
         }
     }
@@ -89,6 +90,9 @@ impl Texts {
                 "当前任务结束后再处理这条",
                 "run this after the current task",
             ),
+            CommandKind::Jobs => {
+                self.pick("后台任务（运行中在前）", "background jobs, running first")
+            }
             CommandKind::Status => self.pick(
                 "会话、模型、任务与 MCP 状态",
                 "session, model, task and MCP state",

@@ -35,7 +35,14 @@ impl Texts {
         let memories = args.get("what").is_some_and(|w| w == "memories");
         let zh = self.locale() == Locale::Zh;
         let schedules = args.get("what").is_some_and(|w| w == "schedules");
+        let jobs = args.get("what").is_some_and(|w| w == "jobs");
         let text = match reason {
+            "LISTING_NOT_SHOWN" if jobs => self
+                .pick(
+                    "请先发送 /jobs 列出后台任务，再使用其中的编号",
+                    "List the background jobs first with /jobs, then use their numbers",
+                )
+                .into(),
             "NO_NUMBERS" if schedules => self
                 .pick(
                     "请给出要删除的编号，例如 <code>/tasks del #1</code>",

@@ -556,3 +556,46 @@ fn reasoning_is_an_expandable_blockquote_cut_to_one_message() {
     let markup = "<blockquote expandable></blockquote>".len();
     assert!(crate::render::utf16_len(&long) - markup <= crate::render::MAX_CHUNK_UTF16);
 }
+
+#[test]
+fn job_lines() {
+    let jobs = [
+        JobEntry {
+            number: 1,
+            status: "running",
+            started: "2026-05-02 09:00",
+            cli: "claude_code",
+            task: "build <it>",
+            exit_code: None,
+        },
+        JobEntry {
+            number: 2,
+            status: "failed",
+            started: "2026-05-01 08:00",
+            cli: "codex",
+            task: "fix & test",
+            exit_code: Some(2),
+        },
+    ];
+    let zh = ZH.jobs(&jobs);
+    assert!(
+        zh.contains("#1 运行中 2026-05-02 09:00 <code>claude_code</code> build &lt;it&gt;\n"),
+        "{zh}"
+    );
+    assert!(
+        zh.contains("#2 失败（退出码 2） 2026-05-01 08:00 <code>codex</code> fix &amp; test\n"),
+        "{zh}"
+    );
+    assert!(zh.contains("/jobs cancel #n"), "{zh}");
+    let en = EN.jobs(&jobs[1..]);
+    assert!(en.contains("#2 failed (exit code 2) 2026-05-01"), "{en}");
+    assert!(!en.contains("/jobs cancel"), "{en}");
+    assert_html_safe(&zh);
+    assert_eq!(EN.jobs(&[]), "No background jobs");
+    assert_ne!(ZH.job_cancelled(true), ZH.job_cancelled(false));
+    let hint = EN.command_error(&CommandError::UnknownAction {
+        command: CommandKind::Jobs,
+        action: "del".into(),
+    });
+    assert!(hint.contains("/jobs cancel #1"), "{hint}");
+}

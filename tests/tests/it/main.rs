@@ -22,6 +22,7 @@ mod fake_telegram_methods;
 mod fault_kill;
 mod fault_mcp;
 mod fault_provider;
+mod jobs;
 mod layers;
 mod log_capture;
 mod mcp_heal;
