@@ -1,6 +1,10 @@
 //! `Stack`: the real `kernel-agentd` and `kernel-tg` binaries wired to the fake LLM and the fake
 //! Telegram Bot API, for end-to-end tests as the owner sees them.
 
+mod probe;
+
+pub use probe::{outbox_drained, rpc, sent_containing};
+
 use std::path::Path;
 use std::time::Duration;
 

@@ -8,13 +8,12 @@ use std::time::{Duration, Instant};
 
 use kernel_common::config::Locale;
 use kernel_tg::texts::Texts;
-use serde_json::{Value, json};
+use serde_json::json;
 use tests::fake_cli::{
     FakeCli, SLEEP_FOREVER, SPAWN_GRANDCHILD, WAIT_FOR_GO, alive, print, wait_stopped,
 };
 use tests::fake_llm::Script;
-use tests::process::grpcurl;
-use tests::stack::{PROMPT, Stack, reply_target, text_of};
+use tests::stack::{PROMPT, Stack, outbox_drained, reply_target, sent_containing, text_of};
 use tests::wait::eventually;
 
 /// What the fake CLI prints when it is done.
@@ -26,49 +25,6 @@ fn delegate(task: &str) -> String {
 
 fn zh() -> Texts {
     Texts::new(Locale::Zh)
-}
-
-/// Calls `kernel.v1.Agent/<method>` with `request` on the stack's socket; its JSON reply.
-fn rpc(stack: &Stack, method: &str, request: Value) -> Value {
-    let socket = stack.cfg.socket().display().to_string();
-    let body = request.to_string();
-    let method = format!("kernel.v1.Agent/{method}");
-    let out = grpcurl(&[
-        "-plaintext",
-        "-unix",
-        "-authority",
-        "localhost",
-        "-d",
-        &body,
-        &socket,
-        &method,
-    ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{method} failed: {stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(&stdout).unwrap_or(Value::Null)
-}
-
-/// How many messages the bot sent whose text contains `needle`.
-fn sent_containing(stack: &Stack, needle: &str) -> usize {
-    stack
-        .telegram
-        .calls_of("sendMessage")
-        .iter()
-        .filter(|c| c.ok && text_of(c).contains(needle))
-        .count()
-}
-
-/// Waits until agentd's outbox has nothing left to deliver.
-async fn outbox_drained(stack: &Stack) {
-    eventually("the outbox to be delivered", PROMPT, async || {
-        let status = rpc(stack, "GetStatus", json!({}));
-        status.get("undelivered").is_none()
-    })
-    .await;
 }
 
 /// The owner says `text`; waits for the bot's message replying to it that contains `needle`.

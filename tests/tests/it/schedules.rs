@@ -10,10 +10,9 @@ use kernel_agentd::store::Store;
 use kernel_agentd::store::schedules::NewSchedule;
 use kernel_common::config::Locale;
 use kernel_tg::texts::Texts;
-use serde_json::{Value, json};
+use serde_json::json;
 use tests::fake_llm::Script;
-use tests::process::grpcurl;
-use tests::stack::{PROMPT, Stack, reply_target, text_of};
+use tests::stack::{PROMPT, Stack, outbox_drained, reply_target, rpc, sent_containing, text_of};
 use tests::wait::eventually;
 
 /// The stack, once the owner has opened the chat (a bot cannot write first).
@@ -25,49 +24,6 @@ async fn started() -> Stack {
 
 fn zh() -> Texts {
     Texts::new(Locale::Zh)
-}
-
-/// Calls `kernel.v1.Agent/<method>` with `request` on the stack's socket; its JSON reply.
-fn rpc(stack: &Stack, method: &str, request: Value) -> Value {
-    let socket = stack.cfg.socket().display().to_string();
-    let body = request.to_string();
-    let method = format!("kernel.v1.Agent/{method}");
-    let out = grpcurl(&[
-        "-plaintext",
-        "-unix",
-        "-authority",
-        "localhost",
-        "-d",
-        &body,
-        &socket,
-        &method,
-    ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{method} failed: {stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(&stdout).unwrap_or(Value::Null)
-}
-
-/// How many messages the bot sent whose text contains `needle`.
-fn sent_containing(stack: &Stack, needle: &str) -> usize {
-    stack
-        .telegram
-        .calls_of("sendMessage")
-        .iter()
-        .filter(|c| c.ok && text_of(c).contains(needle))
-        .count()
-}
-
-/// Waits until agentd's outbox has nothing left to deliver.
-async fn outbox_drained(stack: &Stack) {
-    eventually("the outbox to be delivered", PROMPT, async || {
-        let status = rpc(stack, "GetStatus", json!({}));
-        status.get("undelivered").is_none()
-    })
-    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
