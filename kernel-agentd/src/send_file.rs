@@ -2,7 +2,9 @@
 //! default_workspace`), `cli_outputs/` or `downloads/` to the owner through the outbox (kernel-tg
 //! sends images as photos, anything else as a document). The path is resolved — symlinks
 //! followed — and must stay inside one of those folders; at most [`MAX_FILE_BYTES`] (Telegram's
-//! bot upload limit). The bytes travel in the outbox item, so kernel-tg needs no access to
+//! bot upload limit). Kernel's own files are never sent, even when the workspace holds them
+//! (the default workspace is the config file's folder): the config file, and anything in
+//! `data_dir` (the database, the API token, logs) but `cli_outputs/` and `downloads/`. The bytes travel in the outbox item, so kernel-tg needs no access to
 //! agentd's disk.
 
 use std::path::{Path, PathBuf};
@@ -37,6 +39,7 @@ pub fn register_tool(
             data.join(crate::delegate::OUTPUTS_DIR),
             data.join(crate::media::downloads::DOWNLOADS_DIR),
         ],
+        private: vec![config.path.clone(), data.clone()],
         outbox: outbox.clone(),
         schema: {
             let mut schema = schemars::schema_for!(Input);
@@ -68,6 +71,8 @@ struct SendFile {
     workspace: PathBuf,
     /// The folders a file may be sent from.
     roots: Vec<PathBuf>,
+    /// Kernel's own files and folders: refused unless a root inside them holds the file.
+    private: Vec<PathBuf>,
     outbox: Outbox<TurnEvent>,
     schema: Value,
 }
@@ -81,6 +86,8 @@ pub enum Refused {
         "refused: {0} is outside the workspace, cli_outputs and downloads (after following symlinks)"
     )]
     Outside(String),
+    #[error("refused: {0} is Kernel's own configuration or data")]
+    Private(String),
     #[error("not a regular file: {0}")]
     NotAFile(String),
     #[error("the file is {size} bytes; Telegram takes at most {max} bytes (50 MB)")]
@@ -88,8 +95,14 @@ pub enum Refused {
 }
 
 /// Resolves `path` (relative to `workspace`), following symlinks, and checks it stays inside
-/// one of `roots` and is a regular file of at most [`MAX_FILE_BYTES`].
-pub fn resolve(path: &str, workspace: &Path, roots: &[PathBuf]) -> Result<PathBuf, Refused> {
+/// one of `roots` and is a regular file of at most [`MAX_FILE_BYTES`]. A file inside one of
+/// `private` (a file or a folder) is refused unless a root inside that private folder holds it.
+pub fn resolve(
+    path: &str,
+    workspace: &Path,
+    roots: &[PathBuf],
+    private: &[PathBuf],
+) -> Result<PathBuf, Refused> {
     let given = Path::new(path);
     let joined = if given.is_absolute() {
         given.to_path_buf()
@@ -99,12 +112,23 @@ pub fn resolve(path: &str, workspace: &Path, roots: &[PathBuf]) -> Result<PathBu
     let real = joined
         .canonicalize()
         .map_err(|_| Refused::Missing(path.to_owned()))?;
-    let inside = roots
+    let roots: Vec<PathBuf> = roots
         .iter()
         .filter_map(|root| root.canonicalize().ok())
-        .any(|root| real.starts_with(&root));
-    if !inside {
+        .collect();
+    if !roots.iter().any(|root| real.starts_with(root)) {
         return Err(Refused::Outside(path.to_owned()));
+    }
+    let private = private
+        .iter()
+        .filter_map(|p| p.canonicalize().ok())
+        .find(|p| real.starts_with(p));
+    if let Some(private) = private
+        && !roots
+            .iter()
+            .any(|root| *root != private && root.starts_with(&private) && real.starts_with(root))
+    {
+        return Err(Refused::Private(path.to_owned()));
     }
     let meta = std::fs::metadata(&real).map_err(|_| Refused::Missing(path.to_owned()))?;
     if !meta.is_file() {
@@ -138,7 +162,7 @@ impl Tool for SendFile {
             Ok(i) => i,
             Err(e) => return ToolOutput::error(format!("invalid input for {NAME}: {e}")),
         };
-        let path = match resolve(&input.path, &self.workspace, &self.roots) {
+        let path = match resolve(&input.path, &self.workspace, &self.roots, &self.private) {
             Ok(path) => path,
             Err(refused) => {
                 tracing::info!(path = %input.path, %refused, "send_file refused");
@@ -220,6 +244,7 @@ mod tests {
             path,
             &d.workspace,
             &[d.workspace.clone(), d.outputs.clone()],
+            &[],
         )
     }
 
@@ -261,6 +286,38 @@ mod tests {
         // A symlinked folder pointing out.
         std::os::unix::fs::symlink(&d.outside, d.workspace.join("dir")).unwrap();
         assert!(matches!(check(&d, "dir/key.txt"), Err(Refused::Outside(_))));
+    }
+
+    #[test]
+    fn kernels_own_files_are_refused_even_inside_the_workspace() {
+        let tmp = tempfile::tempdir().unwrap();
+        let workspace = tmp.path().to_path_buf();
+        let data = workspace.join("data");
+        let outputs = data.join("cli_outputs");
+        std::fs::create_dir_all(&outputs).unwrap();
+        let config = workspace.join("config.toml");
+        for (file, text) in [
+            (&config, "bot_token = \"123:abc\""),
+            (&data.join("kernel.db"), "db"),
+            (&data.join("agentd.token"), "token"),
+            (&outputs.join("run.log"), "log"),
+            (&workspace.join("notes.md"), "notes"),
+        ] {
+            std::fs::write(file, text).unwrap();
+        }
+        let roots = [workspace.clone(), outputs.clone()];
+        let private = [config.clone(), data.clone()];
+        let check = |path: &str| resolve(path, &workspace, &roots, &private);
+        for own in [
+            "config.toml",
+            "./config.toml",
+            "data/kernel.db",
+            "data/agentd.token",
+        ] {
+            assert_eq!(check(own), Err(Refused::Private(own.into())), "{own}");
+        }
+        assert!(check("data/cli_outputs/run.log").is_ok());
+        assert!(check("notes.md").is_ok());
     }
 
     #[test]
