@@ -23,12 +23,13 @@ use crate::memory_auto::{AutoMemory, AutoStatus};
 use crate::models::Models;
 use crate::models::cooldown::Cooldown;
 use crate::outbox::{Backlog, Outbox};
+use crate::quiet::Quiet;
 use crate::schedule::Schedules;
 use crate::sessions::{SessionInfo, Sessions};
 use crate::skills::Skills;
 use crate::store::Store;
 use crate::titling::Titler;
-use crate::turn::{ContextFill, Extensions, TurnEvent, TurnStatus, Turns, TurnsSetup};
+use crate::turn::{ContextFill, Extensions, RoundHook, TurnEvent, TurnStatus, Turns, TurnsSetup};
 use crate::usage::UsageLedger;
 
 /// The daemon's services. Cloning is cheap (an `Arc`).
@@ -168,6 +169,9 @@ impl Agent {
         let outbox = Outbox::new(store.clone(), root.child_token());
         crate::send_file::register_tool(&tools, &config, &outbox).map_err(ApiError::internal)?;
         let usage = UsageLedger::new(&config, store.clone());
+        let quiet = Quiet::start(&tasks, root.child_token(), || {
+            crate::memory::segment::release_if_unused(crate::quiet::RELEASE_AFTER);
+        });
         let turns = Turns::new(
             &config,
             TurnsSetup {
@@ -179,7 +183,14 @@ impl Agent {
                 sessions: sessions.clone(),
                 models: models.clone(),
                 titler: titler.clone(),
-                after_round: memory_auto.round_hook(),
+                after_round: {
+                    let auto = memory_auto.round_hook();
+                    let quiet = quiet.clone();
+                    RoundHook::new(move || {
+                        auto.notify();
+                        quiet.poke();
+                    })
+                },
                 root: root.clone(),
                 tasks: tasks.clone(),
                 outbox: outbox.clone(),

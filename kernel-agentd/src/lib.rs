@@ -20,6 +20,7 @@ pub(crate) mod memory_auto;
 pub(crate) mod models;
 pub(crate) mod outbox;
 pub mod program;
+pub(crate) mod quiet;
 pub(crate) mod refusal;
 pub mod retention;
 pub(crate) mod rpc;

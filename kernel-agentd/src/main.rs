@@ -12,6 +12,7 @@ use kernel_common::startup;
 const BINARY: &str = "kernel-agentd";
 
 fn main() -> ExitCode {
+    kernel_common::heap::tune();
     startup::make_non_dumpable(BINARY);
     let about = "The Kernel agent daemon: turn loop, tools and SQLite behind a gRPC API.";
     let config = match startup::load_config(BINARY, about, Component::Agentd) {

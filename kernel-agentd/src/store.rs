@@ -43,6 +43,15 @@ pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
 
 /// How long a statement waits for another writer before failing with "locked".
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// Connections in the pool. One owner means a turn, a background job or two and a search at
+/// most at once; each connection is a SQLite handle with its own page cache and an OS thread
+/// (sqlx runs every SQLite connection on a worker thread).
+const MAX_CONNECTIONS: u32 = 4;
+/// Page cache per connection in KiB (SQLite's default is 2,000 KiB): the OS page cache holds the
+/// rest of the file, so a bigger cache buys little for one user and costs resident memory.
+const CACHE_KIB: u32 = 1024;
+/// A connection unused this long is closed, and its page cache and thread with it.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The handle to the database; clones share one connection pool.
 #[derive(Debug, Clone)]
@@ -93,8 +102,11 @@ impl Store {
             .journal_mode(SqliteJournalMode::Wal)
             .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT)
-            .synchronous(SqliteSynchronous::Normal);
+            .synchronous(SqliteSynchronous::Normal)
+            .pragma("cache_size", format!("-{CACHE_KIB}"));
         let pool = SqlitePoolOptions::new()
+            .max_connections(MAX_CONNECTIONS)
+            .idle_timeout(IDLE_TIMEOUT)
             .connect_with(options)
             .await
             .map_err(StoreError::db("open the database"))?;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use file_rotate::compression::Compression;
 use file_rotate::suffix::AppendCount;
 use file_rotate::{ContentLimit, FileRotate};
-use tracing_appender::non_blocking::{NonBlocking, WorkerGuard};
+use tracing_appender::non_blocking::{NonBlocking, NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::fmt::MakeWriter;
@@ -108,6 +108,12 @@ fn filter_for(rust_log: Option<&str>) -> EnvFilter {
     }
 }
 
+/// Lines the channel to the log-writing thread holds. The channel is allocated whole up front
+/// (32 bytes a line): tracing-appender's default of 128,000 lines is 4 MB of resident memory in
+/// each process; the writer thread drains a burst of this size in well under a millisecond, and
+/// a line that finds the channel full is dropped rather than blocking the runtime.
+pub const LOG_BUFFER_LINES: usize = 8_192;
+
 /// The rotating file writer behind a non-blocking channel, for building a subscriber by hand
 /// (tests, or a binary that wants other layers). Keep the guard alive while logging.
 pub fn file_writer(binary: &str, data_dir: &Path) -> Result<(NonBlocking, WorkerGuard), LogError> {
@@ -130,7 +136,9 @@ pub fn file_writer(binary: &str, data_dir: &Path) -> Result<(NonBlocking, Worker
         Compression::None,
         Some(options),
     );
-    Ok(tracing_appender::non_blocking(rotating))
+    Ok(NonBlockingBuilder::default()
+        .buffered_lines_limit(LOG_BUFFER_LINES)
+        .finish(rotating))
 }
 
 /// Creates `data_dir` (0700, parents too) if it is missing, and `<data_dir>/logs` restricted to

@@ -49,9 +49,13 @@ pub fn load_config(
 pub enum Threads {
     /// One: the current thread (an I/O-bound adapter; less memory, no cross-thread wake-ups).
     One,
-    /// A worker per CPU (tokio's default).
+    /// A worker per CPU, at most [`MAX_WORKERS`]: a personal daemon runs one turn at a time
+    /// plus background work, and every worker thread holds its own stack and allocator cache.
     PerCpu,
 }
+
+/// The most worker threads [`Threads::PerCpu`] starts.
+pub const MAX_WORKERS: usize = 2;
 
 /// A tokio runtime, or the exit code after saying why there is none.
 pub fn runtime(
@@ -60,7 +64,12 @@ pub fn runtime(
 ) -> Result<tokio::runtime::Runtime, ExitCode> {
     let mut builder = match threads {
         Threads::One => tokio::runtime::Builder::new_current_thread(),
-        Threads::PerCpu => tokio::runtime::Builder::new_multi_thread(),
+        Threads::PerCpu => {
+            let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(cpus.clamp(1, MAX_WORKERS));
+            b
+        }
     };
     builder.enable_all().build().map_err(|e| {
         eprintln!("{binary}: cannot start the async runtime: {e}");

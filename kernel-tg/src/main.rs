@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 const BINARY: &str = "kernel-tg";
 
 fn main() -> ExitCode {
+    kernel_common::heap::tune();
     // Keep the bot token out of reach of same-user processes (/proc/<pid>/environ, ptrace).
     startup::make_non_dumpable(BINARY);
     let about = "The Kernel Telegram adapter: stateless, forwards to kernel-agentd.";

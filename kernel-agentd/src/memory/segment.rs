@@ -8,11 +8,13 @@
 //! rest fall to jieba's HMM for unknown words). Index and queries use the same dictionary; when it
 //! changes, [`SEGMENTER`] changes and the index is rebuilt at start-up.
 //!
-//! The segmenter is created once per process ([`warm_up`] builds it off the async runtime) and
-//! shared.
+//! The segmenter is built on first use ([`ready`] builds it off the async runtime; ~4 MB of
+//! heap), shared, and dropped again by [`release_if_unused`] once nothing has segmented for a
+//! while, so an idle daemon does not carry it.
 
 use std::collections::HashSet;
-use std::sync::LazyLock;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use jieba_rs::Jieba;
 
@@ -22,10 +24,63 @@ pub const SEGMENTER: &str = "jieba-search/dict-60k-v1";
 /// The dictionary: `word frequency` lines.
 const DICTIONARY: &str = include_str!("../../data/jieba-dict-60k.txt");
 
-/// The shared segmenter.
-static JIEBA: LazyLock<Jieba> = LazyLock::new(|| {
-    Jieba::with_dict(&mut DICTIONARY.as_bytes()).expect("the bundled dictionary is well-formed")
+/// The shared segmenter while loaded, and when it was last handed out.
+struct Held {
+    jieba: Option<Arc<Jieba>>,
+    last_used: Option<Instant>,
+}
+
+static HELD: Mutex<Held> = Mutex::new(Held {
+    jieba: None,
+    last_used: None,
 });
+
+fn build() -> Jieba {
+    Jieba::with_dict(&mut DICTIONARY.as_bytes()).expect("the bundled dictionary is well-formed")
+}
+
+/// The segmenter, built here if it is not loaded (callers on the async runtime await [`ready`]
+/// first so that this never blocks a worker).
+fn segmenter() -> Arc<Jieba> {
+    let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
+    held.last_used = Some(Instant::now());
+    held.jieba.get_or_insert_with(|| Arc::new(build())).clone()
+}
+
+/// Whether the segmenter is loaded now.
+pub fn is_loaded() -> bool {
+    HELD.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .jieba
+        .is_some()
+}
+
+/// Loads the segmenter on a blocking thread if it is not loaded.
+pub async fn ready() {
+    if is_loaded() {
+        return;
+    }
+    let started = Instant::now();
+    match tokio::task::spawn_blocking(|| segmenter().has_word("天气")).await {
+        Ok(_) => tracing::debug!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "segmenter loaded"
+        ),
+        Err(e) => tracing::warn!(error = %e, "building the segmenter failed"),
+    }
+}
+
+/// Drops the segmenter if it has not been used for `idle` (searches in flight keep their
+/// reference; the next use builds it again). Whether it was dropped.
+pub fn release_if_unused(idle: Duration) -> bool {
+    let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
+    let unused = held.last_used.is_none_or(|t| t.elapsed() >= idle);
+    if unused && held.jieba.take().is_some() {
+        tracing::debug!("segmenter released");
+        return true;
+    }
+    false
+}
 
 /// At most this many characters of a query are segmented (recall queries are whole messages).
 pub const MAX_QUERY_CHARS: usize = 2_000;
@@ -38,21 +93,9 @@ const STOPWORDS: &str = "的 了 是 我 你 他 她 它 们 我们 你们 他�
     及 或 把 被 这 那 这个 那个 一个 有 没有 不 要 会 能 很 还 又 请 帮 帮我 什么 怎么 怎么样 a \
     an the is are was were be to of and or in on at for with it this that i you me my do does what how";
 
-/// Builds the segmenter now, on a blocking thread, so the first search does not wait for it.
-pub async fn warm_up() {
-    let started = std::time::Instant::now();
-    match tokio::task::spawn_blocking(|| LazyLock::force(&JIEBA).has_word("天气")).await {
-        Ok(_) => tracing::debug!(
-            elapsed_ms = started.elapsed().as_millis() as u64,
-            "segmenter ready"
-        ),
-        Err(e) => tracing::warn!(error = %e, "building the segmenter failed"),
-    }
-}
-
 /// The words of `text` in jieba's search mode, lower-cased, without pure punctuation/space.
 fn words(text: &str) -> Vec<String> {
-    JIEBA
+    segmenter()
         .cut_for_search(text, true)
         .into_iter()
         .map(|t| t.word.trim().to_lowercase())
@@ -133,6 +176,16 @@ mod tests {
         let long: String = (0..5_000).map(|i| format!("w{i} ")).collect();
         assert!(query_terms(&long).len() <= MAX_QUERY_TERMS);
         assert!(query_terms(&"天".repeat(100_000)).len() <= MAX_QUERY_TERMS);
+    }
+
+    #[test]
+    fn an_unused_segmenter_is_released_and_rebuilt_on_use() {
+        assert_eq!(query_terms("北京天气"), ["北京", "天气"]);
+        assert!(is_loaded());
+        assert!(!release_if_unused(Duration::from_secs(3600)), "just used");
+        assert!(release_if_unused(Duration::ZERO));
+        assert_eq!(query_terms("北京天气"), ["北京", "天气"]);
+        assert!(is_loaded());
     }
 
     #[test]

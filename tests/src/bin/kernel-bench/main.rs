@@ -10,6 +10,7 @@
 
 mod assembly;
 mod automem;
+mod footprint;
 mod growth;
 mod memsearch;
 mod procs;

@@ -8,6 +8,7 @@ use tests::fake_telegram::OWNER_ID;
 use tests::stack::{PROMPT, reply_target, text_of};
 
 use crate::Opts;
+use crate::footprint::{Breakdown, file_kib};
 use crate::procs::Proc;
 use crate::rig::Rig;
 use crate::stats::{mib, ms, percentile};
@@ -104,6 +105,20 @@ pub async fn run(opts: &Opts, bins: &Path, table: &mut Table) -> anyhow::Result<
         &format!("after {idle} of long-polling the fake{}", private(b1_anon)),
     );
 
+    for (name, proc) in [("kernel-agentd", &agentd), ("kernel-tg", &bot)] {
+        let b = Breakdown::of(proc.pid())?;
+        table.info(
+            &format!("{name} resident memory by owner, idle"),
+            mib(proc.rss_kib()?),
+            &b.describe(),
+        );
+        table.info(
+            &format!("{name} binary size"),
+            mib(file_kib(&bins.join(name))?),
+            "the release file on disk",
+        );
+    }
+
     latency(opts, &rig, table).await?;
     soak(opts, &rig, &agentd, &bot, table).await?;
     bot.stop()?;
@@ -179,6 +194,9 @@ async fn soak(
 ) -> anyhow::Result<()> {
     let (a0, b0) = (agentd.rss_kib()?, bot.rss_kib()?);
     let (mut amax, mut bmax) = (a0, b0);
+    // RSS at half time: the second half's growth tells a cache filling to its cap (flat by
+    // then) from something that grows per turn (still climbing).
+    let mut half: Option<(u64, u64)> = None;
     let start = Instant::now();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -191,21 +209,40 @@ async fn soak(
             amax = amax.max(agentd.rss_kib()?);
             bmax = bmax.max(bot.rss_kib()?);
         }
+        if half.is_none() && start.elapsed() >= Duration::from_secs(opts.soak_secs / 2) {
+            half = Some((agentd.rss_kib()?, bot.rss_kib()?));
+        }
     }
     let (a1, b1) = (agentd.rss_kib()?, bot.rss_kib()?);
+    let (ah, bh) = half.unwrap_or((a0, b0));
     let soak = format!(
         "{turns} turns in {} s, one a second, one session",
         opts.soak_secs
     );
-    for (name, before, after, max) in [("kernel-agentd", a0, a1, amax), ("kernel-tg", b0, b1, bmax)]
-    {
-        let drift = (after as f64 / before as f64 - 1.0) * 100.0;
+    let drift = |before: u64, after: u64| (after as f64 / before as f64 - 1.0) * 100.0;
+    for (name, before, mid, after, max, anon) in [
+        ("kernel-agentd", a0, ah, a1, amax, agentd.anon_kib()?),
+        ("kernel-tg", b0, bh, b1, bmax, bot.anon_kib()?),
+    ] {
+        let whole = drift(before, after);
         table.check(
             &format!("{name} RSS drift over soak"),
-            format!("{drift:+.1}% ({} → {})", mib(before), mib(after)),
+            format!("{whole:+.1}% ({} → {})", mib(before), mib(after)),
             "≤ 10%",
-            drift <= 10.0,
-            &format!("{soak}; max seen {}", mib(max.max(after))),
+            whole <= 10.0,
+            &format!(
+                "{soak}; max seen {}; private (RssAnon) at the end {}",
+                mib(max.max(after)),
+                mib(anon)
+            ),
+        );
+        let second = drift(mid, after);
+        table.check(
+            &format!("{name} RSS growth in the soak's second half"),
+            format!("{second:+.1}% ({} → {})", mib(mid), mib(after)),
+            "≤ 1%",
+            second <= 1.0,
+            &format!("from {} s to {} s", opts.soak_secs / 2, opts.soak_secs),
         );
     }
     Ok(())
