@@ -27,6 +27,7 @@ use crate::schedule::Schedules;
 use crate::sessions::{SessionInfo, Sessions};
 use crate::skills::Skills;
 use crate::store::Store;
+use crate::summary_rewrite::SummaryRewriter;
 use crate::titling::Titler;
 use crate::turn::{ContextFill, Extensions, TurnEvent, TurnStatus, Turns, TurnsSetup};
 use crate::usage::UsageLedger;
@@ -168,6 +169,13 @@ impl Agent {
         let outbox = Outbox::new(store.clone(), root.child_token());
         crate::send_file::register_tool(&tools, &config, &outbox).map_err(ApiError::internal)?;
         let usage = UsageLedger::new(&config, store.clone());
+        let rewriter = SummaryRewriter::start(
+            &config,
+            store.clone(),
+            &http,
+            &tasks,
+            root.child_token(),
+        )?;
         let turns = Turns::new(
             &config,
             TurnsSetup {
@@ -180,6 +188,7 @@ impl Agent {
                 models: models.clone(),
                 titler: titler.clone(),
                 after_round: memory_auto.round_hook(),
+                after_fold: rewriter.fold_hook(),
                 root: root.clone(),
                 tasks: tasks.clone(),
                 outbox: outbox.clone(),

@@ -28,6 +28,7 @@ pub(crate) mod send_file;
 pub mod server;
 pub(crate) mod sessions;
 pub(crate) mod skills;
+pub(crate) mod summary_rewrite;
 pub mod store;
 #[cfg(test)]
 mod test_support;
