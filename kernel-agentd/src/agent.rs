@@ -169,13 +169,8 @@ impl Agent {
         let outbox = Outbox::new(store.clone(), root.child_token());
         crate::send_file::register_tool(&tools, &config, &outbox).map_err(ApiError::internal)?;
         let usage = UsageLedger::new(&config, store.clone());
-        let rewriter = SummaryRewriter::start(
-            &config,
-            store.clone(),
-            &http,
-            &tasks,
-            root.child_token(),
-        )?;
+        let rewriter =
+            SummaryRewriter::start(&config, store.clone(), &http, &tasks, root.child_token())?;
         let turns = Turns::new(
             &config,
             TurnsSetup {

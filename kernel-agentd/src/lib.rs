@@ -28,8 +28,8 @@ pub(crate) mod send_file;
 pub mod server;
 pub(crate) mod sessions;
 pub(crate) mod skills;
-pub(crate) mod summary_rewrite;
 pub mod store;
+pub(crate) mod summary_rewrite;
 #[cfg(test)]
 mod test_support;
 pub(crate) mod titling;

@@ -182,7 +182,10 @@ mod tests {
             let s = read(&text, &original()).unwrap();
             assert_eq!(s.goal.as_deref(), Some("把博客迁移到 Hugo"));
             assert_eq!(s.constraints, ["保留所有旧链接"]);
-            assert_eq!((s.rounds, s.rewritten_at, s.goal_stated), (7, Some(7), true));
+            assert_eq!(
+                (s.rounds, s.rewritten_at, s.goal_stated),
+                (7, Some(7), true)
+            );
             assert_eq!(s.artifact_paths(), ["data/cli_outputs/plan-42.md"]);
         }
         let no_goal = answer(&["data/cli_outputs/plan-42.md"]).replace("把博客迁移到 Hugo", "");
