@@ -28,6 +28,7 @@ use crate::schedule::Schedules;
 use crate::sessions::{SessionInfo, Sessions};
 use crate::skills::Skills;
 use crate::store::Store;
+use crate::summary_rewrite::SummaryRewriter;
 use crate::titling::Titler;
 use crate::turn::{ContextFill, Extensions, RoundHook, TurnEvent, TurnStatus, Turns, TurnsSetup};
 use crate::usage::UsageLedger;
@@ -172,6 +173,8 @@ impl Agent {
         let quiet = Quiet::start(&tasks, root.child_token(), || {
             crate::memory::segment::release_if_unused(crate::quiet::RELEASE_AFTER);
         });
+        let rewriter =
+            SummaryRewriter::start(&config, store.clone(), &http, &tasks, root.child_token())?;
         let turns = Turns::new(
             &config,
             TurnsSetup {
@@ -191,6 +194,7 @@ impl Agent {
                         quiet.poke();
                     })
                 },
+                after_fold: rewriter.fold_hook(),
                 root: root.clone(),
                 tasks: tasks.clone(),
                 outbox: outbox.clone(),

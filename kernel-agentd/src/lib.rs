@@ -30,6 +30,7 @@ pub mod server;
 pub(crate) mod sessions;
 pub(crate) mod skills;
 pub mod store;
+pub(crate) mod summary_rewrite;
 #[cfg(test)]
 mod test_support;
 pub(crate) mod titling;

@@ -66,9 +66,10 @@ use gate::{Busy, Gate};
 pub use context::RECALL_HEADING;
 pub use extensions::Extensions;
 pub use gate::{Origin, RunningTurn, TurnStatus};
-pub use hook::RoundHook;
+pub use hook::{FoldHook, RoundHook};
 pub use input::{Attachment, UserInput};
 pub use recall::MemoryRecall;
+pub use session_summary::{MAX_ENTRIES as SUMMARY_MAX_ENTRIES, SessionSummary};
 pub use steer::Steered;
 
 /// Tool calls allowed for one user message; then the model must answer without tools.
@@ -196,6 +197,8 @@ struct Inner {
     titler: Titler,
     /// Told after each completed round (auto memory).
     after_round: RoundHook,
+    /// Told when rounds fold into a session's summary (the summary rewriter).
+    after_fold: FoldHook,
     /// History rounds sent with each request.
     context_rounds: usize,
     /// Memories recalled per turn (0: none).
@@ -237,6 +240,8 @@ pub struct TurnsSetup {
     pub titler: Titler,
     /// Told after each completed round.
     pub after_round: RoundHook,
+    /// Told when rounds fold into a session's summary.
+    pub after_fold: FoldHook,
     pub root: CancellationToken,
     pub tasks: TaskTracker,
     pub outbox: Outbox<TurnEvent>,
@@ -261,6 +266,7 @@ impl Turns {
                 models: setup.models,
                 titler: setup.titler,
                 after_round: setup.after_round,
+                after_fold: setup.after_fold,
                 context_rounds: general.context_rounds,
                 memory_recall_k: general.memory_recall_k,
                 tz: general.timezone,
@@ -497,10 +503,13 @@ impl Turns {
         let inner = &self.inner;
         let session = inner.sessions.current().await?;
         let kind = inner.models.current()?.kind;
-        let (tokens_before, tokens_after) =
-            history::compact(&inner.store, session.id, inner.context_rounds, kind)
-                .await
-                .map_err(ApiError::internal)?;
+        let compaction = history::compact(&inner.store, session.id, inner.context_rounds, kind)
+            .await
+            .map_err(ApiError::internal)?;
+        if compaction.folded {
+            inner.after_fold.folded(session.id);
+        }
+        let (tokens_before, tokens_after) = (compaction.before, compaction.after);
         let summary_rounds = history::load(&inner.store, session.id, history::Limits::peek(kind))
             .await
             .map_err(ApiError::internal)?

@@ -53,6 +53,8 @@ pub struct Config {
     pub tts: Option<TtsConfig>,
     /// `[memory_auto]`: background conversation notes and automatic memories.
     pub memory_auto: MemoryAutoConfig,
+    /// `[summary]`: the optional cheap-model rewrite of session summaries (off by default).
+    pub summary_rewrite: SummaryRewriteConfig,
     /// `[embeddings]`: recall by meaning; without it memory search is lexical only.
     pub embeddings: Option<EmbeddingsConfig>,
     /// The variables the config references as secrets: every `${VAR}` of the MCP servers (url,
@@ -242,6 +244,24 @@ impl MemoryAutoConfig {
         }
     }
 }
+
+/// `[summary]`: after rounds fold into a session's summary, a cheap model may rewrite it (same
+/// structure, every artifact path kept) in the background. Off by default.
+#[derive(Debug, Clone)]
+pub struct SummaryRewriteConfig {
+    /// Whether summaries are rewritten (default off; on needs a usable `endpoint`).
+    pub enabled: bool,
+    /// The endpoint it calls (the `[titles]` one by default, or a `[providers.<name>]` entry with
+    /// `model`); `None` when there is none. Its `max_tokens` is `summary.max_tokens`.
+    pub endpoint: Option<TitlesConfig>,
+    /// Rounds folded since the last rewrite before the next one.
+    pub min_new_rounds: u64,
+    /// How long one rewrite call may take.
+    pub timeout: std::time::Duration,
+}
+
+/// `summary.min_new_rounds` when not set.
+pub const DEFAULT_SUMMARY_MIN_NEW_ROUNDS: u64 = 1;
 
 /// `[cli.<name>]`: `command + args + [task]`.
 #[derive(Debug, Clone)]

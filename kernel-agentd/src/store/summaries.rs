@@ -1,5 +1,6 @@
 //! Session summaries: per session, the summary (JSON, owned by `turn::session_summary`) of the
-//! rounds folded out of the request and the last message ordinal it covers.
+//! rounds folded out of the request and the last message ordinal it covers; and the
+//! compare-and-swap a background rewrite of it stores through.
 
 use super::{Store, StoreError, now_millis};
 
@@ -48,5 +49,28 @@ impl Store {
         .await
         .map_err(StoreError::db("write a session summary"))?;
         Ok(())
+    }
+
+    /// Replaces the summary of `session_id` by `summary` only if the stored one is still
+    /// `read` (same JSON, same ordinal); whether it was replaced.
+    pub async fn replace_summary_if(
+        &self,
+        session_id: i64,
+        read: &StoredSummary,
+        summary: &str,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE session_summaries SET summary = ?1, updated_at = ?2
+             WHERE session_id = ?3 AND summary = ?4 AND through_ordinal = ?5",
+        )
+        .bind(summary)
+        .bind(now_millis())
+        .bind(session_id)
+        .bind(&read.summary)
+        .bind(read.through_ordinal)
+        .execute(&self.pool)
+        .await
+        .map_err(StoreError::db("rewrite a session summary"))?;
+        Ok(done.rows_affected() == 1)
     }
 }

@@ -18,6 +18,8 @@ pub struct History {
     pub summary: SessionSummary,
     /// Repaired and windowed, without the summary.
     pub messages: Vec<Message>,
+    /// Whether rounds were folded into the summary (and it was saved) by this load.
+    pub folded: bool,
 }
 
 impl History {
@@ -106,17 +108,27 @@ pub async fn load(store: &Store, session_id: i64, limits: Limits) -> Result<Hist
     Ok(History {
         summary,
         messages: window_rounds(repair(rest, limits.kind), limits.rounds),
+        folded: n > 0,
     })
 }
 
-/// Folds every round of `session_id` but the last [`KEEP_ROUNDS`] into its summary; returns the
-/// estimated history tokens before and after.
+/// What [`compact`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Compaction {
+    /// Estimated history tokens before and after.
+    pub before: u64,
+    pub after: u64,
+    /// Whether any round was folded into the summary.
+    pub folded: bool,
+}
+
+/// Folds every round of `session_id` but the last [`KEEP_ROUNDS`] into its summary.
 pub async fn compact(
     store: &Store,
     session_id: i64,
     rounds: usize,
     kind: ProviderKind,
-) -> Result<(u64, u64), StoreError> {
+) -> Result<Compaction, StoreError> {
     let before = load(
         store,
         session_id,
@@ -139,7 +151,11 @@ pub async fn compact(
         },
     )
     .await?;
-    Ok((before.tokens(), after.tokens()))
+    Ok(Compaction {
+        before: before.tokens(),
+        after: after.tokens(),
+        folded: before.folded || after.folded,
+    })
 }
 
 async fn load_summary(store: &Store, session_id: i64) -> Result<(SessionSummary, i64), StoreError> {

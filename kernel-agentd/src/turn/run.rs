@@ -344,8 +344,11 @@ impl Turn {
         };
         let history = history::load(&turns.store, self.session_id, limits)
             .await
-            .map_err(store_failed)?
-            .with_summary();
+            .map_err(store_failed)?;
+        if history.folded {
+            turns.after_fold.folded(self.session_id);
+        }
+        let history = history.with_summary();
         self.persist(&self.user.clone(), &[]).await?;
         let turns = &self.turns.inner;
         let query = media::recall_query(&self.user);

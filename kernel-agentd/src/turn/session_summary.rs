@@ -1,7 +1,8 @@
 //! `SessionSummary`: what the rounds folded out of a session's request leave behind, in a fixed
 //! structure — goal, constraints, decisions, open items, facts from tools (with artifact paths) —
 //! built by rules from the stored (slimmed) messages, no model call. Rendered (in the prompt's
-//! language) as the first block of the request's history, so it changes only when rounds fold.
+//! language) as the first block of the request's history, so it changes only when rounds fold
+//! (and when the optional cheap-model rewrite, `summary_rewrite`, stores its version after one).
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -13,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::conversation::{Block, Message, Role};
 
 /// Entries kept per list; over it, the middle goes (the oldest half and the newest stay).
-const MAX_ENTRIES: usize = 12;
+pub const MAX_ENTRIES: usize = 12;
 /// Characters kept per entry.
 const MAX_ENTRY_CHARS: usize = 200;
 /// What opens the rendered summary.
@@ -91,6 +92,10 @@ pub struct SessionSummary {
     /// Rounds folded in so far.
     #[serde(default)]
     pub rounds: u64,
+    /// `rounds` when a cheap model last rewrote the summary (`summary_rewrite`); never set
+    /// without `[summary]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewritten_at: Option<u64>,
 }
 
 impl SessionSummary {
@@ -186,6 +191,21 @@ impl SessionSummary {
                 format!("{tool}: {} → {path}", fit(line, 120)),
             );
         }
+    }
+
+    /// The artifact paths of the facts (a rewrite must keep every one), in order, once each.
+    pub fn artifact_paths(&self) -> Vec<String> {
+        let mut paths: Vec<String> = Vec::new();
+        for fact in &self.facts {
+            let path = match fact.rsplit_once(" → ") {
+                Some((_, p)) if !p.trim().is_empty() => Some(p.trim().to_owned()),
+                _ => artifact_path(fact),
+            };
+            if let Some(p) = path.filter(|p| !paths.contains(p)) {
+                paths.push(p);
+            }
+        }
+        paths
     }
 
     /// The summary as the model reads it (fixed headings; `（无）` for an empty part).
@@ -344,6 +364,25 @@ mod tests {
         s.fold(&round("Our goal is a working CI", "ok"));
         assert_eq!(s.goal.as_deref(), Some("Our goal is a working CI"));
         assert!(SessionSummary::default().render().contains("（无）"));
+    }
+
+    #[test]
+    fn the_artifact_paths_of_rule_based_and_rewritten_facts() {
+        let s = SessionSummary {
+            facts: vec![
+                "delegate_to_cli: 结果已处理 → data/cli_outputs/plan-42.md".into(),
+                "计划写在 ./out/report.pdf 里".into(),
+                "shell: done → data/cli_outputs/plan-42.md".into(),
+                "没有路径的事实".into(),
+            ],
+            ..SessionSummary::default()
+        };
+        assert_eq!(
+            s.artifact_paths(),
+            ["data/cli_outputs/plan-42.md", "./out/report.pdf"]
+        );
+        let json = SessionSummary::default().to_json();
+        assert!(!json.contains("rewritten_at"), "{json}");
     }
 
     #[test]

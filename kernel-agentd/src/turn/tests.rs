@@ -72,6 +72,7 @@ async fn fixture(env: &TestEnv, provider: Arc<ScriptedProvider>) -> Fixture {
             models,
             titler,
             after_round: super::RoundHook::default(),
+            after_fold: super::FoldHook::default(),
             outbox: crate::outbox::Outbox::new(env.store.clone(), root.clone()),
             usage: crate::usage::UsageLedger::new(&env.config, env.store.clone()),
             root,

@@ -32,6 +32,8 @@ pub struct RawConfig {
     pub tts: Option<RawTts>,
     /// `[memory_auto]`: background conversation notes and automatic memories.
     pub memory_auto: Option<RawMemoryAuto>,
+    /// `[summary]`: the optional cheap-model rewrite of session summaries.
+    pub summary: Option<RawSummary>,
     pub embeddings: Option<RawEmbeddings>,
 }
 
@@ -235,6 +237,24 @@ pub struct RawMemoryAuto {
     pub max_tokens: Option<u32>,
     /// Seconds one extraction call may take (default 120).
     pub timeout_secs: Option<u64>,
+}
+
+/// `[summary]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSummary {
+    /// Default: off.
+    pub enabled: Option<bool>,
+    /// A `[providers.<name>]` entry; default: the `[titles]` endpoint.
+    pub provider: Option<String>,
+    /// Default: the `[titles]` model, or the provider's default model.
+    pub model: Option<String>,
+    /// Output tokens of one rewrite (default 1024).
+    pub max_tokens: Option<u32>,
+    /// Seconds one rewrite call may take (default 60).
+    pub timeout_secs: Option<u64>,
+    /// Rounds folded since the last rewrite before the next one (default 1).
+    pub min_new_rounds: Option<u32>,
 }
 
 /// `[embeddings]`.

@@ -142,7 +142,7 @@ fn provider(out: &mut String, p: &ProviderConfig) {
     }
 }
 
-/// `[titles]`, `[cli.*]`, `[stt]`, `[tts]`, `[embeddings]`.
+/// `[titles]`, `[memory_auto]`, `[summary]`, `[cli.*]`, `[stt]`, `[tts]`, `[embeddings]`.
 fn extras(out: &mut String, c: &Config) {
     match &c.titles {
         Some(t) => {
@@ -176,6 +176,23 @@ fn extras(out: &mut String, c: &Config) {
             );
         }
         None => out.push_str("memory_auto: off\n"),
+    }
+    let r = &c.summary_rewrite;
+    match r.endpoint.as_ref().filter(|_| r.enabled) {
+        Some(e) => {
+            let _ = writeln!(
+                out,
+                "summary rewrite: on; model {} at {}; key {}; after {} new folded rounds; \
+                 max_tokens {}; timeout {}s",
+                e.model,
+                redact_url(&e.api_base),
+                key(e.api_key.as_ref()),
+                r.min_new_rounds,
+                e.max_tokens,
+                r.timeout.as_secs()
+            );
+        }
+        None => out.push_str("summary rewrite: off (rule-based summaries)\n"),
     }
     out.push_str("cli:\n");
     if c.cli.is_empty() {

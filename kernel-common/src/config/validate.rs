@@ -4,12 +4,14 @@
 //! the key and says how to fix it. Secrets never appear in a message.
 
 mod agentd;
+mod cheap_model;
 mod embeddings;
 mod mcp;
 mod memory_auto;
 mod pipe;
 mod providers;
 mod speech;
+mod summary_rewrite;
 mod thinking;
 
 use std::path::{Component as PathPart, Path, PathBuf};
@@ -281,6 +283,12 @@ fn build(
         titles.as_ref(),
         &providers,
     );
+    let summary_rewrite = summary_rewrite::summary_rewrite(
+        &mut ctx,
+        raw.summary.as_ref(),
+        titles.as_ref(),
+        &providers,
+    );
     if !ctx.problems.is_empty() {
         return Err(ConfigError::Invalid {
             problems: ctx.problems,
@@ -300,6 +308,7 @@ fn build(
         stt,
         tts,
         memory_auto,
+        summary_rewrite,
         embeddings,
         secret_env: super::env::referenced_vars(&raw.mcp.servers),
         warnings: ctx.warnings,

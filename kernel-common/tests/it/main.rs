@@ -12,5 +12,6 @@ mod config_loading;
 mod config_memory_auto;
 mod config_refusals;
 mod config_speech;
+mod config_summary_rewrite;
 mod config_timeouts;
 mod logging;

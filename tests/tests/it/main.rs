@@ -58,6 +58,7 @@ mod sessions_providers;
 mod skills;
 mod speech_timeouts;
 mod store;
+mod summary_rewrite;
 mod tg_agentd_restart;
 mod tg_allow;
 mod tg_busy_cancel;

@@ -60,9 +60,11 @@ impl Turn {
         };
         let history = history::load(&turns.store, self.session_id, limits)
             .await
-            .map_err(store_failed)?
-            .with_summary();
-        self.replace_history(history);
+            .map_err(store_failed)?;
+        if history.folded {
+            turns.after_fold.folded(self.session_id);
+        }
+        self.replace_history(history.with_summary());
         tracing::info!(
             before = after,
             after = self.request_tokens(),
@@ -83,7 +85,7 @@ impl Turn {
             .refused(self.session_id, self.request_tokens());
         let history = match self.shrinks {
             1 => {
-                let (before, after) = history::compact(
+                let compaction = history::compact(
                     &turns.store,
                     self.session_id,
                     turns.context_rounds,
@@ -91,9 +93,12 @@ impl Turn {
                 )
                 .await
                 .map_err(store_failed)?;
+                if compaction.folded {
+                    turns.after_fold.folded(self.session_id);
+                }
                 tracing::warn!(
-                    before,
-                    after,
+                    before = compaction.before,
+                    after = compaction.after,
                     "context too long: the session was compacted; retrying"
                 );
                 let limits = Limits {

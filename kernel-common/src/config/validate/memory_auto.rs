@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::{Ctx, given};
+use super::Ctx;
 use crate::config::raw::RawMemoryAuto;
 use crate::config::{
     Component, DEFAULT_MEMORY_AUTO_INTERVAL, DEFAULT_MEMORY_AUTO_MAX,
@@ -38,33 +38,14 @@ pub(super) fn memory_auto(
         }
         Some(n) => n,
     };
-    let model = given(raw.model.as_deref()).map(|m| m.trim().to_owned());
-    let endpoint = match given(raw.provider.as_deref()).map(str::trim) {
-        None => titles.map(|t| TitlesConfig {
-            model: model.clone().unwrap_or_else(|| t.model.clone()),
-            max_tokens,
-            ..t.clone()
-        }),
-        Some(name) => match providers.get(name) {
-            Some(p) => Some(TitlesConfig {
-                kind: p.kind,
-                api_base: p.api_base.clone(),
-                api_key: p.api_key.clone(),
-                model: model.clone().unwrap_or_else(|| p.default_model.clone()),
-                max_tokens,
-                headers: p.headers.clone(),
-            }),
-            None => {
-                let choices: Vec<&str> = providers.keys().map(String::as_str).collect();
-                ctx.refuse(format!(
-                    "memory_auto.provider = \"{name}\" is not a configured provider: use one of \
-                     {}, or leave it out to use [titles]",
-                    choices.join(", ")
-                ));
-                None
-            }
-        },
-    };
+    let endpoint = super::cheap_model::endpoint(
+        ctx,
+        "memory_auto",
+        (raw.provider.as_deref(), raw.model.as_deref()),
+        max_tokens,
+        titles,
+        providers,
+    );
     let usable = endpoint.as_ref().is_some_and(|e| e.api_key.is_some());
     let enabled = match raw.enabled {
         None => usable,
