@@ -2,6 +2,7 @@
 //! by kernel-agentd and kernel-tg.
 #![forbid(unsafe_code)]
 
+pub mod agentd_token;
 pub mod config;
 pub mod limits;
 pub mod logging;
