@@ -48,9 +48,7 @@ pub async fn run_with(
 ) -> anyhow::Result<()> {
     let mut config = config;
     // `main` has done it already; a caller that has not gets the same token file.
-    if let Some(generated) =
-        crate::listen::token::ensure(&mut config, listeners.tcp.is_some())?
-    {
+    if let Some(generated) = crate::listen::token::ensure(&mut config, listeners.tcp.is_some())? {
         generated.log();
     }
     let root = CancellationToken::new();
@@ -124,13 +122,9 @@ async fn serve(
     }
     if let Some(tcp) = listeners.tcp {
         let addr = tcp.local_addr()?;
-        let token = config
-            .agentd
-            .token
-            .clone()
-            .ok_or_else(|| {
-                anyhow::anyhow!("agentd.token is required for TCP (or a loopback listen address)")
-            })?;
+        let token = config.agentd.token.clone().ok_or_else(|| {
+            anyhow::anyhow!("agentd.token is required for TCP (or a loopback listen address)")
+        })?;
         let mut builder = Server::builder();
         if let Some(tls) = &config.agentd.tls {
             let cert = tokio::fs::read(&tls.cert).await?;

@@ -137,7 +137,10 @@ fn keep_private(path: &Path) -> Result<(), TokenFileError> {
         path: path.to_path_buf(),
         source,
     };
-    let mode = std::fs::metadata(path).map_err(failed)?.permissions().mode();
+    let mode = std::fs::metadata(path)
+        .map_err(failed)?
+        .permissions()
+        .mode();
     if mode & 0o077 != 0 {
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(failed)?;
     }
@@ -185,7 +188,13 @@ mod tests {
     fn a_malformed_token_is_replaced() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(FILE_NAME);
-        for bad in ["", "short", &"G".repeat(64), &"a".repeat(63), &"A".repeat(64)] {
+        for bad in [
+            "",
+            "short",
+            &"G".repeat(64),
+            &"a".repeat(63),
+            &"A".repeat(64),
+        ] {
             std::fs::write(&path, bad).unwrap();
             assert!(matches!(read(&path), Err(TokenFileError::Malformed(_))));
             let (token, origin) = load_or_create(&path).unwrap();
@@ -212,7 +221,10 @@ mod tests {
         std::fs::write(&path, format!("{}\n", "ab".repeat(32))).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         let (token, origin) = load_or_create(&path).unwrap();
-        assert_eq!((token.expose(), origin), ("ab".repeat(32).as_str(), Origin::Reused));
+        assert_eq!(
+            (token.expose(), origin),
+            ("ab".repeat(32).as_str(), Origin::Reused)
+        );
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
     }

@@ -19,11 +19,11 @@ impl Generated {
         match self.origin {
             Origin::Generated => tracing::info!(
                 path = %self.path.display(),
-                "generated the TCP bearer token (clients send `authorization: Bearer <the file's content>`)"
+                "generated the TCP token (TCP clients send the file's content in their authorization header)"
             ),
             Origin::Reused => tracing::info!(
                 path = %self.path.display(),
-                "using the TCP bearer token generated earlier"
+                "using the TCP token generated earlier"
             ),
         }
     }

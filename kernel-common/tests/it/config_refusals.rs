@@ -246,7 +246,12 @@ fn non_loopback_listen_without_token_is_refused_by_both() {
     for c in BOTH {
         assert_one_problem(
             load_text(&text, c),
-            &["agentd.listen", "loopback", "agentd.token", "KERNEL_AGENTD_TOKEN"],
+            &[
+                "agentd.listen",
+                "loopback",
+                "agentd.token",
+                "KERNEL_AGENTD_TOKEN",
+            ],
         );
     }
 }

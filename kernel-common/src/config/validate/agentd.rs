@@ -85,11 +85,15 @@ pub(super) fn agentd(ctx: &mut Ctx<'_>, raw: &RawAgentd, data_dir: &Path) -> Age
 fn is_loopback_url(url: &str) -> bool {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
     let authority = rest.split('/').next().unwrap_or_default();
-    let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let authority = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
     let host = if let Some(bracketed) = authority.strip_prefix('[') {
         bracketed.split(']').next().unwrap_or_default()
     } else {
-        authority.rsplit_once(':').map_or(authority, |(host, _)| host)
+        authority
+            .rsplit_once(':')
+            .map_or(authority, |(host, _)| host)
     };
     host.eq_ignore_ascii_case("localhost")
         || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
