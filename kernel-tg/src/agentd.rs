@@ -336,6 +336,26 @@ fn source_chain(e: &dyn std::error::Error) -> String {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_token_file_is_read_at_each_connection() {
+        let dir = std::env::temp_dir().join(format!("kernel-tg-token-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("agentd.token");
+        let _ = std::fs::remove_file(&path);
+        let token = Token::File(path.clone());
+        let missing = token.current().unwrap_err();
+        assert!(
+            matches!(missing, ConnectError::Token(TokenFileError::Missing(_))),
+            "{missing}"
+        );
+        assert!(missing.to_string().contains("not there yet"), "{missing}");
+        let value = "ab".repeat(32);
+        std::fs::write(&path, format!("{value}\n")).unwrap();
+        let read = token.current().unwrap().expect("a token");
+        assert_eq!(read.expose(), value);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     /// A socket path that does not exist: every connection attempt fails at once.
     const NOWHERE: &str = "unix:/nonexistent/kernel-tg-test/agentd.sock";
 

@@ -8,8 +8,8 @@
 //! agentd are reaped by pid (never with a wildcard wait, which would steal tokio's children).
 //!
 //! Linux: `/proc` and `PR_SET_CHILD_SUBREAPER`. Windows (`tree::windows`): a Job object holds
-//! the CLI (started suspended, resumed once it is in the job) and everything it starts. Elsewhere a tree is empty and only the process group is
-//! ended.
+//! the CLI (started suspended, resumed once it is in the job) and everything it starts.
+//! Elsewhere a tree is empty and only the process group is ended.
 
 #[cfg(target_os = "linux")]
 mod linux;
