@@ -1,8 +1,10 @@
 //! Binding the gRPC endpoints: the 0600 Unix socket (on Windows the named pipe only the current
-//! user can open, `listen::pipe`), optional TCP, and the data-dir lock.
+//! user can open, `listen::pipe`), optional TCP (its token: `listen::token`), and the data-dir
+//! lock.
 
 #[cfg(windows)]
 pub mod pipe;
+pub mod token;
 
 use std::fs::{File, OpenOptions};
 use std::io;

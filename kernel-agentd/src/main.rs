@@ -33,8 +33,11 @@ fn main() -> ExitCode {
     }
 }
 
-async fn serve(config: Config) -> anyhow::Result<()> {
+async fn serve(mut config: Config) -> anyhow::Result<()> {
     let _lock = kernel_agentd::listen::lock_data_dir(&config.general.data_dir)?;
+    // Before logging starts, so that the redactor knows a generated token.
+    let tcp = config.agentd.listen.is_some();
+    let generated = kernel_agentd::listen::token::ensure(&mut config, tcp)?;
     let _log = kernel_common::logging::init_with_redactor(
         "kernel-agentd",
         &config.general.data_dir,
@@ -43,6 +46,9 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     .context("cannot start logging")?;
     for warning in &config.warnings {
         tracing::warn!(%warning, "config");
+    }
+    if let Some(generated) = generated {
+        generated.log();
     }
     // Handlers go in before anything can signal readiness.
     let signal = startup::shutdown_signal();

@@ -46,6 +46,11 @@ pub async fn run_with(
     shutdown: impl Future<Output = ()> + Send + 'static,
     ext: Extensions,
 ) -> anyhow::Result<()> {
+    let mut config = config;
+    // `main` has done it already; a caller that has not gets the same token file.
+    if let Some(generated) = crate::listen::token::ensure(&mut config, listeners.tcp.is_some())? {
+        generated.log();
+    }
     let root = CancellationToken::new();
     let agent = Agent::start(config.clone(), root.child_token(), ext).await?;
     let mut tasks = JoinSet::new();
@@ -117,11 +122,9 @@ async fn serve(
     }
     if let Some(tcp) = listeners.tcp {
         let addr = tcp.local_addr()?;
-        let token = config
-            .agentd
-            .token
-            .clone()
-            .ok_or_else(|| anyhow::anyhow!("agentd.token is required for TCP"))?;
+        let token = config.agentd.token.clone().ok_or_else(|| {
+            anyhow::anyhow!("agentd.token is required for TCP (or a loopback listen address)")
+        })?;
         let mut builder = Server::builder();
         if let Some(tls) = &config.agentd.tls {
             let cert = tokio::fs::read(&tls.cert).await?;

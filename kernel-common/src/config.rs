@@ -330,8 +330,12 @@ pub struct AgentdConfig {
     pub socket: PathBuf,
     /// Optional TCP listen address.
     pub listen: Option<SocketAddr>,
-    /// Bearer token for TCP (`KERNEL_AGENTD_TOKEN` wins). Required when `listen` is set.
+    /// Bearer token for TCP (`KERNEL_AGENTD_TOKEN` wins). Required when `listen` is not loopback.
     pub token: Option<Secret>,
+    /// Without a configured `token`, when agentd listens on loopback or kernel-tg dials a loopback
+    /// `http(s)://` endpoint: `<data_dir>/agentd.token`, the token agentd generates (reused
+    /// across restarts) and kernel-tg reads (`crate::agentd_token`). `None` otherwise.
+    pub token_file: Option<PathBuf>,
     /// TLS for TCP; required when `listen` is not loopback.
     pub tls: Option<TlsConfig>,
     /// Where kernel-tg reaches agentd: `unix:<path>` (default, the socket) or `http(s)://host:port`.

@@ -3,6 +3,7 @@
 // `deny`, not `forbid`: `heap` alone allows the two glibc malloc calls it makes.
 #![deny(unsafe_code)]
 
+pub mod agentd_token;
 pub mod config;
 pub mod heap;
 pub mod limits;

@@ -1,6 +1,7 @@
 //! Windows: restricting a `data_dir` folder to the current user, the counterpart of mode 0700.
 //! `icacls` replaces the folder's inherited access list with one entry, full control for the
 //! current user, inherited by everything created inside it afterwards (files and folders).
+//! [`restrict_file`] does the same for one file (the counterpart of 0600).
 
 use std::io;
 use std::path::Path;
@@ -10,6 +11,16 @@ use std::process::{Command, Stdio};
 /// cannot be done (no `icacls`, as under Wine) the folder keeps the access its parent gives, and
 /// a warning says so: under a user profile (`%LOCALAPPDATA%`) that is already the user alone.
 pub fn restrict_dir(dir: &Path) -> io::Result<()> {
+    restrict(dir, "(OI)(CI)F")
+}
+
+/// Gives the file `file` to the current user alone (same fall back as [`restrict_dir`]).
+pub fn restrict_file(file: &Path) -> io::Result<()> {
+    restrict(file, "F")
+}
+
+/// Replaces `path`'s access list with `rights` for the current user.
+fn restrict(dir: &Path, rights: &str) -> io::Result<()> {
     let Some(user) = current_user() else {
         warn(dir, "USERNAME is not set");
         return Ok(());
@@ -17,7 +28,7 @@ pub fn restrict_dir(dir: &Path) -> io::Result<()> {
     let status = Command::new("icacls")
         .arg(dir)
         .args(["/inheritance:r", "/grant:r"])
-        .arg(format!("{user}:(OI)(CI)F"))
+        .arg(format!("{user}:{rights}"))
         .arg("/q")
         .stdin(Stdio::null())
         .stdout(Stdio::null())

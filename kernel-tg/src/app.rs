@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::agentd::Agentd;
+use crate::agentd::{Agentd, ConnectError, Token as AgentdToken};
 use crate::answer::answer;
 use crate::command;
 use crate::gate;
@@ -162,7 +162,10 @@ async fn connect(config: &Config, shutdown: &CancellationToken) -> Result<App, R
     if let Err(e) = telegram.set_commands(menu).await {
         tracing::warn!(error = %e, "setMyCommands failed; the command menu may be stale");
     }
-    let agentd = Agentd::new(config.agentd.endpoint.clone(), config.agentd.token.clone());
+    let agentd = Agentd::new(
+        config.agentd.endpoint.clone(),
+        AgentdToken::of(&config.agentd),
+    );
     reach_agentd(&agentd, shutdown).await;
     let form = AnswerForm {
         live_preview: config.telegram.live_preview,
@@ -178,16 +181,24 @@ async fn connect(config: &Config, shutdown: &CancellationToken) -> Result<App, R
     ))
 }
 
-/// Waits a little for agentd (it may be starting too); polls anyway when it does not come or
-/// when shutdown is asked meanwhile.
+/// Waits a little for agentd (it may be starting too, and write its generated token file);
+/// polls anyway when it does not come or when shutdown is asked meanwhile.
 async fn reach_agentd(agentd: &Agentd, shutdown: &CancellationToken) {
+    let mut told_token = false;
     for attempt in 1..=AGENTD_STARTUP_ATTEMPTS {
-        if let Ok(mut client) = agentd.client().await
-            && let Ok(status) = client.get_status(GetStatusRequest {}).await
-        {
-            let version = status.into_inner().version;
-            tracing::info!(agentd_version = %version, endpoint = agentd.endpoint(), "connected to kernel-agentd");
-            return;
+        match agentd.client().await {
+            Ok(mut client) => {
+                if let Ok(status) = client.get_status(GetStatusRequest {}).await {
+                    let version = status.into_inner().version;
+                    tracing::info!(agentd_version = %version, endpoint = agentd.endpoint(), "connected to kernel-agentd");
+                    return;
+                }
+            }
+            Err(e @ ConnectError::Token(_)) if !told_token => {
+                told_token = true;
+                tracing::info!(error = %e, endpoint = agentd.endpoint(), "waiting for kernel-agentd's generated token file");
+            }
+            Err(_) => {}
         }
         if attempt < AGENTD_STARTUP_ATTEMPTS {
             tokio::select! {

@@ -18,14 +18,16 @@ const POLL: Duration = Duration::from_millis(20);
 const REAP_WAIT: Duration = Duration::from_secs(2);
 
 /// Makes the child the leader of a new process group (unix), or of a new console process group
-/// (Windows), so signals for the group never reach agentd.
+/// (Windows), so signals for the group never reach agentd. On Windows it is also created
+/// suspended (`tree::START_FLAGS`): `tree::resume` lets it run once it is in its Job object.
 pub(super) fn isolate(cmd: &mut Command) {
     #[cfg(unix)]
     cmd.process_group(0);
     #[cfg(windows)]
     {
         const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
-        cmd.creation_flags(CREATE_NEW_PROCESS_GROUP);
+        // One call: `creation_flags` replaces the flags given before.
+        cmd.creation_flags(CREATE_NEW_PROCESS_GROUP | super::tree::START_FLAGS);
     }
 }
 

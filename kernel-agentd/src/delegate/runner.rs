@@ -87,10 +87,16 @@ pub fn start(inv: &Invocation, log: std::fs::File) -> std::io::Result<Started> {
     group::isolate(&mut cmd);
     let child = cmd.spawn()?;
     let group = Group::of(&child).ok_or_else(|| std::io::Error::other("the CLI has no pid"))?;
+    let guard = GroupGuard::new(group);
+    let tree = Tree::new(group.id());
+    // Windows: created suspended; it runs only now that it is in its job. On failure the guard
+    // and the job (closed on drop, "kill on job close") end it.
+    #[cfg(windows)]
+    super::tree::resume(group.id())?;
     Ok(Started {
         child,
-        guard: GroupGuard::new(group),
-        tree: Tree::new(group.id()),
+        guard,
+        tree,
         group,
     })
 }

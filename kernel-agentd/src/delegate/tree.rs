@@ -8,8 +8,8 @@
 //! agentd are reaped by pid (never with a wildcard wait, which would steal tokio's children).
 //!
 //! Linux: `/proc` and `PR_SET_CHILD_SUBREAPER`. Windows (`tree::windows`): a Job object holds
-//! the CLI and everything it starts. Elsewhere a tree is empty and only the process group is
-//! ended.
+//! the CLI (started suspended, resumed once it is in the job) and everything it starts.
+//! Elsewhere a tree is empty and only the process group is ended.
 
 #[cfg(target_os = "linux")]
 mod linux;
@@ -19,7 +19,7 @@ mod windows;
 #[cfg(target_os = "linux")]
 pub(super) use linux::Tree;
 #[cfg(windows)]
-pub(super) use windows::Tree;
+pub(super) use windows::{START_FLAGS, Tree, resume};
 
 /// Makes agentd the child subreaper of its descendants (idempotent; a failure is logged and
 /// leaves orphans to init, so only processes seen before their parent died are tracked).

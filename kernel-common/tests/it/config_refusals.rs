@@ -239,12 +239,19 @@ fn unknown_types_are_refused_by_both() {
 }
 
 #[test]
-fn listen_without_token_is_refused_by_both() {
-    let text = with("[agentd]\nlisten = \"127.0.0.1:50051\"\n");
+fn non_loopback_listen_without_token_is_refused_by_both() {
+    let text = with(
+        "[agentd]\nlisten = \"0.0.0.0:50051\"\ntls_cert = \"config.toml\"\ntls_key = \"config.toml\"\n",
+    );
     for c in BOTH {
         assert_one_problem(
             load_text(&text, c),
-            &["agentd.listen", "agentd.token", "KERNEL_AGENTD_TOKEN"],
+            &[
+                "agentd.listen",
+                "loopback",
+                "agentd.token",
+                "KERNEL_AGENTD_TOKEN",
+            ],
         );
     }
 }
@@ -406,8 +413,8 @@ fn other_malformed_values_are_refused() {
 }
 
 #[test]
-fn tg_needs_a_token_for_a_tcp_endpoint() {
-    let text = with("[agentd]\nendpoint = \"http://127.0.0.1:50051\"\n");
+fn tg_needs_a_token_for_a_non_loopback_tcp_endpoint() {
+    let text = with("[agentd]\nendpoint = \"https://192.168.1.10:50051\"\n");
     assert_one_problem(
         load_text(&text, Component::Tg),
         &["agentd.endpoint", "KERNEL_AGENTD_TOKEN"],

@@ -3,6 +3,7 @@
 
 mod support;
 
+mod config_agentd_token;
 mod config_answer_form;
 mod config_context;
 mod config_embeddings;

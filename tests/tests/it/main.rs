@@ -6,6 +6,7 @@
 #[macro_use]
 mod telegram_bot;
 
+mod agentd_generated_token;
 mod agentd_serving;
 mod bad_input;
 mod cli_claude_code;

@@ -1,8 +1,10 @@
 //! `[agentd]`: the Unix socket, optional TCP with its bearer token and TLS, and the endpoint
 //! kernel-tg dials. Nothing reaches the network unless configured, and never without a token; a
-//! non-loopback address needs TLS.
+//! non-loopback address needs TLS and a configured token. On loopback without a configured token
+//! agentd generates one into `data_dir/agentd.token` (`crate::agentd_token`) and kernel-tg, dialing
+//! a loopback `http(s)://` endpoint, reads it from there.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 
 use super::{Ctx, given, placeholder_note};
@@ -24,11 +26,16 @@ pub(super) fn agentd(ctx: &mut Ctx<'_>, raw: &RawAgentd, data_dir: &Path) -> Age
     let token = ctx.secret(raw.token.as_deref(), AGENTD_TOKEN_ENV);
     let listen = listen(ctx, raw.listen.as_deref());
     let tls = tls(ctx, raw, listen.is_some());
+    let generated = data_dir.join(crate::agentd_token::FILE_NAME);
+    let mut token_file = None;
     if let Some(addr) = listen {
-        if token.is_none() {
+        if token.is_none() && addr.ip().is_loopback() {
+            token_file = Some(generated.clone());
+        } else if token.is_none() {
             ctx.refuse(format!(
-                "agentd.listen is set but there is no token{}: set agentd.token or \
-                 {AGENTD_TOKEN_ENV} (TCP clients must send it as a bearer token)",
+                "agentd.listen = \"{addr}\" is not a loopback address and there is no token{}: \
+                 set agentd.token or {AGENTD_TOKEN_ENV} (TCP clients must send it as a bearer \
+                 token; only on loopback is one generated into data_dir)",
                 placeholder_note(raw.token.as_deref())
             ));
         }
@@ -42,21 +49,54 @@ pub(super) fn agentd(ctx: &mut Ctx<'_>, raw: &RawAgentd, data_dir: &Path) -> Age
     check_socket_len(ctx, Component::Agentd, "agentd.socket", &socket);
     let endpoint = endpoint(ctx, raw.endpoint.as_deref(), &socket);
     if (endpoint.starts_with("http://") || endpoint.starts_with("https://")) && token.is_none() {
-        ctx.refuse_for(
-            Component::Tg,
-            format!(
-                "agentd.endpoint is a TCP address but there is no token: set agentd.token or \
-                 {AGENTD_TOKEN_ENV} (the token agentd requires on TCP)"
-            ),
-        );
+        if is_loopback_url(&endpoint) {
+            token_file.get_or_insert(generated);
+        } else {
+            ctx.refuse_for(
+                Component::Tg,
+                format!(
+                    "agentd.endpoint is a TCP address that is not loopback but there is no \
+                     token: set agentd.token or {AGENTD_TOKEN_ENV} (the token agentd requires on \
+                     TCP)"
+                ),
+            );
+        }
+    }
+    if let Some(file) = &token_file
+        && !placeholder_note(raw.token.as_deref()).is_empty()
+    {
+        ctx.warnings.push(format!(
+            "agentd.token still holds the example placeholder, so it counts as not set: the \
+             token kernel-agentd generates into {} is used instead",
+            file.display()
+        ));
     }
     AgentdConfig {
         socket,
         listen,
         token,
+        token_file,
         tls,
         endpoint,
     }
+}
+
+/// Whether an `http(s)://host:port` URL names this machine: a loopback IP or `localhost`.
+fn is_loopback_url(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split('/').next().unwrap_or_default();
+    let authority = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    let host = if let Some(bracketed) = authority.strip_prefix('[') {
+        bracketed.split(']').next().unwrap_or_default()
+    } else {
+        authority
+            .rsplit_once(':')
+            .map_or(authority, |(host, _)| host)
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 fn listen(ctx: &mut Ctx<'_>, raw: Option<&str>) -> Option<SocketAddr> {
@@ -149,5 +189,34 @@ fn check_socket_len(ctx: &mut Ctx<'_>, component: Component, key: &str, path: &P
                  set agentd.socket to a shorter path"
             ),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_loopback_url;
+
+    #[test]
+    fn loopback_urls_are_recognised() {
+        for url in [
+            "http://127.0.0.1:50051",
+            "https://127.0.0.1:50051/",
+            "http://127.1.2.3:1",
+            "http://[::1]:50051",
+            "http://localhost:50051",
+            "http://LOCALHOST",
+        ] {
+            assert!(is_loopback_url(url), "{url}");
+        }
+        for url in [
+            "http://192.168.1.10:50051",
+            "https://example.com:443",
+            "http://[::]:50051",
+            "http://0.0.0.0:50051",
+            "http://localhost.example.com:1",
+            "http://127.0.0.1.example.com:1",
+        ] {
+            assert!(!is_loopback_url(url), "{url}");
+        }
     }
 }

@@ -4,7 +4,8 @@
 //! fake CLI: `fake-cli.cmd` in front of `node_modules\fake-cli\bin\fake-cli.exe`); see
 //! `tests/windows/build`. `.ci/run` runs it; it proves, in order:
 //! 1. `--check` of both binaries;
-//! 2. agentd serving loopback TCP with a bearer token: `GetStatus` answered to grpcurl;
+//! 2. agentd serving loopback TCP with the bearer token it generated into `data_dir/agentd.token`
+//!    (no token configured): `GetStatus` answered to grpcurl reading that file, refused without;
 //! 3. one full turn through kernel-tg.exe (which dials agentd's default endpoint, the named pipe);
 //! 4. a multi-line Chinese task with quotes, `%` and `^` reaching the `.cmd`-installed CLI intact;
 //! 5. `/cancel` killing the CLI and the child it started (a Job object).
@@ -14,7 +15,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail, ensure};
-use tests::config::{AGENTD_TOKEN, TestConfig};
+use tests::config::TestConfig;
 use tests::fake_llm::Script;
 use tests::process::{Launcher, grpcurl, use_launcher, wine_path};
 use tests::stack::Stack;
@@ -55,13 +56,20 @@ async fn main() -> anyhow::Result<()> {
     });
     let port = free_port()?;
     let extra = format!(
-        "[agentd]\nlisten = \"127.0.0.1:{port}\"\ntoken = \"{AGENTD_TOKEN}\"\n\n\
+        "[agentd]\nlisten = \"127.0.0.1:{port}\"\n\n\
          [cli.fake]\ncommand = \"fake-cli\"\nargs = []\ntimeout_secs = 120\n"
     );
     let stack = Stack::start_with("claude", &extra).await;
 
-    get_status(port)?;
-    println!("ok: GetStatus over loopback TCP with the bearer token (grpcurl)");
+    let token = std::fs::read_to_string(stack.cfg.data_dir().join("agentd.token"))
+        .context("agentd.exe wrote no data_dir/agentd.token")?;
+    let token = token.trim();
+    ensure!(
+        token.len() == 64 && token.bytes().all(|b| b.is_ascii_hexdigit()),
+        "agentd.token does not hold 64 hex digits"
+    );
+    get_status(port, token)?;
+    println!("ok: GetStatus over loopback TCP with the token agentd.exe generated (grpcurl)");
 
     stack.llm.push(Script::text("**Hello** from Windows"));
     stack.owner_says("hi");
@@ -111,9 +119,9 @@ fn free_port() -> anyhow::Result<u16> {
     Ok(listener.local_addr()?.port())
 }
 
-/// The Linux grpcurl asks the Windows agentd for its status over TCP.
-fn get_status(port: u16) -> anyhow::Result<()> {
-    let auth = format!("authorization: Bearer {AGENTD_TOKEN}");
+/// The Linux grpcurl asks the Windows agentd for its status over TCP with `token`.
+fn get_status(port: u16, token: &str) -> anyhow::Result<()> {
+    let auth = format!("authorization: Bearer {token}");
     let addr = format!("127.0.0.1:{port}");
     let out = grpcurl(&[
         "-plaintext",
