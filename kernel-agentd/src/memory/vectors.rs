@@ -1,7 +1,8 @@
 //! [`VectorIndex`]: every memory vector of the current model in memory, int8-quantised (one byte
 //! per component and one scale per vector: 384 bytes + 20 for a 384-dimensional model), searched
-//! by brute force (an int8 dot product per memory, which the compiler vectorises; well under
-//! 1 ms for 10k memories). Cosine similarity, since stored vectors are normalised before quantising.
+//! by brute force (an int8 dot product per memory, which the compiler vectorises, keeping the best
+//! k in a small sorted array; well under 1 ms for 10k memories). Cosine similarity, since stored
+//! vectors are normalised before quantising.
 
 use std::collections::HashMap;
 
@@ -110,7 +111,9 @@ impl VectorIndex {
     }
 
     /// Up to `k` memories most similar to the normalised `query`, best first, as
-    /// `(id, cosine)`; only memories created in `[from, to)` (unix ms) when given.
+    /// `(id, cosine)` (ties: the newer memory first); only memories created in `[from, to)` (unix
+    /// ms) when given. One pass over the vectors keeping the best `k` in a small sorted array: no
+    /// per-memory allocation.
     pub fn nearest(
         &self,
         query: &[f32],
@@ -123,34 +126,59 @@ impl VectorIndex {
         }
         let q = quantise(query);
         let qi: Vec<i8> = q.bytes.iter().map(|&b| b as i8).collect();
-        let mut scored: Vec<(f32, usize)> = self
-            .data
-            .chunks_exact(self.dim)
-            .enumerate()
-            .filter(|(i, _)| {
-                from.is_none_or(|f| self.created[*i] >= f)
-                    && to.is_none_or(|t| self.created[*i] < t)
-            })
-            .map(|(i, row)| (dot(&qi, row) as f32 * q.scale * self.scales[i], i))
-            .collect();
-        let k = k.min(scored.len());
-        if k == 0 {
-            return Vec::new();
+        let dated = from.is_some() || to.is_some();
+        let mut best = TopK::new(k);
+        for (i, row) in self.data.chunks_exact(self.dim).enumerate() {
+            if dated {
+                let at = self.created[i];
+                if from.is_some_and(|f| at < f) || to.is_some_and(|t| at >= t) {
+                    continue;
+                }
+            }
+            let score = dot(&qi, row) as f32 * q.scale * self.scales[i];
+            best.offer(score, self.ids[i]);
         }
-        if k < scored.len() {
-            scored.select_nth_unstable_by(k - 1, |a, b| b.0.total_cmp(&a.0));
-            scored.truncate(k);
-        }
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(self.ids[b.1].cmp(&self.ids[a.1])));
-        scored.into_iter().map(|(s, i)| (self.ids[i], s)).collect()
+        best.into_sorted()
     }
 }
 
-/// The int8 dot product (exact in i32 for any dimension below 133k). Sixteen lane-wise
-/// accumulators let the compiler vectorise it on baseline x86-64 (4× the plain sum).
+/// The best `k` of the `(score, id)` pairs offered, kept sorted best first (higher score, then
+/// higher id); an offer below the worst kept one costs one comparison.
+struct TopK {
+    k: usize,
+    kept: Vec<(f32, i64)>,
+}
+
+impl TopK {
+    fn new(k: usize) -> Self {
+        Self {
+            k,
+            kept: Vec::with_capacity(k + 1),
+        }
+    }
+
+    fn offer(&mut self, score: f32, id: i64) {
+        let better = |a: &(f32, i64)| a.0 > score || (a.0 == score && a.1 > id);
+        if self.kept.len() == self.k && self.kept.last().is_some_and(better) {
+            return;
+        }
+        let at = self.kept.partition_point(better);
+        self.kept.insert(at, (score, id));
+        self.kept.truncate(self.k);
+    }
+
+    fn into_sorted(self) -> Vec<(i64, f32)> {
+        self.kept.into_iter().map(|(s, id)| (id, s)).collect()
+    }
+}
+
+/// The int8 dot product (exact in i32 for any dimension below 133k). Each product is taken in
+/// i16 (|x·y| ≤ 16384 fits) and added into one of 32 lane-wise i32 accumulators, a shape the
+/// compiler vectorises on baseline x86-64: 2.75 ms per 100k 384-dimensional rows here, against
+/// 3.4–3.9 ms with the products in i32 and 16 lanes, and about four times that for a plain sum.
 fn dot(a: &[i8], b: &[i8]) -> i32 {
-    let mut lanes = [0i32; 16];
-    let (xs, ys) = (a.chunks_exact(16), b.chunks_exact(16));
+    let mut lanes = [0i32; 32];
+    let (xs, ys) = (a.chunks_exact(32), b.chunks_exact(32));
     let tail: i32 = xs
         .remainder()
         .iter()
@@ -159,7 +187,7 @@ fn dot(a: &[i8], b: &[i8]) -> i32 {
         .sum();
     for (x, y) in xs.zip(ys) {
         for (lane, (&x, &y)) in lanes.iter_mut().zip(x.iter().zip(y)) {
-            *lane += i32::from(x) * i32::from(y);
+            *lane += i32::from(i16::from(x) * i16::from(y));
         }
     }
     lanes.iter().sum::<i32>() + tail
@@ -196,9 +224,51 @@ mod tests {
     }
 
     #[test]
+    fn the_bounded_top_k_equals_a_full_sort() {
+        let mut index = VectorIndex::new();
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % 2001) as f32 - 1000.0
+        };
+        let vectors: Vec<Vec<f32>> = (0..500)
+            .map(|_| (0..40).map(|_| next()).collect())
+            .collect();
+        for (id, v) in vectors.iter().enumerate() {
+            add(&mut index, id as i64, id as i64, v);
+        }
+        // Two memories with the same vector: the newer one first.
+        add(&mut index, 500, 500, &vectors[3]);
+        let query = unit(&vectors[3]);
+        let q = quantise(&query);
+        let qi: Vec<i8> = q.bytes.iter().map(|&b| b as i8).collect();
+        let mut all: Vec<(i64, f32)> = (0..index.len())
+            .map(|i| {
+                let row = &index.data[i * index.dim..(i + 1) * index.dim];
+                let score = dot(&qi, row) as f32 * q.scale * index.scales[i];
+                (index.ids[i], score)
+            })
+            .collect();
+        all.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+        for k in [1, 7, 20, 600] {
+            let found = index.nearest(&query, k, None, None);
+            assert_eq!(found, all[..k.min(all.len())], "k = {k}");
+        }
+        assert_eq!(index.nearest(&query, 2, None, None)[0].0, 500);
+        let dated = index.nearest(&query, 600, Some(100), Some(200));
+        assert_eq!(dated.len(), 100);
+        assert!(dated.iter().all(|(id, _)| (100..200).contains(id)));
+    }
+
+    #[test]
     fn the_dot_product_is_exact_with_a_tail() {
+        let extremes = [-128i8; 64];
+        assert_eq!(dot(&extremes, &extremes), 64 * 16384);
         let a: Vec<i8> = (0..37).map(|i| (i * 7 - 100) as i8).collect();
         let b: Vec<i8> = (0..37).map(|i| (120 - i * 5) as i8).collect();
+        let (a, b) = ([a.as_slice(); 3].concat(), [b.as_slice(); 3].concat());
         let plain: i32 = a
             .iter()
             .zip(&b)

@@ -4,7 +4,8 @@
 //! ```text
 //! kernel-bench [--quick] [--idle-secs N] [--soak-secs N] [--turns N] [--growth-turns N]
 //!              [--memories 1000,10000,100000] [--ready-runs N] [--out FILE]
-//!              [--sections turns,growth,tokens,assembly,memsearch,automem]  (alias: --only)
+//!              [--sections turns,growth,tokens,assembly,memsearch,vectorsearch,automem]
+//!              (alias: --only)
 //! ```
 //! Binaries: `$KERNEL_BENCH_BIN_DIR`, else the directory of this program.
 
@@ -20,18 +21,20 @@ mod table;
 mod tokens;
 mod turns;
 mod vectorsearch;
+mod zipf;
 
 use anyhow::{Context as _, bail};
 
 use table::Table;
 
 /// Every section, in the order they run.
-const SECTIONS: [&str; 6] = [
+const SECTIONS: [&str; 7] = [
     "turns",
     "growth",
     "tokens",
     "assembly",
     "memsearch",
+    "vectorsearch",
     "automem",
 ];
 
@@ -146,8 +149,15 @@ async fn main() -> anyhow::Result<()> {
     if on("assembly") {
         assembly::run(&mut table).await?;
     }
-    if on("memsearch") {
-        memsearch::run(&opts, &bins, &mut table).await?;
+    if on("memsearch") || on("vectorsearch") {
+        memsearch::run(
+            &opts,
+            &bins,
+            &mut table,
+            on("memsearch"),
+            on("vectorsearch"),
+        )
+        .await?;
     }
     if on("automem") {
         automem::run(&opts, &bins, &mut table).await?;

@@ -1,7 +1,8 @@
-//! Memory search latency at growing sizes (and, from 10k on, hybrid search with vectors:
-//! `vectorsearch`): mixed Chinese/English memories inserted through
-//! kernel-agentd's store API (segmented like `Memories::add` does), then searched through the
-//! real binary's SearchMemories RPC on its Unix socket.
+//! Memory search latency at growing sizes on two corpora (the realistic one of `zipf`, and the
+//! worst case: ~100 topic words, each in ~13% of all memories), and, from 10k on, vector and
+//! hybrid search on the realistic one (`vectorsearch`): mixed Chinese/English memories inserted
+//! through kernel-agentd's store API (segmented like `Memories::add` does), then searched through
+//! the real binary's SearchMemories RPC on its Unix socket.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -14,6 +15,7 @@ use crate::Opts;
 use crate::rig::Rig;
 use crate::stats::{ms, percentile};
 use crate::table::Table;
+use crate::zipf::Zipf;
 
 const EN: &[&str] = &[
     "coffee",
@@ -152,7 +154,7 @@ fn memory_text(rng: &mut Rng, i: usize) -> String {
 }
 
 /// A query: one or two topic words, Chinese or English.
-pub fn query(rng: &mut Rng) -> String {
+fn query(rng: &mut Rng) -> String {
     let pick = |rng: &mut Rng| {
         if rng.below(2) == 0 {
             EN[rng.below(EN.len())]
@@ -167,71 +169,132 @@ pub fn query(rng: &mut Rng) -> String {
     }
 }
 
-/// Runs the section; adds its rows to `table`.
-pub async fn run(opts: &Opts, bins: &Path, table: &mut Table) -> anyhow::Result<()> {
-    let rig = Rig::new(bins.to_path_buf()).await;
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let mut have = 0;
-    let queries = 200;
-    for &size in &opts.memories {
-        let started = Instant::now();
-        let store = Store::open(&rig.db_path()).await?;
-        store.prepare_memory_index(segment::SEGMENTER).await?;
-        for i in have..size {
-            let text = memory_text(&mut rng, i);
-            store
-                .add_memory(&text, Some(&segment::index_terms(&text)))
-                .await?;
-        }
-        store.close().await;
-        let inserted = size.saturating_sub(have);
-        let insert_time = started.elapsed();
-        have = have.max(size);
-        let agentd = rig.agentd().await?;
-        let mut client = rig.client().await?;
-        let mut samples = Vec::with_capacity(queries);
-        let mut hits = 0;
-        let mut fts = 0;
-        for i in 0..queries + 20 {
-            let request = pb::SearchMemoriesRequest {
-                query: query(&mut rng),
-                limit: 0,
-            };
-            let t0 = Instant::now();
-            let found = client.search_memories(request).await?.into_inner();
-            let took = t0.elapsed();
-            if i >= 20 {
-                samples.push(took);
-                hits += usize::from(!found.memories.is_empty());
-                fts += usize::from(found.mode == "fts5");
-            }
-        }
-        drop(client);
-        agentd.stop()?;
-        let p50 = percentile(&samples, 50.0);
-        let note = format!(
-            "{queries} queries after 20 warm-up, SearchMemories RPC round trip; {hits} found something, {fts} via FTS5; inserted {inserted} in {:.1} s",
-            insert_time.as_secs_f64()
-        );
-        if size >= 100_000 {
-            table.check(
-                &format!("memory search p50 at {size}"),
-                ms(p50),
-                "≤ 2 ms",
-                p50 <= Duration::from_millis(2),
-                &note,
-            );
-        } else {
-            table.info(&format!("memory search p50 at {size}"), ms(p50), &note);
-        }
-        table.info(
-            &format!("memory search p95 at {size}"),
-            ms(percentile(&samples, 95.0)),
-            "same queries",
-        );
-        if size >= 10_000 {
-            crate::vectorsearch::run(&rig.db_path(), size, &mut rng, table).await?;
+/// The memories and queries a run measures.
+enum Corpus {
+    /// A Zipf-distributed bilingual vocabulary (`zipf`).
+    Realistic(Zipf),
+    /// ~100 topic words, each in ~13% of all memories: every query ranks thousands of matches.
+    WorstCase,
+}
+
+impl Corpus {
+    fn memory_text(&self, rng: &mut Rng, i: usize) -> String {
+        match self {
+            Corpus::Realistic(zipf) => zipf.memory_text(rng, i),
+            Corpus::WorstCase => memory_text(rng, i),
         }
     }
+
+    fn query(&self, rng: &mut Rng) -> String {
+        match self {
+            Corpus::Realistic(zipf) => zipf.query(rng),
+            Corpus::WorstCase => query(rng),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Corpus::Realistic(_) => "realistic corpus",
+            Corpus::WorstCase => "worst case",
+        }
+    }
+}
+
+/// Runs the memory search rows (`lexical`) and/or the vector search rows (`vectors`, realistic
+/// corpus, from 10k memories on); adds them to `table`.
+pub async fn run(
+    opts: &Opts,
+    bins: &Path,
+    table: &mut Table,
+    lexical: bool,
+    vectors: bool,
+) -> anyhow::Result<()> {
+    let mut corpora = vec![Corpus::Realistic(Zipf::new())];
+    if lexical {
+        corpora.push(Corpus::WorstCase);
+    }
+    for corpus in &corpora {
+        let rig = Rig::new(bins.to_path_buf()).await;
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut have = 0;
+        for &size in &opts.memories {
+            let started = Instant::now();
+            let store = Store::open(&rig.db_path()).await?;
+            store.prepare_memory_index(segment::SEGMENTER).await?;
+            for i in have..size {
+                let text = corpus.memory_text(&mut rng, i);
+                store
+                    .add_memory(&text, Some(&segment::index_terms(&text)))
+                    .await?;
+            }
+            store.close().await;
+            let inserted = size.saturating_sub(have);
+            let insert_time = started.elapsed();
+            have = have.max(size);
+            if lexical {
+                measure(&rig, corpus, size, (inserted, insert_time), &mut rng, table).await?;
+            }
+            if let (true, Corpus::Realistic(zipf)) = (vectors && size >= 10_000, corpus) {
+                crate::vectorsearch::run(&rig.db_path(), size, zipf, &mut rng, table).await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Searches `corpus`'s database of `size` memories through a fresh kernel-agentd.
+async fn measure(
+    rig: &Rig,
+    corpus: &Corpus,
+    size: usize,
+    (inserted, insert_time): (usize, Duration),
+    rng: &mut Rng,
+    table: &mut Table,
+) -> anyhow::Result<()> {
+    let queries = 200;
+    let agentd = rig.agentd().await?;
+    let mut client = rig.client().await?;
+    let mut samples = Vec::with_capacity(queries);
+    let mut hits = 0;
+    let mut fts = 0;
+    for i in 0..queries + 20 {
+        let request = pb::SearchMemoriesRequest {
+            query: corpus.query(rng),
+            limit: 0,
+        };
+        let t0 = Instant::now();
+        let found = client.search_memories(request).await?.into_inner();
+        let took = t0.elapsed();
+        if i >= 20 {
+            samples.push(took);
+            hits += usize::from(!found.memories.is_empty());
+            fts += usize::from(found.mode == "fts5");
+        }
+    }
+    drop(client);
+    agentd.stop()?;
+    let p50 = percentile(&samples, 50.0);
+    let name = corpus.name();
+    let note = format!(
+        "{queries} queries after 20 warm-up, SearchMemories RPC round trip; {hits} found something, {fts} via FTS5; inserted {inserted} in {:.1} s",
+        insert_time.as_secs_f64()
+    );
+    let metric = format!("memory search p50 at {size}, {name}");
+    if size >= 100_000 && matches!(corpus, Corpus::Realistic(_)) {
+        table.check(
+            &metric,
+            ms(p50),
+            "≤ 2 ms",
+            p50 <= Duration::from_millis(2),
+            &note,
+        );
+    } else {
+        table.info(&metric, ms(p50), &note);
+    }
+    table.info(
+        &format!("memory search p95 at {size}, {name}"),
+        ms(percentile(&samples, 95.0)),
+        "same queries",
+    );
     Ok(())
 }
