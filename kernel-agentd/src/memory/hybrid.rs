@@ -88,6 +88,25 @@ fn day_start(date: NaiveDate, tz: chrono_tz::Tz) -> i64 {
     }
 }
 
+/// The `k` memories nearest `vector` within `range`, scanned on a blocking thread (at 100k
+/// vectors the scan takes milliseconds, too long for a runtime worker).
+async fn nearest(
+    semantic: &Semantic,
+    vector: Vec<f32>,
+    k: usize,
+    range: DateRange,
+) -> Vec<(i64, f32)> {
+    let semantic = semantic.clone();
+    let scan = move || semantic.nearest(&vector, k, range.from_ms, range.to_ms);
+    match tokio::task::spawn_blocking(scan).await {
+        Ok(near) => near,
+        Err(e) => {
+            tracing::warn!(error = %e, "the vector scan failed; this search is lexical");
+            Vec::new()
+        }
+    }
+}
+
 /// Memory ids best first: lexical hits (`lexical`, best first; `strong` when every query term
 /// matched) and vector candidates (`(id, cosine)`, best first) scored by match quality, at most
 /// `limit`. A strong lexical hit outranks any hit found only by meaning; a weak one (e.g. a
@@ -154,22 +173,30 @@ impl Memories {
             (true, true) => limit.max(MIN_CANDIDATES),
             (_, false) => FILTERED_CANDIDATES.max(limit),
         };
-        let (mut lexical, strong) = self.find_lexical(query, candidates).await?;
-        lexical.memories.retain(|m| range.contains(m));
         let Some(semantic) = semantic else {
+            let (mut lexical, _) = self.find_lexical(query, candidates).await?;
+            lexical.memories.retain(|m| range.contains(m));
             lexical.memories.truncate(limit);
             return Ok(lexical);
         };
-        let vector = match semantic.query_vector(query, budget).await {
-            Ok(v) => v,
+        // The lexical search runs while the query is embedded and the vectors are scanned.
+        let k = limit.max(MIN_CANDIDATES);
+        let by_meaning = async {
+            let vector = semantic.query_vector(query, budget).await?;
+            Ok::<_, super::embeddings::EmbedError>(nearest(semantic, vector, k, range).await)
+        };
+        let (lexical, near) = tokio::join!(self.find_lexical(query, candidates), by_meaning);
+        let (mut lexical, strong) = lexical?;
+        lexical.memories.retain(|m| range.contains(m));
+        let near = match near {
+            Ok(near) => near,
             Err(e) => {
                 tracing::warn!(error = %e, "query embedding failed or too slow; this search is lexical");
                 lexical.memories.truncate(limit);
                 return Ok(lexical);
             }
         };
-        self.fuse_with(semantic, lexical, strong, &vector, limit, range)
-            .await
+        self.fuse_with(lexical, strong, &near, limit).await
     }
 
     /// The hybrid search for a query whose normalised `vector` is already known (benchmarks
@@ -184,32 +211,25 @@ impl Memories {
             return Ok(None);
         };
         let limit = limit.clamp(1, super::MAX_SEARCH_LIMIT);
-        let (lexical, strong) = self.find_lexical(query, limit.max(MIN_CANDIDATES)).await?;
-        let range = DateRange::default();
-        Ok(Some(
-            self.fuse_with(semantic, lexical, strong, vector, limit, range)
-                .await?,
-        ))
+        let k = limit.max(MIN_CANDIDATES);
+        let (lexical, near) = tokio::join!(
+            self.find_lexical(query, k),
+            nearest(semantic, vector.to_vec(), k, DateRange::default())
+        );
+        let (lexical, strong) = lexical?;
+        Ok(Some(self.fuse_with(lexical, strong, &near, limit).await?))
     }
 
-    /// Fuses `lexical` (already date-filtered) with the vector candidates of `vector`.
+    /// Fuses `lexical` (already date-filtered) with the vector candidates `near`.
     async fn fuse_with(
         &self,
-        semantic: &Semantic,
         lexical: Found,
         strong: bool,
-        vector: &[f32],
+        near: &[(i64, f32)],
         limit: usize,
-        range: DateRange,
     ) -> Result<Found, MemoryError> {
-        let near = semantic.nearest(
-            vector,
-            limit.max(MIN_CANDIDATES),
-            range.from_ms,
-            range.to_ms,
-        );
         let lexical_ids: Vec<i64> = lexical.memories.iter().map(|m| m.id).collect();
-        let ids = fuse(&lexical_ids, strong, &near, limit);
+        let ids = fuse(&lexical_ids, strong, near, limit);
         let mut known: HashMap<i64, MemoryRow> =
             lexical.memories.into_iter().map(|m| (m.id, m)).collect();
         let missing: Vec<i64> = ids
