@@ -4,6 +4,7 @@
 pub(crate) mod claude;
 pub mod error;
 pub(crate) mod http;
+pub(crate) mod json_answer;
 pub(crate) mod openai;
 mod sse;
 pub mod titles;

@@ -4,9 +4,6 @@
 //! JSON at all) is malformed; a `<think>` block and a Markdown code fence around the object are
 //! tolerated.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
 use serde::Deserialize;
 
 /// Longest item text kept (characters); longer items are malformed output.
@@ -96,20 +93,8 @@ pub struct Malformed(pub String);
 
 /// Reads the model's answer strictly (see the module docs).
 pub fn parse(answer: &str) -> Result<Extraction, Malformed> {
-    static THINK: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?is)<think(?:ing)?>.*?(?:</think(?:ing)?>|\z)").expect("valid regex")
-    });
-    static FENCE: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"(?s)^```[a-zA-Z]*\s*\n(.*?)\n?```$").expect("valid regex"));
-    let text = THINK.replace_all(answer, "");
-    let text = text.trim();
-    let text = match FENCE.captures(text) {
-        Some(c) => c.get(1).map_or("", |m| m.as_str()).trim().to_owned(),
-        None => text.to_owned(),
-    };
-    if !text.starts_with('{') {
-        return Err(Malformed("the answer is not a JSON object".into()));
-    }
+    let text = crate::llm::json_answer::object_text(answer)
+        .ok_or_else(|| Malformed("the answer is not a JSON object".into()))?;
     let mut extraction: Extraction =
         serde_json::from_str(&text).map_err(|e| Malformed(e.to_string()))?;
     for (_, items) in extraction.sections() {

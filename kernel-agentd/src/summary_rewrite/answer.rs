@@ -5,9 +5,6 @@
 //! summary allows, and every artifact path of the rule-based summary still among the facts.
 //! A `<think>` block and a Markdown code fence around the object are tolerated.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
 use serde::Deserialize;
 
 use crate::turn::{SUMMARY_MAX_ENTRIES, SessionSummary};
@@ -60,20 +57,8 @@ pub struct Rejected(pub String);
 /// `original` as the model rewrote it in `answer` (its counters kept, marked as rewritten),
 /// or why the answer is refused (see the module docs).
 pub fn read(answer: &str, original: &SessionSummary) -> Result<SessionSummary, Rejected> {
-    static THINK: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?is)<think(?:ing)?>.*?(?:</think(?:ing)?>|\z)").expect("valid regex")
-    });
-    static FENCE: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"(?s)^```[a-zA-Z]*\s*\n(.*?)\n?```$").expect("valid regex"));
-    let text = THINK.replace_all(answer, "");
-    let text = text.trim();
-    let text = match FENCE.captures(text) {
-        Some(c) => c.get(1).map_or("", |m| m.as_str()).trim().to_owned(),
-        None => text.to_owned(),
-    };
-    if !text.starts_with('{') {
-        return Err(Rejected("the answer is not a JSON object".into()));
-    }
+    let text = crate::llm::json_answer::object_text(answer)
+        .ok_or_else(|| Rejected("the answer is not a JSON object".into()))?;
     // serde's messages can quote the answer: only where it went wrong is kept.
     let parts: Parts = serde_json::from_str(&text).map_err(|e| {
         Rejected(format!(
