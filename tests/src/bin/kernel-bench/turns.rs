@@ -198,14 +198,14 @@ async fn soak(
     // then) from something that grows per turn (still climbing).
     let mut half: Option<(u64, u64)> = None;
     let start = Instant::now();
-    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let mut tick = tokio::time::interval(Duration::from_secs(1) / opts.soak_rate as u32);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut turns = 0;
     while start.elapsed() < Duration::from_secs(opts.soak_secs) {
         tick.tick().await;
         turn(rig, &format!("soak {turns}: remember 生日 on Friday")).await;
         turns += 1;
-        if turns % 10 == 0 {
+        if turns % (10 * opts.soak_rate as usize) == 0 {
             amax = amax.max(agentd.rss_kib()?);
             bmax = bmax.max(bot.rss_kib()?);
         }
@@ -216,8 +216,8 @@ async fn soak(
     let (a1, b1) = (agentd.rss_kib()?, bot.rss_kib()?);
     let (ah, bh) = half.unwrap_or((a0, b0));
     let soak = format!(
-        "{turns} turns in {} s, one a second, one session",
-        opts.soak_secs
+        "{turns} turns in {} s, {} a second, one session",
+        opts.soak_secs, opts.soak_rate
     );
     let drift = |before: u64, after: u64| (after as f64 / before as f64 - 1.0) * 100.0;
     for (name, before, mid, after, max, anon) in [
