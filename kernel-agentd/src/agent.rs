@@ -170,9 +170,16 @@ impl Agent {
         let outbox = Outbox::new(store.clone(), root.child_token());
         crate::send_file::register_tool(&tools, &config, &outbox).map_err(ApiError::internal)?;
         let usage = UsageLedger::new(&config, store.clone());
-        let quiet = Quiet::start(&tasks, root.child_token(), || {
-            crate::memory::segment::release_if_unused(crate::quiet::RELEASE_AFTER);
-        });
+        let quiet = Quiet::start(
+            &tasks,
+            root.child_token(),
+            crate::quiet::Callbacks {
+                trim: Box::new(kernel_common::heap::trim),
+                release: Box::new(|| {
+                    crate::memory::segment::release_if_unused(crate::quiet::RELEASE_AFTER);
+                }),
+            },
+        );
         let rewriter =
             SummaryRewriter::start(&config, store.clone(), &http, &tasks, root.child_token())?;
         let turns = Turns::new(

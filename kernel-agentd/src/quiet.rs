@@ -1,22 +1,32 @@
-//! `Quiet`: what the daemon does once it has nothing to do. A completed round pokes it; after
-//! [`TRIM_AFTER`] without another poke it hands the heap's free pages back to the OS
-//! (`kernel_common::heap::trim`), and after [`RELEASE_AFTER`] it runs the release callback the
-//! composition root gave it (which drops the word-segmentation dictionary if nothing used it
-//! meanwhile; it is rebuilt on next use), then trims again. An owner talks in bursts; between
-//! them the daemon should shrink to its idle size, and never grow with the number of turns
-//! served.
+//! `Quiet`: keeping the daemon at its idle size. A completed round pokes it; after
+//! [`TRIM_AFTER`] without another poke it runs the trim callback the composition root gave it
+//! (`kernel_common::heap::trim`: free heap pages back to the OS), and after [`RELEASE_AFTER`] the
+//! release callback (which drops the word-segmentation dictionary if nothing used it meanwhile;
+//! it is rebuilt on next use), then trims again. While rounds keep coming without such a pause,
+//! it still trims at most every [`TRIM_EVERY`], so a busy daemon does not keep the peak of every
+//! burst either. An owner talks in bursts; between them the daemon should shrink to its idle
+//! size, and never grow with the number of turns served.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::Notify;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 /// Quiet time after the last round before free heap pages are returned.
 pub const TRIM_AFTER: Duration = Duration::from_secs(5);
+/// While rounds keep coming, free heap pages are returned at most this often.
+pub const TRIM_EVERY: Duration = Duration::from_secs(60);
 /// Quiet time after the last round before the segmenter may be dropped.
 pub const RELEASE_AFTER: Duration = Duration::from_secs(600);
+
+/// What `Quiet` runs; both must return quickly (they run on a blocking thread).
+pub struct Callbacks {
+    pub trim: Box<dyn Fn() + Send + Sync>,
+    pub release: Box<dyn Fn() + Send + Sync>,
+}
 
 /// The handle; cloning is cheap.
 #[derive(Clone, Debug, Default)]
@@ -25,15 +35,10 @@ pub struct Quiet {
 }
 
 impl Quiet {
-    /// Starts the task on `tasks`; `release` runs after [`RELEASE_AFTER`] of quiet. The task
-    /// stops when `token` is cancelled.
-    pub fn start(
-        tasks: &TaskTracker,
-        token: CancellationToken,
-        release: impl Fn() + Send + 'static,
-    ) -> Quiet {
+    /// Starts the task on `tasks`; it stops when `token` is cancelled.
+    pub fn start(tasks: &TaskTracker, token: CancellationToken, callbacks: Callbacks) -> Quiet {
         let quiet = Quiet::default();
-        tasks.spawn(run(quiet.poked.clone(), token, release));
+        tasks.spawn(run(quiet.poked.clone(), token, Arc::new(callbacks)));
         quiet
     }
 
@@ -43,16 +48,39 @@ impl Quiet {
     }
 }
 
-async fn run(poked: Arc<Notify>, token: CancellationToken, release: impl Fn()) {
+/// Runs `which` of `callbacks` on a blocking thread and waits for it.
+async fn call(callbacks: &Arc<Callbacks>, which: fn(&Callbacks)) {
+    let callbacks = callbacks.clone();
+    let started = std::time::Instant::now();
+    if tokio::task::spawn_blocking(move || which(&callbacks))
+        .await
+        .is_ok()
+    {
+        tracing::debug!(
+            elapsed_us = started.elapsed().as_micros() as u64,
+            "quiet: housekeeping done"
+        );
+    }
+}
+
+fn trim(c: &Callbacks) {
+    (c.trim)();
+}
+
+fn release(c: &Callbacks) {
+    (c.release)();
+}
+
+async fn run(poked: Arc<Notify>, token: CancellationToken, callbacks: Arc<Callbacks>) {
+    let mut last_trim = Instant::now();
     loop {
         tokio::select! {
             () = poked.notified() => {}
             () = token.cancelled() => return,
         }
         // Activity: wait for TRIM_AFTER of quiet, then for the rest of RELEASE_AFTER.
-        let mut released = false;
         let mut trimmed = false;
-        while !released {
+        loop {
             let wait = if trimmed {
                 RELEASE_AFTER.saturating_sub(TRIM_AFTER)
             } else {
@@ -61,26 +89,24 @@ async fn run(poked: Arc<Notify>, token: CancellationToken, release: impl Fn()) {
             tokio::select! {
                 () = poked.notified() => {
                     trimmed = false;
+                    if last_trim.elapsed() >= TRIM_EVERY {
+                        call(&callbacks, trim).await;
+                        last_trim = Instant::now();
+                    }
                     continue;
                 }
                 () = tokio::time::sleep(wait) => {}
                 () = token.cancelled() => return,
             }
             if trimmed {
-                released = true;
-                release();
+                call(&callbacks, release).await;
+                call(&callbacks, trim).await;
+                last_trim = Instant::now();
+                break;
             }
+            call(&callbacks, trim).await;
+            last_trim = Instant::now();
             trimmed = true;
-            let started = std::time::Instant::now();
-            if tokio::task::spawn_blocking(kernel_common::heap::trim)
-                .await
-                .is_ok()
-            {
-                tracing::debug!(
-                    elapsed_us = started.elapsed().as_micros() as u64,
-                    "quiet: free heap pages returned"
-                );
-            }
         }
     }
 }
@@ -91,29 +117,77 @@ mod tests {
 
     use super::*;
 
+    struct Counts {
+        trims: Arc<AtomicUsize>,
+        releases: Arc<AtomicUsize>,
+    }
+
+    fn start(tasks: &TaskTracker, token: &CancellationToken) -> (Quiet, Counts) {
+        let (trims, releases) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let (t, r) = (trims.clone(), releases.clone());
+        let quiet = Quiet::start(
+            tasks,
+            token.clone(),
+            Callbacks {
+                trim: Box::new(move || {
+                    t.fetch_add(1, Ordering::SeqCst);
+                }),
+                release: Box::new(move || {
+                    r.fetch_add(1, Ordering::SeqCst);
+                }),
+            },
+        );
+        (quiet, Counts { trims, releases })
+    }
+
+    async fn stop(tasks: TaskTracker, token: CancellationToken) {
+        token.cancel();
+        tasks.close();
+        tasks.wait().await;
+    }
+
     #[tokio::test(start_paused = true)]
     async fn release_runs_once_after_the_quiet_period_and_a_poke_restarts_it() {
-        let tasks = TaskTracker::new();
-        let token = CancellationToken::new();
-        let released = Arc::new(AtomicUsize::new(0));
-        let counter = released.clone();
-        let quiet = Quiet::start(&tasks, token.clone(), move || {
-            counter.fetch_add(1, Ordering::SeqCst);
-        });
-        let count = || released.load(Ordering::SeqCst);
+        let (tasks, token) = (TaskTracker::new(), CancellationToken::new());
+        let (quiet, counts) = start(&tasks, &token);
+        let releases = || counts.releases.load(Ordering::SeqCst);
         tokio::time::sleep(RELEASE_AFTER * 2).await;
-        assert_eq!(count(), 0, "nothing happened yet, so nothing to release");
+        assert_eq!(releases(), 0, "nothing happened yet, so nothing to release");
+        assert_eq!(counts.trims.load(Ordering::SeqCst), 0);
         quiet.poke();
         tokio::time::sleep(RELEASE_AFTER / 2).await;
         quiet.poke();
         tokio::time::sleep(RELEASE_AFTER / 2 + Duration::from_secs(1)).await;
-        assert_eq!(count(), 0, "a poke restarts the quiet period");
+        assert_eq!(releases(), 0, "a poke restarts the quiet period");
         tokio::time::sleep(RELEASE_AFTER / 2).await;
-        assert_eq!(count(), 1);
+        assert_eq!(releases(), 1);
         tokio::time::sleep(RELEASE_AFTER * 3).await;
-        assert_eq!(count(), 1, "once per quiet period");
-        token.cancel();
-        tasks.close();
-        tasks.wait().await;
+        assert_eq!(releases(), 1, "once per quiet period");
+        stop(tasks, token).await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_busy_daemon_is_still_trimmed_every_minute_and_a_pause_trims_once() {
+        let (tasks, token) = (TaskTracker::new(), CancellationToken::new());
+        let (quiet, counts) = start(&tasks, &token);
+        let trims = || counts.trims.load(Ordering::SeqCst);
+        // One round a second for ten minutes: never TRIM_AFTER of quiet.
+        let busy = Duration::from_secs(600);
+        let rounds = busy.as_secs();
+        for _ in 0..rounds {
+            quiet.poke();
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        let expected = (busy.as_secs() / TRIM_EVERY.as_secs()) as usize;
+        assert!(
+            (expected - 1..=expected).contains(&trims()),
+            "{} trims in {rounds} busy seconds",
+            trims()
+        );
+        let before = trims();
+        tokio::time::sleep(TRIM_AFTER + Duration::from_secs(1)).await;
+        assert_eq!(trims(), before + 1, "the pause after the burst trims");
+        assert_eq!(counts.releases.load(Ordering::SeqCst), 0);
+        stop(tasks, token).await;
     }
 }

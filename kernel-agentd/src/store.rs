@@ -107,6 +107,10 @@ impl Store {
         let pool = SqlitePoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
             .idle_timeout(IDLE_TIMEOUT)
+            // Not recycled by age (sqlx's default is 30 min): a busy connection would be
+            // replaced by a new one whose page cache fills again while the old one's memory
+            // waits in the allocator.
+            .max_lifetime(None)
             .connect_with(options)
             .await
             .map_err(StoreError::db("open the database"))?;
