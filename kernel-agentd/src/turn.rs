@@ -324,7 +324,8 @@ impl Turns {
 
     /// Starts an accepted owner turn unless another owner turn runs. A turn Kernel started (a
     /// scheduled task) does not make the owner wait for a refusal: the owner's message runs
-    /// right after it.
+    /// right after it; nor does a turn whose answer is already on its way to the owner (a quick
+    /// reply to it must not be refused as busy).
     async fn try_start(
         &self,
         input: input::Accepted,
@@ -334,8 +335,10 @@ impl Turns {
         let cancel = inner.root.child_token();
         let permit = match inner.gate.try_enter(cancel.clone()) {
             Ok(permit) => permit,
-            Err(_) if inner.gate.running_origin() == Some(Origin::Kernel) => {
-                tracing::info!("a Kernel turn is running; the owner's message waits for it");
+            Err(_) if inner.gate.worth_waiting_for() => {
+                tracing::info!(
+                    "the running turn is Kernel's or concluding; the owner's message waits for it"
+                );
                 match inner
                     .gate
                     .enter_when_free(cancel.clone(), Origin::Owner)

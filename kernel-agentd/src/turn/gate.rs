@@ -48,6 +48,8 @@ struct Running {
     steers: Vec<String>,
     /// The turn's id, once it has one (a Stop button cancels only its own turn).
     turn_id: Option<String>,
+    /// Its outcome is on its way to the owner ([`Permit::concluding`]): it ends in moments.
+    concluding: bool,
 }
 
 /// A refused turn: another one is running.
@@ -127,6 +129,7 @@ impl Gate {
             tools: Vec::new(),
             steers: Vec::new(),
             turn_id: None,
+            concluding: false,
         });
         Permit {
             gate: self.clone(),
@@ -137,6 +140,16 @@ impl Gate {
     /// Who started the running turn, if one runs.
     pub fn running_origin(&self) -> Option<Origin> {
         self.lock().running.as_ref().map(|r| r.origin)
+    }
+
+    /// Whether an owner turn refused by [`Gate::try_enter`] should rather wait for the running
+    /// turn: Kernel started it (the owner's message runs right after it), or its outcome is
+    /// already on its way to the owner, who may answer it before the turn has quite ended.
+    pub fn worth_waiting_for(&self) -> bool {
+        self.lock()
+            .running
+            .as_ref()
+            .is_some_and(|r| r.origin == Origin::Kernel || r.concluding)
     }
 
     /// Cancels the running turn; whether there was one.
@@ -233,6 +246,12 @@ impl Permit {
         self.with_running(|r| r.turn_id = Some(turn_id.to_owned()));
     }
 
+    /// Marks the turn as concluding: its outcome is being handed to the owner, and nothing is
+    /// left that could make an owner turn wait long (see [`Gate::worth_waiting_for`]).
+    pub fn concluding(&self) {
+        self.with_running(|r| r.concluding = true);
+    }
+
     /// Whether the owner has steered since the last [`Permit::take_steers`].
     pub fn steered(&self) -> bool {
         let mut steered = false;
@@ -321,6 +340,29 @@ mod tests {
         let _owner = gate.try_enter(CancellationToken::new()).unwrap();
         cancel.cancel();
         assert!(gate.enter_when_free(cancel, Origin::Kernel).await.is_none());
+    }
+
+    #[tokio::test]
+    async fn an_owner_turn_waits_for_one_whose_answer_is_on_its_way() {
+        let gate = Gate::default();
+        assert!(!gate.worth_waiting_for());
+        let running = gate.try_enter(CancellationToken::new()).unwrap();
+        assert!(!gate.worth_waiting_for());
+        running.concluding();
+        assert!(gate.worth_waiting_for());
+        let waiter = tokio::spawn({
+            let gate = gate.clone();
+            async move {
+                gate.enter_when_free(CancellationToken::new(), Origin::Owner)
+                    .await
+                    .map(|permit| (permit.gate.worth_waiting_for(), permit))
+            }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiter.is_finished());
+        drop(running);
+        let (next_concluding, _next) = waiter.await.unwrap().unwrap();
+        assert!(!next_concluding, "the next turn starts fresh");
     }
 
     #[test]

@@ -461,7 +461,7 @@ impl Turn {
         }
     }
 
-    fn with_permit(&self, f: impl FnOnce(&Permit)) {
+    pub(super) fn with_permit(&self, f: impl FnOnce(&Permit)) {
         if let Some(p) = &self.permit {
             f(p);
         }

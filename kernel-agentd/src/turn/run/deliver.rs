@@ -6,6 +6,7 @@ use super::{STORE_FAILED, Stop, Turn, store_failed};
 use crate::failure::FailReason;
 use crate::outbox::{ItemBody, NewItem};
 use crate::turn::TurnEvent;
+use crate::turn::gate::Permit;
 use crate::turn::slim::slim;
 
 impl Turn {
@@ -98,6 +99,8 @@ impl Turn {
             message: STORE_FAILED.to_owned(),
             reason: FailReason::store_failed(),
         };
+        // From here the owner may see the outcome and answer it before the permit is dropped.
+        self.with_permit(Permit::concluding);
         match self
             .turns
             .inner
