@@ -7,6 +7,7 @@
 //! quoted string token, so no user text is ever FTS5 query syntax, and nothing a user types
 //! makes a search fail.
 
+mod dot;
 pub mod embeddings;
 pub mod hybrid;
 mod listing;
