@@ -1,11 +1,13 @@
 //! The `schedules` table: reminders and scheduled tasks with their next fire time. Firing a
-//! reminder queues its outbox item and moves (or, for a one-shot, deletes) the schedule in one
-//! transaction, so a reminder is queued once however the process stops.
+//! reminder queues its outbox item, firing a task stores its pending run (`store::task_runs`),
+//! in the transaction that moves (or, for a one-shot, deletes) the schedule, so either is queued
+//! once however the process stops.
 
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
 use super::outbox::{NewItem, insert_item};
+use super::task_runs::insert_task_run;
 use super::{Store, StoreError, from_millis, now_millis};
 
 /// A stored schedule.
@@ -31,6 +33,15 @@ pub struct NewSchedule {
     pub mode: String,
     pub message: String,
     pub next_fire: DateTime<Utc>,
+}
+
+/// What a schedule leaves behind when it fires.
+#[derive(Debug, Clone, Copy)]
+pub enum Firing<'a> {
+    /// A reminder's outbox item.
+    Notice(&'a NewItem),
+    /// A task's run, with the prompt its turn is given.
+    Task(&'a str),
 }
 
 #[derive(FromRow)]
@@ -93,7 +104,8 @@ impl Store {
         raws.into_iter().map(ScheduleRow::try_from).collect()
     }
 
-    /// Deletes the schedules `ids`; returns how many went.
+    /// Deletes the schedules `ids` and their pending task runs (`ON DELETE CASCADE`); returns
+    /// how many schedules went.
     pub async fn delete_schedules(&self, ids: &[i64]) -> Result<u64, StoreError> {
         self.delete_by_ids(
             "DELETE FROM schedules WHERE id = ?1",
@@ -103,15 +115,17 @@ impl Store {
         .await
     }
 
-    /// Marks schedule `id` as fired at `due`: it moves to `next` (deleted when `None`), and
-    /// `item` is queued in the same transaction. Returns the item's `seq`, or `None` when the
-    /// schedule is gone or was already moved past `due` (nothing is queued then).
+    /// Marks schedule `id` as fired at `due`: it moves to `next` (deleted when `None`), and what
+    /// `firing` leaves is stored in the same transaction: the reminder's outbox item, or the
+    /// task's pending run (tied to the schedule unless it was a one-shot, now deleted). Returns
+    /// the item's `seq` or the run's id, or `None` when the schedule is gone or was already
+    /// moved past `due` (nothing is stored then).
     pub async fn fire_schedule(
         &self,
         id: i64,
         due: DateTime<Utc>,
         next: Option<DateTime<Utc>>,
-        item: Option<&NewItem>,
+        firing: Firing<'_>,
     ) -> Result<Option<i64>, StoreError> {
         let op = "fire a schedule";
         let mut tx = self
@@ -140,11 +154,14 @@ impl Store {
         if done.rows_affected() == 0 {
             return Ok(None);
         }
-        let seq = match item {
-            Some(item) => Some(insert_item(&mut tx, item, op).await?),
-            None => Some(0),
+        let stored = match firing {
+            Firing::Notice(item) => insert_item(&mut tx, item, op).await?,
+            Firing::Task(prompt) => {
+                let schedule = next.is_some().then_some(id);
+                insert_task_run(&mut tx, schedule, prompt, op).await?
+            }
         };
         tx.commit().await.map_err(StoreError::db(op))?;
-        Ok(seq)
+        Ok(Some(stored))
     }
 }
