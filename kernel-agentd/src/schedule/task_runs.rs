@@ -7,7 +7,8 @@
 //! by a shutdown — before its turn started (`run_for_kernel` gave `None`, e.g. while the owner's
 //! turn held the gate) or mid-turn (the root token cancelled) — stays, and the runner finds it
 //! at the next start: it runs with its stored prompt (its due time in it). Deleting its schedule
-//! drops it. The guarantee is at-least-once: a crash after the outcome is committed to the outbox
+//! drops it, also while it waits for the gate (checked once the gate is free, before the turn
+//! starts; a turn already started runs to its end). The guarantee is at-least-once: a crash after the outcome is committed to the outbox
 //! and before the row is deleted runs the task again at the next start (a small window). A run
 //! whose turn cannot start (`Err`: bad input, should not happen) or vanishes without an outcome
 //! is dropped with a WARN, so it cannot loop.
@@ -81,11 +82,24 @@ impl Schedules {
         }
     }
 
-    /// Runs `run`'s turn and follows it to its last event.
+    /// Runs `run`'s turn (unless its schedule was deleted while it waited for the gate) and
+    /// follows it to its last event.
     async fn run_task(&self, run: &TaskRun) -> Ended {
         let inner = &self.inner;
         tracing::info!("scheduled task waits for its turn");
-        match inner.turns.run_for_kernel(run.prompt.clone()).await {
+        let store = inner.store.clone();
+        let id = run.id;
+        let wanted = async move {
+            store.task_run_pending(id).await.unwrap_or_else(|e| {
+                tracing::error!(error = %e, "cannot check a task run; it runs");
+                true
+            })
+        };
+        match inner
+            .turns
+            .run_for_kernel_if(run.prompt.clone(), wanted)
+            .await
+        {
             Ok(Some(events)) => {
                 tracing::info!("scheduled turn started");
                 let ended = self.follow(events).await;
@@ -102,9 +116,13 @@ impl Schedules {
                 }
                 ended
             }
-            Ok(None) => {
+            Ok(None) if inner.root.is_cancelled() => {
                 tracing::info!("shutdown before the scheduled turn; it runs at the next start");
                 Ended::Interrupted
+            }
+            Ok(None) => {
+                tracing::info!("the run was deleted with its schedule while it waited");
+                Ended::Done
             }
             Err(e) => {
                 tracing::warn!(error = %e, "the scheduled turn did not start; the run is dropped");

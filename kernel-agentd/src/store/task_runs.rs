@@ -44,6 +44,16 @@ impl Store {
         Ok(self.task_runs().await?.into_iter().next())
     }
 
+    /// Whether the run `id` is still pending (not deleted with its schedule).
+    pub async fn task_run_pending(&self, id: i64) -> Result<bool, StoreError> {
+        let found: Option<i64> = sqlx::query_scalar("SELECT id FROM task_runs WHERE id = ?1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(StoreError::db("read a task run"))?;
+        Ok(found.is_some())
+    }
+
     /// Deletes the run `id` (its turn has ended); whether it was still there.
     pub async fn delete_task_run(&self, id: i64) -> Result<bool, StoreError> {
         let done = sqlx::query("DELETE FROM task_runs WHERE id = ?1")
@@ -156,7 +166,9 @@ mod tests {
         assert_eq!(runs.len(), 1);
         assert_eq!(runs[0].schedule_id, None);
         assert_eq!(store.next_task_run().await.unwrap(), Some(runs[0].clone()));
+        assert!(store.task_run_pending(runs[0].id).await.unwrap());
         assert!(store.delete_task_run(runs[0].id).await.unwrap());
+        assert!(!store.task_run_pending(runs[0].id).await.unwrap());
         assert!(!store.delete_task_run(runs[0].id).await.unwrap());
         assert_eq!(store.next_task_run().await.unwrap(), None);
     }

@@ -264,3 +264,67 @@ async fn a_task_turn_the_owner_cancels_does_not_run_again() {
     h.stop().await;
     store.close().await;
 }
+
+#[tokio::test]
+async fn deleting_a_schedule_while_its_run_waits_for_the_owners_turn_drops_the_run() {
+    let fake = FakeLlm::start().await;
+    let mut h = Harness::start(TestConfig::new(&fake.url(), "")).await;
+    let store = open_running(&mut h).await;
+    let (owner, release) = Script::hold("owner answer");
+    fake.push(owner);
+    let mut first = send(&mut h.client, "a long question").await;
+    fake.wait_requests(1, PROMPT).await;
+
+    // A daily task already due; adding another schedule wakes the scheduler, which fires it.
+    store
+        .add_schedule(&NewSchedule {
+            spec: "cron".into(),
+            expr: "0 9 * * *".into(),
+            mode: "task".into(),
+            message: "the daily digest".into(),
+            next_fire: Utc::now() - TimeDelta::minutes(1),
+        })
+        .await
+        .unwrap();
+    h.client
+        .add_schedule(pb::AddScheduleRequest {
+            when: "PT1H".into(),
+            message: "stretch".into(),
+            mode: String::new(),
+        })
+        .await
+        .expect("AddSchedule");
+    eventually("the daily task to fire", PROMPT, async || {
+        pending(&store).await.len() == 1
+    })
+    .await;
+
+    // The owner deletes it while its run waits for the owner's turn: it never runs.
+    let listed = schedules(&mut h).await;
+    let daily = listed
+        .iter()
+        .find(|s| s.message == "the daily digest")
+        .expect("listed");
+    h.client
+        .delete_schedules(pb::DeleteSchedulesRequest {
+            numbers: vec![daily.number],
+        })
+        .await
+        .expect("DeleteSchedules");
+    assert!(pending(&store).await.is_empty());
+    release.release();
+    let events = tests::chat::rest(&mut first).await;
+    assert_eq!(completed(&events).text, "owner answer");
+    fake.push(Script::text("second answer"));
+    let events = turn(&mut h.client, "and another").await;
+    assert_eq!(completed(&events).text, "second answer");
+    h.stop().await;
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 2, "the deleted task never ran");
+    assert!(
+        !requests
+            .iter()
+            .any(|r| r.raw_body.contains("the daily digest"))
+    );
+    store.close().await;
+}
