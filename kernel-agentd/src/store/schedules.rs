@@ -165,3 +165,144 @@ impl Store {
         Ok(Some(stored))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use chrono::{TimeDelta, Utc};
+
+    use super::{Firing, NewSchedule, ScheduleRow};
+    use crate::store::Store;
+
+    async fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("kernel.db")).await.unwrap();
+        (dir, store)
+    }
+
+    /// A task schedule due a minute ago: a one-shot (`at`) or a recurring one (`cron`).
+    async fn task(store: &Store, spec: &str, message: &str) -> ScheduleRow {
+        let due = Utc::now() - TimeDelta::minutes(1);
+        store
+            .add_schedule(&NewSchedule {
+                spec: spec.into(),
+                expr: if spec == "at" {
+                    due.to_rfc3339()
+                } else {
+                    "0 9 * * *".into()
+                },
+                mode: "task".into(),
+                message: message.into(),
+                next_fire: due,
+            })
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn firing_a_task_moves_its_schedule_and_stores_its_run_once() {
+        let (_dir, store) = store().await;
+        let row = task(&store, "cron", "report").await;
+        let next = row.next_fire + TimeDelta::days(1);
+        let fired = store
+            .fire_schedule(
+                row.id,
+                row.next_fire,
+                Some(next),
+                Firing::Task("[task] report"),
+            )
+            .await
+            .unwrap();
+        let runs = store.task_runs().await.unwrap();
+        assert_eq!(runs.len(), 1);
+        assert_eq!(fired, Some(runs[0].id));
+        assert_eq!(runs[0].schedule_id, Some(row.id));
+        assert_eq!(runs[0].prompt, "[task] report");
+        assert_eq!(store.schedules().await.unwrap()[0].next_fire, next);
+
+        // Compare-and-swap on the due time: the same occurrence fires once.
+        let again = store
+            .fire_schedule(
+                row.id,
+                row.next_fire,
+                Some(next),
+                Firing::Task("[task] report"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(again, None);
+        assert_eq!(store.task_runs().await.unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_one_shot_task_is_deleted_as_it_fires_and_its_run_stays() {
+        let (_dir, store) = store().await;
+        let row = task(&store, "at", "call mum").await;
+        let fired = store
+            .fire_schedule(row.id, row.next_fire, None, Firing::Task("[task] call mum"))
+            .await
+            .unwrap();
+        assert!(fired.is_some());
+        assert!(store.schedules().await.unwrap().is_empty());
+        let runs = store.task_runs().await.unwrap();
+        assert_eq!(runs.len(), 1);
+        assert_eq!(runs[0].schedule_id, None);
+        assert_eq!(store.next_task_run().await.unwrap(), Some(runs[0].clone()));
+        assert!(store.task_run_pending(runs[0].id).await.unwrap());
+        assert!(store.delete_task_run(runs[0].id).await.unwrap());
+        assert!(!store.task_run_pending(runs[0].id).await.unwrap());
+        assert!(!store.delete_task_run(runs[0].id).await.unwrap());
+        assert_eq!(store.next_task_run().await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn the_run_is_stored_in_the_transaction_that_moves_the_schedule() {
+        let (_dir, store) = store().await;
+        let row = task(&store, "cron", "report").await;
+        // The run cannot be stored: the schedule must not move either.
+        sqlx::query("DROP TABLE task_runs")
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        let next = row.next_fire + TimeDelta::days(1);
+        let fired = store
+            .fire_schedule(
+                row.id,
+                row.next_fire,
+                Some(next),
+                Firing::Task("[task] report"),
+            )
+            .await;
+        assert!(fired.is_err(), "{fired:?}");
+        assert_eq!(store.schedules().await.unwrap(), vec![row]);
+    }
+
+    #[tokio::test]
+    async fn deleting_a_schedule_drops_its_pending_runs_and_no_other() {
+        let (_dir, store) = store().await;
+        let kept = task(&store, "cron", "kept").await;
+        let dropped = task(&store, "cron", "dropped").await;
+        let once = task(&store, "at", "once").await;
+        for (row, next) in [
+            (&kept, Some(kept.next_fire + TimeDelta::days(1))),
+            (&dropped, Some(dropped.next_fire + TimeDelta::days(1))),
+            (&once, None),
+        ] {
+            let prompt = format!("[task] {}", row.message);
+            store
+                .fire_schedule(row.id, row.next_fire, next, Firing::Task(&prompt))
+                .await
+                .unwrap()
+                .unwrap();
+        }
+        assert_eq!(store.task_runs().await.unwrap().len(), 3);
+        assert_eq!(store.delete_schedules(&[dropped.id]).await.unwrap(), 1);
+        let prompts: Vec<String> = store
+            .task_runs()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.prompt)
+            .collect();
+        assert_eq!(prompts, ["[task] kept", "[task] once"]);
+    }
+}
