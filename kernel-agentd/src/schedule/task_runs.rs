@@ -8,10 +8,13 @@
 //! turn held the gate) or mid-turn (the root token cancelled) — stays, and the runner finds it
 //! at the next start: it runs with its stored prompt (its due time in it). Deleting its schedule
 //! drops it, also while it waits for the gate (checked once the gate is free, before the turn
-//! starts; a turn already started runs to its end). The guarantee is at-least-once: a crash after the outcome is committed to the outbox
-//! and before the row is deleted runs the task again at the next start (a small window). A run
-//! whose turn cannot start (`Err`: bad input, should not happen) or vanishes without an outcome
-//! is dropped with a WARN, so it cannot loop.
+//! starts; a turn already started runs to its end).
+//!
+//! The guarantee is at-least-once: a crash after the outcome is committed to the outbox and
+//! before the row is deleted runs the task again at the next start (a small window). A turn
+//! cut off by shutdown has queued its "cancelled" notice, so the owner may see that, then the
+//! answer of the run after the restart. A run whose turn cannot start (`Err`: bad input, should
+//! not happen) or vanishes without an outcome is dropped with a WARN, so it cannot loop.
 
 use tracing::Instrument as _;
 
@@ -156,7 +159,7 @@ impl Schedules {
             match self.inner.store.delete_task_run(id).await {
                 Ok(_) => return true,
                 Err(e) => {
-                    tracing::error!(error = %e, "cannot delete a task run that has ended; retrying");
+                    tracing::error!(error = %e, "cannot delete an ended task run; retrying");
                     if !self.pause().await {
                         return false;
                     }

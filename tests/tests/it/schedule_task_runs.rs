@@ -149,6 +149,13 @@ async fn a_task_turn_cut_off_mid_turn_runs_again_and_a_completed_one_does_not() 
         "{}",
         requests[1].raw_body
     );
+    // The cut-off turn told the owner it was cancelled, as any turn cut off by shutdown does.
+    let items = store.pending_outbox(0).await.unwrap();
+    let bodies: Vec<_> = items.iter().map(|i| &i.body).collect();
+    assert!(
+        matches!(bodies[..], [ItemBody::Cancelled, ItemBody::Answer { .. }]),
+        "{bodies:?}"
+    );
 
     // Completed: nothing is pending, so the next start runs nothing; the owner's turn is next.
     let mut h = h.restart().await;
