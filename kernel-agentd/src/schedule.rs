@@ -4,11 +4,14 @@
 //! The scheduler is one tracked task that sleeps until the next due schedule (woken early when
 //! schedules change), and stops with the root token. A `remind` schedule queues its message as
 //! an outbox notice — in the same transaction that moves the schedule on — with no model call;
-//! a `task` schedule runs a turn with its message as the prompt (`Turns::run_for_kernel`: it
-//! waits for the owner's turn, and its answer goes through the outbox). What was due while
-//! agentd was down fires once at start: a one-shot with its original time noted, a recurring
-//! one once for all its missed runs, then on its schedule again.
+//! a `task` schedule stores a pending run in that transaction instead, and the task runner
+//! (`task_runs`) runs a turn with its message as the prompt (`Turns::run_for_kernel`: it waits
+//! for the owner's turn, and its answer goes through the outbox); a run cut off by shutdown or a
+//! crash runs at the next start (at least once). What was due while agentd was down fires once
+//! at start: a one-shot with its original time noted, a recurring one once for all its missed
+//! runs, then on its schedule again.
 
+mod task_runs;
 mod tools;
 pub mod when;
 
@@ -27,7 +30,7 @@ use crate::error::ApiError;
 use crate::listing::Listing;
 use crate::outbox::{ItemBody, NewItem, Outbox};
 use crate::refusal::Listed;
-use crate::store::schedules::{NewSchedule, ScheduleRow};
+use crate::store::schedules::{Firing, NewSchedule, ScheduleRow};
 use crate::store::{Store, StoreError};
 use crate::turn::{TurnEvent, Turns};
 pub use tools::register_tools;
@@ -123,6 +126,8 @@ struct Inner {
     listing: Listing,
     /// Signalled when schedules change: the scheduler looks again.
     changed: Notify,
+    /// Signalled when a task run is queued: the task runner looks again.
+    run_queued: Notify,
     root: CancellationToken,
     tasks: TaskTracker,
 }
@@ -147,18 +152,21 @@ impl Schedules {
                 locale: config.general.locale,
                 listing: Listing::new(Listed::Schedules),
                 changed: Notify::new(),
+                run_queued: Notify::new(),
                 root,
                 tasks,
             }),
         }
     }
 
-    /// Starts the scheduler (a tracked task until the root token is cancelled).
+    /// Starts the scheduler and the task runner (tracked tasks until the root token is
+    /// cancelled); the runner first runs what an earlier run of agentd left pending.
     pub fn start(&self) {
         let this = self.clone();
         self.inner
             .tasks
             .spawn(this.run().instrument(tracing::info_span!("scheduler")));
+        self.start_task_runs();
     }
 
     /// Adds a schedule: `when` is read in the configured time zone (see [`When::parse`]).
@@ -228,7 +236,7 @@ impl Schedules {
         self.delete(&ids).await.map_err(ApiError::internal)
     }
 
-    /// Deletes schedules by id; how many went.
+    /// Deletes schedules by id, and their task runs not yet done; how many schedules went.
     pub async fn delete(&self, ids: &[i64]) -> Result<u64, StoreError> {
         let deleted = self.inner.store.delete_schedules(ids).await?;
         tracing::info!(?ids, deleted, "schedules deleted");
@@ -324,33 +332,21 @@ impl Schedules {
                 };
                 if let Some(seq) = inner
                     .store
-                    .fire_schedule(row.id, row.next_fire, next, Some(&item))
+                    .fire_schedule(row.id, row.next_fire, next, Firing::Notice(&item))
                     .await?
                 {
                     inner.outbox.stored(seq, item);
                 }
             }
             Mode::Task => {
+                let prompt = task_prompt(inner.locale, &due_local, late, &row.message);
                 let fired = inner
                     .store
-                    .fire_schedule(row.id, row.next_fire, next, None)
+                    .fire_schedule(row.id, row.next_fire, next, Firing::Task(&prompt))
                     .await?;
-                if fired.is_some() {
-                    let prompt = task_prompt(inner.locale, &due_local, late, &row.message);
-                    let turns = inner.turns.clone();
-                    let id = row.id;
-                    inner.tasks.spawn(
-                        async move {
-                            match turns.run_for_kernel(prompt).await {
-                                Ok(Some(_events)) => tracing::info!("scheduled turn started"),
-                                Ok(None) => tracing::info!("shutdown before the scheduled turn"),
-                                Err(e) => {
-                                    tracing::warn!(error = %e, "the scheduled turn did not start")
-                                }
-                            }
-                        }
-                        .instrument(tracing::info_span!("scheduled_task", schedule = id)),
-                    );
+                if let Some(run) = fired {
+                    tracing::info!(id = row.id, run, "scheduled task queued");
+                    inner.run_queued.notify_one();
                 }
             }
         }

@@ -21,6 +21,7 @@ pub mod schedules;
 mod sessions;
 mod settings;
 mod summaries;
+pub mod task_runs;
 mod usage;
 pub mod vectors;
 

@@ -358,6 +358,18 @@ impl Turns {
     /// the outbox like an owner turn's (with no message to reply to). `None` when shutdown
     /// came first.
     pub async fn run_for_kernel(&self, prompt: String) -> Result<Option<TurnEvents>, ApiError> {
+        self.run_for_kernel_if(prompt, std::future::ready(true))
+            .await
+    }
+
+    /// [`Turns::run_for_kernel`], asking `wanted` once the gate is free (before the turn
+    /// starts) whether the turn is still wanted (a scheduled task's run may have been deleted
+    /// with its schedule while it waited); `None` also when it is not.
+    pub async fn run_for_kernel_if(
+        &self,
+        prompt: String,
+        wanted: impl Future<Output = bool> + Send,
+    ) -> Result<Option<TurnEvents>, ApiError> {
         let inner = &self.inner;
         let input = UserInput {
             text: prompt,
@@ -373,6 +385,9 @@ impl Turns {
         else {
             return Ok(None);
         };
+        if !wanted.await {
+            return Ok(None);
+        }
         let delivery = Some(OwnerDelivery::default());
         self.start(permit, cancel, input, delivery).await.map(Some)
     }

@@ -1,11 +1,13 @@
 //! The `schedules` table: reminders and scheduled tasks with their next fire time. Firing a
-//! reminder queues its outbox item and moves (or, for a one-shot, deletes) the schedule in one
-//! transaction, so a reminder is queued once however the process stops.
+//! reminder queues its outbox item, firing a task stores its pending run (`store::task_runs`),
+//! in the transaction that moves (or, for a one-shot, deletes) the schedule, so either is queued
+//! once however the process stops.
 
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
 use super::outbox::{NewItem, insert_item};
+use super::task_runs::insert_task_run;
 use super::{Store, StoreError, from_millis, now_millis};
 
 /// A stored schedule.
@@ -31,6 +33,15 @@ pub struct NewSchedule {
     pub mode: String,
     pub message: String,
     pub next_fire: DateTime<Utc>,
+}
+
+/// What a schedule leaves behind when it fires.
+#[derive(Debug, Clone, Copy)]
+pub enum Firing<'a> {
+    /// A reminder's outbox item.
+    Notice(&'a NewItem),
+    /// A task's run, with the prompt its turn is given.
+    Task(&'a str),
 }
 
 #[derive(FromRow)]
@@ -93,7 +104,8 @@ impl Store {
         raws.into_iter().map(ScheduleRow::try_from).collect()
     }
 
-    /// Deletes the schedules `ids`; returns how many went.
+    /// Deletes the schedules `ids` and their pending task runs (`ON DELETE CASCADE`); returns
+    /// how many schedules went.
     pub async fn delete_schedules(&self, ids: &[i64]) -> Result<u64, StoreError> {
         self.delete_by_ids(
             "DELETE FROM schedules WHERE id = ?1",
@@ -103,15 +115,17 @@ impl Store {
         .await
     }
 
-    /// Marks schedule `id` as fired at `due`: it moves to `next` (deleted when `None`), and
-    /// `item` is queued in the same transaction. Returns the item's `seq`, or `None` when the
-    /// schedule is gone or was already moved past `due` (nothing is queued then).
+    /// Marks schedule `id` as fired at `due`: it moves to `next` (deleted when `None`), and what
+    /// `firing` leaves is stored in the same transaction: the reminder's outbox item, or the
+    /// task's pending run (tied to the schedule unless it was a one-shot, now deleted). Returns
+    /// the item's `seq` or the run's id, or `None` when the schedule is gone or was already
+    /// moved past `due` (nothing is stored then).
     pub async fn fire_schedule(
         &self,
         id: i64,
         due: DateTime<Utc>,
         next: Option<DateTime<Utc>>,
-        item: Option<&NewItem>,
+        firing: Firing<'_>,
     ) -> Result<Option<i64>, StoreError> {
         let op = "fire a schedule";
         let mut tx = self
@@ -140,11 +154,155 @@ impl Store {
         if done.rows_affected() == 0 {
             return Ok(None);
         }
-        let seq = match item {
-            Some(item) => Some(insert_item(&mut tx, item, op).await?),
-            None => Some(0),
+        let stored = match firing {
+            Firing::Notice(item) => insert_item(&mut tx, item, op).await?,
+            Firing::Task(prompt) => {
+                let schedule = next.is_some().then_some(id);
+                insert_task_run(&mut tx, schedule, prompt, op).await?
+            }
         };
         tx.commit().await.map_err(StoreError::db(op))?;
-        Ok(seq)
+        Ok(Some(stored))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{TimeDelta, Utc};
+
+    use super::{Firing, NewSchedule, ScheduleRow};
+    use crate::store::Store;
+
+    async fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("kernel.db")).await.unwrap();
+        (dir, store)
+    }
+
+    /// A task schedule due a minute ago: a one-shot (`at`) or a recurring one (`cron`).
+    async fn task(store: &Store, spec: &str, message: &str) -> ScheduleRow {
+        let due = Utc::now() - TimeDelta::minutes(1);
+        store
+            .add_schedule(&NewSchedule {
+                spec: spec.into(),
+                expr: if spec == "at" {
+                    due.to_rfc3339()
+                } else {
+                    "0 9 * * *".into()
+                },
+                mode: "task".into(),
+                message: message.into(),
+                next_fire: due,
+            })
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn firing_a_task_moves_its_schedule_and_stores_its_run_once() {
+        let (_dir, store) = store().await;
+        let row = task(&store, "cron", "report").await;
+        let next = row.next_fire + TimeDelta::days(1);
+        let fired = store
+            .fire_schedule(
+                row.id,
+                row.next_fire,
+                Some(next),
+                Firing::Task("[task] report"),
+            )
+            .await
+            .unwrap();
+        let runs = store.task_runs().await.unwrap();
+        assert_eq!(runs.len(), 1);
+        assert_eq!(fired, Some(runs[0].id));
+        assert_eq!(runs[0].schedule_id, Some(row.id));
+        assert_eq!(runs[0].prompt, "[task] report");
+        assert_eq!(store.schedules().await.unwrap()[0].next_fire, next);
+
+        // Compare-and-swap on the due time: the same occurrence fires once.
+        let again = store
+            .fire_schedule(
+                row.id,
+                row.next_fire,
+                Some(next),
+                Firing::Task("[task] report"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(again, None);
+        assert_eq!(store.task_runs().await.unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_one_shot_task_is_deleted_as_it_fires_and_its_run_stays() {
+        let (_dir, store) = store().await;
+        let row = task(&store, "at", "call mum").await;
+        let fired = store
+            .fire_schedule(row.id, row.next_fire, None, Firing::Task("[task] call mum"))
+            .await
+            .unwrap();
+        assert!(fired.is_some());
+        assert!(store.schedules().await.unwrap().is_empty());
+        let runs = store.task_runs().await.unwrap();
+        assert_eq!(runs.len(), 1);
+        assert_eq!(runs[0].schedule_id, None);
+        assert_eq!(store.next_task_run().await.unwrap(), Some(runs[0].clone()));
+        assert!(store.task_run_pending(runs[0].id).await.unwrap());
+        assert!(store.delete_task_run(runs[0].id).await.unwrap());
+        assert!(!store.task_run_pending(runs[0].id).await.unwrap());
+        assert!(!store.delete_task_run(runs[0].id).await.unwrap());
+        assert_eq!(store.next_task_run().await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn the_run_is_stored_in_the_transaction_that_moves_the_schedule() {
+        let (_dir, store) = store().await;
+        let row = task(&store, "cron", "report").await;
+        // The run cannot be stored: the schedule must not move either.
+        sqlx::query("DROP TABLE task_runs")
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        let next = row.next_fire + TimeDelta::days(1);
+        let fired = store
+            .fire_schedule(
+                row.id,
+                row.next_fire,
+                Some(next),
+                Firing::Task("[task] report"),
+            )
+            .await;
+        assert!(fired.is_err(), "{fired:?}");
+        assert_eq!(store.schedules().await.unwrap(), vec![row]);
+    }
+
+    #[tokio::test]
+    async fn deleting_a_schedule_drops_its_pending_runs_and_no_other() {
+        let (_dir, store) = store().await;
+        let kept = task(&store, "cron", "kept").await;
+        let dropped = task(&store, "cron", "dropped").await;
+        let once = task(&store, "at", "once").await;
+        for (row, next) in [
+            (&kept, Some(kept.next_fire + TimeDelta::days(1))),
+            (&dropped, Some(dropped.next_fire + TimeDelta::days(1))),
+            (&once, None),
+        ] {
+            let prompt = format!("[task] {}", row.message);
+            store
+                .fire_schedule(row.id, row.next_fire, next, Firing::Task(&prompt))
+                .await
+                .unwrap()
+                .unwrap();
+        }
+        assert_eq!(store.task_runs().await.unwrap().len(), 3);
+        assert_eq!(store.delete_schedules(&[dropped.id]).await.unwrap(), 1);
+        let prompts: Vec<String> = store
+            .task_runs()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.prompt)
+            .collect();
+        assert_eq!(prompts, ["[task] kept", "[task] once"]);
     }
 }

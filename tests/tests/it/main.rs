@@ -51,6 +51,7 @@ mod provider_failover;
 mod provider_openai;
 mod provider_openai_errors;
 mod provider_thinking;
+mod schedule_task_runs;
 mod schedules;
 mod scripts_run;
 mod send_file;

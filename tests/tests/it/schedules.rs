@@ -1,7 +1,8 @@
 //! Reminders and scheduled tasks through the real binaries: a reminder arrives once, on time,
 //! with no model call; a task runs a turn whose answer arrives once; reminders survive a
-//! kernel-tg or agentd outage; a scheduled turn never interrupts the owner's, and the owner's
-//! message during a scheduled turn is answered after it without a busy refusal.
+//! kernel-tg or agentd outage; a task whose turn an agentd crash cut off runs after the restart;
+//! a scheduled turn never interrupts the owner's, and the owner's message during a scheduled turn
+//! is answered after it without a busy refusal.
 
 use std::time::{Duration, Instant};
 
@@ -221,6 +222,40 @@ async fn schedules_due_while_agentd_is_down_fire_once_at_start() {
         "{listed}"
     );
     assert!(!listed.contains("交水费"), "{listed}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_whose_turn_a_crash_cut_off_runs_after_the_restart() {
+    let mut stack = started().await;
+    let (held, _release) = Script::hold("servers: first try");
+    stack.llm.push(held);
+    rpc(
+        &stack,
+        "AddSchedule",
+        json!({"when": "PT1S", "message": "check the servers", "mode": "task"}),
+    );
+    stack.llm.wait_requests(1, PROMPT).await;
+    stack.kill_agentd();
+    stack.llm.push(Script::text("servers: all up"));
+    stack.start_agentd();
+    stack
+        .telegram
+        .wait_for_call(
+            "sendMessage",
+            |c| c.ok && text_of(c).contains("servers: all up"),
+            PROMPT,
+        )
+        .await;
+    outbox_drained(&stack).await;
+    let requests = stack.llm.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(
+        requests[1].raw_body.contains("check the servers"),
+        "{}",
+        requests[1].raw_body
+    );
+    assert_eq!(sent_containing(&stack, "servers: all up"), 1);
+    assert_eq!(sent_containing(&stack, "first try"), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
