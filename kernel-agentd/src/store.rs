@@ -49,8 +49,11 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// (sqlx runs every SQLite connection on a worker thread).
 const MAX_CONNECTIONS: u32 = 4;
 /// Page cache per connection in KiB (SQLite's default is 2,000 KiB): the OS page cache holds the
-/// rest of the file, so a bigger cache buys little for one user and costs resident memory.
-const CACHE_KIB: u32 = 1024;
+/// rest of the file, so a bigger cache buys little for one user and costs resident memory. The
+/// caches fill as the database grows and never shrink: at 1,024 KiB agentd's resident memory was
+/// still climbing after 7,000 turns (up to 4 MiB for the pool), at 256 KiB it levels off after
+/// ~2,500 (BENCHMARKS.md "The 2-hour soak").
+const CACHE_KIB: u32 = 256;
 /// A connection unused this long is closed, and its page cache and thread with it.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
