@@ -224,3 +224,25 @@ fn from_millis(ms: i64, what: impl FnOnce() -> String) -> Result<DateTime<Utc>, 
     DateTime::from_timestamp_millis(ms)
         .ok_or_else(|| StoreError::Corrupt(format!("{}: bad timestamp {ms}", what())))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `.cargo/config.toml` builds SQLite with the query planner stability guarantee: without
+    /// it every run of a statement with `LIMIT ?` re-prepares it.
+    #[tokio::test]
+    async fn sqlite_keeps_query_plans_stable() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("kernel.db")).await.unwrap();
+        let options: Vec<String> =
+            sqlx::query_scalar("SELECT compile_options FROM pragma_compile_options")
+                .fetch_all(&store.pool)
+                .await
+                .unwrap();
+        assert!(
+            options.iter().any(|o| o == "ENABLE_QPSG"),
+            "compile options: {options:?}"
+        );
+    }
+}

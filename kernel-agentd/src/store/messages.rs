@@ -86,22 +86,18 @@ pub(super) async fn insert_messages(
 ) -> Result<Vec<i64>, StoreError> {
     let encoded = messages.iter().map(encode).collect::<Result<Vec<_>, _>>()?;
     touch(&mut *tx, session_id).await?;
-    let mut ordinal: i64 = sqlx::query_scalar(
-        "SELECT COALESCE(MAX(ordinal) + 1, 0) FROM messages WHERE session_id = ?1",
-    )
-    .bind(session_id)
-    .fetch_one(&mut *tx)
-    .await
-    .map_err(StoreError::db(op))?;
     let created_at = now_millis();
     let mut ids = Vec::with_capacity(encoded.len());
     for m in &encoded {
+        // The ordinal continues after the session's last one (computed by the INSERT itself:
+        // one round trip to the connection's thread per message, inside the transaction).
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO messages (session_id, ordinal, role, content, created_at, starts_round)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
+             VALUES (?1, (SELECT COALESCE(MAX(ordinal) + 1, 0) FROM messages WHERE session_id = ?1),
+                     ?2, ?3, ?4, ?5)
+             RETURNING id",
         )
         .bind(session_id)
-        .bind(ordinal)
         .bind(m.role)
         .bind(&m.content)
         .bind(created_at)
@@ -110,7 +106,6 @@ pub(super) async fn insert_messages(
         .await
         .map_err(StoreError::db(op))?;
         ids.push(id);
-        ordinal += 1;
     }
     Ok(ids)
 }

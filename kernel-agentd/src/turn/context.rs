@@ -83,7 +83,9 @@ impl Soul {
     /// The current system prompt (SOUL.md + tool rules); a short built-in persona when the file
     /// is missing or unreadable (warned once until the file is back).
     pub async fn system_prompt(&self) -> Arc<str> {
-        let stamp = match tokio::fs::metadata(&self.path).await {
+        // One stat of a local file, checked on every turn: cheaper than handing it to the
+        // blocking pool and back.
+        let stamp = match std::fs::metadata(&self.path) {
             Ok(meta) => (
                 meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
                 meta.len(),

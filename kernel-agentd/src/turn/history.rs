@@ -84,7 +84,8 @@ pub async fn load(store: &Store, session_id: i64, limits: Limits) -> Result<Hist
     // Everything after the summary: normally about `rounds` rounds, since what exceeds the
     // ceiling is folded (a session from before summaries folds its whole past once).
     let stored = from_round_start(store.load_after(session_id, through).await?);
-    let plain: Vec<Message> = stored.iter().map(|s| s.message.clone()).collect();
+    let ordinals: Vec<i64> = stored.iter().map(|s| s.ordinal).collect();
+    let mut plain: Vec<Message> = stored.into_iter().map(|s| s.message).collect();
     let summary_tokens = text_tokens(&summary.render());
     let n = fold_count(
         &plain,
@@ -96,7 +97,7 @@ pub async fn load(store: &Store, session_id: i64, limits: Limits) -> Result<Hist
         let before = summary.rounds;
         summary.fold(&plain[..n]);
         let folded_rounds = summary.rounds - before;
-        save(store, session_id, &summary, stored[n - 1].ordinal).await?;
+        save(store, session_id, &summary, ordinals[n - 1]).await?;
         tracing::info!(
             session = session_id,
             folded_rounds,
@@ -104,7 +105,7 @@ pub async fn load(store: &Store, session_id: i64, limits: Limits) -> Result<Hist
             "older rounds folded into the session summary"
         );
     }
-    let rest = plain[n..].to_vec();
+    let rest = plain.split_off(n);
     Ok(History {
         summary,
         messages: window_rounds(repair(rest, limits.kind), limits.rounds),

@@ -118,6 +118,8 @@ pub(super) struct Turn {
     user: Message,
     system: Arc<str>,
     specs: Vec<ToolSpec>,
+    /// The estimated tokens of `system` and `specs`, which are set once per turn.
+    prefix_estimate: u64,
     /// What the model sees: full content (the store gets the slimmed form).
     messages: Vec<Message>,
     stable_prefix: usize,
@@ -137,6 +139,8 @@ pub(super) struct Turn {
     final_message: Option<Message>,
     /// The model's reasoning text over every call of the turn (shown only on request).
     reasoning: String,
+    /// The last call's usage, stored beside the answer when the turn concludes.
+    unrecorded: Option<Usage>,
 }
 
 impl Turn {
@@ -160,6 +164,7 @@ impl Turn {
             },
             system: Arc::from(""),
             specs: Vec::new(),
+            prefix_estimate: 0,
             messages: Vec::new(),
             stable_prefix: 0,
             turn_start: 0,
@@ -171,6 +176,7 @@ impl Turn {
             delivery: s.delivery,
             final_message: None,
             reasoning: String::new(),
+            unrecorded: None,
         }
     }
 
@@ -198,7 +204,12 @@ impl Turn {
             Ok(text) if self.want_voice_reply => self.voice_reply(text).await,
             _ => None,
         };
-        let outcome = self.conclude(outcome, voice_reply.as_deref()).await;
+        let usage = self.unrecorded.take().map(|u| self.record_usage(u));
+        let (outcome, ()) = tokio::join!(self.conclude(outcome, voice_reply.as_deref()), async {
+            if let Some(write) = usage {
+                write.await;
+            }
+        });
         self.requeue_late_steers().await;
         self.finish(outcome, voice_reply);
     }
@@ -259,7 +270,8 @@ impl Turn {
             let tools_allowed = self.calls_used < MAX_TOOL_CALLS;
             let response = self.model_step(tools_allowed).await?;
             self.usage += response.usage;
-            self.account(&response.usage).await;
+            self.account(&response.usage);
+            let call_usage = response.usage;
             let message = response.message;
             let thought = crate::llm::reasoning_text(&message);
             if !thought.trim().is_empty() {
@@ -281,7 +293,9 @@ impl Turn {
                 && let Some(steer) = self.steer_block()
             {
                 // The owner steered while the answer streamed: it becomes a step of its own.
-                self.persist(&message, &[]).await?;
+                let ((), stored) =
+                    tokio::join!(self.record_usage(call_usage), self.persist(&message, &[]));
+                stored?;
                 self.messages.push(message);
                 let steer = Message {
                     role: Role::User,
@@ -295,9 +309,12 @@ impl Turn {
                 // Stored by `conclude`, with the outbox item of an owner turn.
                 let text = message.text();
                 self.final_message = Some(message);
+                self.unrecorded = Some(call_usage);
                 return Ok(text);
             }
-            self.persist(&message, &[]).await?;
+            let ((), stored) =
+                tokio::join!(self.record_usage(call_usage), self.persist(&message, &[]));
+            stored?;
             self.messages.push(message.clone());
             if !tools_allowed {
                 tracing::warn!(
@@ -327,41 +344,44 @@ impl Turn {
     async fn prepare(&mut self) -> Result<(), Stop> {
         let turns = &self.turns.inner;
         let (rounds, k, tz) = (turns.context_rounds, turns.memory_recall_k, turns.tz);
-        self.system = with_skills(
-            turns.soul.system_prompt().await,
-            &turns.skills.index().await,
-        );
+        let (soul, skills) = tokio::join!(turns.soul.system_prompt(), turns.skills.index());
+        self.system = with_skills(soul, &skills);
         self.specs = turns.tools.specs();
+        self.prefix_estimate = prefix_tokens(&self.system, &self.specs);
         self.budget = self.budget_for_model();
-        let fixed = prefix_tokens(&self.system, &self.specs)
-            + message_tokens(&self.user)
-            + PER_TURN_ALLOWANCE;
+        let fixed = self.prefix_estimate + message_tokens(&self.user) + PER_TURN_ALLOWANCE;
         let limits = Limits {
             rounds,
             budget: self.budget,
             fixed,
             kind: self.model.kind,
         };
-        let history = history::load(&turns.store, self.session_id, limits)
-            .await
-            .map_err(store_failed)?;
-        if history.folded {
-            turns.after_fold.folded(self.session_id);
-        }
-        let history = history.with_summary();
-        self.persist(&self.user.clone(), &[]).await?;
-        let turns = &self.turns.inner;
+        // Memory recall reads only the memories, so it runs beside loading the history and
+        // storing the owner's message (each on its own pool connection), not after them.
         let query = media::recall_query(&self.user);
-        let memories = if k == 0 || query.trim().is_empty() {
-            Vec::new()
-        } else {
-            let recall = turns.recall.clone();
+        let recall = async {
+            if k == 0 || query.trim().is_empty() {
+                return Some(Vec::new());
+            }
             tokio::select! {
                 biased;
-                () = self.cancel.cancelled() => return Err(Stop::Cancelled),
-                m = recall.recall(&query, k) => m.into_iter().take(k).collect(),
+                () = self.cancel.cancelled() => None,
+                m = turns.recall.recall(&query, k) => Some(m.into_iter().take(k).collect::<Vec<_>>()),
             }
         };
+        let stored = async {
+            let history = history::load(&turns.store, self.session_id, limits)
+                .await
+                .map_err(store_failed)?;
+            if history.folded {
+                turns.after_fold.folded(self.session_id);
+            }
+            self.persist(&self.user, &[]).await?;
+            Ok::<_, Stop>(history.with_summary())
+        };
+        let (history, memories) = tokio::join!(stored, recall);
+        let history = history?;
+        let memories = memories.ok_or(Stop::Cancelled)?;
         let per_turn = per_turn_block(&format_now(Utc::now(), tz), &memories);
         let assembled = assemble(history, &self.user, &per_turn);
         self.messages = assembled.messages;

@@ -28,15 +28,22 @@ fn is_wide(c: char) -> bool {
         | 0x20000..=0x3FFFF)
 }
 
-/// The estimated tokens of `text`.
+/// The estimated tokens of `text`. Runs once per message and request, over the whole context:
+/// ASCII bytes are counted without decoding, only the other characters are decoded.
 pub fn text_tokens(text: &str) -> u64 {
     let (mut wide, mut other_bytes) = (0u64, 0u64);
-    for c in text.chars() {
+    let mut rest = text;
+    while !rest.is_empty() {
+        let ascii = rest.bytes().take_while(u8::is_ascii).count();
+        other_bytes += ascii as u64;
+        rest = &rest[ascii..];
+        let Some(c) = rest.chars().next() else { break };
         if is_wide(c) {
             wide += 1;
         } else {
             other_bytes += c.len_utf8() as u64;
         }
+        rest = &rest[c.len_utf8()..];
     }
     wide + other_bytes.div_ceil(4)
 }
@@ -143,7 +150,28 @@ impl Calibration {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// The estimate decoding every character, which `text_tokens` must equal.
+    fn per_char(text: &str) -> u64 {
+        let wide = text.chars().filter(|&c| is_wide(c)).count() as u64;
+        let other: usize = text
+            .chars()
+            .filter(|&c| !is_wide(c))
+            .map(char::len_utf8)
+            .sum();
+        wide + (other as u64).div_ceil(4)
+    }
+
+    proptest! {
+        #[test]
+        fn the_ascii_fast_path_counts_like_decoding_every_character(text in "(?s).{0,200}", mixed in "[a-z 你好こんにちは한글é€😀\\n]{0,120}") {
+            prop_assert_eq!(text_tokens(&text), per_char(&text));
+            prop_assert_eq!(text_tokens(&mixed), per_char(&mixed));
+        }
+    }
 
     #[test]
     fn cjk_counts_one_token_per_character_and_ascii_about_four_bytes() {

@@ -8,7 +8,7 @@ use crate::conversation::{Block, Message, Role, Usage};
 use crate::turn::budget::{KEEP_ROUNDS, slim_turn_outputs};
 use crate::turn::context::starts_round;
 use crate::turn::history::{self, Limits};
-use crate::turn::tokens::{messages_tokens, prefix_tokens};
+use crate::turn::tokens::messages_tokens;
 
 impl Turn {
     /// The request budget of the current model, in this session's estimate units.
@@ -27,7 +27,7 @@ impl Turn {
 
     /// The estimated tokens of the next request.
     pub(super) fn request_tokens(&self) -> u64 {
-        prefix_tokens(&self.system, &self.specs) + messages_tokens(&self.messages)
+        self.prefix_estimate + messages_tokens(&self.messages)
     }
 
     /// Before a model call, over the budget: this turn's earlier tool outputs shrink to their
@@ -50,8 +50,7 @@ impl Turn {
             return Ok(());
         }
         let turns = &self.turns.inner;
-        let fixed = prefix_tokens(&self.system, &self.specs)
-            + messages_tokens(&self.messages[self.turn_start..]);
+        let fixed = self.prefix_estimate + messages_tokens(&self.messages[self.turn_start..]);
         let limits = Limits {
             rounds: turns.context_rounds,
             budget: self.budget,
@@ -148,17 +147,25 @@ impl Turn {
         self.messages.extend(current);
     }
 
-    /// Records a call's usage and corrects the session's estimate by it.
-    pub(super) async fn account(&self, usage: &Usage) {
-        let turns = &self.turns.inner;
-        turns
-            .usage
-            .record(self.session_id, &self.model.name, &self.model.model, usage)
-            .await;
+    /// Corrects the session's estimate by a call's usage.
+    pub(super) fn account(&self, usage: &Usage) {
         let reported = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
-        turns
+        self.turns
+            .inner
             .calibration
             .observe(self.session_id, self.request_tokens(), reported);
+    }
+
+    /// The store write that records a call's usage; it borrows nothing, so the turn runs it
+    /// beside its next write of the conversation (the ledger is not on the way to the answer).
+    pub(super) fn record_usage(&self, usage: Usage) -> impl Future<Output = ()> + Send + 'static {
+        let ledger = self.turns.inner.usage.clone();
+        let (session_id, name, model) = (
+            self.session_id,
+            self.model.name.clone(),
+            self.model.model.clone(),
+        );
+        async move { ledger.record(session_id, &name, &model, &usage).await }
     }
 }
 

@@ -28,15 +28,16 @@ async fn measure(
     let mut after_trigger = Vec::new();
     // 5 warm-up turns, then `turns` measured ones; the user-message count starts at 1.
     for i in 1..=opts.turns + 5 {
-        let (total, own) = turn(
+        let t = turn(
             &rig,
             &format!("第 {i} 条：我喜欢在周末爬山，今天天气怎么样?"),
         )
         .await;
+        let added = t.total.saturating_sub(t.llm);
         if i > 5 {
-            all.push(total.saturating_sub(own));
+            all.push(added);
             if i > INTERVAL && (i - 1) % INTERVAL == 0 {
-                after_trigger.push(total.saturating_sub(own));
+                after_trigger.push(added);
             }
         }
     }

@@ -126,9 +126,20 @@ pub async fn run(opts: &Opts, bins: &Path, table: &mut Table) -> anyhow::Result<
     Ok(())
 }
 
-/// One owner message → final answer. Returns (update queued → first sendMessage of the
-/// answer, the fake LLM's own time within that span).
-pub async fn turn(rig: &Rig, text: &str) -> (Duration, Duration) {
+/// One owner message → final answer, timed.
+pub struct Timed {
+    /// Update queued → first sendMessage of the answer.
+    pub total: Duration,
+    /// The fake LLM's own time within that span.
+    pub llm: Duration,
+    /// Update queued → the first model request arrived (kernel-tg, gRPC, the turn's set-up).
+    pub before_model: Duration,
+    /// The model's last byte → the first sendMessage of the answer (storing, delivering).
+    pub after_model: Duration,
+}
+
+/// Sends one owner message and waits for the final answer.
+pub async fn turn(rig: &Rig, text: &str) -> Timed {
     let since = rig.telegram.call_count();
     let served_before = rig.llm.served().len();
     let t0 = Instant::now();
@@ -142,16 +153,29 @@ pub async fn turn(rig: &Rig, text: &str) -> (Duration, Duration) {
         )
         .await;
     let t1 = Instant::now();
-    let llm = rig.llm.served()[served_before..]
+    let served: Vec<_> = rig.llm.served()[served_before..]
         .iter()
         .filter(|s| s.received < t1)
+        .cloned()
+        .collect();
+    let llm = served
+        .iter()
         .map(|s| s.finished.unwrap_or(t1).min(t1) - s.received)
         .sum();
+    let before_model = served.first().map_or(Duration::ZERO, |s| s.received - t0);
+    let after_model = served
+        .last()
+        .map_or(Duration::ZERO, |s| t1 - s.finished.unwrap_or(t1).min(t1));
     // The turn is over when the placeholder is gone.
     rig.telegram
         .wait_for_call_since(since, "deleteMessage", |c| c.ok, PROMPT)
         .await;
-    (t1 - t0, llm)
+    Timed {
+        total: t1 - t0,
+        llm,
+        before_model,
+        after_model,
+    }
 }
 
 async fn latency(opts: &Opts, rig: &Rig, table: &mut Table) -> anyhow::Result<()> {
@@ -160,10 +184,13 @@ async fn latency(opts: &Opts, rig: &Rig, table: &mut Table) -> anyhow::Result<()
     }
     let mut added = Vec::with_capacity(opts.turns);
     let mut llm = Vec::with_capacity(opts.turns);
+    let (mut before, mut after) = (Vec::new(), Vec::new());
     for i in 0..opts.turns {
-        let (total, own) = turn(rig, &format!("question {i}: 今天天气怎么样? what's up")).await;
-        added.push(total.saturating_sub(own));
-        llm.push(own);
+        let t = turn(rig, &format!("question {i}: 今天天气怎么样? what's up")).await;
+        added.push(t.total.saturating_sub(t.llm));
+        llm.push(t.llm);
+        before.push(t.before_model);
+        after.push(t.after_model);
     }
     let p50 = percentile(&added, 50.0);
     table.check(
@@ -181,6 +208,15 @@ async fn latency(opts: &Opts, rig: &Rig, table: &mut Table) -> anyhow::Result<()
         "added latency per turn p95",
         ms(percentile(&added, 95.0)),
         "same turns",
+    );
+    table.info(
+        "of which before / after the model call, p50",
+        format!(
+            "{} / {}",
+            ms(percentile(&before, 50.0)),
+            ms(percentile(&after, 50.0))
+        ),
+        "update queued → the model request arrived; the model's last byte → the answer's sendMessage",
     );
     Ok(())
 }
