@@ -31,6 +31,7 @@ pub async fn begin(app: &App, reply_to: MessageId, input: TurnInput) -> bool {
         attachments: Vec::new(),
         want_voice_reply: input.media.as_ref().is_some_and(Media::is_voice),
         deliver_to_owner: None,
+        idempotency_keys: Vec::new(),
     };
     if let Some(media) = input.media {
         if media.size > MAX_DOWNLOAD_BYTES {
