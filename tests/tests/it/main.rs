@@ -69,6 +69,7 @@ mod tg_context;
 mod tg_drafts;
 mod tg_failures;
 mod tg_faults;
+mod tg_intake;
 mod tg_media;
 mod tg_notes;
 mod tg_outbox;
