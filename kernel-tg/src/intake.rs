@@ -42,6 +42,9 @@ const HELD_PAUSE: Duration = Duration::from_secs(1);
 const ERROR_PAUSE: Duration = Duration::from_secs(1);
 /// How long shutdown waits for the turn being handed over.
 const HANDOVER_GRACE: Duration = Duration::from_secs(5);
+/// Most getUpdates pages read as the start-up backlog (10,000 updates; they make one bounded
+/// turn).
+const MAX_BACKLOG_PAGES: usize = 100;
 /// Telegram's largest getUpdates page.
 const PAGE: u8 = 100;
 
@@ -149,7 +152,7 @@ impl Loop {
     async fn backlog(&mut self, shutdown: &CancellationToken) {
         let mut updates = Vec::new();
         let mut offset = None;
-        for _ in 0..3 {
+        for _ in 0..MAX_BACKLOG_PAGES {
             let page = tokio::select! {
                 page = self.get(offset, 0) => page,
                 () = shutdown.cancelled() => return,

@@ -261,6 +261,12 @@ async fn messages_sent_while_kernel_tg_was_down_are_one_late_turn_and_a_stale_co
     stack.updates_confirmed().await;
 
     stack.kill_bot();
+    // Two days old: not run, only counted.
+    let old = chrono::Utc::now().timestamp() - 2 * 86_400;
+    stack.telegram.user_message(
+        OWNER_ID,
+        json!({ "text": "an ancient message", "date": old }),
+    );
     stack.owner_says("first while you were away");
     stack.owner_says("/del_history #1");
     stack.owner_says("second while you were away");
@@ -295,5 +301,58 @@ async fn messages_sent_while_kernel_tg_was_down_are_one_late_turn_and_a_stale_co
         )
         .await;
     assert!(text_of(&notice).contains("未执行"), "{}", text_of(&notice));
+    assert!(
+        text_of(&notice).contains("1 条消息超过 24 小时"),
+        "{}",
+        text_of(&notice)
+    );
+    assert!(!body.contains("an ancient message"), "{body}");
+    stack.updates_confirmed().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_album_over_ten_parts_or_with_a_video_names_what_was_left_out_and_the_rest_runs() {
+    let stack = Stack::start().await;
+    stack.llm.push(slow("ten photos"));
+    let photos: Vec<Vec<u8>> = (1..=11)
+        .map(|i| [PNG, format!("album-part-{i:02}").as_bytes()].concat())
+        .collect();
+    let ids = stack
+        .telegram
+        .user_album_photos(OWNER_ID, photos.clone(), Some("eleven"), "big");
+    stack.telegram.user_message(
+        OWNER_ID,
+        json!({
+            "media_group_id": "big",
+            "video": {
+                "file_id": "v9", "file_unique_id": "uv9", "file_size": 10, "width": 1,
+                "height": 1, "duration": 1, "mime_type": "video/mp4"
+            }
+        }),
+    );
+    let told = stack
+        .telegram
+        .wait_for_call(
+            "sendMessage",
+            |c| text_of(c).contains(&zh().left_over_limit(1, 10)),
+            PROMPT,
+        )
+        .await;
+    assert!(
+        text_of(&told).contains(&zh().left_unsupported(Unsupported::Video)),
+        "one reply names both: {}",
+        text_of(&told)
+    );
+    stack
+        .telegram
+        .wait_for_call("sendMessage", |c| text_of(c) == "ten photos", PROMPT)
+        .await;
+    let requests = stack.llm.requests();
+    assert_eq!(requests.len(), 1, "one model call");
+    let body = &requests[0].raw_body;
+    let carried = photos.iter().filter(|p| body.contains(&base64(p))).count();
+    assert_eq!(carried, 10, "the first ten photos");
+    assert!(!body.contains(&base64(&photos[10])));
+    assert_eq!(ids.len(), 11);
     stack.updates_confirmed().await;
 }
