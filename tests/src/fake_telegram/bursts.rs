@@ -62,6 +62,26 @@ fn content_field(content: &mut Content, key: &str, value: Value) {
 }
 
 impl FakeTelegram {
+    /// Waits until a getUpdates answer delivered message `message_id` to the bot (it may not
+    /// be confirmed yet: the bot confirms an update only once it is handled).
+    pub async fn wait_delivered(&self, message_id: i64, timeout: std::time::Duration) {
+        self.wait_for_call(
+            "getUpdates",
+            |c| {
+                c.result
+                    .as_ref()
+                    .and_then(Value::as_array)
+                    .is_some_and(|updates| {
+                        updates
+                            .iter()
+                            .any(|u| u["message"]["message_id"].as_i64() == Some(message_id))
+                    })
+            },
+            timeout,
+        )
+        .await;
+    }
+
     /// An album of photos from `from` with one `media_group_id` (`group`), the caption on the
     /// first part, each part its own update (queued together); returns their message ids.
     pub fn user_album_photos(
