@@ -190,3 +190,57 @@ fn capitalise(text: &str) -> String {
         None => String::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ZH: Texts = Texts::new(Locale::Zh);
+    const EN: Texts = Texts::new(Locale::En);
+
+    #[test]
+    fn kinds_not_taken_are_named_in_both_languages() {
+        assert_eq!(
+            ZH.unsupported_kind(Unsupported::Sticker),
+            "暂不支持贴纸，请发送文字、图片、文件、语音、位置或联系人"
+        );
+        assert!(
+            EN.unsupported_kind(Unsupported::VideoNote)
+                .starts_with("A video message is not supported;")
+        );
+    }
+
+    #[test]
+    fn names_and_excerpts_are_escaped_and_cut() {
+        let html = EN.not_taken(&format!("<b>{}", "x".repeat(200)), 120);
+        assert!(
+            html.contains("&lt;b&gt;") && !html.contains("<b>"),
+            "{html}"
+        );
+        assert!(html.contains("120 s"), "{html}");
+        assert!(html.chars().count() < 260, "{html}");
+        let left = ZH.left_out(&[ZH.left_too_large("<a>.pdf", 20), ZH.left_failed("")]);
+        assert_eq!(
+            left,
+            "⚠️ 以下内容未处理，其余照常：\n• &lt;a&gt;.pdf：太大（上限 20 MB）\n• 一张图片：下载失败"
+        );
+        let notice = EN.backlog_skipped(0, 24, &["/x<y".to_owned()]);
+        assert!(notice.contains("/x&lt;y"), "{notice}");
+        assert!(!notice.contains("older than"), "{notice}");
+    }
+
+    #[test]
+    fn the_late_marker_shows_the_date_only_when_it_is_not_today() {
+        let sent = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
+        assert_eq!(
+            EN.late_marker(sent, sent),
+            "[received 22:13 while Kernel was offline]"
+        );
+        let shanghai = ZH.with_timezone(chrono_tz::Asia::Shanghai);
+        let later = sent + chrono::Duration::days(1);
+        assert_eq!(
+            shanghai.late_marker(sent, later),
+            "[离线期间 2023-11-15 06:13 收到]"
+        );
+    }
+}
