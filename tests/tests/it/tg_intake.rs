@@ -356,3 +356,38 @@ async fn an_album_over_ten_parts_or_with_a_video_names_what_was_left_out_and_the
     assert_eq!(ids.len(), 11);
     stack.updates_confirmed().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backlog_of_hundreds_is_one_bounded_turn_saying_what_was_cut() {
+    let mut stack = Stack::start().await;
+    stack.kill_bot();
+    for i in 1..=250 {
+        stack.owner_says(&format!("backlog message {i:03}"));
+    }
+    stack.llm.push(Script::text("caught up"));
+    stack.start_bot().await;
+    stack
+        .telegram
+        .wait_for_call("sendMessage", |c| text_of(c) == "caught up", PROMPT)
+        .await;
+    let told = stack
+        .telegram
+        .wait_for_call(
+            "sendMessage",
+            |c| text_of(c).contains(&zh().left_cut(200)),
+            PROMPT,
+        )
+        .await;
+    assert!(text_of(&told).starts_with("⚠️"), "{}", text_of(&told));
+    let requests = stack.llm.requests();
+    assert_eq!(
+        requests.len(),
+        1,
+        "one model call for three pages of backlog"
+    );
+    let body = &requests[0].raw_body;
+    assert!(body.contains("backlog message 250"), "the latest are kept");
+    assert!(body.contains("backlog message 201"));
+    assert!(!body.contains("backlog message 200"), "cut");
+    stack.updates_confirmed().await;
+}
