@@ -12,6 +12,7 @@ mod config_example_current;
 mod config_loading;
 mod config_memory_auto;
 mod config_refusals;
+mod config_retry;
 mod config_speech;
 mod config_summary_rewrite;
 mod config_timeouts;

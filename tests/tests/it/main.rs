@@ -50,6 +50,7 @@ mod provider_claude_wire;
 mod provider_failover;
 mod provider_openai;
 mod provider_openai_errors;
+mod provider_retry;
 mod provider_thinking;
 mod schedule_task_runs;
 mod schedules;
