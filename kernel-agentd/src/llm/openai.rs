@@ -2,6 +2,7 @@
 //! real compatible servers do (no `[DONE]`, usage late or never, `reasoning_content`, …).
 
 mod decode;
+mod think;
 pub(crate) mod wire;
 
 use std::collections::BTreeMap;

@@ -51,6 +51,7 @@ mod provider_failover;
 mod provider_openai;
 mod provider_openai_errors;
 mod provider_retry;
+mod provider_think;
 mod provider_thinking;
 mod schedule_task_runs;
 mod schedules;
