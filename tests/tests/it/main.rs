@@ -82,6 +82,7 @@ mod tg_telegram_errors;
 mod tg_turn;
 mod titles;
 mod titles_auto;
+mod tools_parallel;
 mod turn_basic;
 mod turn_busy;
 mod turn_cancel;
