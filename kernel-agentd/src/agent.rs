@@ -91,6 +91,8 @@ pub struct Status {
     pub embeddings: Option<(EmbeddingsStatus, u64)>,
     /// The current session's context fill.
     pub context: ContextFill,
+    /// Model calls retried on the same provider since the start, and the last retry.
+    pub retries: (u64, Option<crate::llm::retry::LastRetry>),
 }
 
 impl Agent {
@@ -361,6 +363,7 @@ impl Agent {
                 .await
                 .map_err(ApiError::internal)?,
             cooldowns: self.inner.models.cooldowns().all_active(),
+            retries: self.inner.models.retries().snapshot(),
             memory_auto: self.inner.memory_auto.status(),
             embeddings: match self.inner.memories.semantic() {
                 Some(s) => Some((

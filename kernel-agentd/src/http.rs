@@ -268,6 +268,43 @@ mod tests {
     use super::*;
 
     #[test]
+    fn retry_after_that_is_missing_garbage_negative_or_days_long_is_none_or_capped() {
+        let parse = |name: &str, value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(
+                reqwest::header::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                reqwest::header::HeaderValue::from_str(value).unwrap(),
+            );
+            retry_after(&headers)
+        };
+        assert_eq!(retry_after(&HeaderMap::new()), None);
+        assert_eq!(parse("retry-after", "2"), Some(Duration::from_secs(2)));
+        assert_eq!(
+            parse("retry-after", " 1.5 "),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(
+            parse("retry-after-ms", "250"),
+            Some(Duration::from_millis(250))
+        );
+        for garbage in [
+            "soon",
+            "-3",
+            "NaN",
+            "inf",
+            "",
+            "Wed, 21 Oct 2015 07:28:00 GMT",
+        ] {
+            assert_eq!(parse("retry-after", garbage), None, "{garbage:?}");
+        }
+        assert_eq!(
+            parse("retry-after", "99999999999"),
+            Some(Duration::from_secs(86_400)),
+            "days long is capped at a day (the retry budget then gives up)"
+        );
+    }
+
+    #[test]
     fn parses_common_error_shapes() {
         let a = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
         assert_eq!(

@@ -6,6 +6,7 @@ pub mod error;
 pub(crate) mod http;
 pub(crate) mod json_answer;
 pub(crate) mod openai;
+pub mod retry;
 mod sse;
 pub mod titles;
 

@@ -13,10 +13,12 @@ use kernel_common::Config;
 use kernel_common::config::{ProviderConfig, ProviderKind, provider_key_env};
 
 use crate::error::ApiError;
+use crate::llm::retry::RetryStats;
 use crate::llm::{LlmError, Provider};
 use crate::refusal::Refusal;
 use crate::store::Store;
 use cooldown::{Clock, Cooldown, Cooldowns, FailoverReason};
+use kernel_common::config::retry::RetryConfig;
 
 const PROVIDER_KEY: &str = "provider";
 const MODEL_KEY: &str = "model";
@@ -59,6 +61,8 @@ pub struct CurrentModel {
     pub provider: Arc<dyn Provider>,
     pub model: String,
     pub kind: ProviderKind,
+    /// Its retry policy (`[providers.<name>.retry]`).
+    pub retry: RetryConfig,
 }
 
 impl Selection {
@@ -120,6 +124,8 @@ struct Inner {
     /// `general.fallback_providers`, in order.
     fallbacks: Vec<String>,
     cooldowns: Cooldowns,
+    /// Retries of turn model calls, for `/status`.
+    retries: RetryStats,
 }
 
 impl Models {
@@ -156,6 +162,7 @@ impl Models {
                 selection: Mutex::new(selection),
                 fallbacks: config.general.fallback_providers.clone(),
                 cooldowns,
+                retries: RetryStats::default(),
             }),
         })
     }
@@ -163,6 +170,11 @@ impl Models {
     /// The providers' (and `[titles]`') cooldowns.
     pub fn cooldowns(&self) -> &Cooldowns {
         &self.inner.cooldowns
+    }
+
+    /// Retries of turn model calls since the start.
+    pub fn retries(&self) -> &RetryStats {
+        &self.inner.retries
     }
 
     /// The current provider/model choice.
@@ -203,13 +215,18 @@ impl Models {
             .get(&s.provider)
             .cloned()
             .ok_or_else(unavailable)?;
-        let kind = self.current_kind().ok_or_else(unavailable)?;
+        let config = self
+            .inner
+            .configs
+            .get(&s.provider)
+            .ok_or_else(unavailable)?;
         Ok(CurrentModel {
             name: s.provider,
             replaces: None,
             provider,
             model: s.model,
-            kind,
+            kind: config.kind,
+            retry: config.retry,
         })
     }
 
@@ -250,6 +267,7 @@ impl Models {
                     provider,
                     model: config.default_model.clone(),
                     kind: config.kind,
+                    retry: config.retry,
                 })
             })
     }
@@ -274,7 +292,8 @@ impl Models {
         (list, s)
     }
 
-    /// Switches to provider `name` and its default model; saved for the next start.
+    /// Switches to provider `name` and its default model; saved for the next start. The owner's
+    /// explicit choice wins: a cooldown of `name` ends.
     pub async fn select_provider(&self, name: &str) -> Result<Selection, ApiError> {
         let p = self.provider_config(name)?;
         if !p.available() {
@@ -288,7 +307,9 @@ impl Models {
             provider: name.to_string(),
             model: p.default_model.clone(),
         };
-        self.save(selection).await
+        let selection = self.save(selection).await?;
+        self.inner.cooldowns.end_by_owner(name).await;
+        Ok(selection)
     }
 
     /// Switches model within the current provider's configured `models`.
@@ -557,6 +578,24 @@ mod tests {
         assert!(
             again.cooldowns().all_active().is_empty(),
             "the reset is saved"
+        );
+    }
+
+    #[tokio::test]
+    async fn choosing_a_cooling_provider_ends_its_cooldown_and_uses_it() {
+        let env = env("").await;
+        let t0 = chrono::Utc::now();
+        let m = failover_models(&env, t0).await;
+        m.fail_over("main", &rate_limited()).await.unwrap();
+        assert_eq!(m.current().unwrap().name, "spare");
+        m.select_provider("main").await.unwrap();
+        let current = m.current().unwrap();
+        assert_eq!((current.name.as_str(), current.replaces), ("main", None));
+        assert!(m.cooldowns().active("main").is_none());
+        let again = failover_models(&env, t0).await;
+        assert!(
+            again.cooldowns().active("main").is_none(),
+            "the end is saved"
         );
     }
 

@@ -74,6 +74,32 @@ pub trait Tool: Send + Sync + std::fmt::Debug {
     /// Runs the tool. `input` already matches the schema. Must return promptly once
     /// `ctx.cancel` is cancelled.
     async fn call(&self, input: Value, ctx: ToolContext) -> ToolOutput;
+    /// Whether the tool only reads (no side effects): read-only calls of one step run
+    /// concurrently; the rest run alone, in order.
+    fn read_only(&self) -> bool {
+        false
+    }
+}
+
+/// The most characters of any tool result the model gets. The CLI and MCP cut their own output
+/// at 50 000 first, in their own way (their JSON stays whole below this); this catches every
+/// other tool (e.g. `skill_read`'s files of up to 256 KB).
+pub const MAX_TOOL_RESULT_CHARS: usize = 64_000;
+
+/// `output` cut to [`MAX_TOOL_RESULT_CHARS`] characters, with a note telling the model what
+/// was cut.
+fn capped(output: ToolOutput) -> ToolOutput {
+    let total = output.content.chars().count();
+    if total <= MAX_TOOL_RESULT_CHARS {
+        return output;
+    }
+    let kept = kernel_common::text::head(&output.content, MAX_TOOL_RESULT_CHARS);
+    ToolOutput {
+        content: format!(
+            "{kept}\n\n[result cut: {total} characters, only the first {MAX_TOOL_RESULT_CHARS} are shown; ask for less (a narrower query, a smaller file or range) if you need the rest]"
+        ),
+        is_error: output.is_error,
+    }
 }
 
 /// Why a tool could not be registered.
@@ -174,6 +200,11 @@ impl ToolRegistry {
             .map(|e| e.tool.clone())
     }
 
+    /// Whether `name` is a registered read-only tool (unknown tools are not).
+    pub fn read_only(&self, name: &str) -> bool {
+        self.get(name).is_some_and(|t| t.read_only())
+    }
+
     /// Runs the tool `name` on `input`: unknown tools, schema violations and panics become
     /// `is_error` outputs; never fails.
     pub async fn call(&self, name: &str, input: Value, ctx: ToolContext) -> ToolOutput {
@@ -196,7 +227,7 @@ impl ToolRegistry {
             .catch_unwind()
             .await
         {
-            Ok(output) => output,
+            Ok(output) => capped(output),
             Err(_) => {
                 tracing::error!(tool = name, "tool panicked");
                 ToolOutput::error(format!("tool {name} failed unexpectedly"))

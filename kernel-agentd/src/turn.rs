@@ -104,6 +104,12 @@ pub enum TurnEvent {
         model: String,
         reason: FailoverReason,
     },
+    /// The model call failed transiently before any answer text and is retried on the same
+    /// provider after `scheduled.wait`.
+    RetryScheduled {
+        provider: String,
+        scheduled: crate::llm::retry::Scheduled,
+    },
     /// Speech work began: transcribing the voice notes (after `Started`, before the first model
     /// call) or synthesising the voice reply (before `Completed`).
     SpeechStarted(SpeechStage),

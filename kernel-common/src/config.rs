@@ -7,6 +7,7 @@
 pub mod context;
 pub mod env;
 pub mod raw;
+pub mod retry;
 mod secrets;
 mod summary;
 mod validate;
@@ -164,6 +165,11 @@ pub struct ProviderConfig {
     pub headers: BTreeMap<String, Secret>,
     /// No bytes for this long ends the stream with a stall error (default 120 s).
     pub stream_idle_timeout: std::time::Duration,
+    /// No answer bytes (response head and first stream data) this long after the request ends
+    /// the call with a stall error (default 300 s: reasoning models think before they write).
+    pub first_byte_timeout: std::time::Duration,
+    /// Retries on the same provider after a transient failure.
+    pub retry: retry::RetryConfig,
     /// The context window settings and per-model prices.
     pub context: context::ContextLimits,
     /// Extended thinking / reasoning effort asked for; `None`: the provider's default.
@@ -216,6 +222,8 @@ pub struct TitlesConfig {
     pub model: String,
     pub max_tokens: u32,
     pub headers: BTreeMap<String, Secret>,
+    /// Retries on the same endpoint after a transient failure.
+    pub retry: retry::RetryConfig,
 }
 
 /// `[memory_auto]`: every `interval` user messages (and on `/new`, and at local midnight) a

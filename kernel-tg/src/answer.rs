@@ -100,6 +100,17 @@ async fn call(
                 status.context_budget_tokens,
                 status.has_summary,
             ));
+            if let Some(r) = &status.model_retries
+                && let Some(line) = texts.model_retries(
+                    r.count,
+                    r.last_at.as_deref(),
+                    &r.last_provider,
+                    &r.last_reason,
+                )
+            {
+                text.push('\n');
+                text.push_str(&line);
+            }
             text
         }
         Command::Compact => {

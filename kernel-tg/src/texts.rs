@@ -4,6 +4,7 @@
 //! through [`escape_html`]; inputs are plain Rust values (see [`listing`]) so this module stays
 //! free of the gRPC edge.
 
+mod cooldown;
 mod embeddings;
 mod errors;
 mod failures;
@@ -13,6 +14,7 @@ mod jobs;
 pub mod listing;
 mod notes;
 mod refusals;
+mod retry;
 mod skills;
 mod steering;
 mod usage;

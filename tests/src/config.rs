@@ -15,6 +15,10 @@ pub const PROVIDER_KEY: &str = "sk-test-provider-key-0123456789abcdef";
 /// The agentd TCP token in test configs.
 pub const AGENTD_TOKEN: &str = "agentd-token-0123456789abcdef";
 
+/// The line in the default provider's section that turns retries off: suites written for one
+/// failure per call keep it; the retry suites remove it (`TestConfig::rewrite`).
+pub const NO_RETRY: &str = "retry = { max_retries = 0 }";
+
 impl TestConfig {
     /// A config whose default provider `fake` (type `claude`) points at `llm_url`, with `extra`
     /// TOML appended (e.g. an `[agentd]` section).
@@ -50,6 +54,7 @@ api_key = "{PROVIDER_KEY}"
 max_tokens = 1024
 default_model = "fake-model"
 models = ["fake-model", "fake-model-2"]
+{NO_RETRY}
 
 {extra}
 "#

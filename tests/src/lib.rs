@@ -19,4 +19,5 @@ pub mod provider_calls;
 pub mod recorded;
 pub mod stack;
 pub mod test_tools;
+pub mod timed_tools;
 pub mod wait;

@@ -3,8 +3,6 @@
 mod decode;
 pub(crate) mod wire;
 
-use std::time::Duration;
-
 use kernel_common::config::{ProviderConfig, ThinkingConfig, ThinkingMode};
 
 use super::{EventStream, LlmError, ModelRequest, Provider, sse};
@@ -18,7 +16,7 @@ pub struct ClaudeProvider {
     name: String,
     endpoint: Endpoint,
     max_tokens: u32,
-    idle_timeout: Duration,
+    timeouts: sse::Timeouts,
     thinking: Option<ThinkingConfig>,
 }
 
@@ -52,7 +50,7 @@ impl ClaudeProvider {
             name: cfg.name.clone(),
             endpoint,
             max_tokens,
-            idle_timeout: cfg.stream_idle_timeout,
+            timeouts: sse::Timeouts::of(cfg),
             thinking: cfg.thinking.clone(),
         })
     }
@@ -122,7 +120,7 @@ impl Provider for ClaudeProvider {
         sse::open(
             &self.endpoint,
             &body,
-            self.idle_timeout,
+            self.timeouts,
             classify,
             decode::ClaudeDecoder::default(),
         )

@@ -2,10 +2,10 @@
 //! real compatible servers do (no `[DONE]`, usage late or never, `reasoning_content`, …).
 
 mod decode;
+mod think;
 pub(crate) mod wire;
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use kernel_common::Secret;
 use kernel_common::config::{ProviderConfig, ThinkingConfig, ThinkingMode};
@@ -18,7 +18,7 @@ pub struct OpenAiProvider {
     name: String,
     endpoint: Endpoint,
     max_tokens: Option<u32>,
-    idle_timeout: Duration,
+    timeouts: sse::Timeouts,
     thinking: Option<ThinkingConfig>,
 }
 
@@ -45,7 +45,7 @@ impl OpenAiProvider {
             name: cfg.name.clone(),
             endpoint,
             max_tokens: cfg.max_tokens,
-            idle_timeout: cfg.stream_idle_timeout,
+            timeouts: sse::Timeouts::of(cfg),
             thinking: cfg.thinking.clone(),
         })
     }
@@ -104,7 +104,7 @@ impl Provider for OpenAiProvider {
         sse::open(
             &self.endpoint,
             &body,
-            self.idle_timeout,
+            self.timeouts,
             classify,
             decode::OpenAiDecoder::default(),
         )

@@ -1,7 +1,8 @@
-//! Server-sent events from a streaming response: an idle timeout on the byte stream, SSE framing
-//! by `eventsource-stream`, and a driver that feeds events to a provider's [`Decoder`] and yields
-//! [`StreamEvent`]s ending in `Done`. A stream never hangs: no bytes for the idle timeout ends
-//! it with [`LlmError::Stalled`].
+//! Server-sent events from a streaming response: the stall timeouts on the byte stream (first
+//! byte, then between bytes), SSE framing by `eventsource-stream`, and a driver that feeds
+//! events to a provider's [`Decoder`] and yields [`StreamEvent`]s ending in `Done`. A stream
+//! never hangs: no response head and first bytes within the first-byte timeout, or no bytes for
+//! the idle timeout after that, ends it with [`LlmError::Stalled`].
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -65,21 +66,42 @@ pub(crate) async fn ensure_event_stream(
     })
 }
 
-/// The body of `response` as chunks; no chunk for `idle` yields `Stalled` and ends the stream.
+/// How long a streaming call may be silent: before its first bytes (reasoning models think
+/// first), and between bytes after that.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Timeouts {
+    pub first_byte: Duration,
+    pub idle: Duration,
+}
+
+impl Timeouts {
+    /// A provider's `first_byte_timeout_secs` and `stream_idle_timeout_secs`.
+    pub(crate) fn of(cfg: &kernel_common::config::ProviderConfig) -> Self {
+        Self {
+            first_byte: cfg.first_byte_timeout,
+            idle: cfg.stream_idle_timeout,
+        }
+    }
+}
+
+/// The body of `response` as chunks; no first chunk within `first.0` (reported as a stall of
+/// `first.1`, the whole first-byte timeout), or no later chunk for `idle`, yields `Stalled` and
+/// ends the stream.
 fn idle_bytes(
     response: reqwest::Response,
+    first: (Duration, Duration),
     idle: Duration,
     redactor: Redactor,
 ) -> impl Stream<Item = Result<Bytes, LlmError>> + Send {
     let body = Box::pin(response.bytes_stream());
-    futures::stream::unfold(Some(body), move |state| {
+    futures::stream::unfold(Some((body, first)), move |state| {
         let redactor = redactor.clone();
         async move {
-            let mut body = state?;
-            match tokio::time::timeout(idle, body.next()).await {
-                Err(_) => Some((Err(LlmError::Stalled { after: idle }), None)),
+            let (mut body, (wait, reported)) = state?;
+            match tokio::time::timeout(wait, body.next()).await {
+                Err(_) => Some((Err(LlmError::Stalled { after: reported }), None)),
                 Ok(None) => None,
-                Ok(Some(Ok(bytes))) => Some((Ok(bytes), Some(body))),
+                Ok(Some(Ok(bytes))) => Some((Ok(bytes), Some((body, (idle, idle))))),
                 Ok(Some(Err(e))) => {
                     let message = format!(
                         "connection closed mid-stream: {}",
@@ -114,7 +136,7 @@ struct Driver<D> {
 pub(crate) async fn open<D: Decoder>(
     endpoint: &Endpoint,
     body: &impl serde::Serialize,
-    idle: Duration,
+    timeouts: Timeouts,
     classify: fn(&HttpFailure) -> Option<LlmError>,
     decoder: D,
 ) -> Result<EventStream, LlmError> {
@@ -122,21 +144,35 @@ pub(crate) async fn open<D: Decoder>(
         status: 0,
         message: format!("cannot serialize the request: {e}"),
     })?;
-    let response = super::http::post(endpoint, bytes, idle, classify).await?;
+    let started = tokio::time::Instant::now();
+    let response = super::http::post(endpoint, bytes, timeouts.first_byte, classify).await?;
     let redactor = endpoint.redactor().clone();
-    let response = ensure_event_stream(response, idle, &redactor, classify).await?;
-    Ok(drive(response, idle, redactor, decoder))
+    let response = ensure_event_stream(response, timeouts.idle, &redactor, classify).await?;
+    // The first bytes are due within what is left of the first-byte timeout.
+    let first = timeouts
+        .first_byte
+        .saturating_sub(started.elapsed())
+        .max(Duration::from_millis(1));
+    Ok(drive(
+        response,
+        (first, timeouts.first_byte),
+        timeouts.idle,
+        redactor,
+        decoder,
+    ))
 }
 
 /// Streams `response` (an SSE body) through `decoder` into an [`EventStream`]. The stream ends
 /// after `Done` or the first error; dropping it closes the connection.
 pub(crate) fn drive<D: Decoder>(
     response: reqwest::Response,
+    first: (Duration, Duration),
     idle: Duration,
     redactor: Redactor,
     decoder: D,
 ) -> EventStream {
-    let events: Events = Box::pin(idle_bytes(response, idle, redactor.clone()).eventsource());
+    let events: Events =
+        Box::pin(idle_bytes(response, first, idle, redactor.clone()).eventsource());
     let driver = Driver {
         events,
         decoder: Some(decoder),

@@ -10,6 +10,9 @@ use kernel_common::text::truncate;
 use regex::Regex;
 use serde_json::Value;
 
+use kernel_common::config::retry::RetryConfig;
+use tokio_util::sync::CancellationToken;
+
 use super::{LlmError, ModelRequest, claude, openai};
 use crate::conversation::Message;
 use crate::http::{Endpoint, read_bounded};
@@ -31,6 +34,7 @@ pub struct TitlesClient {
     endpoint: Endpoint,
     model: String,
     max_tokens: u32,
+    retry: RetryConfig,
 }
 
 impl std::fmt::Debug for TitlesClient {
@@ -60,6 +64,7 @@ impl TitlesClient {
             endpoint,
             model: cfg.model.clone(),
             max_tokens: cfg.max_tokens,
+            retry: cfg.retry,
         })
     }
 
@@ -78,7 +83,8 @@ impl TitlesClient {
             messages: &messages,
             stable_prefix: 0,
         };
-        let call = self.call(&request);
+        let never = CancellationToken::new();
+        let call = super::retry::run(self.retry, "titles", &never, || self.call(&request));
         let raw = tokio::time::timeout(TITLE_TIMEOUT, call)
             .await
             .map_err(|_| LlmError::Stalled {
@@ -89,7 +95,8 @@ impl TitlesClient {
         })
     }
 
-    /// One non-streaming call with `system` and a single user `prompt`, given `timeout` in all;
+    /// One non-streaming call with `system` and a single user `prompt`, given `timeout` in all
+    /// (retries on the `[titles]` policy included);
     /// the answer text as the model wrote it (the auto-memory job uses this endpoint too).
     pub async fn complete(
         &self,
@@ -105,7 +112,11 @@ impl TitlesClient {
             messages: &messages,
             stable_prefix: 0,
         };
-        tokio::time::timeout(timeout, self.call_within(&request, timeout))
+        let never = CancellationToken::new();
+        let call = super::retry::run(self.retry, "titles", &never, || {
+            self.call_within(&request, timeout)
+        });
+        tokio::time::timeout(timeout, call)
             .await
             .map_err(|_| LlmError::Stalled { after: timeout })?
     }

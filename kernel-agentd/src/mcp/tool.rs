@@ -84,6 +84,10 @@ impl Tool for McpTool {
         self.def.schema.clone()
     }
 
+    fn read_only(&self) -> bool {
+        self.def.read_only
+    }
+
     async fn call(&self, input: Value, ctx: ToolContext) -> ToolOutput {
         let server = &self.server.name;
         let mut params = CallToolRequestParams::new(self.def.remote.clone());

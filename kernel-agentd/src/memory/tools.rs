@@ -119,6 +119,8 @@ impl<I: JsonSchema> MemoryTool<I> {
 trait Action: DeserializeOwned + JsonSchema + Send + 'static {
     const NAME: &'static str;
     const DESCRIPTION: &'static str;
+    /// Only reads memories (runs concurrently with other read-only calls).
+    const READ_ONLY: bool = false;
     async fn run(self, memories: &Memories) -> ToolOutput;
 }
 
@@ -134,6 +136,10 @@ impl<I: Action> Tool for MemoryTool<I> {
 
     fn input_schema(&self) -> Value {
         self.schema.clone()
+    }
+
+    fn read_only(&self) -> bool {
+        I::READ_ONLY
     }
 
     async fn call(&self, input: Value, _ctx: ToolContext) -> ToolOutput {
@@ -160,6 +166,7 @@ impl Action for AddInput {
 #[async_trait::async_trait]
 impl Action for SearchInput {
     const NAME: &'static str = "memory_search";
+    const READ_ONLY: bool = true;
     const DESCRIPTION: &'static str = "Search long-term memory (Chinese or English; by words, and by meaning when available) when the memories recalled automatically into the message are not enough, e.g. the owner refers to something said long ago. Optional since/until (local dates YYYY-MM-DD, inclusive) keep only memories saved in that range, e.g. for \"last month\" use the current local time from the message. Returns [{\"id\", \"text\", \"created_at\"}], best match first (limit 1-50, default 5).";
 
     async fn run(self, memories: &Memories) -> ToolOutput {
@@ -184,6 +191,7 @@ impl Action for SearchInput {
 #[async_trait::async_trait]
 impl Action for ListInput {
     const NAME: &'static str = "memory_list";
+    const READ_ONLY: bool = true;
     const DESCRIPTION: &'static str = "List long-term memories, newest first, e.g. when the owner asks what you remember about them. Returns [{\"id\", \"text\", \"created_at\"}] (limit 1-200, default 200).";
 
     async fn run(self, memories: &Memories) -> ToolOutput {

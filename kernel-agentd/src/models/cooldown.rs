@@ -215,6 +215,16 @@ impl Cooldowns {
         self.save(name, "").await;
     }
 
+    /// Ends `name`'s cooldown because the owner chose it (`/provider`): the owner's explicit
+    /// choice wins over the cooldown.
+    pub async fn end_by_owner(&self, name: &str) {
+        if self.lock().remove(name).is_none() {
+            return;
+        }
+        tracing::info!(provider = %name, "the owner chose a cooling provider; cooldown ended");
+        self.save(name, "").await;
+    }
+
     async fn save(&self, name: &str, value: &str) {
         if let Err(e) = self.store.set_setting(&setting_key(name), value).await {
             tracing::warn!(provider = %name, error = %e, "cannot save a cooldown");

@@ -177,6 +177,16 @@ pub fn chat_event(event: TurnEvent) -> pb::ChatEvent {
             to_model: model,
             reason: reason.code().to_owned(),
         }),
+        TurnEvent::RetryScheduled {
+            provider,
+            scheduled,
+        } => Event::RetryScheduled(pb::RetryScheduled {
+            provider,
+            reason: scheduled.reason.code().to_owned(),
+            attempt: scheduled.attempt,
+            max_attempts: scheduled.max_attempts,
+            wait_ms: u64::try_from(scheduled.wait.as_millis()).unwrap_or(u64::MAX),
+        }),
         TurnEvent::SpeechStarted(stage) => Event::Speech(pb::SpeechStarted {
             stage: speech_stage_pb(stage).into(),
         }),

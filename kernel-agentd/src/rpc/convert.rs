@@ -101,6 +101,20 @@ pub fn status(s: agent::Status) -> pb::GetStatusResponse {
         context_tokens: s.context.estimated_tokens,
         context_budget_tokens: s.context.budget_tokens,
         has_summary: s.context.has_summary,
+        model_retries: Some(model_retries(s.retries)),
+    }
+}
+
+/// Retries of model calls for the wire.
+fn model_retries((count, last): (u64, Option<crate::llm::retry::LastRetry>)) -> pb::ModelRetries {
+    pb::ModelRetries {
+        count,
+        last_at: last.as_ref().map(|l| rfc3339(l.at)),
+        last_provider: last
+            .as_ref()
+            .map(|l| l.provider.clone())
+            .unwrap_or_default(),
+        last_reason: last.map(|l| l.reason.code().to_owned()).unwrap_or_default(),
     }
 }
 

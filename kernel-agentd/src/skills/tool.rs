@@ -66,6 +66,10 @@ impl Tool for SkillReadTool {
         self.schema.clone()
     }
 
+    fn read_only(&self) -> bool {
+        true
+    }
+
     async fn call(&self, input: Value, _ctx: ToolContext) -> ToolOutput {
         let input: ReadInput = match serde_json::from_value(input) {
             Ok(input) => input,

@@ -106,3 +106,20 @@ async fn calls_never_fail_the_caller() {
         "{panicked:?}"
     );
 }
+
+#[test]
+fn any_tool_result_is_capped_with_a_note_on_what_was_cut() {
+    let small = ToolOutput::ok("short");
+    assert_eq!(capped(small.clone()), small);
+    let huge = ToolOutput::ok("字".repeat(256 * 1024));
+    let out = capped(huge);
+    assert!(!out.is_error);
+    assert!(out.content.starts_with(&"字".repeat(MAX_TOOL_RESULT_CHARS)));
+    assert!(
+        out.content
+            .contains(&format!("result cut: {} characters", 256 * 1024)),
+        "{}",
+        &out.content[out.content.len() - 200..]
+    );
+    assert!(out.content.chars().count() < MAX_TOOL_RESULT_CHARS + 300);
+}

@@ -31,6 +31,7 @@ use kernel_common::config::Locale;
 
 use crate::conversation::{Block, Message, Role, ToolSpec, Usage};
 use crate::failure::FailReason;
+use crate::llm::retry::{Retry, Scheduled};
 use crate::llm::{LlmError, ModelRequest, ModelResponse, StreamEvent};
 use crate::models::CurrentModel;
 use crate::models::cooldown::FailoverReason;
@@ -391,9 +392,12 @@ impl Turn {
     }
 
     /// One model call, streamed; stops at once on cancellation (the stream is dropped). A
-    /// provider failure before any answer text streamed continues the call on the next usable
-    /// fallback provider (see [`crate::models::Models::fail_over`]), which the turn then keeps.
+    /// transient failure before any answer text streamed is retried on the same provider first
+    /// (see [`crate::llm::retry`]); when retries cannot help or are used up, a provider failure
+    /// continues the call on the next usable fallback provider (see
+    /// [`crate::models::Models::fail_over`]), which the turn then keeps.
     async fn model_step(&mut self, tools_allowed: bool) -> Result<ModelResponse, Stop> {
+        let mut retry = Retry::new(self.model.retry);
         loop {
             self.fit_budget().await?;
             let mut partial = None;
@@ -411,6 +415,10 @@ impl Turn {
                     llm_failed(e)
                 }
                 Err(CallError::Llm(e)) if partial.is_none() => {
+                    if let Some(next) = retry.after(&e) {
+                        self.wait_to_retry(next, &e).await?;
+                        continue;
+                    }
                     let models = &self.turns.inner.models;
                     match models.fail_over(&self.model.name, &e).await {
                         Some((next, reason)) => {
@@ -422,6 +430,7 @@ impl Turn {
                                 reason,
                             });
                             self.model = next;
+                            retry = Retry::new(self.model.retry);
                             continue;
                         }
                         None => llm_failed(e),
@@ -436,6 +445,27 @@ impl Turn {
                 }
             }
             return Err(error);
+        }
+    }
+
+    /// Tells the owner and the logs that the call is retried after `next.wait`, and waits;
+    /// cancellation ends the wait at once.
+    async fn wait_to_retry(&self, next: Scheduled, error: &LlmError) -> Result<(), Stop> {
+        let provider = self.model.name.clone();
+        crate::llm::retry::log(&provider, &next, error);
+        self.turns
+            .inner
+            .models
+            .retries()
+            .record(&provider, next.reason);
+        self.emit(TurnEvent::RetryScheduled {
+            provider,
+            scheduled: next,
+        });
+        if crate::llm::retry::sleep(next.wait, &self.cancel).await {
+            Ok(())
+        } else {
+            Err(Stop::Cancelled)
         }
     }
 

@@ -89,6 +89,10 @@ pub struct RawProvider {
     pub models: Option<Vec<String>>,
     pub headers: Option<BTreeMap<String, String>>,
     pub stream_idle_timeout_secs: Option<u64>,
+    /// Seconds to wait for the first byte of an answer (response head and first stream data).
+    pub first_byte_timeout_secs: Option<u64>,
+    /// `[providers.<name>.retry]`.
+    pub retry: Option<RawRetry>,
     pub thinking: Option<RawThinking>,
     /// The model's context window in tokens (default by model family).
     pub context_tokens: Option<u32>,
@@ -134,6 +138,17 @@ pub struct RawTitles {
     pub model: Option<String>,
     pub max_tokens: Option<u32>,
     pub headers: Option<BTreeMap<String, String>>,
+    /// `[titles.retry]`.
+    pub retry: Option<RawRetry>,
+}
+
+/// `[providers.<name>.retry]` / `[titles.retry]`: retries of a failed model call.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRetry {
+    pub max_retries: Option<u32>,
+    pub base_delay_ms: Option<u64>,
+    pub max_wait_secs: Option<u64>,
 }
 
 /// `[cli.<name>]`.

@@ -125,6 +125,14 @@ fn provider(out: &mut String, p: &ProviderConfig) {
         key(p.api_key.as_ref()),
         p.stream_idle_timeout.as_secs()
     );
+    let _ = writeln!(
+        out,
+        "    first byte within {}s; retries: {} (from {} ms, at most {}s of waiting)",
+        p.first_byte_timeout.as_secs(),
+        p.retry.max_retries,
+        p.retry.base_delay.as_millis(),
+        p.retry.max_wait.as_secs()
+    );
     let models: Vec<String> = p
         .models
         .iter()

@@ -10,6 +10,7 @@ mod mcp;
 mod memory_auto;
 mod pipe;
 mod providers;
+mod retry;
 mod speech;
 mod summary_rewrite;
 mod thinking;

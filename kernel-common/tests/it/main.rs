@@ -13,6 +13,7 @@ mod config_intake;
 mod config_loading;
 mod config_memory_auto;
 mod config_refusals;
+mod config_retry;
 mod config_speech;
 mod config_summary_rewrite;
 mod config_timeouts;

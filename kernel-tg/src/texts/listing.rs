@@ -337,7 +337,7 @@ impl Texts {
     }
 
     /// `至 <local time>` / `until <local time>`.
-    fn cooling_until(self, rfc3339: &str) -> String {
+    pub(super) fn cooling_until(self, rfc3339: &str) -> String {
         format!(
             "{}{}",
             self.pick("至 ", "until "),
@@ -421,13 +421,10 @@ impl Texts {
             } else {
                 self.pick("（缺少 API key）", " (no API key)")
             };
-            let cooling = match provider.cooldown_until {
-                Some(until) => match self.locale() {
-                    Locale::Zh => format!("（冷却中，{}）", self.cooling_until(until)),
-                    Locale::En => format!(" (cooling down {})", self.cooling_until(until)),
-                },
-                None => String::new(),
-            };
+            let cooling = provider
+                .cooldown_until
+                .map(|until| self.cooling_note(until, chrono::Utc::now()))
+                .unwrap_or_default();
             let _ = writeln!(
                 out,
                 "• <code>{}</code>{mark}{missing}{cooling} — {}",

@@ -330,13 +330,13 @@ fn provider_and_model_listings() {
     );
     assert!(
         text.contains(
-            "• <code>local</code> (no API key) (cooling down until 2025-03-02 10:05:00 UTC) — (no models)\n"
+            "• <code>local</code> (no API key) (cooling down until 2025-03-02 10:05:00 UTC, 0 min left; choosing it ends the cooldown) — (no models)\n"
         ),
         "{text}"
     );
     let text = ZH.providers(&providers, "anthropic", "m1");
     assert!(
-        text.contains("（冷却中，至 2025-03-02 10:05:00 UTC）"),
+        text.contains("（冷却中，至 2025-03-02 10:05:00 UTC，还剩 0 分钟；选择它即结束冷却）"),
         "{text}"
     );
     let text = ZH.models("anthropic", &models, "m<2>");

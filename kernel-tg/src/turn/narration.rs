@@ -1,6 +1,6 @@
 //! `Narration`: what the placeholder says for each progress event of a turn (a tool or a CLI
 //! running, a voice note being transcribed, the voice reply being recorded, the model call
-//! moving on to a fallback provider). Events it does not know — including kinds or stages added
+//! retried after a wait or moving on to a fallback provider). Events it does not know — including kinds or stages added
 //! to the API later — leave the placeholder as it is.
 
 use kernel_proto::v1 as pb;
@@ -31,6 +31,9 @@ impl Narration {
             Event::ToolStarted(tool) => texts.tool_running(&tool.tool_name),
             Event::CliStarted(_) => texts.cli_running().to_owned(),
             Event::FailedOver(f) => texts.failed_over(&f.from_provider, &f.to_provider, &f.reason),
+            Event::RetryScheduled(r) => {
+                texts.retry_scheduled(&r.provider, &r.reason, r.attempt, r.max_attempts, r.wait_ms)
+            }
             Event::Speech(speech) => match pb::SpeechStage::try_from(speech.stage) {
                 Ok(pb::SpeechStage::Transcribing) => texts.transcribing().to_owned(),
                 Ok(pb::SpeechStage::Synthesizing) => texts.synthesizing().to_owned(),
@@ -86,6 +89,23 @@ mod tests {
         });
         assert_eq!(n.after(&tool), Some(texts.tool_running("memory_add")));
         assert_eq!(n.after(&delta()), None);
+    }
+
+    #[test]
+    fn a_scheduled_retry_is_shown_with_its_wait_and_attempt() {
+        let texts = Texts::new(Locale::Zh);
+        let mut n = Narration::new(texts);
+        let retry = Event::RetryScheduled(pb::RetryScheduled {
+            provider: "Anthropic".into(),
+            reason: "overloaded".into(),
+            attempt: 2,
+            max_attempts: 3,
+            wait_ms: 4_000,
+        });
+        assert_eq!(
+            n.after(&retry),
+            Some("⏳ <code>Anthropic</code> 过载，4 秒后重试（2/3）…".to_owned())
+        );
     }
 
     #[test]

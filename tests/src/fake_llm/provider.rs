@@ -34,12 +34,15 @@ impl FakeLlm {
             models: vec![FAKE_MODEL.into()],
             headers: BTreeMap::new(),
             stream_idle_timeout: Duration::from_secs(10),
+            first_byte_timeout: Duration::from_secs(10),
+            retry: Default::default(),
             context: Default::default(),
             thinking: None,
         }
     }
 
-    /// A `[titles]` config of `kind` pointing at this server (key [`FAKE_KEY`], 64 tokens).
+    /// A `[titles]` config of `kind` pointing at this server (key [`FAKE_KEY`], 64 tokens, no
+    /// retries).
     pub fn titles_config(&self, kind: ProviderKind) -> TitlesConfig {
         let api_base = match kind {
             ProviderKind::Claude => self.url(),
@@ -52,6 +55,10 @@ impl FakeLlm {
             model: "fake-titles-model".into(),
             max_tokens: 64,
             headers: BTreeMap::new(),
+            retry: kernel_common::config::retry::RetryConfig {
+                max_retries: 0,
+                ..Default::default()
+            },
         }
     }
 }

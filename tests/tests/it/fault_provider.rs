@@ -80,7 +80,9 @@ async fn every_provider_failure_ends_the_turn_with_a_clear_message_in_time() {
         cfg.rewrite(|t| {
             t.replace(
                 "max_tokens = 1024",
-                &format!("max_tokens = 1024\nstream_idle_timeout_secs = {STALL_SECS}"),
+                &format!(
+                    "max_tokens = 1024\nstream_idle_timeout_secs = {STALL_SECS}\nfirst_byte_timeout_secs = {STALL_SECS}"
+                ),
             )
         });
         let mut agentd = Agentd::start(&cfg).await;

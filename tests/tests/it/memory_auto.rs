@@ -29,6 +29,7 @@ api_base = "{}"
 api_key = "sk-test-memory-key-0123456789abcdef"
 max_tokens = 1024
 default_model = "{MEMORY_MODEL}"
+retry = {{ max_retries = 0 }}
 
 [memory_auto]
 provider = "mem"

@@ -252,6 +252,7 @@ async fn stall_ends_with_stalled_within_the_idle_timeout() {
         let fake = FakeLlm::start().await;
         let mut cfg = config(&fake);
         cfg.stream_idle_timeout = Duration::from_millis(300);
+        cfg.first_byte_timeout = Duration::from_millis(300);
         let provider = llm::build(&cfg, &http()).unwrap();
         fake.push(Script::Stall { ping });
         let started = Instant::now();

@@ -253,3 +253,31 @@ async fn no_fail_over_after_streamed_text_or_on_a_bad_request() {
         second.shutdown();
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cooling_provider_chosen_with_select_provider_answers_the_next_turn() {
+    let (first, second) = (FakeLlm::start().await, FakeLlm::start().await);
+    let mut h = Harness::start(config("claude", &first.url(), &second)).await;
+    first.push(HttpError::new(ErrorKind::Overloaded));
+    second.push(Script::text("备用答案"));
+    completed(&turn(&mut h.client, "你好").await);
+    assert!(fake_cooldown(&mut h).await.is_some(), "fake cools down");
+
+    h.client
+        .select_provider(pb::SelectProviderRequest {
+            name: "fake".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        fake_cooldown(&mut h).await,
+        None,
+        "the owner's choice ends it"
+    );
+    assert!(status(&mut h).await.cooldowns.is_empty());
+    first.push(Script::text("主提供方答案"));
+    let events = turn(&mut h.client, "再来").await;
+    assert_eq!(completed(&events).text, "主提供方答案");
+    assert!(failed_over(&events).is_empty(), "{events:?}");
+    h.stop().await;
+}

@@ -29,7 +29,9 @@ async fn failure_after(stack: &Stack, script: Script) -> (String, Duration) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_provider_fault_reaches_the_owner_as_a_clear_message() {
-    let stall = format!("max_tokens = 1024\nstream_idle_timeout_secs = {STALL_SECS}");
+    let stall = format!(
+        "max_tokens = 1024\nstream_idle_timeout_secs = {STALL_SECS}\nfirst_byte_timeout_secs = {STALL_SECS}"
+    );
     let stack =
         Stack::start_edited("claude", "", |t| t.replacen("max_tokens = 1024", &stall, 1)).await;
     let refused =

@@ -15,7 +15,7 @@ use tests::wait::eventually;
 
 fn titles_section(url: &str) -> String {
     format!(
-        "[titles]\ntype = \"claude\"\napi_base = \"{url}\"\napi_key = \"sk-titles-key-0123456789\"\nmodel = \"title-model\"\nmax_tokens = 64\n\n# The titles fake answers titles only (auto memory would share it).\n[memory_auto]\nenabled = false\n"
+        "[titles]\ntype = \"claude\"\napi_base = \"{url}\"\napi_key = \"sk-titles-key-0123456789\"\nmodel = \"title-model\"\nmax_tokens = 64\nretry = {{ max_retries = 0 }}\n\n# The titles fake answers titles only (auto memory would share it).\n[memory_auto]\nenabled = false\n"
     )
 }
 

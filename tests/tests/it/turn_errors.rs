@@ -120,7 +120,7 @@ async fn a_stalled_stream_ends_the_turn_instead_of_hanging_it() {
     cfg.rewrite(|t| {
         t.replace(
             "max_tokens = 1024",
-            "max_tokens = 1024\nstream_idle_timeout_secs = 1",
+            "max_tokens = 1024\nstream_idle_timeout_secs = 1\nfirst_byte_timeout_secs = 1",
         )
     });
     let mut h = Harness::start(cfg).await;

@@ -1,5 +1,5 @@
-//! Decoding an OpenAI-compatible chat-completions SSE stream: text and `reasoning_content`
-//! deltas, tool calls assembled from `delta.tool_calls[index]` fragments, `finish_reason`,
+//! Decoding an OpenAI-compatible chat-completions SSE stream: text and `reasoning_content` /
+//! `reasoning` deltas, inline `<think>` blocks taken out of the text (`think`), tool calls assembled from `delta.tool_calls[index]` fragments, `finish_reason`,
 //! usage in any chunk, `data: [DONE]` (optional), and error chunks.
 
 use std::collections::BTreeMap;
@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use eventsource_stream::Event;
 use serde_json::{Value, json};
 
+use super::think::{Piece, ThinkSplitter};
 use super::wire::PROVIDER_TAG;
 use crate::conversation::{Block, Message, Role, Usage};
 use crate::http::error_from_json;
@@ -28,6 +29,8 @@ struct PartialCall {
 pub(crate) struct OpenAiDecoder {
     text: String,
     reasoning: String,
+    /// Takes inline `<think>` blocks out of the content.
+    think: ThinkSplitter,
     calls: BTreeMap<u64, PartialCall>,
     finish_reason: Option<String>,
     usage: Usage,
@@ -95,6 +98,9 @@ impl Decoder for OpenAiDecoder {
             ));
         }
         let truncated = self.finish_reason.as_deref() == Some("length");
+        let mut held = Vec::new();
+        self.think.finish(&mut held);
+        self.take_pieces(held, &mut Vec::new());
         let mut content = Vec::new();
         if !self.reasoning.is_empty() {
             let data = json!({ "reasoning_content": std::mem::take(&mut self.reasoning) });
@@ -136,8 +142,9 @@ impl Decoder for OpenAiDecoder {
 impl OpenAiDecoder {
     fn delta(&mut self, delta: &Value, out: &mut Vec<StreamEvent>) {
         if let Some(text) = str_at(delta, "content").filter(|t| !t.is_empty()) {
-            self.text.push_str(text);
-            out.push(StreamEvent::TextDelta(text.to_owned()));
+            let mut pieces = Vec::new();
+            self.think.push(text, &mut pieces);
+            self.take_pieces(pieces, out);
         }
         if let Some(reasoning) =
             str_at(delta, "reasoning_content").or_else(|| str_at(delta, "reasoning"))
@@ -151,6 +158,20 @@ impl OpenAiDecoder {
             .unwrap_or_default();
         for fragment in fragments {
             self.tool_fragment(fragment, out);
+        }
+    }
+
+    /// Adds classified content: answer text is shown now, inline reasoning joins the
+    /// `reasoning_content`.
+    fn take_pieces(&mut self, pieces: Vec<Piece>, out: &mut Vec<StreamEvent>) {
+        for piece in pieces {
+            match piece {
+                Piece::Answer(text) => {
+                    self.text.push_str(&text);
+                    out.push(StreamEvent::TextDelta(text));
+                }
+                Piece::Reasoning(text) => self.reasoning.push_str(&text),
+            }
         }
     }
 

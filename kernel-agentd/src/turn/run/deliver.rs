@@ -35,7 +35,10 @@ impl Turn {
                 | TurnEvent::Question { .. }
                 | TurnEvent::QuestionClosed { .. }
                 | TurnEvent::SpeechStarted(_)
-                | TurnEvent::FailedOver { .. } => outbox.progress(&turn_id, event.clone(), true),
+                | TurnEvent::FailedOver { .. }
+                | TurnEvent::RetryScheduled { .. } => {
+                    outbox.progress(&turn_id, event.clone(), true)
+                }
                 TurnEvent::Completed { .. }
                 | TurnEvent::Failed { .. }
                 | TurnEvent::Cancelled

@@ -1,4 +1,5 @@
-//! A step's tool calls: run one after another within the turn's budget, the doom-loop guard
+//! A step's tool calls: read-only ones next to each other run concurrently, the rest alone and
+//! in order, within the turn's budget, the doom-loop guard
 //! (the same tool with the same input at most [`MAX_IDENTICAL_CALLS`] times per user message),
 //! skipped calls after a `/steer`, synthetic results on cancellation, and tool events forwarded
 //! as turn events.
@@ -11,7 +12,8 @@ const SKIPPED_BY_STEER: &str = "skipped: the owner steered";
 const MAX_IDENTICAL_CALLS: usize = 2;
 
 impl Turn {
-    /// Runs a step's calls one after another (up to the turn's budget), then stores their
+    /// Runs a step's calls (up to the turn's budget; two or more read-only calls in a row run
+    /// concurrently, every other call alone and in order), then stores their
     /// results in call order as one user message. A `/steer` received meanwhile ends the step
     /// after the call in progress: the calls not started get a "skipped" result and the steer
     /// text joins the results message (what the next model request sees right after them). On
@@ -27,40 +29,37 @@ impl Turn {
         let turns = self.turns.inner.clone();
         let mut cancelled = false;
         let mut steered = false;
-        for (i, call) in calls.iter().enumerate().take(budget) {
+        let mut i = 0;
+        while i < budget {
             if self.permit.as_ref().is_some_and(Permit::steered) {
                 steered = true;
                 break;
             }
-            self.calls_used += 1;
-            let input_summary = input_summary(&call.input, &turns.redactor);
-            tracing::info!(tool = %call.name, call = %call.id, input = %input_summary, "tool started");
-            self.emit(TurnEvent::ToolStarted {
-                call_id: call.id.clone(),
-                tool_name: call.name.clone(),
-                input_summary,
-            });
-            let seen = self.repeats.entry(call_key(call)).or_default();
-            *seen += 1;
-            if *seen > MAX_IDENTICAL_CALLS {
-                let output = repeat_output(&call.name);
-                tracing::warn!(tool = %call.name, call = %call.id, "doom loop: an identical call was not run");
-                self.emit(TurnEvent::ToolFinished {
-                    call_id: call.id.clone(),
-                    ok: false,
-                    summary: result_summary(&output, &turns.redactor),
-                });
+            let batch = calls[i..budget]
+                .iter()
+                .take_while(|c| turns.tools.read_only(&c.name))
+                .count();
+            if batch >= 2 {
+                let done = self
+                    .run_read_only(&calls[i..i + batch], &mut outputs[i..i + batch])
+                    .await;
+                if !done {
+                    cancelled = true;
+                    break;
+                }
+                i += batch;
+                continue;
+            }
+            let call = &calls[i];
+            if let Some(output) = self.start_call(call) {
                 outputs[i] = Some(output);
+                i += 1;
                 continue;
             }
             self.with_permit(|p| p.tool_started(&call.name));
-            let ctx = ToolContext {
-                cancel: self.cancel.child_token(),
-                call_id: call.id.clone(),
-                session_id: self.session_id,
-                events: self.tool_events(),
-            };
-            let running = turns.tools.call(&call.name, call.input.clone(), ctx);
+            let running = turns
+                .tools
+                .call(&call.name, call.input.clone(), self.tool_context(call));
             tokio::pin!(running);
             let output = tokio::select! {
                 biased;
@@ -74,15 +73,9 @@ impl Turn {
                 cancelled = true;
                 break;
             };
-            let summary = result_summary(&output, &turns.redactor);
-            tracing::info!(tool = %call.name, call = %call.id, ok = !output.is_error, "tool finished");
-            self.emit(TurnEvent::ToolFinished {
-                call_id: call.id.clone(),
-                ok: !output.is_error,
-                summary,
-            });
-            self.with_permit(|p| p.tool_finished(&call.name));
+            self.finish_call(call, &output);
             outputs[i] = Some(output);
+            i += 1;
         }
         self.with_permit(Permit::tools_finished);
         if cancelled {
@@ -106,6 +99,91 @@ impl Turn {
             steer,
         )
         .await
+    }
+
+    /// Counts and announces `call` and applies the doom-loop guard: `Some` output when the
+    /// guard stops it (already announced as finished), `None` when it is to run.
+    fn start_call(&mut self, call: &Call) -> Option<ToolOutput> {
+        let redactor = self.turns.inner.redactor.clone();
+        self.calls_used += 1;
+        let input_summary = input_summary(&call.input, &redactor);
+        tracing::info!(tool = %call.name, call = %call.id, input = %input_summary, "tool started");
+        self.emit(TurnEvent::ToolStarted {
+            call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            input_summary,
+        });
+        let seen = self.repeats.entry(call_key(call)).or_default();
+        *seen += 1;
+        if *seen <= MAX_IDENTICAL_CALLS {
+            return None;
+        }
+        let output = repeat_output(&call.name);
+        tracing::warn!(tool = %call.name, call = %call.id, "doom loop: an identical call was not run");
+        self.emit(TurnEvent::ToolFinished {
+            call_id: call.id.clone(),
+            ok: false,
+            summary: result_summary(&output, &redactor),
+        });
+        Some(output)
+    }
+
+    /// Announces that `call` finished with `output`.
+    fn finish_call(&self, call: &Call, output: &ToolOutput) {
+        let summary = result_summary(output, &self.turns.inner.redactor);
+        tracing::info!(tool = %call.name, call = %call.id, ok = !output.is_error, "tool finished");
+        self.emit(TurnEvent::ToolFinished {
+            call_id: call.id.clone(),
+            ok: !output.is_error,
+            summary,
+        });
+        self.with_permit(|p| p.tool_finished(&call.name));
+    }
+
+    fn tool_context(&self, call: &Call) -> ToolContext {
+        ToolContext {
+            cancel: self.cancel.child_token(),
+            call_id: call.id.clone(),
+            session_id: self.session_id,
+            events: self.tool_events(),
+        }
+    }
+
+    /// Runs read-only `calls` concurrently, their outputs into `outputs` in the model's order;
+    /// `false` when the owner cancelled (every call's token is cancelled with the turn's).
+    async fn run_read_only(&mut self, calls: &[Call], outputs: &mut [Option<ToolOutput>]) -> bool {
+        let turns = self.turns.inner.clone();
+        let mut running = Vec::new();
+        for (k, call) in calls.iter().enumerate() {
+            if let Some(output) = self.start_call(call) {
+                outputs[k] = Some(output);
+                continue;
+            }
+            self.with_permit(|p| p.tool_started(&call.name));
+            let ctx = self.tool_context(call);
+            let tools = &turns.tools;
+            running.push(async move { (k, tools.call(&call.name, call.input.clone(), ctx).await) });
+        }
+        tracing::debug!(
+            calls = running.len(),
+            "read-only tool calls run concurrently"
+        );
+        let all = futures::future::join_all(running);
+        tokio::pin!(all);
+        let done = tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => None,
+            done = &mut all => Some(done),
+        };
+        let Some(done) = done else {
+            let _ = tokio::time::timeout(CANCEL_GRACE, all).await;
+            return false;
+        };
+        for (k, output) in done {
+            self.finish_call(&calls[k], &output);
+            outputs[k] = Some(output);
+        }
+        true
     }
 
     /// Stores and appends the results message for `calls` (`missing()` for calls without output).

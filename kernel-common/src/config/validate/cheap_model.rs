@@ -31,6 +31,7 @@ pub(super) fn endpoint(
                 model: model.clone().unwrap_or_else(|| p.default_model.clone()),
                 max_tokens,
                 headers: p.headers.clone(),
+                retry: p.retry,
             }),
             None => {
                 let choices: Vec<&str> = providers.keys().map(String::as_str).collect();

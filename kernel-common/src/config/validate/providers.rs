@@ -13,6 +13,10 @@ use crate::secret::Secret;
 
 /// `stream_idle_timeout_secs` when not set.
 const DEFAULT_IDLE_SECS: u64 = 120;
+/// `first_byte_timeout_secs` when not set: reasoning models may think for minutes first.
+const DEFAULT_FIRST_BYTE_SECS: u64 = 300;
+/// The longest `first_byte_timeout_secs` / `stream_idle_timeout_secs` accepted (an hour).
+const MAX_TIMEOUT_SECS: u64 = 3_600;
 /// `titles.max_tokens` for `openai_compat` when not set: a title is a few words.
 const DEFAULT_TITLE_MAX_TOKENS: u32 = 100;
 /// The smallest context window accepted (anything smaller cannot hold the system prompt).
@@ -70,11 +74,22 @@ fn provider(ctx: &mut Ctx<'_>, name: &str, raw: &RawProvider) -> Option<Provider
         );
     }
     let idle = raw.stream_idle_timeout_secs.unwrap_or(DEFAULT_IDLE_SECS);
-    if idle == 0 {
+    if idle == 0 || idle > MAX_TIMEOUT_SECS {
         ctx.refuse(format!(
-            "{key}.stream_idle_timeout_secs must be at least 1 (default 120)"
+            "{key}.stream_idle_timeout_secs = {idle} is out of range: use 1 to {MAX_TIMEOUT_SECS} \
+             seconds (default {DEFAULT_IDLE_SECS})"
         ));
     }
+    let first_byte = raw
+        .first_byte_timeout_secs
+        .unwrap_or(DEFAULT_FIRST_BYTE_SECS);
+    if first_byte == 0 || first_byte > MAX_TIMEOUT_SECS {
+        ctx.refuse(format!(
+            "{key}.first_byte_timeout_secs = {first_byte} is out of range: use 1 to \
+             {MAX_TIMEOUT_SECS} seconds (default {DEFAULT_FIRST_BYTE_SECS})"
+        ));
+    }
+    let retry = super::retry::retry(ctx, &key, raw.retry.as_ref());
     let headers = headers(ctx, &key, raw.headers.as_ref());
     let context = context_limits(ctx, &key, raw);
     let thinking =
@@ -95,6 +110,8 @@ fn provider(ctx: &mut Ctx<'_>, name: &str, raw: &RawProvider) -> Option<Provider
         models,
         headers,
         stream_idle_timeout: Duration::from_secs(idle),
+        first_byte_timeout: Duration::from_secs(first_byte),
+        retry,
         context,
         thinking,
     })
@@ -344,6 +361,7 @@ pub(super) fn titles(ctx: &mut Ctx<'_>, raw: &RawTitles) -> Option<TitlesConfig>
         );
     }
     let headers = headers(ctx, "titles", raw.headers.as_ref());
+    let retry = super::retry::retry(ctx, "titles", raw.retry.as_ref());
     let api_key = ctx.secret(raw.api_key.as_deref(), TITLES_API_KEY_ENV);
     if api_key.is_none() {
         ctx.warn_for(
@@ -367,5 +385,6 @@ pub(super) fn titles(ctx: &mut Ctx<'_>, raw: &RawTitles) -> Option<TitlesConfig>
         model: model?,
         max_tokens: raw.max_tokens.unwrap_or(DEFAULT_TITLE_MAX_TOKENS),
         headers,
+        retry,
     })
 }
