@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::conversation::ToolSpec;
 
-pub use events::{ToolEvent, ToolEvents};
+pub use events::{ApprovalShown, ToolEvent, ToolEvents};
 pub use validate::check_input;
 
 /// Longest tool name the providers accept.
@@ -74,6 +74,25 @@ pub trait Tool: Send + Sync + std::fmt::Debug {
     /// Runs the tool. `input` already matches the schema. Must return promptly once
     /// `ctx.cancel` is cancelled.
     async fn call(&self, input: Value, ctx: ToolContext) -> ToolOutput;
+    /// Whether this call is a risky action the owner may have to approve (`[approvals]`), and
+    /// what exactly it will do. `None` (the default): it is not.
+    fn risk(&self, _input: &Value) -> Option<Risk> {
+        None
+    }
+    /// Whether the tool's results are content from outside the owner (an MCP server's answer):
+    /// once one entered a turn, the turn is untrusted.
+    fn brings_outside_content(&self) -> bool {
+        false
+    }
+}
+
+/// A risky call, as the owner sees it before approving it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Risk {
+    /// What kind of action: the tool's name (also the scope of "allow for this session").
+    pub action: String,
+    /// What will run, in plain text (the CLI, the task, the arguments); clients escape it.
+    pub text: String,
 }
 
 /// Why a tool could not be registered.

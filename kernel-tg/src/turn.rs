@@ -32,6 +32,7 @@ pub async fn begin(app: &App, reply_to: MessageId, input: TurnInput) -> bool {
         want_voice_reply: input.media.as_ref().is_some_and(Media::is_voice),
         deliver_to_owner: None,
         idempotency_keys: Vec::new(),
+        outside_content: false,
     };
     if let Some(media) = input.media {
         if media.size > MAX_DOWNLOAD_BYTES {
@@ -49,7 +50,13 @@ pub async fn begin(app: &App, reply_to: MessageId, input: TurnInput) -> bool {
             .await
             .ok();
         match download(app, media).await {
-            Ok(attachment) => request.attachments.push(attachment),
+            Ok(attachment) => {
+                // A document is content from outside the owner (`approvals.mode = "untrusted"`).
+                if matches!(attachment.kind, Some(pb::attachment::Kind::Document(_))) {
+                    request.outside_content = true;
+                }
+                request.attachments.push(attachment);
+            }
             Err(html) => {
                 app.replace_or_say(placeholder, &html, reply_to).await;
                 return false;

@@ -318,10 +318,16 @@ fn tool_def(server: &str, tool: rmcp::model::Tool) -> ToolDef {
     if schema.get("type").and_then(Value::as_str) != Some("object") {
         schema.insert("type".to_owned(), Value::from("object"));
     }
+    let read_only = tool
+        .annotations
+        .as_ref()
+        .and_then(|a| a.read_only_hint)
+        .unwrap_or(false);
     ToolDef {
         remote: tool.name.to_string(),
         description: format!("[MCP server \"{server}\"] {text}"),
         schema: Value::Object(schema),
+        read_only,
     }
 }
 

@@ -140,4 +140,6 @@ pub struct ToolDef {
     pub remote: String,
     pub description: String,
     pub schema: Value,
+    /// The server annotated it `readOnlyHint: true` (it changes nothing; no approval needed).
+    pub read_only: bool,
 }

@@ -4,6 +4,8 @@
 //! as turn events.
 
 use super::*;
+use crate::approvals::{self, ApprovalRequest, Decision};
+use crate::tools::Tool;
 
 /// The result of a planned call not run because the owner steered before it started.
 const SKIPPED_BY_STEER: &str = "skipped: the owner steered";
@@ -60,6 +62,24 @@ impl Turn {
                 session_id: self.session_id,
                 events: self.tool_events(),
             };
+            let tool = turns.tools.get(&call.name);
+            if let Some(refused) = self.approve(tool.as_deref(), call, &ctx).await {
+                if self.cancel.is_cancelled() {
+                    cancelled = true;
+                    break;
+                }
+                self.emit(TurnEvent::ToolFinished {
+                    call_id: call.id.clone(),
+                    ok: false,
+                    summary: result_summary(&refused, &turns.redactor),
+                });
+                self.with_permit(|p| p.tool_finished(&call.name));
+                outputs[i] = Some(refused);
+                continue;
+            }
+            if tool.as_deref().is_some_and(Tool::brings_outside_content) {
+                self.outside_content = true;
+            }
             let running = turns.tools.call(&call.name, call.input.clone(), ctx);
             tokio::pin!(running);
             let output = tokio::select! {
@@ -108,6 +128,33 @@ impl Turn {
         .await
     }
 
+    /// Asks the owner to approve `call` when it is risky and the policy wants it; the result
+    /// the model gets instead when it may not run (`None`: run it).
+    async fn approve(
+        &self,
+        tool: Option<&dyn Tool>,
+        call: &Call,
+        ctx: &ToolContext,
+    ) -> Option<ToolOutput> {
+        let approvals = &self.turns.inner.approvals;
+        let risk = tool?.risk(&call.input)?;
+        if !approvals.must_ask(self.outside_content) {
+            return None;
+        }
+        let request = ApprovalRequest {
+            turn_id: self.id.clone(),
+            session_id: self.session_id,
+            risk,
+        };
+        let decision = approvals.request(request, &ctx.events, &ctx.cancel).await;
+        match decision {
+            Decision::Allowed => None,
+            Decision::Denied => Some(ToolOutput::error(approvals::DENIED)),
+            Decision::Expired => Some(ToolOutput::error(approvals::NOT_ANSWERED)),
+            Decision::Cancelled => Some(ToolOutput::error(CANCELLED_BY_USER)),
+        }
+    }
+
     /// Stores and appends the results message for `calls` (`missing()` for calls without output).
     pub(super) async fn answer_calls(
         &mut self,
@@ -153,6 +200,10 @@ impl Turn {
                     TurnEvent::Question { id, text, options }
                 }
                 ToolEvent::QuestionClosed { id } => TurnEvent::QuestionClosed { id },
+                ToolEvent::ApprovalRequested(shown) => TurnEvent::ApprovalRequested(shown),
+                ToolEvent::ApprovalClosed { id, decision } => {
+                    TurnEvent::ApprovalClosed { id, decision }
+                }
             };
             publish(&event);
             // A listener that went away is noticed (and logged) by the turn's own events.
