@@ -9,6 +9,7 @@
 //! twice only when kernel-tg died (or agentd became unreachable) between Telegram's OK and the
 //! ack.
 
+mod approvals;
 mod item;
 
 use std::collections::VecDeque;
@@ -133,6 +134,7 @@ struct Courier {
     app: App,
     shown: Option<Shown>,
     finished: VecDeque<String>,
+    approvals: approvals::Approvals,
 }
 
 impl Courier {
@@ -141,6 +143,7 @@ impl Courier {
             app,
             shown: None,
             finished: VecDeque::new(),
+            approvals: approvals::Approvals::default(),
         }
     }
 
@@ -165,6 +168,12 @@ impl Courier {
                         return end;
                     }
                 }
+                Some(Ok(pb::DeliveryEvent {
+                    event: Some(Delivery::ApprovalRequested(req)),
+                })) => self.approvals.requested(&self.app, req).await,
+                Some(Ok(pb::DeliveryEvent {
+                    event: Some(Delivery::ApprovalClosed(closed)),
+                })) => self.approvals.closed(&self.app, closed).await,
                 Some(Ok(_)) => {}
                 Some(Err(status)) => {
                     tracing::warn!(code = ?status.code(), "the outbox subscription broke");
