@@ -126,7 +126,10 @@ pub fn approval(approval_id: &str, texts: Texts) -> Option<InlineKeyboardMarkup>
             approval_id: approval_id.to_owned(),
             decision,
         };
-        Some(InlineKeyboardButton::callback(label.to_owned(), data(&press)?))
+        Some(InlineKeyboardButton::callback(
+            label.to_owned(),
+            data(&press)?,
+        ))
     };
     Some(InlineKeyboardMarkup::new([
         vec![

@@ -31,7 +31,11 @@ impl Approvals {
             tracing::warn!("an approval id too long for buttons; answer it with Approve");
             return;
         };
-        match app.telegram().send_with_buttons(&html, None, keyboard).await {
+        match app
+            .telegram()
+            .send_with_buttons(&html, None, keyboard)
+            .await
+        {
             Ok(message) => {
                 tracing::info!(action = %req.action, "approval shown");
                 if self.shown.len() >= MAX_SHOWN {

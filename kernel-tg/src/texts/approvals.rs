@@ -39,7 +39,10 @@ impl Texts {
             "allowed" => self.pick("✅ 已批准", "✅ Allowed"),
             "denied" => self.pick("🚫 已拒绝", "🚫 Denied"),
             "expired" => self.pick("⌛ 未回应，已视为拒绝", "⌛ Not answered: denied"),
-            _ => self.pick("⏹ 任务已取消，未执行", "⏹ The task was cancelled; nothing ran"),
+            _ => self.pick(
+                "⏹ 任务已取消，未执行",
+                "⏹ The task was cancelled; nothing ran",
+            ),
         }
     }
 

@@ -8,6 +8,7 @@ mod telegram_bot;
 
 mod agentd_generated_token;
 mod agentd_serving;
+mod approvals;
 mod bad_input;
 mod cli_claude_code;
 mod context_budget;
