@@ -25,6 +25,13 @@ fn untrusted_and_ten_minutes_by_default() {
     .unwrap();
     assert_eq!(config.approvals.mode, ApprovalMode::Always);
     assert_eq!(config.approvals.timeout, Duration::from_secs(5));
+    assert!(
+        config
+            .summary()
+            .contains("approvals: always; unanswered after 5s counts as denied"),
+        "{}",
+        config.summary()
+    );
 }
 
 #[test]
