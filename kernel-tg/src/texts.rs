@@ -15,6 +15,7 @@ mod notes;
 mod refusals;
 mod skills;
 mod steering;
+mod stop_offer;
 mod usage;
 
 pub use embeddings::EmbeddingsEntry;

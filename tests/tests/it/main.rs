@@ -77,6 +77,7 @@ mod tg_refusals;
 mod tg_sessions;
 mod tg_startup;
 mod tg_steering;
+mod tg_stop_offer;
 mod tg_telegram_errors;
 mod tg_turn;
 mod titles;
