@@ -73,13 +73,12 @@ async fn allow_once_then_ids_are_single_use_and_forged_ones_refused() {
         Err(ApprovalError::NotPending)
     );
     assert!(approvals.watch().0.is_empty());
-    let seen = seen.lock().unwrap();
+    let seen = seen.lock().unwrap().clone();
     assert!(matches!(&seen[0], ToolEvent::ApprovalRequested(s) if s.text == "ls"));
     assert!(
         matches!(&seen[1], ToolEvent::ApprovalClosed { decision, .. } if decision == "allowed")
     );
     // Once means once: the next request asks again.
-    drop(seen);
     let (task, id, _) = asking(&approvals, request(1, "ls"), CancellationToken::new()).await;
     approvals.decide(&id, Choice::Deny).unwrap();
     assert_eq!(task.await.unwrap(), Decision::Denied);
