@@ -10,6 +10,7 @@ use kernel_common::Config;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::approvals::Approvals;
 use crate::delegate::Delegator;
 use crate::error::ApiError;
 use crate::jobs::Jobs;
@@ -208,6 +209,7 @@ impl Agent {
                 tasks: tasks.clone(),
                 outbox: outbox.clone(),
                 usage: usage.clone(),
+                approvals: Approvals::new(&config.approvals),
             },
         );
         let schedules = Schedules::new(
@@ -317,6 +319,11 @@ impl Agent {
     /// The turn loop.
     pub fn turns(&self) -> &Turns {
         &self.inner.turns
+    }
+
+    /// The approvals service (`Approve`, `Subscribe`; the delegation bridge asks through it).
+    pub fn approvals(&self) -> &Approvals {
+        self.inner.turns.approvals()
     }
 
     /// Stops background work (turns, titles, CLI supervision), closes the MCP servers and the

@@ -243,7 +243,7 @@ impl Jobs {
             _ => {
                 if store_end(None).await? {
                     let prompt = texts::follow_up_prompt(locale, job);
-                    match inner.turns.run_for_kernel(prompt).await? {
+                    match inner.turns.run_for_kernel_outside(prompt).await? {
                         Some(_events) => {
                             tracing::info!(job = job.id, "the job's follow-up turn started")
                         }

@@ -3,6 +3,7 @@
 #![deny(unsafe_code)]
 
 pub(crate) mod agent;
+pub(crate) mod approvals;
 pub(crate) mod ask;
 pub mod conversation;
 pub mod delegate;

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use kernel_common::Config;
 use kernel_common::config::{
-    DEFAULT_MCP_CALL_TIMEOUT, DEFAULT_MCP_CONNECT_TIMEOUT, McpServerConfig,
+    DEFAULT_MCP_CALL_TIMEOUT, DEFAULT_MCP_CONNECT_TIMEOUT, McpApproval, McpServerConfig,
 };
 use tokio::sync::watch;
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -45,6 +45,8 @@ pub struct McpSettings {
     pub backoff_max: Duration,
     /// Failed attempts in a row after which the server's tools are disabled (default 6).
     pub reconnect_tries: u32,
+    /// The server's `approval`: which of its tools are risky actions.
+    pub approval: McpApproval,
 }
 
 impl Default for McpSettings {
@@ -55,6 +57,7 @@ impl Default for McpSettings {
             backoff_initial: Duration::from_secs(1),
             backoff_max: Duration::from_secs(60),
             reconnect_tries: 6,
+            approval: McpApproval::Auto,
         }
     }
 }
@@ -66,6 +69,7 @@ impl McpSettings {
         McpSettings {
             connect_timeout: server.connect_timeout.unwrap_or(self.connect_timeout),
             call_timeout: server.call_timeout.unwrap_or(self.call_timeout),
+            approval: server.approval,
             ..self.clone()
         }
     }
@@ -242,6 +246,7 @@ mod tests {
             },
             connect_timeout: None,
             call_timeout: Some(Duration::from_secs(7)),
+            approval: Default::default(),
         };
         let s = base.for_server(&server);
         assert_eq!(s.connect_timeout, Duration::from_millis(300));

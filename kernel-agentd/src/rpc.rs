@@ -1,6 +1,7 @@
 //! The gRPC edge: `AgentService` implements `kernel.v1.Agent` by converting proto types to
 //! domain calls on [`Agent`]. Only this module (and its children) sees proto types.
 
+mod approvals;
 mod chat;
 mod convert;
 mod jobs;
@@ -285,6 +286,10 @@ impl pb::agent_server::Agent for AgentService {
 
     async fn answer(&self, req: Request<pb::AnswerRequest>) -> RpcResult<pb::AnswerResponse> {
         Ok(Response::new(self.answer_rpc(req.into_inner())))
+    }
+
+    async fn approve(&self, req: Request<pb::ApproveRequest>) -> RpcResult<pb::ApproveResponse> {
+        self.approve_rpc(req.into_inner()).map(Response::new)
     }
 
     async fn compact(&self, _req: Request<pb::CompactRequest>) -> RpcResult<pb::CompactResponse> {

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::outbox::{ItemBody, NewItem, Outbox};
-use crate::tools::{RegistryError, Tool, ToolContext, ToolOutput, ToolRegistry};
+use crate::tools::{RegistryError, Risk, Tool, ToolContext, ToolOutput, ToolRegistry};
 use crate::turn::TurnEvent;
 
 pub use kernel_proto::MAX_FILE_BYTES;
@@ -155,6 +155,18 @@ impl Tool for SendFile {
 
     fn input_schema(&self) -> Value {
         self.schema.clone()
+    }
+
+    fn risk(&self, input: &Value) -> Option<Risk> {
+        let input: Input = serde_json::from_value(input.clone()).ok()?;
+        let caption = input
+            .caption
+            .map(|c| format!("\ncaption: {c}"))
+            .unwrap_or_default();
+        Some(Risk {
+            action: NAME.to_owned(),
+            text: format!("send the file {}{caption}", input.path),
+        })
     }
 
     async fn call(&self, input: Value, ctx: ToolContext) -> ToolOutput {

@@ -128,6 +128,17 @@ impl Skills {
         }
     }
 
+    /// A skill's `side_effects` as of the last scan (`None`: no such skill then).
+    pub fn cached_side_effects(&self, name: &str) -> Option<SideEffects> {
+        self.state(|s| {
+            s.catalog
+                .skills
+                .iter()
+                .find(|k| k.name == name)
+                .map(|k| k.side_effects)
+        })
+    }
+
     /// The skills, sorted by folder name.
     pub async fn list(&self) -> Vec<SkillInfo> {
         self.catalog().await.skills.clone()

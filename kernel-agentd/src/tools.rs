@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::conversation::ToolSpec;
 
-pub use events::{ToolEvent, ToolEvents};
+pub use events::{ApprovalShown, ToolEvent, ToolEvents};
 pub use validate::check_input;
 
 /// Longest tool name the providers accept.
@@ -79,6 +79,16 @@ pub trait Tool: Send + Sync + std::fmt::Debug {
     fn read_only(&self) -> bool {
         false
     }
+    /// Whether this call is a risky action the owner may have to approve (`[approvals]`), and
+    /// what exactly it will do. `None` (the default): it is not.
+    fn risk(&self, _input: &Value) -> Option<Risk> {
+        None
+    }
+    /// Whether the tool's results are content from outside the owner (an MCP server's answer):
+    /// once one entered a turn, the turn is untrusted.
+    fn brings_outside_content(&self) -> bool {
+        false
+    }
 }
 
 /// The most characters of any tool result the model gets. The CLI and MCP cut their own output
@@ -100,6 +110,15 @@ fn capped(output: ToolOutput) -> ToolOutput {
         ),
         is_error: output.is_error,
     }
+}
+
+/// A risky call, as the owner sees it before approving it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Risk {
+    /// What kind of action: the tool's name (also the scope of "allow for this session").
+    pub action: String,
+    /// What will run, in plain text (the CLI, the task, the arguments); clients escape it.
+    pub text: String,
 }
 
 /// Why a tool could not be registered.
@@ -200,9 +219,12 @@ impl ToolRegistry {
             .map(|e| e.tool.clone())
     }
 
-    /// Whether `name` is a registered read-only tool (unknown tools are not).
-    pub fn read_only(&self, name: &str) -> bool {
-        self.get(name).is_some_and(|t| t.read_only())
+    /// Whether a call of `name` with `input` may run beside other such calls of its step: a
+    /// registered read-only tool whose call is no risky action (which may need the owner's
+    /// approval first). Unknown tools may not.
+    pub fn runs_concurrently(&self, name: &str, input: &Value) -> bool {
+        self.get(name)
+            .is_some_and(|t| t.read_only() && t.risk(input).is_none())
     }
 
     /// Runs the tool `name` on `input`: unknown tools, schema violations and panics become

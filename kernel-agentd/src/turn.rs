@@ -46,6 +46,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument as _;
 
+use crate::approvals::Approvals;
 use crate::ask::Asks;
 use crate::conversation::{Message, Usage};
 use crate::error::ApiError;
@@ -139,6 +140,11 @@ pub enum TurnEvent {
     QuestionClosed { id: String },
     /// The message answered the pending question `id` instead of starting a turn (only event).
     Answered { id: String },
+    /// A risky action waits for the owner's approval (clients following the owner's turns see
+    /// it on `Subscribe`, from the approvals service).
+    ApprovalRequested(crate::tools::ApprovalShown),
+    /// The approval is no longer pending.
+    ApprovalClosed { id: String, decision: String },
 }
 
 /// A step of speech work within a turn.
@@ -218,6 +224,8 @@ struct Inner {
     outbox: Outbox<TurnEvent>,
     /// The pending `ask_user` question; an owner message answers it.
     asks: Asks,
+    /// The owner's approvals of risky tool calls.
+    approvals: Approvals,
     /// Signalled when a `/next` message is queued (`queue.rs`).
     follow_ups: tokio::sync::Notify,
     /// Every model call's tokens.
@@ -252,6 +260,7 @@ pub struct TurnsSetup {
     pub tasks: TaskTracker,
     pub outbox: Outbox<TurnEvent>,
     pub usage: UsageLedger,
+    pub approvals: Approvals,
 }
 
 impl Turns {
@@ -280,6 +289,7 @@ impl Turns {
                 tasks: setup.tasks,
                 outbox: setup.outbox,
                 asks: Asks::default(),
+                approvals: setup.approvals,
                 follow_ups: tokio::sync::Notify::new(),
                 usage: setup.usage,
                 windows: config
@@ -364,7 +374,17 @@ impl Turns {
     /// the outbox like an owner turn's (with no message to reply to). `None` when shutdown
     /// came first.
     pub async fn run_for_kernel(&self, prompt: String) -> Result<Option<TurnEvents>, ApiError> {
-        self.run_for_kernel_if(prompt, std::future::ready(true))
+        self.kernel_turn(prompt, false, std::future::ready(true))
+            .await
+    }
+
+    /// [`Turns::run_for_kernel`] for a prompt holding content from outside the owner (a
+    /// background job's output): with `approvals.mode = "untrusted"` its risky actions ask.
+    pub async fn run_for_kernel_outside(
+        &self,
+        prompt: String,
+    ) -> Result<Option<TurnEvents>, ApiError> {
+        self.kernel_turn(prompt, true, std::future::ready(true))
             .await
     }
 
@@ -376,11 +396,21 @@ impl Turns {
         prompt: String,
         wanted: impl Future<Output = bool> + Send,
     ) -> Result<Option<TurnEvents>, ApiError> {
+        self.kernel_turn(prompt, false, wanted).await
+    }
+
+    async fn kernel_turn(
+        &self,
+        prompt: String,
+        outside_content: bool,
+        wanted: impl Future<Output = bool> + Send,
+    ) -> Result<Option<TurnEvents>, ApiError> {
         let inner = &self.inner;
         let input = UserInput {
             text: prompt,
             attachments: Vec::new(),
             want_voice_reply: false,
+            outside_content,
         }
         .accept(inner.media.locale(), false)?;
         let cancel = inner.root.child_token();
@@ -507,6 +537,11 @@ impl Turns {
     /// The pending `ask_user` question and its answers (the tool is registered over it).
     pub fn asks(&self) -> &Asks {
         &self.inner.asks
+    }
+
+    /// The approvals service risky tool calls wait on.
+    pub fn approvals(&self) -> &Approvals {
+        &self.inner.approvals
     }
 
     /// The tools offered to the model.

@@ -4,6 +4,7 @@
 //! file, applies env overrides, resolves paths against the config file's folder, wraps secrets in
 //! [`Secret`] and refuses what cannot run, with messages that say how to fix it.
 
+pub mod approvals;
 pub mod context;
 pub mod env;
 pub mod raw;
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use crate::secret::Secret;
 
+pub use approvals::{ApprovalMode, ApprovalsConfig, McpApproval};
 pub use env::{is_secret_env, provider_key_env};
 pub use raw::RawConfig;
 pub use validate::ConfigError;
@@ -58,6 +60,8 @@ pub struct Config {
     pub summary_rewrite: SummaryRewriteConfig,
     /// `[embeddings]`: recall by meaning; without it memory search is lexical only.
     pub embeddings: Option<EmbeddingsConfig>,
+    /// `[approvals]`: when risky actions wait for the owner's tap.
+    pub approvals: ApprovalsConfig,
     /// The variables the config references as secrets: every `${VAR}` of the MCP servers (url,
     /// header and env values), set or not, sorted. Delegated CLIs never inherit them.
     pub secret_env: Vec<String>,
@@ -328,6 +332,8 @@ pub struct McpServerConfig {
     /// `call_timeout_secs`: longest wait for one tool call. `None` keeps the client's default
     /// ([`DEFAULT_MCP_CALL_TIMEOUT`]).
     pub call_timeout: Option<std::time::Duration>,
+    /// `approval`: whether the server's tools count as risky actions.
+    pub approval: McpApproval,
 }
 
 /// An MCP server's connect timeout when `connect_timeout_secs` is not set: 10 s.

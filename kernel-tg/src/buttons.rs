@@ -1,5 +1,6 @@
 //! Inline keyboards and what their presses carry: the placeholder's Stop button
-//! (`stop:<turn id>`) and a question's options (`ask:<question id>:<index>`). Pure: building
+//! (`stop:<turn id>`), a question's options (`ask:<question id>:<index>`) and an approval's
+//! Allow once / Allow for this session / Deny (`apv:<approval id>:o|s|d`). Pure: building
 //! and parsing `callback_data` (1–64 bytes, Telegram's rule); `callback` handles a press.
 
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
@@ -16,6 +17,29 @@ pub enum Press {
     Stop { turn_id: Option<String> },
     /// Answer question `question_id` with option `index`.
     Option { question_id: String, index: u32 },
+    /// Answer approval `approval_id` (`apv:<id>:o|s|d`).
+    Approve {
+        approval_id: String,
+        decision: ApprovalPress,
+    },
+}
+
+/// An approval button.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalPress {
+    Once,
+    Session,
+    Deny,
+}
+
+impl ApprovalPress {
+    fn code(self) -> char {
+        match self {
+            Self::Once => 'o',
+            Self::Session => 's',
+            Self::Deny => 'd',
+        }
+    }
 }
 
 /// The `callback_data` of `press` (always 1–64 bytes; `None` when a question id is too long).
@@ -24,6 +48,10 @@ pub fn data(press: &Press) -> Option<String> {
         Press::Stop { turn_id: Some(id) } => format!("stop:{id}"),
         Press::Stop { turn_id: None } => "stop".to_owned(),
         Press::Option { question_id, index } => format!("ask:{question_id}:{index}"),
+        Press::Approve {
+            approval_id,
+            decision,
+        } => format!("apv:{approval_id}:{}", decision.code()),
     };
     match press {
         Press::Stop { turn_id: Some(_) } if data.len() > MAX_CALLBACK_DATA => {
@@ -41,6 +69,19 @@ pub fn parse(data: &str) -> Option<Press> {
     if let Some(id) = data.strip_prefix("stop:") {
         return (!id.is_empty()).then(|| Press::Stop {
             turn_id: Some(id.to_owned()),
+        });
+    }
+    if let Some(rest) = data.strip_prefix("apv:") {
+        let (id, code) = rest.rsplit_once(':')?;
+        let decision = match code {
+            "o" => ApprovalPress::Once,
+            "s" => ApprovalPress::Session,
+            "d" => ApprovalPress::Deny,
+            _ => return None,
+        };
+        return (!id.is_empty()).then(|| Press::Approve {
+            approval_id: id.to_owned(),
+            decision,
         });
     }
     let (question_id, index) = data.strip_prefix("ask:")?.rsplit_once(':')?;
@@ -77,6 +118,28 @@ pub fn options(question_id: &str, options: &[String]) -> Option<InlineKeyboardMa
     Some(InlineKeyboardMarkup::new(rows))
 }
 
+/// An approval's three buttons (Allow once / Allow for this session on one row, Deny below);
+/// `None` when the id does not fit.
+pub fn approval(approval_id: &str, texts: Texts) -> Option<InlineKeyboardMarkup> {
+    let button = |label: &str, decision| {
+        let press = Press::Approve {
+            approval_id: approval_id.to_owned(),
+            decision,
+        };
+        Some(InlineKeyboardButton::callback(
+            label.to_owned(),
+            data(&press)?,
+        ))
+    };
+    Some(InlineKeyboardMarkup::new([
+        vec![
+            button(texts.approve_once_button(), ApprovalPress::Once)?,
+            button(texts.approve_session_button(), ApprovalPress::Session)?,
+        ],
+        vec![button(texts.deny_button(), ApprovalPress::Deny)?],
+    ]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,6 +156,10 @@ mod tests {
                 question_id: "q3".into(),
                 index: 2,
             },
+            Press::Approve {
+                approval_id: format!("ap-{}", "f".repeat(32)),
+                decision: ApprovalPress::Session,
+            },
         ] {
             let data = data(&press).unwrap();
             assert!((1..=MAX_CALLBACK_DATA).contains(&data.len()));
@@ -102,7 +169,10 @@ mod tests {
             turn_id: Some("x".repeat(80)),
         };
         assert_eq!(data(&long).as_deref(), Some("stop"));
-        for junk in ["", "stop:", "ask:", "ask:q1", "ask::1", "ask:q1:x", "other"] {
+        for junk in [
+            "", "stop:", "ask:", "ask:q1", "ask::1", "ask:q1:x", "other", "apv:", "apv:a1",
+            "apv::o", "apv:a1:x",
+        ] {
             assert_eq!(parse(junk), None, "{junk}");
         }
     }

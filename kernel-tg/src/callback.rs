@@ -1,6 +1,8 @@
 //! A button press (an admitted callback query, see `gate::admit_press`): the Stop button
 //! cancels its own turn (the same `Cancel` as `/cancel`, for that turn only), an option answers
-//! the pending question (`Answer`). Every press is answered (`answerCallbackQuery`): a stale one
+//! the pending question (`Answer`), an approval button answers its approval (`Approve`; one
+//! agentd no longer has pending — answered, expired, forged — gets a toast and changes nothing).
+//! Every press is answered (`answerCallbackQuery`): a stale one
 //! — its turn ended, its question closed — with a short toast. The question's buttons are
 //! removed by `delivery` when agentd says the question closed.
 
@@ -8,7 +10,7 @@ use kernel_proto::v1 as pb;
 use teloxide::types::CallbackQuery;
 
 use crate::agentd::is_transport_failure;
-use crate::buttons::{self, Press};
+use crate::buttons::{self, ApprovalPress, Press};
 use crate::handle::App;
 
 /// Handles one admitted press.
@@ -68,6 +70,32 @@ async fn call(app: &App, press: Press) -> Result<Option<&'static str>, tonic::St
             } else {
                 texts.question_stale()
             })
+        }
+        Press::Approve {
+            approval_id,
+            decision,
+        } => {
+            use pb::ApprovalDecision as D;
+            let decision = match decision {
+                ApprovalPress::Once => D::AllowOnce,
+                ApprovalPress::Session => D::AllowSession,
+                ApprovalPress::Deny => D::Deny,
+            };
+            let request = pb::ApproveRequest {
+                approval_id,
+                decision: decision.into(),
+            };
+            match client.approve(request).await {
+                Ok(_) => {
+                    tracing::info!(?decision, "approval button pressed");
+                    Some(texts.approval_recorded())
+                }
+                Err(status) if status.code() == tonic::Code::NotFound => {
+                    tracing::info!("a press on an approval no longer pending");
+                    Some(texts.approval_stale())
+                }
+                Err(status) => return Err(status),
+            }
         }
     })
 }

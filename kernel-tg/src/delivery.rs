@@ -9,7 +9,9 @@
 //! twice only when kernel-tg died (or agentd became unreachable) between Telegram's OK and the
 //! ack.
 
+mod approvals;
 mod item;
+mod stop_offer;
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -126,6 +128,8 @@ struct Shown {
     narration: Narration,
     /// Questions shown with buttons, until they close: (question id, message).
     questions: Vec<(String, MessageId)>,
+    /// A drafted turn's Stop button, offered once it runs a while.
+    stop_offer: Option<stop_offer::StopOffer>,
 }
 
 /// Follows subscriptions one after another; owns the running turn's display.
@@ -133,6 +137,7 @@ struct Courier {
     app: App,
     shown: Option<Shown>,
     finished: VecDeque<String>,
+    approvals: approvals::Approvals,
 }
 
 impl Courier {
@@ -141,6 +146,7 @@ impl Courier {
             app,
             shown: None,
             finished: VecDeque::new(),
+            approvals: approvals::Approvals::default(),
         }
     }
 
@@ -165,6 +171,12 @@ impl Courier {
                         return end;
                     }
                 }
+                Some(Ok(pb::DeliveryEvent {
+                    event: Some(Delivery::ApprovalRequested(req)),
+                })) => self.approvals.requested(&self.app, req).await,
+                Some(Ok(pb::DeliveryEvent {
+                    event: Some(Delivery::ApprovalClosed(closed)),
+                })) => self.approvals.closed(&self.app, closed).await,
                 Some(Ok(_)) => {}
                 Some(Err(status)) => {
                     tracing::warn!(code = ?status.code(), "the outbox subscription broke");
@@ -237,7 +249,16 @@ impl Courier {
                         Some(stop),
                     )
                 };
+                let stop_offer = drafting.then(|| {
+                    stop_offer::StopOffer::start(
+                        self.app.telegram().clone(),
+                        &live.turn_id,
+                        reply_to,
+                        texts,
+                    )
+                });
                 self.shown = Some(Shown {
+                    stop_offer,
                     turn_id: live.turn_id,
                     reply_to,
                     placeholder,
@@ -272,6 +293,7 @@ impl Courier {
                     return;
                 };
                 shown.progress.finish().await;
+                withdraw(shown.stop_offer).await;
                 self.remember(shown.turn_id);
                 let html =
                     self.app
@@ -285,6 +307,7 @@ impl Courier {
                 };
                 if shown.drafting && !self.app.telegram().drafts_usable() {
                     shown.drafting = false;
+                    withdraw(shown.stop_offer.take()).await;
                     self.show_in_placeholder(&mut shown).await;
                 }
                 let step = shown.narration.after(&other);
@@ -404,6 +427,7 @@ impl Courier {
         let mut placeholder = item.placeholder_message_id.and_then(message_id);
         if let Some(shown) = self.shown.take_if(|s| s.turn_id == item.turn_id) {
             shown.progress.finish().await;
+            withdraw(shown.stop_offer).await;
             placeholder = placeholder.or(shown.placeholder);
         }
         let turn_id = item.turn_id.clone();
@@ -427,10 +451,18 @@ impl Courier {
             return;
         };
         shown.progress.finish().await;
+        withdraw(shown.stop_offer).await;
         if interrupted {
             let html = self.app.texts().turn_interrupted();
             item::show(&self.app, shown.placeholder, html, shown.reply_to).await;
         }
+    }
+}
+
+/// Withdraws a drafted turn's Stop offer, if any.
+async fn withdraw(offer: Option<stop_offer::StopOffer>) {
+    if let Some(offer) = offer {
+        offer.finish().await;
     }
 }
 

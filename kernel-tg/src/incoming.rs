@@ -29,6 +29,9 @@ pub struct TurnInput {
     /// The text or the caption (may be empty when an attachment carries the content).
     pub text: String,
     pub media: Option<Media>,
+    /// It carries content from outside the owner (a forwarded message): with
+    /// `approvals.mode = "untrusted"` the turn's risky actions need the owner's tap.
+    pub outside: bool,
 }
 
 /// An attachment still on Telegram's servers.
@@ -90,7 +93,11 @@ pub fn classify(message: &Message, bot_username: Option<&str>, texts: Texts) -> 
         text.push('\n');
     }
     text.push_str(words);
-    Incoming::Turn(TurnInput { text, media })
+    Incoming::Turn(TurnInput {
+        text,
+        media,
+        outside: message.forward_origin().is_some(),
+    })
 }
 
 /// The kinds Kernel cannot take.
@@ -232,7 +239,8 @@ mod tests {
             turn,
             Incoming::Turn(TurnInput {
                 text: "hi".into(),
-                media: None
+                media: None,
+                outside: false,
             })
         );
         let cmd = classify(&message(json!({ "text": "/status@kbot" })), Some("kbot"), T);

@@ -4,6 +4,7 @@
 //! through [`escape_html`]; inputs are plain Rust values (see [`listing`]) so this module stays
 //! free of the gRPC edge.
 
+mod approvals;
 mod cooldown;
 mod embeddings;
 mod errors;
@@ -17,6 +18,7 @@ mod refusals;
 mod retry;
 mod skills;
 mod steering;
+mod stop_offer;
 mod usage;
 
 pub use embeddings::EmbeddingsEntry;

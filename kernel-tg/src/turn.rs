@@ -215,6 +215,13 @@ pub async fn hand_over(app: &App, ready: &Ready, late: bool) -> Outcome {
             placeholder_message_id: placeholder.map(|id| i64::from(id.0)),
         }),
         idempotency_keys: ready.bundle.keys(),
+        // A forward or a document is content from outside the owner (`[approvals]`).
+        outside_content: ready.bundle.parts.iter().any(|p| p.input.outside)
+            || ready
+                .attachments
+                .iter()
+                .flatten()
+                .any(|a| matches!(a.kind, Some(pb::attachment::Kind::Document(_)))),
     };
     if request.text.trim().is_empty() && request.attachments.is_empty() {
         if let Some(id) = placeholder {
@@ -373,6 +380,7 @@ mod tests {
             input: TurnInput {
                 text: format!("m{id}"),
                 media: None,
+                outside: false,
             },
             late: false,
         }

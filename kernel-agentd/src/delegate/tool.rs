@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{DEFAULT_CLI, DelegateRequest, Delegator};
-use crate::tools::{RegistryError, Tool, ToolContext, ToolOutput, ToolRegistry};
+use crate::tools::{RegistryError, Risk, Tool, ToolContext, ToolOutput, ToolRegistry};
 
 /// The tool's name.
 pub const TOOL_NAME: &str = "delegate_to_cli";
@@ -132,6 +132,21 @@ impl Tool for DelegateTool {
 
     fn input_schema(&self) -> Value {
         self.schema.clone()
+    }
+
+    fn risk(&self, input: &Value) -> Option<Risk> {
+        let input: DelegateInput = serde_json::from_value(input.clone()).ok()?;
+        let cli = input.cli.as_deref().unwrap_or(DEFAULT_CLI);
+        let cwd = input.cwd.as_deref().unwrap_or("(the default workspace)");
+        let how = if input.background {
+            "background job"
+        } else {
+            "foreground"
+        };
+        Some(Risk {
+            action: TOOL_NAME.to_owned(),
+            text: format!("CLI: {cli} ({how})\ncwd: {cwd}\ntask:\n{}", input.task),
+        })
     }
 
     async fn call(&self, input: Value, ctx: ToolContext) -> ToolOutput {

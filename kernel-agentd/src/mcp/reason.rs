@@ -250,6 +250,7 @@ mod tests {
             },
             connect_timeout: None,
             call_timeout: None,
+            approval: Default::default(),
         };
         assert_eq!(place(&http("https://mcp.exa.ai/mcp")), "mcp.exa.ai");
         assert_eq!(place(&http("http://127.0.0.1:8123/mcp")), "127.0.0.1:8123");
@@ -262,6 +263,7 @@ mod tests {
             },
             connect_timeout: None,
             call_timeout: None,
+            approval: Default::default(),
         };
         assert_eq!(place(&stdio), "npx");
     }

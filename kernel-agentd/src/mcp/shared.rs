@@ -140,6 +140,7 @@ pub struct ToolDef {
     pub remote: String,
     pub description: String,
     pub schema: Value,
-    /// The server annotated it `readOnlyHint: true` (it only reads: run concurrently).
+    /// The server annotated it `readOnlyHint: true`: it changes nothing, so its calls run
+    /// concurrently with other read-only calls and need no approval.
     pub read_only: bool,
 }

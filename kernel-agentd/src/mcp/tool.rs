@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kernel_common::Redactor;
+use kernel_common::config::McpApproval;
 use rmcp::model::CallToolRequestParams;
 use rmcp::{Peer, RoleClient};
 use serde_json::Value;
@@ -17,7 +18,7 @@ use super::McpSettings;
 use super::McpState;
 use super::shared::{Shared, ToolDef, is_transport_error};
 use super::{reason, result};
-use crate::tools::{Tool, ToolContext, ToolOutput};
+use crate::tools::{Risk, Tool, ToolContext, ToolOutput};
 
 /// A tool of an MCP server, under its exposed name.
 #[derive(Debug)]
@@ -29,6 +30,8 @@ pub struct McpTool {
     /// Longest wait for the server's next connection attempt before a call gives up.
     reconnect_wait: Duration,
     redactor: Redactor,
+    /// The server's `approval` setting.
+    approval: McpApproval,
 }
 
 /// How one attempt of a call ended.
@@ -57,6 +60,7 @@ impl McpTool {
             call_timeout: settings.call_timeout,
             reconnect_wait: settings.connect_timeout,
             redactor,
+            approval: settings.approval,
         }
     }
 
@@ -86,6 +90,27 @@ impl Tool for McpTool {
 
     fn read_only(&self) -> bool {
         self.def.read_only
+    }
+
+    fn risk(&self, input: &Value) -> Option<Risk> {
+        let risky = match self.approval {
+            McpApproval::Never => false,
+            McpApproval::Always => true,
+            McpApproval::Auto => !self.def.read_only,
+        };
+        risky.then(|| Risk {
+            action: self.name.clone(),
+            text: format!(
+                "MCP server \"{}\", tool \"{}\"\n{}",
+                self.server.name,
+                self.def.remote,
+                serde_json::to_string_pretty(input).unwrap_or_default()
+            ),
+        })
+    }
+
+    fn brings_outside_content(&self) -> bool {
+        true
     }
 
     async fn call(&self, input: Value, ctx: ToolContext) -> ToolOutput {

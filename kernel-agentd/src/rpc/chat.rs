@@ -133,6 +133,7 @@ fn user_input(req: pb::ChatRequest) -> UserInput {
         text: req.text,
         attachments,
         want_voice_reply: req.want_voice_reply,
+        outside_content: req.outside_content,
     }
 }
 
@@ -217,6 +218,13 @@ pub fn chat_event(event: TurnEvent) -> pb::ChatEvent {
             Event::QuestionClosed(pb::QuestionClosed { question_id: id })
         }
         TurnEvent::Answered { id } => Event::Answered(pb::QuestionAnswered { question_id: id }),
+        TurnEvent::ApprovalRequested(shown) => {
+            Event::ApprovalRequested(super::approvals::requested_pb(shown))
+        }
+        TurnEvent::ApprovalClosed { id, decision } => Event::ApprovalClosed(pb::ApprovalClosed {
+            approval_id: id,
+            decision,
+        }),
     };
     pb::ChatEvent { event: Some(event) }
 }

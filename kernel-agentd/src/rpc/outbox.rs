@@ -19,11 +19,13 @@ impl AgentService {
     pub(super) fn subscribe_rpc(&self, req: pb::SubscribeRequest) -> SubscribeStream {
         let after = i64::try_from(req.after_seq).unwrap_or(i64::MAX);
         tracing::info!(after_seq = after, "a client subscribed to the outbox");
-        let deliveries = self.agent.outbox().subscribe(after);
-        Box::pin(deliveries.map(|d| {
+        // Pending approvals first, then whatever comes; the outbox's end ends the stream.
+        let approvals = super::approvals::watch(self.agent.approvals());
+        let deliveries = self.agent.outbox().subscribe(after).map(|d| {
             d.map(delivery_event)
                 .map_err(|e| to_status(ApiError::internal(e)))
-        }))
+        });
+        Box::pin(super::approvals::merge(approvals, deliveries))
     }
 
     /// Records a delivery report.

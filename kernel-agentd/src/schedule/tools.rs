@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Mode, ScheduleError, ScheduleInfo, Schedules};
-use crate::tools::{RegistryError, Tool, ToolContext, ToolOutput, ToolRegistry};
+use crate::tools::{RegistryError, Risk, Tool, ToolContext, ToolOutput, ToolRegistry};
 
 /// Registers the schedule tools on `registry` (replacing earlier ones of the same names).
 pub fn register_tools(registry: &ToolRegistry, schedules: &Schedules) -> Result<(), RegistryError> {
@@ -50,7 +50,7 @@ struct DeleteInput {
 #[derive(Debug, Deserialize, JsonSchema)]
 struct ListInput {}
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Add,
     List,
@@ -107,6 +107,18 @@ impl Tool for ScheduleTool {
 
     fn input_schema(&self) -> Value {
         self.schema.clone()
+    }
+
+    /// Only `schedule_add` with mode "task" is risky: it runs a turn later, with every tool.
+    fn risk(&self, input: &Value) -> Option<Risk> {
+        if self.kind != Kind::Add {
+            return None;
+        }
+        let input: AddInput = serde_json::from_value(input.clone()).ok()?;
+        (input.mode.as_deref().map(str::trim) == Some("task")).then(|| Risk {
+            action: "schedule_add".to_owned(),
+            text: format!("scheduled task at {}:\n{}", input.when, input.message),
+        })
     }
 
     async fn call(&self, input: Value, _ctx: ToolContext) -> ToolOutput {

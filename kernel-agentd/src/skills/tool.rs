@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::Skills;
-use crate::tools::{RegistryError, Tool, ToolContext, ToolOutput, ToolRegistry};
+use super::{SideEffects, Skills};
+use crate::tools::{RegistryError, Risk, Tool, ToolContext, ToolOutput, ToolRegistry};
 
 /// The tool's name.
 pub const TOOL_NAME: &str = "skill_read";
@@ -68,6 +68,21 @@ impl Tool for SkillReadTool {
 
     fn read_only(&self) -> bool {
         true
+    }
+
+    /// Reading a skill whose `side_effects` is not `read-only` is what "running" it means here:
+    /// its instructions are what the model then carries out.
+    fn risk(&self, input: &Value) -> Option<Risk> {
+        let input: ReadInput = serde_json::from_value(input.clone()).ok()?;
+        let effects = self.skills.cached_side_effects(&input.name)?;
+        (effects != SideEffects::ReadOnly).then(|| Risk {
+            action: format!("{TOOL_NAME}:{}", input.name),
+            text: format!(
+                "use the skill \"{}\" (side effects: {})",
+                input.name,
+                effects.as_str()
+            ),
+        })
     }
 
     async fn call(&self, input: Value, _ctx: ToolContext) -> ToolOutput {

@@ -21,6 +21,26 @@ pub enum ToolEvent {
     },
     /// The question is no longer pending (answered, timed out, cancelled).
     QuestionClosed { id: String },
+    /// A risky action waits for the owner's approval (`approvals`).
+    ApprovalRequested(ApprovalShown),
+    /// The approval is no longer pending; `decision`: allowed, denied, expired or cancelled.
+    ApprovalClosed { id: String, decision: String },
+}
+
+/// A pending approval as clients see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalShown {
+    /// Random, single-use: names the request in `Approvals::decide`.
+    pub id: String,
+    pub turn_id: String,
+    /// The kind of action (the tool's name).
+    pub action: String,
+    /// What will run, cut to `approvals::MAX_TEXT_CHARS`.
+    pub text: String,
+    /// The full text's length in characters (more than `text` holds when it was cut).
+    pub text_chars: u64,
+    /// Seconds until it counts as denied.
+    pub timeout_secs: u64,
 }
 
 /// Where a tool sends its [`ToolEvent`]s. The default sink drops them (tests, tool calls outside a

@@ -25,6 +25,8 @@ pub struct UserInput {
     pub attachments: Vec<Attachment>,
     /// The client wants the answer spoken too (the owner sent a voice note).
     pub want_voice_reply: bool,
+    /// The message carries content from outside the owner (a forward; documents count anyway).
+    pub outside_content: bool,
 }
 
 /// An attached piece of content.
@@ -52,6 +54,8 @@ pub struct Accepted {
     /// Attachments in the order sent, then the text (if any).
     pub parts: Vec<Part>,
     pub want_voice_reply: bool,
+    /// Content from outside the owner is in it (flagged by the client, or a document).
+    pub outside_content: bool,
 }
 
 /// One accepted piece of a message.
@@ -108,6 +112,11 @@ impl UserInput {
                 max: MAX_TEXT_CHARS,
             });
         }
+        let outside_content = self.outside_content
+            || self
+                .attachments
+                .iter()
+                .any(|a| matches!(a, Attachment::Document { .. }));
         let mut parts = Vec::with_capacity(self.attachments.len() + 1);
         for attachment in self.attachments {
             parts.push(accept_attachment(attachment, voice)?);
@@ -121,6 +130,7 @@ impl UserInput {
         Ok(Accepted {
             parts,
             want_voice_reply: self.want_voice_reply,
+            outside_content,
         })
     }
 
@@ -255,6 +265,7 @@ mod tests {
             text: "x".into(),
             attachments: vec![a],
             want_voice_reply: false,
+            outside_content: false,
         }
     }
 
@@ -324,6 +335,7 @@ mod tests {
             text: "看看".into(),
             attachments: vec![voice("audio/ogg"), image("image/png", 2), voice("")],
             want_voice_reply: true,
+            outside_content: false,
         };
         let accepted = input.check(true).unwrap();
         assert!(accepted.want_voice_reply);

@@ -53,6 +53,7 @@ mod tests {
                 },
             ],
             want_voice_reply: false,
+            outside_content: false,
         }
     }
 

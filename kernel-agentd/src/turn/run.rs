@@ -142,6 +142,9 @@ pub(super) struct Turn {
     reasoning: String,
     /// The last call's usage, stored beside the answer when the turn concludes.
     unrecorded: Option<Usage>,
+    /// Content from outside the owner entered the turn (a flagged message, a document, a job's
+    /// output, an MCP result): with `approvals.mode = "untrusted"` risky calls now ask.
+    outside_content: bool,
 }
 
 impl Turn {
@@ -158,6 +161,7 @@ impl Turn {
             id,
             model: s.model,
             want_voice_reply: s.input.want_voice_reply,
+            outside_content: s.input.outside_content,
             input: Some(s.input),
             user: Message {
                 role: Role::User,

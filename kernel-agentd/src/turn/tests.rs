@@ -77,6 +77,7 @@ async fn fixture(env: &TestEnv, provider: Arc<ScriptedProvider>) -> Fixture {
             usage: crate::usage::UsageLedger::new(&env.config, env.store.clone()),
             root,
             tasks: tasks.clone(),
+            approvals: crate::approvals::Approvals::new(&env.config.approvals),
         },
     );
     Fixture {

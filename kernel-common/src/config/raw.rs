@@ -35,6 +35,18 @@ pub struct RawConfig {
     /// `[summary]`: the optional cheap-model rewrite of session summaries.
     pub summary: Option<RawSummary>,
     pub embeddings: Option<RawEmbeddings>,
+    /// `[approvals]`: when risky actions wait for the owner's tap.
+    pub approvals: Option<RawApprovals>,
+}
+
+/// `[approvals]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawApprovals {
+    /// `"untrusted"` (default), `"always"` or `"off"`.
+    pub mode: Option<String>,
+    /// Seconds an approval waits before it counts as denied (default 600).
+    pub timeout_secs: Option<u64>,
 }
 
 /// `[telegram]`.
@@ -192,6 +204,8 @@ pub struct RawMcpServer {
     pub connect_timeout_secs: Option<u64>,
     /// Seconds one tool call may take (default 120).
     pub call_timeout_secs: Option<u64>,
+    /// `"auto"` (default: a tool not annotated read-only asks), `"always"` or `"never"`.
+    pub approval: Option<String>,
 }
 
 /// `[agentd]`.

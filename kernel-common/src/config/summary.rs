@@ -202,6 +202,12 @@ fn extras(out: &mut String, c: &Config) {
         }
         None => out.push_str("summary rewrite: off (rule-based summaries)\n"),
     }
+    let _ = writeln!(
+        out,
+        "approvals: {}; unanswered after {}s counts as denied",
+        c.approvals.mode.as_str(),
+        c.approvals.timeout.as_secs()
+    );
     out.push_str("cli:\n");
     if c.cli.is_empty() {
         out.push_str("  none\n");

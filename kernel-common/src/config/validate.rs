@@ -4,6 +4,7 @@
 //! the key and says how to fix it. Secrets never appear in a message.
 
 mod agentd;
+mod approvals;
 mod cheap_model;
 mod embeddings;
 mod mcp;
@@ -290,6 +291,7 @@ fn build(
         titles.as_ref(),
         &providers,
     );
+    let approvals = approvals::approvals(&mut ctx, raw.approvals.as_ref());
     if !ctx.problems.is_empty() {
         return Err(ConfigError::Invalid {
             problems: ctx.problems,
@@ -311,6 +313,7 @@ fn build(
         memory_auto,
         summary_rewrite,
         embeddings,
+        approvals,
         secret_env: super::env::referenced_vars(&raw.mcp.servers),
         warnings: ctx.warnings,
     })

@@ -20,6 +20,7 @@ fn part(id: i32, text: &str, media: bool) -> Part {
                     mime_type: "image/png".into(),
                 },
             }),
+            outside: false,
         },
         late: false,
     }

@@ -8,6 +8,7 @@ mod telegram_bot;
 
 mod agentd_generated_token;
 mod agentd_serving;
+mod approvals;
 mod bad_input;
 mod cli_claude_code;
 mod context_budget;
@@ -79,6 +80,7 @@ mod tg_refusals;
 mod tg_sessions;
 mod tg_startup;
 mod tg_steering;
+mod tg_stop_offer;
 mod tg_telegram_errors;
 mod tg_turn;
 mod titles;

@@ -27,6 +27,7 @@ fn fast() -> McpSettings {
         backoff_initial: Duration::from_millis(20),
         backoff_max: Duration::from_millis(200),
         reconnect_tries: 3,
+        approval: Default::default(),
     }
 }
 

@@ -73,6 +73,7 @@ fn settings() -> McpSettings {
         backoff_initial: Duration::from_millis(20),
         backoff_max: Duration::from_millis(200),
         reconnect_tries: 3,
+        approval: Default::default(),
     }
 }
 

@@ -31,6 +31,7 @@ async fn an_unreachable_server_is_warned_about_once_per_state() {
         backoff_initial: Duration::from_millis(10),
         backoff_max: Duration::from_millis(50),
         reconnect_tries: 3,
+        approval: Default::default(),
     };
     let mcp = Mcp::start(
         &cfg.load(),

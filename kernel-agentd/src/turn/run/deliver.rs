@@ -43,7 +43,10 @@ impl Turn {
                 | TurnEvent::Failed { .. }
                 | TurnEvent::Cancelled
                 | TurnEvent::Busy { .. }
-                | TurnEvent::Answered { .. } => {}
+                | TurnEvent::Answered { .. }
+                // Approvals reach subscribers from the approvals service itself.
+                | TurnEvent::ApprovalRequested(_)
+                | TurnEvent::ApprovalClosed { .. } => {}
             }
         }
     }

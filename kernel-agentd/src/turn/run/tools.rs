@@ -5,6 +5,8 @@
 //! as turn events.
 
 use super::*;
+use crate::approvals::{self, ApprovalRequest, Decision};
+use crate::tools::Tool;
 
 /// The result of a planned call not run because the owner steered before it started.
 const SKIPPED_BY_STEER: &str = "skipped: the owner steered";
@@ -37,7 +39,7 @@ impl Turn {
             }
             let batch = calls[i..budget]
                 .iter()
-                .take_while(|c| turns.tools.read_only(&c.name))
+                .take_while(|c| turns.tools.runs_concurrently(&c.name, &c.input))
                 .count();
             if batch >= 2 {
                 let done = self
@@ -57,9 +59,22 @@ impl Turn {
                 continue;
             }
             self.with_permit(|p| p.tool_started(&call.name));
-            let running = turns
-                .tools
-                .call(&call.name, call.input.clone(), self.tool_context(call));
+            let ctx = self.tool_context(call);
+            let tool = turns.tools.get(&call.name);
+            if let Some(refused) = self.approve(tool.as_deref(), call, &ctx).await {
+                if self.cancel.is_cancelled() {
+                    cancelled = true;
+                    break;
+                }
+                self.finish_call(call, &refused);
+                outputs[i] = Some(refused);
+                i += 1;
+                continue;
+            }
+            if tool.as_deref().is_some_and(Tool::brings_outside_content) {
+                self.outside_content = true;
+            }
+            let running = turns.tools.call(&call.name, call.input.clone(), ctx);
             tokio::pin!(running);
             let output = tokio::select! {
                 biased;
@@ -160,6 +175,13 @@ impl Turn {
                 continue;
             }
             self.with_permit(|p| p.tool_started(&call.name));
+            if turns
+                .tools
+                .get(&call.name)
+                .is_some_and(|t| t.brings_outside_content())
+            {
+                self.outside_content = true;
+            }
             let ctx = self.tool_context(call);
             let tools = &turns.tools;
             running.push(async move { (k, tools.call(&call.name, call.input.clone(), ctx).await) });
@@ -184,6 +206,33 @@ impl Turn {
             outputs[k] = Some(output);
         }
         true
+    }
+
+    /// Asks the owner to approve `call` when it is risky and the policy wants it; the result
+    /// the model gets instead when it may not run (`None`: run it).
+    async fn approve(
+        &self,
+        tool: Option<&dyn Tool>,
+        call: &Call,
+        ctx: &ToolContext,
+    ) -> Option<ToolOutput> {
+        let approvals = &self.turns.inner.approvals;
+        let risk = tool?.risk(&call.input)?;
+        if !approvals.must_ask(self.outside_content) {
+            return None;
+        }
+        let request = ApprovalRequest {
+            turn_id: self.id.clone(),
+            session_id: self.session_id,
+            risk,
+        };
+        let decision = approvals.request(request, &ctx.events, &ctx.cancel).await;
+        match decision {
+            Decision::Allowed => None,
+            Decision::Denied => Some(ToolOutput::error(approvals::DENIED)),
+            Decision::Expired => Some(ToolOutput::error(approvals::NOT_ANSWERED)),
+            Decision::Cancelled => Some(ToolOutput::error(CANCELLED_BY_USER)),
+        }
     }
 
     /// Stores and appends the results message for `calls` (`missing()` for calls without output).
@@ -231,6 +280,10 @@ impl Turn {
                     TurnEvent::Question { id, text, options }
                 }
                 ToolEvent::QuestionClosed { id } => TurnEvent::QuestionClosed { id },
+                ToolEvent::ApprovalRequested(shown) => TurnEvent::ApprovalRequested(shown),
+                ToolEvent::ApprovalClosed { id, decision } => {
+                    TurnEvent::ApprovalClosed { id, decision }
+                }
             };
             publish(&event);
             // A listener that went away is noticed (and logged) by the turn's own events.

@@ -35,12 +35,14 @@ pub(super) fn servers(
             let key = format!("{key}: call_timeout_secs");
             ctx.timeout_secs(&key, secs, DEFAULT_MCP_CALL_TIMEOUT)
         });
+        let approval = super::approvals::mcp_approval(ctx, &key, server.approval.as_deref());
         match transport(ctx, &name, server) {
             Ok(Some(transport)) => out.push(McpServerConfig {
                 name,
                 transport,
                 connect_timeout,
                 call_timeout,
+                approval,
             }),
             Ok(None) => {}
             Err(reason) => skipped.push(SkippedMcpServer { name, reason }),

@@ -15,6 +15,7 @@ fn text(id: i32, text: &str) -> Part {
         input: TurnInput {
             text: text.to_owned(),
             media: None,
+            outside: false,
         },
         late: false,
     }

@@ -1,0 +1,73 @@
+//! Texts of approvals: the message asking the owner to approve a risky action, its buttons,
+//! what it says once closed, and the toasts of a press.
+
+use kernel_common::config::Locale;
+
+use super::{Texts, escape_html};
+
+impl Texts {
+    /// The approval message: what will run (escaped, in a `<pre>` block), whether it was cut,
+    /// and how long it waits.
+    pub fn approval(self, action: &str, text: &str, text_chars: u64, timeout_secs: u64) -> String {
+        let shown = u64::try_from(text.chars().count()).unwrap_or(u64::MAX);
+        let cut = match (shown < text_chars, self.locale()) {
+            (false, _) => String::new(),
+            (true, Locale::Zh) => format!("\n（已截断：全文 {text_chars} 个字符）"),
+            (true, Locale::En) => format!("\n(cut: the full text is {text_chars} characters)"),
+        };
+        let minutes = timeout_secs.div_ceil(60);
+        let (head, tail) = match self.locale() {
+            Locale::Zh => (
+                "🔐 需要你批准",
+                format!("{minutes} 分钟内未回应将视为拒绝。"),
+            ),
+            Locale::En => (
+                "🔐 Needs your approval",
+                format!("Not answered within {minutes} min counts as denied."),
+            ),
+        };
+        format!(
+            "<b>{head}</b>: <code>{}</code>\n<pre>{}</pre>{cut}\n{tail}",
+            escape_html(action),
+            escape_html(text),
+        )
+    }
+
+    /// The line that replaces the buttons once the approval closed (`decision` from agentd).
+    pub fn approval_closed(self, decision: &str) -> &'static str {
+        match decision {
+            "allowed" => self.pick("✅ 已批准", "✅ Allowed"),
+            "denied" => self.pick("🚫 已拒绝", "🚫 Denied"),
+            "expired" => self.pick("⌛ 未回应，已视为拒绝", "⌛ Not answered: denied"),
+            _ => self.pick(
+                "⏹ 任务已取消，未执行",
+                "⏹ The task was cancelled; nothing ran",
+            ),
+        }
+    }
+
+    /// The "Allow once" button.
+    pub fn approve_once_button(self) -> &'static str {
+        self.pick("允许一次", "Allow once")
+    }
+
+    /// The "Allow for this session" button.
+    pub fn approve_session_button(self) -> &'static str {
+        self.pick("本会话内允许", "Allow for this session")
+    }
+
+    /// The "Deny" button.
+    pub fn deny_button(self) -> &'static str {
+        self.pick("拒绝", "Deny")
+    }
+
+    /// Toast: the answer was taken.
+    pub fn approval_recorded(self) -> &'static str {
+        self.pick("已记录", "Recorded")
+    }
+
+    /// Toast: the approval is no longer pending.
+    pub fn approval_stale(self) -> &'static str {
+        self.pick("这个请求已失效", "This request is no longer pending")
+    }
+}
