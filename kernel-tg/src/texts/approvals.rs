@@ -5,11 +5,32 @@ use kernel_common::config::Locale;
 
 use super::{Texts, escape_html};
 
+/// Most UTF-16 units of the escaped text (escaping can make it five times longer; the whole
+/// message must stay within Telegram's 4096).
+const MAX_ESCAPED_UTF16: usize = 3000;
+
+/// `text` escaped, cut to `budget` UTF-16 units; and how many of its characters it holds.
+fn escape_within(text: &str, budget: usize) -> (String, u64) {
+    let mut out = String::new();
+    let (mut used, mut chars) = (0, 0u64);
+    for c in text.chars() {
+        let piece = escape_html(c.encode_utf8(&mut [0; 4]));
+        let units: usize = piece.chars().map(char::len_utf16).sum();
+        if used + units > budget {
+            break;
+        }
+        used += units;
+        chars += 1;
+        out.push_str(&piece);
+    }
+    (out, chars)
+}
+
 impl Texts {
     /// The approval message: what will run (escaped, in a `<pre>` block), whether it was cut,
     /// and how long it waits.
     pub fn approval(self, action: &str, text: &str, text_chars: u64, timeout_secs: u64) -> String {
-        let shown = u64::try_from(text.chars().count()).unwrap_or(u64::MAX);
+        let (escaped, shown) = escape_within(text, MAX_ESCAPED_UTF16);
         let cut = match (shown < text_chars, self.locale()) {
             (false, _) => String::new(),
             (true, Locale::Zh) => format!("\n（已截断：全文 {text_chars} 个字符）"),
@@ -29,7 +50,7 @@ impl Texts {
         format!(
             "<b>{head}</b>: <code>{}</code>\n<pre>{}</pre>{cut}\n{tail}",
             escape_html(action),
-            escape_html(text),
+            escaped,
         )
     }
 
@@ -69,5 +90,22 @@ impl Texts {
     /// Toast: the approval is no longer pending.
     pub fn approval_stale(self) -> &'static str {
         self.pick("这个请求已失效", "This request is no longer pending")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_is_escaped_and_fits_one_message_with_its_full_length_stated() {
+        let texts = Texts::new(Locale::En);
+        let html = texts.approval("send_file", "<b>x</b> & y", 12, 600);
+        assert!(html.contains("&lt;b&gt;x&lt;/b&gt; &amp; y"), "{html}");
+        assert!(!html.contains("cut"), "{html}");
+        let html = texts.approval("delegate_to_cli", &"&".repeat(1500), 2000, 600);
+        let units: usize = html.chars().map(char::len_utf16).sum();
+        assert!(units <= 4096, "{units}");
+        assert!(html.contains("the full text is 2000 characters"), "{html}");
     }
 }
