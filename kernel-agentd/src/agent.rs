@@ -91,6 +91,8 @@ pub struct Status {
     pub embeddings: Option<(EmbeddingsStatus, u64)>,
     /// The current session's context fill.
     pub context: ContextFill,
+    /// Whether each configured CLI runs sandboxed.
+    pub cli_sandboxes: Vec<kernel_common::config::sandbox::CliSandbox>,
 }
 
 impl Agent {
@@ -370,6 +372,7 @@ impl Agent {
                 None => None,
             },
             context,
+            cli_sandboxes: self.inner.delegator.sandboxes().to_vec(),
         })
     }
 }

@@ -40,6 +40,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use kernel_common::Config;
 use kernel_common::config::CliConfig;
+use kernel_common::config::sandbox::{CliSandbox, SandboxState};
 use serde::Serialize;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -147,6 +148,8 @@ pub struct Delegator {
     /// the CLI's environment with Kernel's own.
     secret_env: Vec<String>,
     kill_grace: Duration,
+    /// Each CLI's sandbox, checked once at start.
+    sandboxes: Vec<CliSandbox>,
     serial: Arc<Semaphore>,
     running: Arc<Mutex<Option<RunningCli>>>,
     /// Supervising tasks run here, so shutdown waits for process groups to be ended.
@@ -167,7 +170,15 @@ impl Delegator {
                 "killed CLI process groups left running by the previous agentd"
             );
         }
+        let sandboxes: Vec<CliSandbox> = config.cli.values().map(CliSandbox::of).collect();
+        for s in &sandboxes {
+            match s.state() {
+                SandboxState::On => tracing::info!(cli = %s.cli, sandbox = %s, "CLI sandbox"),
+                _ => tracing::warn!(cli = %s.cli, sandbox = %s, "CLI sandbox"),
+            }
+        }
         Self {
+            sandboxes,
             clis: config.cli.clone(),
             default_workspace: config.general.default_workspace.clone(),
             outputs_dir: config.general.data_dir.join(OUTPUTS_DIR),
@@ -190,6 +201,11 @@ impl Delegator {
     /// The configured CLI names, sorted.
     pub fn clis(&self) -> Vec<String> {
         self.clis.keys().cloned().collect()
+    }
+
+    /// Whether each configured CLI's commands run in its sandbox (checked at start).
+    pub fn sandboxes(&self) -> &[CliSandbox] {
+        &self.sandboxes
     }
 
     /// The delegation running now, if any.

@@ -4,9 +4,11 @@
 //! file, applies env overrides, resolves paths against the config file's folder, wraps secrets in
 //! [`Secret`] and refuses what cannot run, with messages that say how to fix it.
 
+mod cli_kind;
 pub mod context;
 pub mod env;
 pub mod raw;
+pub mod sandbox;
 mod secrets;
 mod summary;
 mod validate;
@@ -17,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use crate::secret::Secret;
 
+pub use cli_kind::CliKind;
 pub use env::{is_secret_env, provider_key_env};
 pub use raw::RawConfig;
 pub use validate::ConfigError;

@@ -12,6 +12,7 @@ mod jobs;
 pub mod listing;
 mod notes;
 mod refusals;
+mod sandbox;
 mod skills;
 mod steering;
 mod usage;
@@ -24,6 +25,7 @@ pub use listing::{
 };
 pub use notes::MemoryAutoView;
 pub use refusals::REASONS;
+pub use sandbox::{SandboxShown, SandboxView};
 pub use skills::SkillEntry;
 pub use usage::{UsageTotalsView, UsageView};
 

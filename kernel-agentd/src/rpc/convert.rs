@@ -101,7 +101,41 @@ pub fn status(s: agent::Status) -> pb::GetStatusResponse {
         context_tokens: s.context.estimated_tokens,
         context_budget_tokens: s.context.budget_tokens,
         has_summary: s.context.has_summary,
+        cli_sandboxes: s.cli_sandboxes.iter().map(cli_sandbox).collect(),
     }
+}
+
+/// One CLI's sandbox for the wire.
+fn cli_sandbox(s: &kernel_common::config::sandbox::CliSandbox) -> pb::CliSandbox {
+    use kernel_common::config::sandbox::{Confinement, SandboxState};
+    let state = match s.state() {
+        SandboxState::On => pb::CliSandboxState::Sandboxed,
+        SandboxState::Off => pb::CliSandboxState::Off,
+        SandboxState::Unavailable => pb::CliSandboxState::Unavailable,
+        SandboxState::Unknown => pb::CliSandboxState::Unknown,
+    };
+    let mut out = pb::CliSandbox {
+        cli: s.cli.clone(),
+        state: state.into(),
+        ..Default::default()
+    };
+    match &s.confinement {
+        Confinement::Sandboxed {
+            workspace_writes,
+            tmp_writes,
+            network,
+            ..
+        } => {
+            out.workspace_writes = *workspace_writes;
+            out.tmp_writes = *tmp_writes;
+            out.network = *network;
+            out.detail = s.missing.join(", ");
+        }
+        Confinement::Unsandboxed { reason } | Confinement::Unknown { reason } => {
+            out.detail = reason.clone();
+        }
+    }
+    out
 }
 
 /// The auto-memory job's state for the wire.

@@ -10,6 +10,7 @@ mod agentd_generated_token;
 mod agentd_serving;
 mod bad_input;
 mod cli_claude_code;
+mod cli_sandbox;
 mod context_budget;
 mod delegate_descendants;
 mod delegate_env;
