@@ -4,6 +4,7 @@
 
 pub(crate) mod agent;
 pub(crate) mod ask;
+pub(crate) mod bridge;
 pub mod conversation;
 pub mod delegate;
 pub(crate) mod error;

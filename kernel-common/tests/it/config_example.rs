@@ -37,7 +37,9 @@ fn the_example_parses_with_every_section() {
             "--permission-mode",
             "acceptEdits",
             "--allowedTools",
-            "Edit,Write,Read,Glob,Grep,NotebookEdit",
+            "Edit,Write,Read,Glob,Grep,NotebookEdit,mcp__kernel",
+            "--permission-prompt-tool",
+            "mcp__kernel__approve",
             "--settings",
             r#"{"sandbox":{"enabled":true,"failIfUnavailable":true,"autoAllowBashIfSandboxed":true}}"#
         ]

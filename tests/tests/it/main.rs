@@ -9,6 +9,7 @@ mod telegram_bot;
 mod agentd_generated_token;
 mod agentd_serving;
 mod bad_input;
+mod cli_bridge;
 mod cli_claude_code;
 mod cli_sandbox;
 mod context_budget;
