@@ -91,6 +91,10 @@ pub(crate) struct Session {
     pub cli: String,
     /// The delegating turn's context (its cancellation and events: questions reach the owner).
     pub ctx: ToolContext,
+    /// A turn's delegation (the owner sees its questions); a background job's is not: there
+    /// `ask_owner` is refused and `approve` denies, so no hidden question takes the owner's
+    /// next message as its answer.
+    pub interactive: bool,
     /// When the last `notify_owner` note was queued.
     pub last_note: Mutex<Option<Instant>>,
 }
@@ -165,8 +169,9 @@ impl Bridge {
         Ok(bridge)
     }
 
-    /// A lease for one delegation of `cli`, running in the turn of `ctx`.
-    pub fn open(&self, cli: &str, ctx: ToolContext) -> Lease {
+    /// A lease for one delegation of `cli`, running in the turn of `ctx` (`interactive`) or in a
+    /// background job.
+    pub fn open(&self, cli: &str, ctx: ToolContext, interactive: bool) -> Lease {
         let token = kernel_common::agentd_token::generate()
             .map(|t| t.expose().to_owned())
             .unwrap_or_else(|e| {
@@ -183,6 +188,7 @@ impl Bridge {
                     label: label.clone(),
                     cli: cli.to_owned(),
                     ctx,
+                    interactive,
                     last_note: Mutex::new(None),
                 }),
             );

@@ -256,7 +256,7 @@ impl Delegator {
                     events: events.clone(),
                     ..ToolContext::default()
                 };
-                b.open(&cli.name, ctx)
+                b.open(&cli.name, ctx, !req.background)
             });
         let access = lease.as_ref().map(|l| invocation::BridgeAccess {
             url: l.url.clone(),

@@ -73,7 +73,7 @@ async fn a_token_works_only_while_its_delegation_runs() {
     let (b, _, _) = bridge(None, true).await;
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
-    let lease = b.open("claude_code", ToolContext::default());
+    let lease = b.open("claude_code", ToolContext::default(), true);
     let (status, _) = post(&lease.url, None, init.clone()).await;
     assert_eq!(status, 401, "no token");
     let (status, reply) = post(&lease.url, Some("0".repeat(64).as_str()), init.clone()).await;
@@ -98,7 +98,7 @@ async fn a_token_works_only_while_its_delegation_runs() {
 #[tokio::test]
 async fn tools_are_listed_and_nothing_else_is_reachable() {
     let (b, _, _) = bridge(None, true).await;
-    let lease = b.open("codex", ToolContext::default());
+    let lease = b.open("codex", ToolContext::default(), true);
     let (_, reply) = post(
         &lease.url,
         Some(lease.token()),
@@ -146,7 +146,7 @@ async fn ask_owner_is_kernels_question_with_its_limits() {
         }),
         ..ToolContext::default()
     };
-    let lease = b.open("claude_code", ctx);
+    let lease = b.open("claude_code", ctx, true);
     let too_many: Vec<String> = (0..11).map(|i| i.to_string()).collect();
     let (_, reply) = post(
         &lease.url,
@@ -202,7 +202,7 @@ async fn approve_answers_in_the_permission_prompt_shape() {
         ),
     ] {
         let (b, _, _) = bridge(None, allow).await;
-        let lease = b.open("claude_code", ToolContext::default());
+        let lease = b.open("claude_code", ToolContext::default(), true);
         let (_, reply) = post(
             &lease.url,
             Some(lease.token()),
@@ -228,7 +228,7 @@ async fn notes_are_bounded_and_rate_limited() {
     let outbox: crate::outbox::Outbox<()> =
         crate::outbox::Outbox::new(env.store.clone(), CancellationToken::new());
     let (b, _, _) = bridge(Some(Arc::new(outbox.clone())), true).await;
-    let lease = b.open("codex", ToolContext::default());
+    let lease = b.open("codex", ToolContext::default(), true);
     let huge = "x".repeat(tools::MAX_NOTE_CHARS + 1);
     let (_, reply) = post(
         &lease.url,
@@ -288,4 +288,33 @@ fn the_question_shows_the_command_and_cuts_long_input() {
     let q = approval::question(&long, Locale::Zh);
     assert!(q.contains("…（共 2000 个字符）"), "{q}");
     assert!(q.chars().count() < 1600);
+}
+
+#[tokio::test]
+async fn a_background_job_cannot_ask_the_owner() {
+    let (b, _, asks) = bridge(None, true).await;
+    let lease = b.open("claude_code", ToolContext::default(), false);
+    let (_, reply) = post(
+        &lease.url,
+        Some(lease.token()),
+        call(1, "ask_owner", json!({"question": "?"})),
+    )
+    .await;
+    assert!(text(&reply).1, "refused");
+    assert!(
+        !asks.is_pending(),
+        "no hidden question waits for the owner's next message"
+    );
+    let (_, reply) = post(
+        &lease.url,
+        Some(lease.token()),
+        call(
+            2,
+            "approve",
+            json!({"tool_name": "Bash", "input": {"command": "ls"}}),
+        ),
+    )
+    .await;
+    let answer: Value = serde_json::from_str(&text(&reply).0).unwrap();
+    assert_eq!(answer["behavior"], "deny");
 }

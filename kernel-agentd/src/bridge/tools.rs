@@ -81,6 +81,14 @@ pub(super) async fn call(
     args: Value,
 ) -> (String, bool) {
     tracing::info!(delegation = %session.label, tool = name, "bridge tool call");
+    if !session.interactive && name == "ask_owner" {
+        return (
+            "the owner cannot be asked from a background job: decide yourself or stop and say \
+             what you need"
+                .into(),
+            true,
+        );
+    }
     if let Some((_, own, _)) = OWN_TOOLS.iter().find(|(n, _, _)| *n == name) {
         let out = bridge
             .inner
@@ -97,6 +105,10 @@ pub(super) async fn call(
 }
 
 async fn approve(bridge: &Bridge, session: &Session, args: &Value) -> (String, bool) {
+    if !session.interactive {
+        let deny = json!({"behavior": "deny", "message": "a background job cannot ask the owner"});
+        return (deny.to_string(), false);
+    }
     let Some(tool) = args["tool_name"].as_str().filter(|t| !t.trim().is_empty()) else {
         return ("approve needs tool_name".into(), true);
     };

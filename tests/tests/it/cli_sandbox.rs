@@ -195,6 +195,12 @@ async fn codex_with_the_shipped_args_writes_only_in_the_workspace() {
             .to_string();
         assert!(output.contains("step-finished"), "the step ran: {output}");
         assert!(output.contains("Read-only file system"), "{output}");
+        // Kernel's MCP server reached Codex through `-c mcp_servers.kernel.*` and its token.
+        let tools = run.cli_requests[0].body["tools"].to_string();
+        assert!(
+            tools.contains("ask_owner") && tools.contains("notify_owner"),
+            "{tools}"
+        );
         let inside = std::fs::read_to_string(run.workspace.join("inside.txt"))
             .expect("the step wrote in the workspace");
         assert_eq!(inside.trim(), "in");
