@@ -162,6 +162,20 @@ async fn ask_owner_is_kernels_question_with_its_limits() {
         text(&reply),
         (r#"{"error":"at most 10 options"}"#.into(), true)
     );
+    let huge = "?".repeat(tools::MAX_QUESTION_CHARS + 1);
+    let (_, reply) = post(
+        &lease.url,
+        Some(lease.token()),
+        call(9, "ask_owner", json!({"question": huge})),
+    )
+    .await;
+    assert_eq!(
+        text(&reply),
+        (
+            "the question is 2001 characters long; at most 2000 are accepted".into(),
+            true
+        )
+    );
     let asking = tokio::spawn({
         let (url, token) = (lease.url.clone(), lease.token().to_owned());
         async move {

@@ -1,9 +1,10 @@
 //! The bridge's tools and how each call runs. `ask_owner`, `memory_search`, `remember` and
 //! `send_file` are Kernel's own `ask_user`, `memory_search`, `memory_add` and `send_file`, run
-//! through the [`ToolRegistry`] (same schema check, limits, confinement and errors) in the
+//! through the [`crate::tools::ToolRegistry`] (same schema check, limits, confinement and errors) in the
 //! delegating turn's context; `approve` asks the owner through [`super::OwnerApproval`];
 //! `notify_owner` queues a note in the outbox, at most one per [`NOTE_INTERVAL`] per delegation
-//! and at most [`MAX_NOTE_CHARS`] characters.
+//! and at most [`MAX_NOTE_CHARS`] characters. An `ask_owner` question is at most
+//! [`MAX_QUESTION_CHARS`] characters (the CLI is untrusted; Kernel's own model is not held to it).
 
 use std::time::{Duration, Instant};
 
@@ -18,6 +19,8 @@ use crate::outbox::{ItemBody, NewItem};
 pub const NOTE_INTERVAL: Duration = Duration::from_secs(10);
 /// The longest note.
 pub const MAX_NOTE_CHARS: usize = 1000;
+/// The longest `ask_owner` question (the CLI is not trusted to keep it short).
+pub const MAX_QUESTION_CHARS: usize = 2000;
 
 /// Bridge tool → the Kernel tool it runs.
 const OWN_TOOLS: &[(&str, &str, &str)] = &[
@@ -81,6 +84,18 @@ pub(super) async fn call(
     args: Value,
 ) -> (String, bool) {
     tracing::info!(delegation = %session.label, tool = name, "bridge tool call");
+    if name == "ask_owner"
+        && let Some(q) = args["question"].as_str()
+        && q.chars().count() > MAX_QUESTION_CHARS
+    {
+        return (
+            format!(
+                "the question is {} characters long; at most {MAX_QUESTION_CHARS} are accepted",
+                q.chars().count()
+            ),
+            true,
+        );
+    }
     if !session.interactive && name == "ask_owner" {
         return (
             "the owner cannot be asked from a background job: decide yourself or stop and say \

@@ -4,7 +4,8 @@
 //! settings: bubblewrap + socat on Linux) each run a shell step that writes one file in the
 //! workspace and one outside it; only the first is written. Where this machine cannot run a
 //! CLI's sandbox, the test asserts instead that `--check` and `GetStatus` say so (and that
-//! nothing was written outside). `--check` and `GetStatus` name which delegations run sandboxed.
+//! nothing was written outside). `--check`, `GetStatus` and the bot's `/status` name which
+//! delegations run sandboxed.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -360,4 +361,27 @@ async fn check_and_status_say_which_delegations_run_sandboxed() {
         "a WARN at start: {}",
         agentd.output()
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn telegram_status_says_which_delegations_run_sandboxed() {
+    let extra = format!(
+        "[cli.codex]\ncommand = \"codex\"\nargs = {}\n\n[cli.codex_yolo]\ncommand = \"codex\"\nargs = {}\n",
+        json!(shipped_args("codex")),
+        json!(["exec", "--dangerously-bypass-approvals-and-sandbox"])
+    );
+    let stack = tests::stack::Stack::start_with("claude", &extra).await;
+    let status = stack.command("/status").await;
+    assert!(
+        status.contains(
+            "<code>codex_yolo</code> ⚠️ 无沙箱，命令不受限制（--dangerously-bypass-approvals-and-sandbox）"
+        ),
+        "{status}"
+    );
+    let codex = if missing(CliKind::Codex).is_empty() {
+        "<code>codex</code> 🔒 沙箱（仅工作区可写，不联网）"
+    } else {
+        "<code>codex</code> ⛔ 已配置沙箱，但本机无法运行"
+    };
+    assert!(status.contains(codex), "{status}");
 }
