@@ -39,7 +39,8 @@ pub struct Invocation {
 /// The command line for `task` on `cli` in `cwd`. `last_message` is where Codex writes its final
 /// answer (ignored for other kinds). With `bridge`, Claude Code gets `--mcp-config` naming
 /// Kernel's MCP server (`kernel`, URL and `Authorization` header) and Codex
-/// `-c mcp_servers.kernel.url=…` with the token in [`crate::bridge::TOKEN_ENV`].
+/// `-c mcp_servers.kernel.url=…` with the token in [`crate::bridge::TOKEN_ENV`] (and its tools
+/// approved up front: `codex exec` would otherwise refuse every call).
 pub fn invocation(
     cli: &CliConfig,
     task: &str,
@@ -70,6 +71,12 @@ pub fn invocation(
                     toml_string(crate::bridge::TOKEN_ENV)
                 )
                 .into(),
+            );
+            // `codex exec` runs with approvals off, which refuses MCP calls that need one;
+            // Kernel's tools ask the owner themselves where it matters.
+            args.push("-c".into());
+            args.push(
+                format!("mcp_servers.{server}.default_tools_approval_mode=\"approve\"").into(),
             );
             env_set.push((crate::bridge::TOKEN_ENV.into(), b.token.clone().into()));
         }
@@ -225,6 +232,10 @@ mod tests {
                 "-c",
                 "mcp_servers.kernel.bearer_token_env_var=\"KERNEL_MCP_TOKEN\""
             ]
+        );
+        assert_eq!(
+            args(&inv)[6],
+            "mcp_servers.kernel.default_tools_approval_mode=\"approve\""
         );
         assert_eq!(
             inv.env_set,

@@ -3,7 +3,8 @@
 //! `response.created`, per output item `response.output_item.added`, text in
 //! `response.output_text.delta`s, `response.output_item.done` (a `message` with `output_text`, or
 //! a `function_call` with its `call_id`, `name` and `arguments`), then `response.completed` with
-//! the usage. Errors are `{"error":{…}}` JSON as on chat completions. Only streaming requests are
+//! the usage; a tool call scripted as `<namespace>/<name>` (a tool of a `namespace` tool group,
+//! as Codex offers an MCP server's tools) carries that `namespace`. Errors are `{"error":{…}}` JSON as on chat completions. Only streaming requests are
 //! served (Codex always streams); validation checks what the real API refuses: no `model`, an
 //! `input` that is not a list, a missing bearer key, and a `function_call_output` whose `call_id`
 //! no earlier `function_call` of the same `input` issued.
@@ -123,8 +124,13 @@ fn reply_frames(reply: &Reply, call: &Call) -> Vec<Frame> {
             .id
             .clone()
             .unwrap_or_else(|| format!("call_fake_{}_{i}", call.seq));
-        let item = json!({"type": "function_call", "id": format!("fc_fake{}_{i}", call.seq),
+        let mut item = json!({"type": "function_call", "id": format!("fc_fake{}_{i}", call.seq),
             "status": "completed", "call_id": call_id, "name": tool.name, "arguments": tool.input});
+        // A tool of a `namespace` tool group (Codex's MCP servers): scripted as `<namespace>/<name>`.
+        if let Some((namespace, name)) = tool.name.split_once('/') {
+            item["namespace"] = json!(namespace);
+            item["name"] = json!(name);
+        }
         frames.push(frame(
             "response.output_item.added",
             json!({"output_index": index, "item": item}),

@@ -3,8 +3,9 @@
 //! `mcp__kernel__ask_owner` and gets the option the owner picked; a Bash command that asks to
 //! leave the sandbox (which the CLI may not run on its own) goes through
 //! `--permission-prompt-tool mcp__kernel__approve` to the owner as an Allow/Deny question: Allow →
-//! it ran (its file exists), Deny → it did not. The owner answers over gRPC (`Answer`), as
-//! kernel-tg's buttons do.
+//! it ran (its file exists), Deny → it did not. The real Codex CLI (shipped args, its model on
+//! the fake's Responses endpoint) reaches the same `ask_owner` through its `mcp_servers` config.
+//! The owner answers over gRPC (`Answer`), as kernel-tg's buttons do.
 
 use std::path::{Path, PathBuf};
 
@@ -203,4 +204,108 @@ async fn a_command_claude_code_may_not_run_alone_waits_for_the_owner() {
             d.agentd.output()
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn codex_asks_the_owner_through_its_mcp_servers_config() {
+    let fake = FakeLlm::start().await;
+    let provider = format!(
+        "model_providers.fake={{name=\"fake\",base_url=\"{}/v1\",wire_api=\"responses\",env_key=\"CODEX_FAKE_KEY\"}}",
+        fake.url()
+    );
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config.example.toml");
+    let raw = RawConfig::parse(&std::fs::read_to_string(example).unwrap()).unwrap();
+    let mut args = raw.cli["codex"].args.clone().unwrap();
+    args.extend(
+        [
+            "-c",
+            &provider,
+            "-c",
+            "model_provider=\"fake\"",
+            "-m",
+            "fake-model",
+        ]
+        .map(str::to_owned),
+    );
+    let extra = format!(
+        "[cli.codex]\ncommand = {}\nargs = {}\n",
+        json!(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("node_modules/.bin/codex")
+                .display()
+                .to_string()
+        ),
+        json!(args)
+    );
+    let cfg = TestConfig::new(&fake.url(), &extra);
+    let home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let owned: Vec<(&str, String)> = vec![
+        ("HOME", home.path().display().to_string()),
+        ("CODEX_HOME", home.path().display().to_string()),
+        ("CODEX_FAKE_KEY", "sk-codex-test-key-0123456789".to_owned()),
+    ];
+    let config_path = cfg.path.clone();
+    let agentd = tokio::task::spawn_blocking(move || {
+        let env: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        AgentdProcess::start_without(&config_path, &["OPENAI_", "CODEX"], &env)
+    })
+    .await
+    .unwrap();
+    let d = Delegation {
+        fake,
+        cfg,
+        agentd,
+        _home: home,
+    };
+    d.fake.push(Script::tool_call(
+        "delegate_to_cli",
+        json!({"task": "Ask which colour.", "cli": "codex"}).to_string(),
+    ));
+    d.fake.push(Script::tool_call(
+        "mcp__kernel/ask_owner",
+        json!({"question": "Which colour?", "options": ["red", "blue"]}).to_string(),
+    ));
+    d.fake.push(Script::text("Blue, then."));
+    d.fake.push(Script::text("好了。"));
+    let mut chat = client(&d).await;
+    let mut stream = send(&mut chat, "问一下").await;
+    let Event::Question(question) = until(&mut stream, |e| matches!(e, Event::Question(_))).await
+    else {
+        unreachable!()
+    };
+    assert_eq!(question.options, ["red", "blue"]);
+    let answered = client(&d)
+        .await
+        .answer(pb::AnswerRequest {
+            question_id: question.question_id.clone(),
+            option: Some(1),
+            text: String::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(answered.accepted);
+    let events = rest(&mut stream).await;
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Completed(c) if c.text == "好了。")),
+        "{}",
+        d.agentd.output()
+    );
+    let after = d
+        .fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.http.path == "/v1/responses")
+        .nth(1)
+        .expect("Codex's request after the answer");
+    let output = after.body["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|i| i["type"] == "function_call_output")
+        .unwrap()["output"]
+        .to_string();
+    assert!(output.contains("blue"), "{output}");
 }
