@@ -265,6 +265,14 @@ if [[ "$system" -eq 1 && "$dry_run" -eq 0 ]] &&
   echo "warning: $user cannot write $workspace: delegated CLIs will fail to change files there" >&2
 fi
 
+# The example config runs Claude Code's shell commands in its sandbox (bubblewrap + socat on
+# Linux); without them the CLI refuses to start. Codex brings its own bubblewrap.
+for program in bwrap socat; do
+  if ! command -v "$program" >/dev/null 2>&1; then
+    echo "warning: $program is missing: Claude Code's sandbox cannot run (apt install bubblewrap socat)" >&2
+  fi
+done
+
 if [[ "$system" -eq 1 && "$dry_run" -eq 0 && ! -d /run/systemd/system ]]; then
   echo "warning: systemd is not running here: the units are installed but not enabled" >&2
   enable=0

@@ -94,6 +94,8 @@ pub struct Status {
     pub context: ContextFill,
     /// Model calls retried on the same provider since the start, and the last retry.
     pub retries: (u64, Option<crate::llm::retry::LastRetry>),
+    /// Whether each configured CLI runs sandboxed.
+    pub cli_sandboxes: Vec<kernel_common::config::sandbox::CliSandbox>,
 }
 
 impl Agent {
@@ -172,6 +174,23 @@ impl Agent {
         crate::retention::spawn(&tasks, config.general.data_dir.clone(), root.child_token());
         let outbox = Outbox::new(store.clone(), root.child_token());
         crate::send_file::register_tool(&tools, &config, &outbox).map_err(ApiError::internal)?;
+        if !config.cli.is_empty() {
+            // Kernel as an MCP server for the CLIs it delegates to (a token per delegation).
+            let approval = crate::bridge::AsksApproval {
+                tools: tools.clone(),
+            };
+            let bridge = crate::bridge::Bridge::start(
+                tools.clone(),
+                Some(Arc::new(outbox.clone())),
+                Arc::new(approval),
+                config.general.locale,
+                &tasks,
+                root.child_token(),
+            )
+            .await
+            .map_err(ApiError::internal)?;
+            delegator.set_bridge(bridge);
+        }
         let usage = UsageLedger::new(&config, store.clone());
         let quiet = Quiet::start(
             &tasks,
@@ -380,6 +399,7 @@ impl Agent {
                 None => None,
             },
             context,
+            cli_sandboxes: self.inner.delegator.sandboxes().to_vec(),
         })
     }
 }

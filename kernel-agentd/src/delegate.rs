@@ -34,18 +34,20 @@ pub mod tree;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use kernel_common::Config;
 use kernel_common::config::CliConfig;
+use kernel_common::config::sandbox::{CliSandbox, SandboxState};
 use serde::Serialize;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::tools::{ToolEvent, ToolEvents};
+use crate::bridge::Bridge;
+use crate::tools::{ToolContext, ToolEvent, ToolEvents};
 
 pub use excerpt::cut_middle;
 pub use invocation::{CliKind, Invocation};
@@ -147,6 +149,10 @@ pub struct Delegator {
     /// the CLI's environment with Kernel's own.
     secret_env: Vec<String>,
     kill_grace: Duration,
+    /// Each CLI's sandbox, checked once at start.
+    sandboxes: Vec<CliSandbox>,
+    /// Kernel's MCP endpoint for the CLIs (Claude Code and Codex get a lease per delegation).
+    bridge: OnceLock<Bridge>,
     serial: Arc<Semaphore>,
     running: Arc<Mutex<Option<RunningCli>>>,
     /// Supervising tasks run here, so shutdown waits for process groups to be ended.
@@ -167,7 +173,16 @@ impl Delegator {
                 "killed CLI process groups left running by the previous agentd"
             );
         }
+        let sandboxes: Vec<CliSandbox> = config.cli.values().map(CliSandbox::of).collect();
+        for s in &sandboxes {
+            match s.state() {
+                SandboxState::On => tracing::info!(cli = %s.cli, sandbox = %s, "CLI sandbox"),
+                _ => tracing::warn!(cli = %s.cli, sandbox = %s, "CLI sandbox"),
+            }
+        }
         Self {
+            sandboxes,
+            bridge: OnceLock::new(),
             clis: config.cli.clone(),
             default_workspace: config.general.default_workspace.clone(),
             outputs_dir: config.general.data_dir.join(OUTPUTS_DIR),
@@ -190,6 +205,17 @@ impl Delegator {
     /// The configured CLI names, sorted.
     pub fn clis(&self) -> Vec<String> {
         self.clis.keys().cloned().collect()
+    }
+
+    /// Plugs in Kernel's MCP bridge: from now on each Claude Code or Codex delegation reaches it
+    /// with a token of its own. A second call changes nothing.
+    pub fn set_bridge(&self, bridge: Bridge) {
+        let _ = self.bridge.set(bridge);
+    }
+
+    /// Whether each configured CLI's commands run in its sandbox (checked at start).
+    pub fn sandboxes(&self) -> &[CliSandbox] {
+        &self.sandboxes
     }
 
     /// The delegation running now, if any.
@@ -219,7 +245,25 @@ impl Delegator {
             }
         };
         let (files, log) = self.output_files(&cli.name)?;
-        let mut invocation = invocation::invocation(&cli, &req.task, &cwd, &files.last_message);
+        // The CLI's way into Kernel: valid until this delegation returns (the lease drops).
+        let lease = self
+            .bridge
+            .get()
+            .filter(|_| CliKind::of(&cli) != CliKind::Other)
+            .map(|b| {
+                let ctx = ToolContext {
+                    cancel: cancel.clone(),
+                    events: events.clone(),
+                    ..ToolContext::default()
+                };
+                b.open(&cli.name, ctx, !req.background)
+            });
+        let access = lease.as_ref().map(|l| invocation::BridgeAccess {
+            url: l.url.clone(),
+            token: l.token().to_owned(),
+        });
+        let mut invocation =
+            invocation::invocation(&cli, &req.task, &cwd, &files.last_message, access.as_ref());
         invocation
             .env_remove
             .extend(self.secret_env.iter().map(std::ffi::OsString::from));

@@ -5,6 +5,7 @@
 pub(crate) mod agent;
 pub(crate) mod approvals;
 pub(crate) mod ask;
+pub(crate) mod bridge;
 pub mod conversation;
 pub mod delegate;
 pub(crate) mod error;

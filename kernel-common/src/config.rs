@@ -5,10 +5,12 @@
 //! [`Secret`] and refuses what cannot run, with messages that say how to fix it.
 
 pub mod approvals;
+mod cli_kind;
 pub mod context;
 pub mod env;
 pub mod raw;
 pub mod retry;
+pub mod sandbox;
 mod secrets;
 mod summary;
 mod validate;
@@ -20,6 +22,7 @@ use std::path::{Path, PathBuf};
 use crate::secret::Secret;
 
 pub use approvals::{ApprovalMode, ApprovalsConfig, McpApproval};
+pub use cli_kind::CliKind;
 pub use env::{is_secret_env, provider_key_env};
 pub use raw::RawConfig;
 pub use validate::ConfigError;

@@ -8,7 +8,8 @@ use crate::agentd::{Agentd, Client, is_transport_failure, refused};
 use crate::command::Command;
 use crate::texts::{
     CooldownEntry, EmbeddingsEntry, JobEntry, McpEntry, MemoryAutoView, MemoryEntry, ProviderEntry,
-    ScheduleEntry, SessionEntry, SkillEntry, StatusView, Texts, UsageTotalsView, UsageView,
+    SandboxShown, SandboxView, ScheduleEntry, SessionEntry, SkillEntry, StatusView, Texts,
+    UsageTotalsView, UsageView,
 };
 
 /// The HTML reply to `command`, sent as message `message_id` (what a `/steer` or `/next` turn's
@@ -349,8 +350,31 @@ fn status_text(status: &pb::GetStatusResponse, texts: Texts) -> String {
             last_error: e.last_error.as_deref(),
         }),
     });
+    html.push_str(&texts.sandbox_lines(&sandbox_views(status)));
     html.push_str(&texts.queue_lines(&status.queued_next));
     html
+}
+
+fn sandbox_views(status: &pb::GetStatusResponse) -> Vec<SandboxView<'_>> {
+    status
+        .cli_sandboxes
+        .iter()
+        .map(|s| SandboxView {
+            cli: &s.cli,
+            state: match s.state() {
+                pb::CliSandboxState::Sandboxed => SandboxShown::Sandboxed,
+                pb::CliSandboxState::Off => SandboxShown::Off,
+                pb::CliSandboxState::Unavailable => SandboxShown::Unavailable,
+                pb::CliSandboxState::Unknown | pb::CliSandboxState::Unspecified => {
+                    SandboxShown::Unknown
+                }
+            },
+            workspace_writes: s.workspace_writes,
+            tmp_writes: s.tmp_writes,
+            network: s.network,
+            detail: &s.detail,
+        })
+        .collect()
 }
 
 fn usage_totals(t: Option<pb::UsageTotals>) -> UsageTotalsView {

@@ -16,6 +16,7 @@ pub mod listing;
 mod notes;
 mod refusals;
 mod retry;
+mod sandbox;
 mod skills;
 mod steering;
 mod stop_offer;
@@ -30,6 +31,7 @@ pub use listing::{
 };
 pub use notes::MemoryAutoView;
 pub use refusals::REASONS;
+pub use sandbox::{SandboxShown, SandboxView};
 pub use skills::SkillEntry;
 pub use usage::{UsageTotalsView, UsageView};
 

@@ -1,6 +1,7 @@
 //! `FakeLlm`: a scripted LLM server on `127.0.0.1:0` that speaks both Anthropic Messages
 //! (`POST /v1/messages`) and OpenAI chat completions (`POST /v1/chat/completions` and
-//! `/chat/completions`), streaming and non-streaming, exactly in the documented wire formats.
+//! `/chat/completions`), streaming and non-streaming, exactly in the documented wire formats,
+//! and streamed OpenAI Responses (`POST /v1/responses`, Codex's wire API; `fake_llm::responses`).
 //!
 //! ```text
 //! let fake = FakeLlm::start().await;
@@ -22,6 +23,7 @@ mod body;
 mod cache;
 mod openai;
 mod provider;
+mod responses;
 mod script;
 mod thinking;
 mod validate;
@@ -279,6 +281,7 @@ impl Drop for FakeLlm {
 enum Api {
     Anthropic,
     OpenAi,
+    Responses,
 }
 
 async fn handle(
@@ -337,6 +340,7 @@ fn answer(
     let api = match (method == Method::POST, uri.path()) {
         (true, "/v1/messages") => Api::Anthropic,
         (true, "/v1/chat/completions" | "/chat/completions") => Api::OpenAi,
+        (true, "/v1/responses" | "/responses") => Api::Responses,
         _ => {
             return raw(
                 404,
@@ -361,6 +365,7 @@ fn answer(
             Api::Anthropic => validate::anthropic(headers, &json)
                 .and_then(|()| thinking::check(&json, &shared.thinking.lock().unwrap())),
             Api::OpenAi => validate::openai(headers, &json),
+            Api::Responses => responses::validate(headers, &json),
         };
         if let Err(rejection) = checked {
             tracing::warn!(message = %rejection.message, "fake LLM rejected a request");
@@ -375,7 +380,7 @@ fn answer(
         if over {
             let message = match api {
                 Api::Anthropic => format!("prompt is too long: {size} tokens > {limit} maximum"),
-                Api::OpenAi => format!(
+                Api::OpenAi | Api::Responses => format!(
                     "This model's maximum context length is {limit} tokens. However, your messages resulted in {size} tokens. Please reduce the length of the messages."
                 ),
             };
@@ -387,6 +392,7 @@ fn answer(
             return match api {
                 Api::Anthropic => anthropic::render(error, &call),
                 Api::OpenAi => openai::render(error, &call),
+                Api::Responses => responses::render(error, &call),
             };
         }
     }
@@ -417,6 +423,7 @@ fn answer(
     match api {
         Api::Anthropic => anthropic::render(script, &call),
         Api::OpenAi => openai::render(script, &call),
+        Api::Responses => responses::render(script, &call),
     }
 }
 
@@ -454,7 +461,7 @@ fn sent_key(headers: &HeaderMap) -> String {
 fn reject(api: Api, r: validate::Rejection) -> Response {
     match api {
         Api::Anthropic => anthropic::json_error(r.status, r.kind, &r.message, &[]),
-        Api::OpenAi => openai::json_error(r.status, &r.message),
+        Api::OpenAi | Api::Responses => openai::json_error(r.status, &r.message),
     }
 }
 

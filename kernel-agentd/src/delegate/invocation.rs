@@ -13,37 +13,15 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use kernel_common::config::CliConfig;
+pub use kernel_common::config::CliKind;
 
-/// How Kernel talks to a configured CLI.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CliKind {
-    /// Claude Code (`claude -p …`): `… -- <task>`, the answer is its output.
-    ClaudeCode,
-    /// Codex (`codex exec …`): also `-C <cwd>` and `--output-last-message <file>`; the answer is
-    /// read from that file (fallback: its output).
-    Codex,
-    /// Anything else: `command + args + [task]`.
-    Other,
-}
-
-impl CliKind {
-    /// The kind of `cli`: by its section name (`claude_code`, `codex`), else by the command's
-    /// file name (`claude`, `codex`, with any extension).
-    pub fn of(cli: &CliConfig) -> CliKind {
-        match cli.name.as_str() {
-            "claude_code" => return CliKind::ClaudeCode,
-            "codex" => return CliKind::Codex,
-            _ => {}
-        }
-        // Either separator: a Windows config may name `C:\npm\codex.cmd`.
-        let file = cli.command.rsplit(['/', '\\']).next().unwrap_or_default();
-        let stem = file.split('.').next().unwrap_or_default();
-        match stem {
-            "claude" => CliKind::ClaudeCode,
-            "codex" => CliKind::Codex,
-            _ => CliKind::Other,
-        }
-    }
+/// How a delegation reaches Kernel's MCP bridge (see `crate::bridge`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BridgeAccess {
+    /// `http://127.0.0.1:<port>/mcp`.
+    pub url: String,
+    /// The delegation's bearer token.
+    pub token: String,
 }
 
 /// One delegation's command line, ready to spawn.
@@ -54,13 +32,56 @@ pub struct Invocation {
     pub cwd: PathBuf,
     /// Variables of agentd's environment the child must not see (Kernel's own secrets).
     pub env_remove: Vec<OsString>,
+    /// Variables set for the child (after the removals): Codex's bridge token.
+    pub env_set: Vec<(OsString, OsString)>,
 }
 
 /// The command line for `task` on `cli` in `cwd`. `last_message` is where Codex writes its final
-/// answer (ignored for other kinds).
-pub fn invocation(cli: &CliConfig, task: &str, cwd: &Path, last_message: &Path) -> Invocation {
+/// answer (ignored for other kinds). With `bridge`, Claude Code gets `--mcp-config` naming
+/// Kernel's MCP server (`kernel`, URL and `Authorization` header) and Codex
+/// `-c mcp_servers.kernel.url=…` with the token in [`crate::bridge::TOKEN_ENV`] (and its tools
+/// approved up front: `codex exec` would otherwise refuse every call).
+pub fn invocation(
+    cli: &CliConfig,
+    task: &str,
+    cwd: &Path,
+    last_message: &Path,
+    bridge: Option<&BridgeAccess>,
+) -> Invocation {
     let kind = CliKind::of(cli);
     let mut args: Vec<OsString> = cli.args.iter().map(OsString::from).collect();
+    let mut env_set = Vec::new();
+    match (kind, bridge) {
+        (CliKind::ClaudeCode, Some(b)) => {
+            let config = serde_json::json!({"mcpServers": {crate::bridge::SERVER_NAME: {
+                "type": "http", "url": b.url,
+                "headers": {"Authorization": format!("Bearer {}", b.token)},
+            }}});
+            args.push("--mcp-config".into());
+            args.push(config.to_string().into());
+        }
+        (CliKind::Codex, Some(b)) => {
+            let server = crate::bridge::SERVER_NAME;
+            args.push("-c".into());
+            args.push(format!("mcp_servers.{server}.url={}", toml_string(&b.url)).into());
+            args.push("-c".into());
+            args.push(
+                format!(
+                    "mcp_servers.{server}.bearer_token_env_var={}",
+                    toml_string(crate::bridge::TOKEN_ENV)
+                )
+                .into(),
+            );
+            // `codex exec` runs with approvals off, which refuses MCP calls that need one;
+            // Kernel's tools ask the owner themselves where it matters.
+            args.push("-c".into());
+            args.push(
+                format!("mcp_servers.{server}.default_tools_approval_mode=\"approve\"").into(),
+            );
+            env_set.push((crate::bridge::TOKEN_ENV.into(), b.token.clone().into()));
+        }
+        _ => {}
+    }
     if kind == CliKind::Codex {
         args.push("-C".into());
         args.push(cwd.as_os_str().to_owned());
@@ -83,7 +104,13 @@ pub fn invocation(cli: &CliConfig, task: &str, cwd: &Path, last_message: &Path) 
         args,
         cwd: cwd.to_path_buf(),
         env_remove: secret_vars(std::env::vars_os().map(|(k, _)| k)),
+        env_set,
     }
+}
+
+/// `s` as a TOML basic string (Codex reads `-c` values as TOML).
+fn toml_string(s: &str) -> String {
+    serde_json::Value::from(s).to_string()
 }
 
 /// systemd's per-service variables: a child must not talk to the service manager as agentd.
@@ -123,7 +150,13 @@ mod tests {
     #[test]
     fn claude_code_gets_args_then_the_task_after_a_double_dash() {
         let c = cli("claude_code", "claude", &["-p", "--output-format", "text"]);
-        let inv = invocation(&c, "-rf everything", Path::new("/w"), Path::new("/o/last"));
+        let inv = invocation(
+            &c,
+            "-rf everything",
+            Path::new("/w"),
+            Path::new("/o/last"),
+            None,
+        );
         assert_eq!(inv.program, PathBuf::from("claude"));
         assert_eq!(
             args(&inv),
@@ -135,7 +168,7 @@ mod tests {
     #[test]
     fn codex_gets_its_directory_and_last_message_file() {
         let c = cli("codex", "codex", &["exec", "--color", "never"]);
-        let inv = invocation(&c, "review", Path::new("/w"), Path::new("/o/last"));
+        let inv = invocation(&c, "review", Path::new("/w"), Path::new("/o/last"), None);
         assert_eq!(
             args(&inv),
             [
@@ -170,11 +203,61 @@ mod tests {
     }
 
     #[test]
+    fn the_bridge_reaches_claude_code_by_mcp_config_and_codex_by_config_and_env() {
+        let access = BridgeAccess {
+            url: "http://127.0.0.1:4000/mcp".into(),
+            token: "t0k".into(),
+        };
+        let c = cli("claude_code", "claude", &["-p"]);
+        let inv = invocation(&c, "go", Path::new("/w"), Path::new("/o/l"), Some(&access));
+        let a = args(&inv);
+        assert_eq!([a[0], a[1]], ["-p", "--mcp-config"]);
+        let config: serde_json::Value = serde_json::from_str(a[2]).unwrap();
+        assert_eq!(
+            config,
+            serde_json::json!({"mcpServers": {"kernel": {"type": "http",
+                "url": "http://127.0.0.1:4000/mcp", "headers": {"Authorization": "Bearer t0k"}}}})
+        );
+        assert_eq!(a[3..], ["--", "go"]);
+        assert!(inv.env_set.is_empty());
+
+        let c = cli("codex", "codex", &["exec"]);
+        let inv = invocation(&c, "go", Path::new("/w"), Path::new("/o/l"), Some(&access));
+        assert_eq!(
+            args(&inv)[..5],
+            [
+                "exec",
+                "-c",
+                "mcp_servers.kernel.url=\"http://127.0.0.1:4000/mcp\"",
+                "-c",
+                "mcp_servers.kernel.bearer_token_env_var=\"KERNEL_MCP_TOKEN\""
+            ]
+        );
+        assert_eq!(
+            args(&inv)[6],
+            "mcp_servers.kernel.default_tools_approval_mode=\"approve\""
+        );
+        assert_eq!(
+            inv.env_set,
+            [(OsString::from("KERNEL_MCP_TOKEN"), OsString::from("t0k"))]
+        );
+        let other = cli("aider", "aider", &[]);
+        let inv = invocation(
+            &other,
+            "go",
+            Path::new("/w"),
+            Path::new("/o/l"),
+            Some(&access),
+        );
+        assert_eq!(args(&inv), ["go"], "another CLI gets nothing of the bridge");
+    }
+
+    #[test]
     fn other_clis_never_see_a_leading_dash() {
         let c = cli("aider", "aider", &["--yes"]);
-        let inv = invocation(&c, "--help me", Path::new("/w"), Path::new("/o/l"));
+        let inv = invocation(&c, "--help me", Path::new("/w"), Path::new("/o/l"), None);
         assert_eq!(args(&inv), ["--yes", " --help me"]);
-        let inv = invocation(&c, "fix it", Path::new("/w"), Path::new("/o/l"));
+        let inv = invocation(&c, "fix it", Path::new("/w"), Path::new("/o/l"), None);
         assert_eq!(args(&inv), ["--yes", "fix it"]);
     }
 

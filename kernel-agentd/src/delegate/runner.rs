@@ -84,6 +84,9 @@ pub fn start(inv: &Invocation, log: std::fs::File) -> std::io::Result<Started> {
     for name in &inv.env_remove {
         cmd.env_remove(name);
     }
+    for (name, value) in &inv.env_set {
+        cmd.env(name, value);
+    }
     group::isolate(&mut cmd);
     let child = cmd.spawn()?;
     let group = Group::of(&child).ok_or_else(|| std::io::Error::other("the CLI has no pid"))?;

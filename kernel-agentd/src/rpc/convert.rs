@@ -102,6 +102,7 @@ pub fn status(s: agent::Status) -> pb::GetStatusResponse {
         context_budget_tokens: s.context.budget_tokens,
         has_summary: s.context.has_summary,
         model_retries: Some(model_retries(s.retries)),
+        cli_sandboxes: s.cli_sandboxes.iter().map(cli_sandbox).collect(),
     }
 }
 
@@ -116,6 +117,39 @@ fn model_retries((count, last): (u64, Option<crate::llm::retry::LastRetry>)) -> 
             .unwrap_or_default(),
         last_reason: last.map(|l| l.reason.code().to_owned()).unwrap_or_default(),
     }
+}
+
+/// One CLI's sandbox for the wire.
+fn cli_sandbox(s: &kernel_common::config::sandbox::CliSandbox) -> pb::CliSandbox {
+    use kernel_common::config::sandbox::{Confinement, SandboxState};
+    let state = match s.state() {
+        SandboxState::On => pb::CliSandboxState::Sandboxed,
+        SandboxState::Off => pb::CliSandboxState::Off,
+        SandboxState::Unavailable => pb::CliSandboxState::Unavailable,
+        SandboxState::Unknown => pb::CliSandboxState::Unknown,
+    };
+    let mut out = pb::CliSandbox {
+        cli: s.cli.clone(),
+        state: state.into(),
+        ..Default::default()
+    };
+    match &s.confinement {
+        Confinement::Sandboxed {
+            workspace_writes,
+            tmp_writes,
+            network,
+            ..
+        } => {
+            out.workspace_writes = *workspace_writes;
+            out.tmp_writes = *tmp_writes;
+            out.network = *network;
+            out.detail = s.missing.join(", ");
+        }
+        Confinement::Unsandboxed { reason } | Confinement::Unknown { reason } => {
+            out.detail = reason.clone();
+        }
+    }
+    out
 }
 
 /// The auto-memory job's state for the wire.

@@ -215,10 +215,11 @@ fn extras(out: &mut String, c: &Config) {
     for cli in c.cli.values() {
         let _ = writeln!(
             out,
-            "  {}: {} {}",
+            "  {}: {} {}\n    {}",
             cli.name,
             cli.command,
-            cli.args.join(" ")
+            cli.args.join(" "),
+            super::sandbox::CliSandbox::of(cli)
         );
     }
     let _ = match &c.stt {

@@ -37,10 +37,16 @@ fn the_example_parses_with_every_section() {
             "--permission-mode",
             "acceptEdits",
             "--allowedTools",
-            "Bash,Edit,Write,Read,Glob,Grep,NotebookEdit"
+            "Edit,Write,Read,Glob,Grep,NotebookEdit,mcp__kernel",
+            "--permission-prompt-tool",
+            "mcp__kernel__approve",
+            "--settings",
+            r#"{"sandbox":{"enabled":true,"failIfUnavailable":true,"autoAllowBashIfSandboxed":true}}"#
         ]
     );
-    assert_eq!(raw.cli["codex"].args.as_deref().unwrap()[0], "exec");
+    let codex = raw.cli["codex"].args.as_deref().unwrap();
+    assert_eq!(codex[..3], ["exec", "--sandbox", "workspace-write"]);
+    assert!(!codex.iter().any(|a| a.contains("dangerously")));
     assert_eq!(raw.mcp.servers.len(), 2);
 }
 

@@ -1,9 +1,10 @@
 //! The real Claude Code CLI (npm `@anthropic-ai/claude-code`, pinned in `tests/package.json`)
 //! delegated to by the real kernel-agentd with the `[cli.claude_code]` args that
 //! `config.example.toml` ships, offline against the fake LLM: the CLI's model asks for a Bash step
-//! (`git init` and a redirect, which no edit rule covers) and the step runs in the workspace.
-//! With `acceptEdits` alone (the args shipped before) the CLI denies that same step, so the test
-//! tells the two apart.
+//! (`git init` and a redirect, which no edit rule covers) and the step runs in the workspace, in
+//! Claude Code's sandbox (auto-allowed there; the machine needs `bubblewrap` and `socat`, else
+//! the CLI refuses to start — `cli_sandbox` covers both cases). With `acceptEdits` alone the CLI
+//! denies that same step, so the test tells the two apart.
 //!
 //! The fake LLM serves both models in turn: Kernel's (the `delegate_to_cli` call, then the final
 //! answer) and Claude Code's (the `Bash` call, then its summary). The CLI runs with a temp `HOME`,

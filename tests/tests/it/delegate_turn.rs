@@ -63,7 +63,12 @@ async fn cancel_kills_the_cli_and_everything_it_started() {
         ("claude_code", workspace(&h.cfg))
     );
     let (pid, grandchild) = cli.wait_for_pids(DEADLINE).await;
-    assert_eq!(cli.argv(), ["-p", "--", "-- refactor the parser"]);
+    // Kernel adds its MCP server (a loopback URL and this delegation's token) before the task.
+    let argv = cli.argv();
+    assert_eq!(argv.len(), 5, "{argv:?}");
+    assert_eq!([&argv[0], &argv[1]], ["-p", "--mcp-config"]);
+    assert!(argv[2].contains("\"url\":\"http://127.0.0.1:"), "{argv:?}");
+    assert_eq!(argv[3..], ["--", "-- refactor the parser"]);
     let s = status(&mut h.client).await;
     let running = s.running_cli.expect("the running CLI in GetStatus");
     assert!(running.starts_with("claude_code since "), "{running}");
