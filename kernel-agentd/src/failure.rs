@@ -40,6 +40,29 @@ impl FailReason {
         }
     }
 
+    /// This failure of `provider`'s call with its name as an argument (`provider`), and for a
+    /// missing capability the feature (`feature`: `tools`, `images`, `streaming`, or none when
+    /// the provider's words do not say).
+    pub fn of_provider(mut self, provider: &str, e: &LlmError) -> Self {
+        self.args.insert("provider".to_owned(), provider.to_owned());
+        if let LlmError::CapabilityMissing { message } = e {
+            let lower = message.to_lowercase();
+            let feature = if lower.contains("tool") || lower.contains("function") {
+                Some("tools")
+            } else if lower.contains("image") || lower.contains("vision") {
+                Some("images")
+            } else if lower.contains("stream") {
+                Some("streaming")
+            } else {
+                None
+            };
+            if let Some(f) = feature {
+                self.args.insert("feature".to_owned(), f.to_owned());
+            }
+        }
+        self
+    }
+
     /// The conversation could not be saved.
     pub fn store_failed() -> Self {
         Self::new("STORE_FAILED", &[])
@@ -102,6 +125,37 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    #[test]
+    fn a_missing_capability_names_the_provider_and_the_feature() {
+        let cases = [
+            ("this model does not support tools", Some("tools")),
+            (
+                "Image input is not supported for this model",
+                Some("images"),
+            ),
+            ("it does not support streaming", Some("streaming")),
+            ("something else", None),
+        ];
+        for (message, feature) in cases {
+            let e = LlmError::CapabilityMissing {
+                message: message.into(),
+            };
+            let r = FailReason::llm(&e).of_provider("ollama", &e);
+            assert_eq!(r.args.get("provider").map(String::as_str), Some("ollama"));
+            assert_eq!(
+                r.args.get("feature").map(String::as_str),
+                feature,
+                "{message}"
+            );
+        }
+        let e = LlmError::Network {
+            message: "refused".into(),
+        };
+        let r = FailReason::llm(&e).of_provider("main", &e);
+        assert_eq!(r.args.get("feature"), None);
+        assert_eq!(r.args.get("provider").map(String::as_str), Some("main"));
+    }
 
     #[test]
     fn every_model_error_has_a_listed_reason_with_its_numbers() {

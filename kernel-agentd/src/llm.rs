@@ -6,6 +6,8 @@ pub mod error;
 pub(crate) mod http;
 pub(crate) mod json_answer;
 pub(crate) mod openai;
+#[cfg(test)]
+mod quirks;
 pub mod retry;
 mod sse;
 pub mod titles;

@@ -51,10 +51,10 @@ data_dir = "data"
 type = "{kind}"
 api_base = "{api_base}"
 api_key = "{PROVIDER_KEY}"
+{NO_RETRY}
 max_tokens = 1024
 default_model = "fake-model"
 models = ["fake-model", "fake-model-2"]
-{NO_RETRY}
 
 {extra}
 "#

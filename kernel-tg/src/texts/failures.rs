@@ -98,6 +98,26 @@ impl Texts {
                     "this message still does not fit the model's context window (the session was compacted and retried); shorten the message or attachment, or send /new to start a new session",
                 )
                 .into(),
+            "MODEL_CAPABILITY_MISSING" if args.contains_key("provider") => {
+                let (provider, detail) = (arg("provider"), detail());
+                let feature = match (args.get("feature").map(String::as_str), zh) {
+                    (Some("tools"), true) => "工具调用",
+                    (Some("tools"), false) => "tool calls",
+                    (Some("images"), true) => "图片输入",
+                    (Some("images"), false) => "image input",
+                    (Some("streaming"), true) => "流式输出",
+                    (Some("streaming"), false) => "streaming",
+                    (_, true) => "所需的功能",
+                    (_, false) => "a feature Kernel needs",
+                };
+                if zh {
+                    format!("<code>{provider}</code> 不支持{feature}（{detail}），请用 /provider 或 /model 切换")
+                } else {
+                    format!(
+                        "<code>{provider}</code> does not support {feature} ({detail}); switch with /provider or /model"
+                    )
+                }
+            }
             "MODEL_CAPABILITY_MISSING" => {
                 let detail = detail();
                 if zh {
@@ -143,6 +163,25 @@ impl Texts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_capability_names_the_server_and_the_feature() {
+        let args: HashMap<String, String> = [
+            ("provider", "ollama"),
+            ("feature", "tools"),
+            ("detail", "no tools"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        let zh = Texts::new(Locale::Zh).turn_failure("MODEL_CAPABILITY_MISSING", &args, "");
+        assert!(zh.contains("<code>ollama</code> 不支持工具调用"), "{zh}");
+        let en = Texts::new(Locale::En).turn_failure("MODEL_CAPABILITY_MISSING", &args, "");
+        assert!(
+            en.contains("<code>ollama</code> does not support tool calls"),
+            "{en}"
+        );
+    }
 
     fn args() -> HashMap<String, String> {
         [

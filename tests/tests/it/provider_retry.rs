@@ -238,3 +238,28 @@ async fn no_first_byte_within_the_first_byte_timeout_is_a_stall_and_retried() {
         h.stop().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn servers_as_they_are_answer_and_an_error_inside_a_200_stream_is_retried() {
+    use tests::quirk_streams::quirk;
+    let fake = FakeLlm::start().await;
+    let mut h = Harness::start(config("openai_compat", &fake, FAST)).await;
+    for (fixture, answer) in [
+        ("deepseek_reasoning.sse", "Green tea."),
+        ("qwen_dashscope.sse", "绿茶"),
+        ("vllm_usage.sse", "Hello"),
+        ("openrouter_ok.sse", "Hi there"),
+        ("azure_filters.sse", "Hello"),
+    ] {
+        fake.push(quirk(fixture));
+        let events = turn(&mut h.client, "hi").await;
+        assert_eq!(completed(&events).text, answer, "{fixture}");
+        assert!(retries(&events).is_empty(), "{fixture}");
+    }
+    fake.push(quirk("openrouter_error.sse"));
+    fake.push(Script::text("after the provider error"));
+    let events = turn(&mut h.client, "hi").await;
+    assert_eq!(completed(&events).text, "after the provider error");
+    assert_eq!(retries(&events)[0].reason, "overloaded");
+    h.stop().await;
+}
