@@ -128,6 +128,11 @@ impl<E: Clone + Send + Sync + 'static> Outbox<E> {
         Ok(seq)
     }
 
+    /// Ends the live turn `turn_id` with `ended` and no item (a turn that has no outcome).
+    pub fn abandon_turn(&self, turn_id: &str, ended: E) {
+        self.inner.hub.abandon(turn_id, ended);
+    }
+
     /// Stores `item` on its own (a file the model sends) and tells subscribers.
     pub async fn queue(&self, item: NewItem) -> Result<i64, StoreError> {
         let seq = self.inner.store.store_outbox_item(&item).await?;

@@ -12,6 +12,7 @@
 
 mod error;
 pub mod follow_ups;
+pub mod intake_keys;
 pub mod jobs;
 pub mod memory;
 pub mod memory_auto;

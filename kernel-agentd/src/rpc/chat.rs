@@ -9,7 +9,7 @@ use tonic::Status;
 use super::{AgentService, to_status};
 use crate::conversation::Usage;
 use crate::outbox::OwnerDelivery;
-use crate::turn::{Attachment, SpeechStage, Steered, TurnEvent, UserInput};
+use crate::turn::{Attachment, IntakeKeys, SpeechStage, Steered, TurnEvent, UserInput};
 
 /// The stream `Chat` returns.
 pub type ChatStream =
@@ -17,7 +17,9 @@ pub type ChatStream =
 
 impl AgentService {
     /// Starts a turn and streams its events (a single `busy` event when another turn runs).
-    pub(super) async fn chat_events(&self, req: pb::ChatRequest) -> Result<ChatStream, Status> {
+    pub(super) async fn chat_events(&self, mut req: pb::ChatRequest) -> Result<ChatStream, Status> {
+        let keys =
+            IntakeKeys::parse(std::mem::take(&mut req.idempotency_keys)).map_err(to_status)?;
         let delivery = req.deliver_to_owner.map(|d| OwnerDelivery {
             reply_to: d.reply_to_message_id,
             placeholder: d.placeholder_message_id,
@@ -25,7 +27,7 @@ impl AgentService {
         let events = self
             .agent
             .turns()
-            .chat_for_owner(user_input(req), delivery)
+            .chat_for_owner(user_input(req), delivery, keys)
             .await
             .map_err(to_status)?;
         Ok(Box::pin(
@@ -207,6 +209,9 @@ pub fn chat_event(event: TurnEvent) -> pb::ChatEvent {
             Event::QuestionClosed(pb::QuestionClosed { question_id: id })
         }
         TurnEvent::Answered { id } => Event::Answered(pb::QuestionAnswered { question_id: id }),
+        TurnEvent::AlreadyTaken { keys, turn_id } => {
+            Event::AlreadyTaken(pb::AlreadyTaken { keys, turn_id })
+        }
     };
     pb::ChatEvent { event: Some(event) }
 }

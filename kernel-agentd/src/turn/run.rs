@@ -23,6 +23,7 @@ use super::context::{assemble, format_now, per_turn_block, with_skills};
 use super::gate::Permit;
 use super::history::{self, Limits};
 use super::input::Accepted;
+use super::intake::IntakeKeys;
 use super::slim::slim;
 use super::summary::{input_summary, result_summary};
 use super::tokens::{message_tokens, prefix_tokens};
@@ -35,6 +36,7 @@ use crate::llm::{LlmError, ModelRequest, ModelResponse, StreamEvent};
 use crate::models::CurrentModel;
 use crate::models::cooldown::FailoverReason;
 use crate::outbox::OwnerDelivery;
+use crate::store::intake_keys::KeysTaken;
 use crate::tools::{ToolContext, ToolEvent, ToolEvents, ToolOutput};
 
 /// What the owner sees when the conversation cannot be saved (the cause is logged).
@@ -79,6 +81,9 @@ enum Stop {
     Cancelled,
     /// A redacted English message and its reason for the owner's client.
     Failed(String, FailReason),
+    /// The request's idempotency keys were taken as the user message was stored: a concurrent
+    /// request carried them; this turn has no outcome.
+    AlreadyTaken(KeysTaken),
 }
 
 /// Why one model call ended without a response.
@@ -100,6 +105,8 @@ pub(super) struct TurnSetup {
     pub input: Accepted,
     /// Set for an owner turn: its outcome goes to the outbox, its progress to subscribers.
     pub delivery: Option<OwnerDelivery>,
+    /// Stored with the user message.
+    pub keys: IntakeKeys,
 }
 
 pub(super) struct Turn {
@@ -135,6 +142,8 @@ pub(super) struct Turn {
     usage: Usage,
     calls_used: usize,
     delivery: Option<OwnerDelivery>,
+    /// The idempotency keys of the owner messages, stored with the user message.
+    keys: IntakeKeys,
     /// The model's final answer, stored (with its outbox item) once the turn concludes.
     final_message: Option<Message>,
     /// The model's reasoning text over every call of the turn (shown only on request).
@@ -174,6 +183,7 @@ impl Turn {
             usage: Usage::default(),
             calls_used: 0,
             delivery: s.delivery,
+            keys: s.keys,
             final_message: None,
             reasoning: String::new(),
             unrecorded: None,
@@ -244,6 +254,9 @@ impl Turn {
                 tracing::warn!(error = %message, "turn failed");
                 turns.gate.record_error(message);
             }
+            Err(Stop::AlreadyTaken(taken)) => {
+                tracing::info!(turn = %taken.turn_id, "turn ended: its messages were taken by another")
+            }
         }
         drop(self.permit.take());
         match outcome {
@@ -260,6 +273,9 @@ impl Turn {
             }
             Err(Stop::Failed(message, reason)) => self.emit(TurnEvent::Failed { message, reason }),
             Err(Stop::Cancelled) => self.emit(TurnEvent::Cancelled),
+            Err(Stop::AlreadyTaken(KeysTaken { keys, turn_id })) => {
+                self.emit(TurnEvent::AlreadyTaken { keys, turn_id });
+            }
         }
     }
 
@@ -376,7 +392,7 @@ impl Turn {
             if history.folded {
                 turns.after_fold.folded(self.session_id);
             }
-            self.persist(&self.user, &[]).await?;
+            self.persist_user().await?;
             Ok::<_, Stop>(history.with_summary())
         };
         let (history, memories) = tokio::join!(stored, recall);
@@ -498,6 +514,21 @@ impl Turn {
             .append_messages(self.session_id, &[stored])
             .await
             .map_err(store_failed)?;
+        Ok(())
+    }
+}
+
+impl Turn {
+    /// Stores the user message with the request's idempotency keys (one transaction).
+    async fn persist_user(&self) -> Result<(), Stop> {
+        let stored = slim(&self.user, |_| None);
+        self.turns
+            .inner
+            .store
+            .append_user_message(self.session_id, &stored, &self.id, self.keys.as_slice())
+            .await
+            .map_err(store_failed)?
+            .map_err(Stop::AlreadyTaken)?;
         Ok(())
     }
 }

@@ -23,6 +23,7 @@ mod fake_telegram_methods;
 mod fault_kill;
 mod fault_mcp;
 mod fault_provider;
+mod intake_keys;
 mod jobs;
 mod layers;
 mod log_capture;

@@ -40,7 +40,8 @@ impl Turn {
                 | TurnEvent::Failed { .. }
                 | TurnEvent::Cancelled
                 | TurnEvent::Busy { .. }
-                | TurnEvent::Answered { .. } => {}
+                | TurnEvent::Answered { .. }
+                | TurnEvent::AlreadyTaken { .. } => {}
             }
         }
     }
@@ -77,6 +78,17 @@ impl Turn {
             }
             return outcome;
         };
+        if let Err(Stop::AlreadyTaken(taken)) = &outcome {
+            // Another request took the owner's messages: it owns the outcome; this turn has none.
+            self.turns.inner.outbox.abandon_turn(
+                &self.id,
+                TurnEvent::AlreadyTaken {
+                    keys: taken.keys.clone(),
+                    turn_id: taken.turn_id.clone(),
+                },
+            );
+            return outcome;
+        }
         let body = match &outcome {
             Ok(text) => ItemBody::Answer {
                 text: text.clone(),
@@ -87,7 +99,7 @@ impl Turn {
                 message: message.clone(),
                 reason: reason.clone(),
             },
-            Err(Stop::Cancelled) => ItemBody::Cancelled,
+            Err(Stop::Cancelled | Stop::AlreadyTaken(_)) => ItemBody::Cancelled,
         };
         let item = NewItem {
             turn_id: self.id.clone(),
