@@ -123,6 +123,7 @@ impl<E: Clone + Send + Sync + 'static> Outbox<E> {
             reply_to: item.reply_to,
             placeholder: item.placeholder,
             parts_done: 0,
+            parts_failed: 0,
             created_at: Utc::now(),
         });
         Ok(seq)
@@ -151,6 +152,7 @@ impl<E: Clone + Send + Sync + 'static> Outbox<E> {
             reply_to: item.reply_to,
             placeholder: item.placeholder,
             parts_done: 0,
+            parts_failed: 0,
             created_at: Utc::now(),
         });
     }

@@ -5,9 +5,9 @@
 //! Telegram accepted it (`delivery::item`).
 //!
 //! kernel-tg keeps nothing: agentd stores the placeholder's id (`SetPlaceholder`) and how far an
-//! item got (`Ack`), so a restarted kernel-tg resumes where the last one stopped. A part is sent
-//! twice only when kernel-tg died (or agentd became unreachable) between Telegram's OK and the
-//! ack.
+//! item got (`Ack`), so a restarted kernel-tg resumes where the last one stopped. An ack agentd
+//! missed is kept in memory across the resubscription and sent first, so a part is sent twice
+//! only when kernel-tg died between Telegram's OK and the ack.
 
 mod item;
 
@@ -133,6 +133,8 @@ struct Courier {
     app: App,
     shown: Option<Shown>,
     finished: VecDeque<String>,
+    /// An ack agentd missed, sent first when its item is replayed.
+    unacked: item::Unacked,
 }
 
 impl Courier {
@@ -141,6 +143,7 @@ impl Courier {
             app,
             shown: None,
             finished: VecDeque::new(),
+            unacked: item::Unacked::default(),
         }
     }
 
@@ -407,7 +410,7 @@ impl Courier {
             placeholder = placeholder.or(shown.placeholder);
         }
         let turn_id = item.turn_id.clone();
-        item::deliver(&self.app, item, placeholder, shutdown).await?;
+        item::deliver(&self.app, item, placeholder, shutdown, &self.unacked).await?;
         self.remember(turn_id);
         Ok(())
     }

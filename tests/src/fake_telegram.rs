@@ -8,6 +8,7 @@
 //! let asked = tg.user_text(OWNER_ID, "hello");            // queued for getUpdates
 //! let reply = tg.wait_for_call("sendMessage", |c| c.ok && c.text().is_some(), T).await;
 //! tg.inject("sendMessage", Failure::RetryAfter(1), 1);    // the next sendMessage gets a 429
+//! tg.fail_for("sendMessage", Failure::Page(502), T);      // a proxy's HTML 502 for a while
 //! let chat = tg.messages(OWNER_ID);                       // what the owner sees now
 //! ```
 //!
@@ -450,6 +451,18 @@ impl FakeTelegram {
         self.add_injection(method, Some(Arc::new(pred)), failure, times);
     }
 
+    /// Every call of `method` fails with `failure` for `period` from now (a Bot API outage:
+    /// e.g. `Failure::Api { code: 503, … }` or `Failure::Page(502)`).
+    pub fn fail_for(&self, method: &str, failure: Failure, period: std::time::Duration) {
+        self.shared.injections().push(Injection {
+            method: method.to_ascii_lowercase(),
+            when: None,
+            failure,
+            remaining: u32::MAX,
+            until: Some(std::time::Instant::now() + period),
+        });
+    }
+
     fn add_injection(
         &self,
         method: &str,
@@ -465,6 +478,7 @@ impl FakeTelegram {
             when,
             failure,
             remaining: times,
+            until: None,
         };
         self.shared.injections().push(injection);
     }

@@ -55,6 +55,8 @@ pub struct StoredItem {
     pub placeholder: Option<i64>,
     /// Parts acknowledged so far.
     pub parts_done: u32,
+    /// Of those, the parts refused for good.
+    pub parts_failed: u32,
     pub created_at: DateTime<Utc>,
 }
 
@@ -98,6 +100,7 @@ struct RawItem {
     reply_to: Option<i64>,
     placeholder: Option<i64>,
     parts_done: i64,
+    failed_parts: i64,
     created_at: i64,
     reason: Option<String>,
     args: Option<String>,
@@ -149,6 +152,7 @@ impl TryFrom<RawItem> for StoredItem {
             reply_to: r.reply_to,
             placeholder: r.placeholder,
             parts_done: u32::try_from(r.parts_done).unwrap_or(0),
+            parts_failed: u32::try_from(r.failed_parts).unwrap_or(0),
             created_at: from_millis(r.created_at, || format!("outbox item {}", r.seq))?,
         })
     }
@@ -232,7 +236,8 @@ impl Store {
     /// Unacknowledged items with `seq > after`, in order.
     pub async fn pending_outbox(&self, after: i64) -> Result<Vec<StoredItem>, StoreError> {
         let raws: Vec<RawItem> = sqlx::query_as(
-            "SELECT seq, turn_id, kind, text, voice, reply_to, placeholder, parts_done, created_at,
+            "SELECT seq, turn_id, kind, text, voice, reply_to, placeholder, parts_done, failed_parts,
+                    created_at,
                     reason, args, file_name
              FROM outbox WHERE acked_at IS NULL AND seq > ?1 ORDER BY seq",
         )

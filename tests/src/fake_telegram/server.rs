@@ -12,7 +12,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::Shared;
-use super::model::{Call, DOWNLOAD, take_injected};
+use super::model::{Call, DOWNLOAD, Failure, take_injected};
 use super::wire::{self, ApiError};
 use super::{methods, multipart, polling};
 
@@ -136,6 +136,9 @@ fn injected(shared: &Shared, method: &str, params: &Value) -> Option<Response> {
         return Some(wire::broken_response());
     };
     shared.record(failed(method, params.clone(), &error, true));
+    if let Failure::Page(status) = failure {
+        return Some(wire::page_response(status));
+    }
     Some(error.response())
 }
 

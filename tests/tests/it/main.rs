@@ -72,6 +72,7 @@ mod tg_failures;
 mod tg_faults;
 mod tg_media;
 mod tg_notes;
+mod tg_outage;
 mod tg_outbox;
 mod tg_refusals;
 mod tg_sessions;

@@ -185,3 +185,31 @@ async fn an_answer_keeps_its_reasoning_and_one_without_reads_as_none() {
     assert_eq!(pending[0].body, thought.body);
     assert_eq!(pending[1].body, answer("t2", "two").body);
 }
+
+#[tokio::test]
+async fn a_replayed_item_says_how_many_of_its_parts_were_refused() {
+    let (_dir, store) = store().await;
+    let s = store.create_session("p", "m").await.unwrap();
+    let seq = store
+        .append_with_outbox(s.id, &[], &answer("t1", "one"))
+        .await
+        .unwrap();
+    let refused = Ack {
+        seq,
+        parts_done: 1,
+        failed: true,
+        ..Ack::default()
+    };
+    // Recorded once however often it is sent (a kept ack resent after a resubscription).
+    store.ack_outbox(&refused).await.unwrap();
+    store.ack_outbox(&refused).await.unwrap();
+    let sent = Ack {
+        seq,
+        parts_done: 2,
+        message_ids: vec![5],
+        ..Ack::default()
+    };
+    store.ack_outbox(&sent).await.unwrap();
+    let item = &store.pending_outbox(0).await.unwrap()[0];
+    assert_eq!((item.parts_done, item.parts_failed), (2, 1));
+}
