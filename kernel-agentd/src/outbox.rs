@@ -129,6 +129,11 @@ impl<E: Clone + Send + Sync + 'static> Outbox<E> {
         Ok(seq)
     }
 
+    /// The placeholder a client reported for the live turn `turn_id`, if any.
+    pub fn placeholder(&self, turn_id: &str) -> Option<i64> {
+        self.inner.hub.placeholder(turn_id)
+    }
+
     /// Ends the live turn `turn_id` with `ended` and no item (a turn that has no outcome).
     pub fn abandon_turn(&self, turn_id: &str, ended: E) {
         self.inner.hub.abandon(turn_id, ended);

@@ -18,6 +18,7 @@ pub mod memory;
 pub mod memory_auto;
 mod messages;
 pub mod outbox;
+pub mod running_turns;
 pub mod schedules;
 mod sessions;
 mod settings;

@@ -19,6 +19,7 @@
 mod answer;
 mod budget;
 mod context;
+mod cut_off;
 mod extensions;
 mod gate;
 mod history;
@@ -65,6 +66,7 @@ use context::Soul;
 use gate::{Busy, Gate};
 
 pub use context::RECALL_HEADING;
+pub use cut_off::{Rerun, TURN_CUT_OFF};
 pub use extensions::Extensions;
 pub use gate::{Origin, RunningTurn, TurnStatus};
 pub use hook::{FoldHook, RoundHook};

@@ -1,5 +1,6 @@
 //! Inline keyboards and what their presses carry: the placeholder's Stop button
-//! (`stop:<turn id>`) and a question's options (`ask:<question id>:<index>`). Pure: building
+//! (`stop:<turn id>`), a question's options (`ask:<question id>:<index>`) and a cut-off
+//! answer's button to run its message again (`rerun:<turn id>`). Pure: building
 //! and parsing `callback_data` (1–64 bytes, Telegram's rule); `callback` handles a press.
 
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
@@ -16,6 +17,8 @@ pub enum Press {
     Stop { turn_id: Option<String> },
     /// Answer question `question_id` with option `index`.
     Option { question_id: String, index: u32 },
+    /// Run the message of cut-off turn `turn_id` again.
+    Rerun { turn_id: String },
 }
 
 /// The `callback_data` of `press` (always 1–64 bytes; `None` when a question id is too long).
@@ -24,6 +27,7 @@ pub fn data(press: &Press) -> Option<String> {
         Press::Stop { turn_id: Some(id) } => format!("stop:{id}"),
         Press::Stop { turn_id: None } => "stop".to_owned(),
         Press::Option { question_id, index } => format!("ask:{question_id}:{index}"),
+        Press::Rerun { turn_id } => format!("rerun:{turn_id}"),
     };
     match press {
         Press::Stop { turn_id: Some(_) } if data.len() > MAX_CALLBACK_DATA => {
@@ -43,6 +47,11 @@ pub fn parse(data: &str) -> Option<Press> {
             turn_id: Some(id.to_owned()),
         });
     }
+    if let Some(id) = data.strip_prefix("rerun:") {
+        return (!id.is_empty()).then(|| Press::Rerun {
+            turn_id: id.to_owned(),
+        });
+    }
     let (question_id, index) = data.strip_prefix("ask:")?.rsplit_once(':')?;
     Some(Press::Option {
         question_id: question_id.to_owned(),
@@ -58,6 +67,18 @@ pub fn stop(turn_id: &str, texts: Texts) -> InlineKeyboardMarkup {
     };
     let data = data(&press).unwrap_or_else(|| "stop".to_owned());
     InlineKeyboardMarkup::new([[InlineKeyboardButton::callback(texts.stop_button(), data)]])
+}
+
+/// The button under a cut-off answer's notice for turn `turn_id` (`None` when the id does not
+/// fit in `callback_data`).
+pub fn rerun(turn_id: &str, texts: Texts) -> Option<InlineKeyboardMarkup> {
+    let press = Press::Rerun {
+        turn_id: turn_id.to_owned(),
+    };
+    let data = data(&press)?;
+    Some(InlineKeyboardMarkup::new([[
+        InlineKeyboardButton::callback(texts.rerun_button(), data),
+    ]]))
 }
 
 /// One button per option of question `question_id`, one per row; `None` without options (or
@@ -93,6 +114,9 @@ mod tests {
                 question_id: "q3".into(),
                 index: 2,
             },
+            Press::Rerun {
+                turn_id: "12-1732430000000000".into(),
+            },
         ] {
             let data = data(&press).unwrap();
             assert!((1..=MAX_CALLBACK_DATA).contains(&data.len()));
@@ -102,7 +126,10 @@ mod tests {
             turn_id: Some("x".repeat(80)),
         };
         assert_eq!(data(&long).as_deref(), Some("stop"));
-        for junk in ["", "stop:", "ask:", "ask:q1", "ask::1", "ask:q1:x", "other"] {
+        assert!(rerun(&"x".repeat(80), Texts::new(Locale::En)).is_none());
+        for junk in [
+            "", "stop:", "ask:", "ask:q1", "ask::1", "ask:q1:x", "other", "rerun:",
+        ] {
             assert_eq!(parse(junk), None, "{junk}");
         }
     }

@@ -4,6 +4,7 @@
 //! through [`escape_html`]; inputs are plain Rust values (see [`listing`]) so this module stays
 //! free of the gRPC edge.
 
+mod cut_off;
 mod embeddings;
 mod errors;
 mod failures;

@@ -9,7 +9,7 @@ use tonic::Status;
 use super::{AgentService, to_status};
 use crate::conversation::Usage;
 use crate::outbox::OwnerDelivery;
-use crate::turn::{Attachment, IntakeKeys, SpeechStage, Steered, TurnEvent, UserInput};
+use crate::turn::{Attachment, IntakeKeys, Rerun, SpeechStage, Steered, TurnEvent, UserInput};
 
 /// The stream `Chat` returns.
 pub type ChatStream =
@@ -96,6 +96,29 @@ impl AgentService {
             .map_err(to_status)?;
         Ok(pb::QueueNextResponse {
             position: u32::try_from(position).unwrap_or(u32::MAX),
+        })
+    }
+
+    /// `RerunTurn`: runs a cut-off turn's message again (NOT_FOUND for a stale or forged id).
+    pub(super) async fn rerun_turn_rpc(
+        &self,
+        req: pb::RerunTurnRequest,
+    ) -> Result<pb::RerunTurnResponse, Status> {
+        let rerun = self
+            .agent
+            .turns()
+            .rerun(&req.turn_id)
+            .await
+            .map_err(to_status)?;
+        Ok(match rerun {
+            Rerun::Started { turn_id } => pb::RerunTurnResponse {
+                turn_id,
+                busy: false,
+            },
+            Rerun::Busy => pb::RerunTurnResponse {
+                turn_id: String::new(),
+                busy: true,
+            },
         })
     }
 

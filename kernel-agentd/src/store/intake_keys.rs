@@ -7,6 +7,7 @@ use sqlx::SqliteConnection;
 use sqlx::error::ErrorKind;
 
 use super::messages::insert_messages;
+use super::running_turns::{Destination, insert_running};
 use super::{Store, StoreError, now_millis};
 use crate::conversation::Message;
 
@@ -28,14 +29,16 @@ impl Store {
     }
 
     /// Appends the user message of turn `turn_id` to session `session_id` with its idempotency
-    /// `keys`, in one transaction; `Ok(Err(_))` when a key was taken meanwhile (then nothing is
-    /// stored). Returns the message's id.
+    /// `keys` and, for an owner turn, its record as running (`running`: where its answer goes;
+    /// see `store::running_turns`), in one transaction; `Ok(Err(_))` when a key was taken
+    /// meanwhile (then nothing is stored). Returns the message's id.
     pub async fn append_user_message(
         &self,
         session_id: i64,
         message: &Message,
         turn_id: &str,
         keys: &[String],
+        running: Option<Destination>,
     ) -> Result<Result<i64, KeysTaken>, StoreError> {
         let op = "store the user message";
         let mut tx = self
@@ -69,8 +72,12 @@ impl Store {
                 Err(e) => return Err(StoreError::db(op)(e)),
             }
         }
+        let id = ids.first().copied().unwrap_or_default();
+        if let Some(to) = running {
+            insert_running(&mut tx, turn_id, session_id, id, to, op).await?;
+        }
         tx.commit().await.map_err(StoreError::db(op))?;
-        Ok(Ok(ids.first().copied().unwrap_or_default()))
+        Ok(Ok(id))
     }
 }
 
@@ -117,13 +124,13 @@ mod tests {
         let keys = vec!["tg:1:10".to_owned(), "tg:1:11".to_owned()];
         assert_eq!(store.taken_keys(&keys).await.unwrap(), None);
         let first = store
-            .append_user_message(session.id, &Message::user_text("hi"), "t1", &keys)
+            .append_user_message(session.id, &Message::user_text("hi"), "t1", &keys, None)
             .await
             .unwrap();
         assert!(first.is_ok());
         let again = vec!["tg:1:12".to_owned(), "tg:1:11".to_owned()];
         let refused = store
-            .append_user_message(session.id, &Message::user_text("hi"), "t2", &again)
+            .append_user_message(session.id, &Message::user_text("hi"), "t2", &again, None)
             .await
             .unwrap();
         assert_eq!(
@@ -154,6 +161,7 @@ mod tests {
                         &Message::user_text("hi"),
                         &format!("t{i}"),
                         &keys,
+                        None,
                     )
                     .await
                     .unwrap()

@@ -5,6 +5,9 @@ use chrono::{DateTime, Utc};
 use sqlx::{FromRow, SqliteConnection};
 
 use super::messages::insert_messages;
+use super::running_turns::{
+    CutOffTurn, delete_running, mark_cut_off, running, set_running_placeholder,
+};
 use super::{Store, StoreError, from_millis, now_millis};
 use crate::conversation::Message;
 use crate::failure::FailReason;
@@ -228,9 +231,35 @@ impl Store {
             insert_messages(&mut tx, session_id, messages, op).await?;
         }
         let seq = insert_item(&mut tx, item, op).await?;
+        delete_running(&mut tx, &item.turn_id, op).await?;
         tx.commit().await.map_err(StoreError::db(op))?;
         tracing::debug!(seq, turn = %item.turn_id, "outbox item stored");
         Ok(seq)
+    }
+
+    /// Turns every turn still recorded as running (an agentd crash cut it off; call at start,
+    /// before any turn runs) into the outbox item `item_for` makes, in one transaction
+    /// (`store::running_turns`); returns the stored items with their `seq`.
+    pub async fn report_cut_off_turns(
+        &self,
+        item_for: impl Fn(&CutOffTurn) -> NewItem,
+    ) -> Result<Vec<(i64, NewItem)>, StoreError> {
+        let op = "report cut-off turns";
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(StoreError::db(op))?;
+        let turns = running(&mut tx, op).await?;
+        let mut stored = Vec::with_capacity(turns.len());
+        for turn in turns {
+            let item = item_for(&turn);
+            let seq = insert_item(&mut tx, &item, op).await?;
+            mark_cut_off(&mut tx, &turn.turn_id, op).await?;
+            stored.push((seq, item));
+        }
+        tx.commit().await.map_err(StoreError::db(op))?;
+        Ok(stored)
     }
 
     /// Unacknowledged items with `seq > after`, in order.
@@ -307,13 +336,15 @@ impl Store {
         turn_id: &str,
         message_id: i64,
     ) -> Result<(), StoreError> {
+        let op = "record a placeholder";
+        let mut conn = self.pool.acquire().await.map_err(StoreError::db(op))?;
         sqlx::query("UPDATE outbox SET placeholder = ?2 WHERE turn_id = ?1")
             .bind(turn_id)
             .bind(message_id)
-            .execute(&self.pool)
+            .execute(&mut *conn)
             .await
-            .map_err(StoreError::db("record a placeholder"))?;
-        Ok(())
+            .map_err(StoreError::db(op))?;
+        set_running_placeholder(&mut conn, turn_id, message_id, op).await
     }
 
     /// How many items are undelivered, and since when the oldest waits.

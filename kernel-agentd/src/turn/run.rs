@@ -20,7 +20,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::context::{assemble, format_now, per_turn_block, with_skills};
-use super::gate::Permit;
+use super::gate::{Origin, Permit};
 use super::history::{self, Limits};
 use super::input::Accepted;
 use super::intake::IntakeKeys;
@@ -37,6 +37,7 @@ use crate::models::CurrentModel;
 use crate::models::cooldown::FailoverReason;
 use crate::outbox::OwnerDelivery;
 use crate::store::intake_keys::KeysTaken;
+use crate::store::running_turns::Destination;
 use crate::tools::{ToolContext, ToolEvent, ToolEvents, ToolOutput};
 
 /// What the owner sees when the conversation cannot be saved (the cause is logged).
@@ -519,13 +520,26 @@ impl Turn {
 }
 
 impl Turn {
-    /// Stores the user message with the request's idempotency keys (one transaction).
+    /// Stores the user message with the request's idempotency keys and, for an owner turn, its
+    /// record as running (where its answer goes), in one transaction: a crash before the
+    /// outcome is stored leaves a trace the next start reports (`turn::cut_off`).
     async fn persist_user(&self) -> Result<(), Stop> {
+        let turns = &self.turns.inner;
         let stored = slim(&self.user, |_| None);
-        self.turns
-            .inner
+        let owner = self.permit.as_ref().and_then(Permit::origin) == Some(Origin::Owner);
+        let running = self.delivery.filter(|_| owner).map(|d| Destination {
+            reply_to: d.reply_to,
+            placeholder: d.placeholder.or(turns.outbox.placeholder(&self.id)),
+        });
+        turns
             .store
-            .append_user_message(self.session_id, &stored, &self.id, self.keys.as_slice())
+            .append_user_message(
+                self.session_id,
+                &stored,
+                &self.id,
+                self.keys.as_slice(),
+                running,
+            )
             .await
             .map_err(store_failed)?
             .map_err(Stop::AlreadyTaken)?;

@@ -18,7 +18,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use kernel_proto::v1 as pb;
 use pb::outbox_item::Body;
-use teloxide::types::MessageId;
+use teloxide::types::{InlineKeyboardMarkup, MessageId};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -31,6 +31,8 @@ use crate::telegram::SendError;
 const FIRST_RETRY: Duration = Duration::from_secs(1);
 /// Longest pause between two attempts at one part.
 const MAX_RETRY: Duration = Duration::from_secs(60);
+/// The reason of a cut-off turn's item (agentd's `turn::TURN_CUT_OFF`).
+const TURN_CUT_OFF: &str = "TURN_CUT_OFF";
 /// How long after an item was stored its parts are still retried after transient failures;
 /// then a failing part is given up like a refused one.
 pub const MAX_RETRY_AGE: Duration = Duration::from_secs(3600);
@@ -125,6 +127,13 @@ pub(super) async fn deliver(
             delivery.answer(done, parts_done, parts_failed).await?;
         }
         Some(Body::File(file)) => delivery.file(file, parts_done).await?,
+        Some(Body::Failed(failed)) if parts_done == 0 && failed.reason == TURN_CUT_OFF => {
+            tracing::info!(seq = item.seq, "delivering a cut-off turn's notice");
+            let buttons = crate::buttons::rerun(&item.turn_id, texts);
+            delivery
+                .show_part_with(1, texts.turn_cut_off(), placeholder, buttons)
+                .await?;
+        }
         Some(Body::Failed(failed)) if parts_done == 0 => {
             tracing::info!(seq = item.seq, "delivering a turn failure");
             let html = texts.turn_failure(&failed.reason, &failed.args, &failed.message);
@@ -330,6 +339,40 @@ impl Item<'_> {
             }
         }
         match self.attempt(|| telegram.send_text(html, reply_to)).await? {
+            Ok(id) => self.ack(part, vec![i64::from(id.0)], false, false).await,
+            Err(e) => {
+                tracing::error!(error = %e, seq = self.seq, part, "a notice for the owner was refused for good");
+                self.ack(part, Vec::new(), true, false).await
+            }
+        }
+    }
+
+    /// [`Item::show_part`] with `buttons` under the text (in place of `instead_of` when
+    /// Telegram takes the edit, else as a new message replying to the item's message).
+    async fn show_part_with(
+        &self,
+        part: u32,
+        html: &str,
+        instead_of: Option<MessageId>,
+        buttons: Option<InlineKeyboardMarkup>,
+    ) -> Result<(), End> {
+        let Some(buttons) = buttons else {
+            return self.show_part(part, html, instead_of, self.reply_to).await;
+        };
+        let telegram = self.app.telegram();
+        if let Some(id) = instead_of {
+            match self
+                .attempt(|| telegram.edit_html_with_buttons(id, html, &buttons))
+                .await?
+            {
+                Ok(()) => return self.ack(part, vec![i64::from(id.0)], false, false).await,
+                Err(e) => tracing::warn!(error = %e, "placeholder edit failed; sending instead"),
+            }
+        }
+        match self
+            .attempt(|| telegram.send_with_buttons(html, self.reply_to, buttons.clone()))
+            .await?
+        {
             Ok(id) => self.ack(part, vec![i64::from(id.0)], false, false).await,
             Err(e) => {
                 tracing::error!(error = %e, seq = self.seq, part, "a notice for the owner was refused for good");

@@ -67,6 +67,7 @@ mod tg_allow;
 mod tg_busy_cancel;
 mod tg_commands;
 mod tg_context;
+mod tg_cut_off;
 mod tg_drafts;
 mod tg_failures;
 mod tg_faults;
