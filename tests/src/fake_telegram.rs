@@ -26,6 +26,7 @@
 //! of unknown types (malformed test updates) always are.
 
 mod buttons;
+mod hold;
 mod incoming;
 mod methods;
 mod model;
@@ -48,6 +49,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 pub use buttons::{CALLBACK_DATA_LIMIT, Press};
+pub use hold::Held;
 pub use methods::DOWNLOAD_LIMIT;
 pub use model::{Call, DOWNLOAD, Failure, SentMessage};
 pub use text::{CAPTION_LIMIT, TEXT_LIMIT};
@@ -64,6 +66,7 @@ pub(crate) struct Shared {
     token: String,
     state: Mutex<State>,
     injections: Mutex<Vec<Injection>>,
+    holds: Mutex<Vec<hold::Hold>>,
     /// Woken when a call is logged or polling starts.
     activity: Notify,
     /// Woken when updates are queued or dropped, or a newer getUpdates starts.
@@ -79,6 +82,12 @@ impl Shared {
     }
 
     /// The pending injections (a panicking predicate does not wedge the server).
+    fn holds(&self) -> MutexGuard<'_, Vec<hold::Hold>> {
+        self.holds
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
     fn injections(&self) -> MutexGuard<'_, Vec<Injection>> {
         self.injections
             .lock()
@@ -132,6 +141,7 @@ impl FakeTelegram {
             token: token.to_owned(),
             state: Mutex::new(State::new(bot_id)),
             injections: Mutex::new(Vec::new()),
+            holds: Mutex::new(Vec::new()),
             activity: Notify::new(),
             updates: Notify::new(),
             shutdown: shutdown.clone(),
@@ -449,6 +459,18 @@ impl FakeTelegram {
         times: u32,
     ) {
         self.add_injection(method, Some(Arc::new(pred)), failure, times);
+    }
+
+    /// The next call of `method` whose parameters satisfy `pred` waits, once it arrived, until
+    /// the returned handle releases it; then it is performed as usual.
+    pub fn hold_when(
+        &self,
+        method: &str,
+        pred: impl Fn(&Value) -> bool + Send + Sync + 'static,
+    ) -> Held {
+        let (hold, held) = hold::Hold::new(method, Arc::new(pred));
+        self.shared.holds().push(hold);
+        held
     }
 
     /// Every call of `method` fails with `failure` for `period` from now (a Bot API outage:

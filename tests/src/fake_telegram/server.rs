@@ -12,6 +12,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::Shared;
+use super::hold::{self, take_hold};
 use super::model::{Call, DOWNLOAD, Failure, take_injected};
 use super::wire::{self, ApiError};
 use super::{methods, multipart, polling};
@@ -68,6 +69,10 @@ async fn api_call(
     };
     if let Some(response) = injected(shared, &method, &params) {
         return response;
+    }
+    let held = take_hold(&mut shared.holds(), &method, &params);
+    if let Some(held) = held {
+        hold::wait(&held).await;
     }
     let outcome = if method == "getupdates" {
         polling::get_updates(shared, &params).await

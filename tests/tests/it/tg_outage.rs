@@ -1,6 +1,7 @@
 //! A Bot API outage: Telegram answers 503 (its JSON error, or a proxy's HTML page) for a while
 //! and the answer still arrives exactly once afterwards, with no failure notice; a part refused
-//! for good gets exactly one notice, retried through a 503 like any part.
+//! for good gets exactly one notice, retried through a 503 like any part; an ack agentd missed
+//! (killed while Telegram took a chunk) is kept and the chunk is not sent again.
 
 use std::time::Duration;
 
@@ -8,7 +9,7 @@ use kernel_common::config::Locale;
 use kernel_tg::texts::Texts;
 use tests::fake_llm::Script;
 use tests::fake_telegram::Failure;
-use tests::stack::{Stack, text_of};
+use tests::stack::{PROMPT, Stack, text_of};
 
 /// Long enough for retries that each wait out teloxide's 10 s pause on a 5xx.
 const OUTAGE_PATIENCE: Duration = Duration::from_secs(150);
@@ -158,5 +159,51 @@ async fn a_refused_chunk_gets_one_notice_that_outlasts_a_503() {
         visible.iter().any(|t| t.starts_with("first part:")),
         "{visible:#?}"
     );
+    stack.assert_no_secrets();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ack_lost_to_an_agentd_outage_does_not_send_the_chunk_again() {
+    let mut stack = Stack::start().await;
+    let answer = (1..=3)
+        .map(|n| format!("Part {n}: {}", "words for the owner. ".repeat(190)))
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    let chunks: Vec<String> = kernel_tg::render::render(&answer)
+        .into_iter()
+        .map(|c| c.html)
+        .collect();
+    assert!(chunks.len() >= 3, "{}", chunks.len());
+    let second = chunks[1].clone();
+    let held = stack
+        .telegram
+        .hold_when("sendMessage", move |p| p["text"] == second.as_str());
+    stack.llm.push(Script::text(answer));
+    stack.owner_says("a long one");
+    // Telegram takes the second chunk while agentd is gone: its ack cannot be recorded.
+    held.arrived(PROMPT).await;
+    stack.kill_agentd();
+    held.release();
+    stack
+        .telegram
+        .wait_for_call("sendMessage", |c| c.ok && text_of(c) == chunks[1], PROMPT)
+        .await;
+    stack.start_agentd();
+    let last = chunks.last().unwrap().clone();
+    stack
+        .telegram
+        .wait_for_call("sendMessage", |c| c.ok && text_of(c) == last, PROMPT)
+        .await;
+    let sent: Vec<String> = stack
+        .telegram
+        .calls_of("sendMessage")
+        .iter()
+        .filter(|c| c.ok)
+        .map(text_of)
+        .collect();
+    for chunk in &chunks {
+        let times = sent.iter().filter(|t| *t == chunk).count();
+        assert_eq!(times, 1, "each chunk once: {sent:#?}");
+    }
     stack.assert_no_secrets();
 }
