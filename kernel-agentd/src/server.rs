@@ -22,8 +22,10 @@ use crate::turn::Extensions;
 
 pub use auth::BearerAuth;
 
-/// Largest request accepted: attachments may be 20 MB each, a few of them plus text.
-pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
+/// Largest request accepted: a turn's attachments (up to ten of 20 MB each, an album) plus text.
+pub const MAX_REQUEST_BYTES: usize = kernel_common::limits::MAX_ATTACHMENTS
+    * kernel_common::limits::MAX_ATTACHMENT_BYTES
+    + 8 * 1024 * 1024;
 
 /// Serves until `shutdown` resolves, then stops accepting, cancels running work and drains.
 pub async fn run(

@@ -78,7 +78,20 @@ pub struct TelegramConfig {
     pub live_preview: bool,
     /// Send the model's reasoning before the answer as an expandable blockquote; default off.
     pub show_reasoning: bool,
+    /// How long kernel-tg keeps a message agentd cannot take (retrying) before telling the
+    /// owner it was not taken (`intake_wait_secs`, default 120 s).
+    pub intake_wait: std::time::Duration,
+    /// Messages sent while Kernel was down older than this are not run at start
+    /// (`max_backlog_age_secs`, default 24 h).
+    pub max_backlog_age: std::time::Duration,
 }
+
+/// Default `telegram.intake_wait_secs`.
+pub const DEFAULT_INTAKE_WAIT_SECS: u64 = 120;
+/// Default `telegram.max_backlog_age_secs` (24 h).
+pub const DEFAULT_MAX_BACKLOG_AGE_SECS: u64 = 86_400;
+/// Largest `telegram.max_backlog_age_secs` (7 days).
+pub const MAX_BACKLOG_AGE_SECS: u64 = 7 * 86_400;
 
 /// User-facing language of bot texts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -7,3 +7,6 @@ pub const IMAGE_TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "imag
 
 /// Largest attachment, in bytes: 20 MB, the Telegram Bot API's own download limit.
 pub const MAX_ATTACHMENT_BYTES: usize = 20 * 1024 * 1024;
+
+/// Most attachments one turn carries (Telegram's own album limit).
+pub const MAX_ATTACHMENTS: usize = 10;

@@ -1,37 +1,27 @@
-//! `run`: kernel-tg's main loop — long polling, the allow-list, and dispatch of each owner
-//! message to a command answer (at once, concurrently) or a turn (in arrival order). Every task
-//! gets the [`App`] handle.
+//! `run`: kernel-tg's whole program — connect (the bot, agentd), follow the outbox
+//! (`crate::delivery`), then the intake loop (`crate::intake`) until shutdown. Every task gets
+//! the [`App`] handle.
 
 use std::time::Duration;
 
-use futures::StreamExt;
 use kernel_common::Config;
 use kernel_proto::v1::GetStatusRequest;
-use teloxide::types::{AllowedUpdate, BotCommand, ChatId, Message, MessageId, UpdateKind, UserId};
-use teloxide::update_listeners::{AsUpdateStream, Polling, UpdateListener};
+use teloxide::types::{BotCommand, ChatId, UserId};
 use teloxide::{ApiError, Bot, RequestError};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::agentd::{Agentd, ConnectError, Token as AgentdToken};
-use crate::answer::answer;
 use crate::command;
-use crate::gate;
 use crate::handle::{AnswerForm, App};
-use crate::incoming::{self, Incoming, TurnInput};
+use crate::intake;
 use crate::telegram::Telegram;
 use crate::texts::Texts;
-use crate::turn;
 
 /// How long start-up waits for agentd before polling anyway.
 const AGENTD_STARTUP_ATTEMPTS: u32 = 20;
 /// How long shutdown waits for replies still being sent.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
-/// How long one getUpdates waits for news (below the HTTP client's 17 s timeout).
-const LONG_POLL: Duration = Duration::from_secs(10);
-/// Turns waiting for their predecessor to reach agentd.
-const TURN_QUEUE: usize = 32;
 
 /// Why kernel-tg could not run.
 #[derive(Debug, thiserror::Error)]
@@ -56,18 +46,7 @@ pub async fn run(
     on_polling: impl FnOnce(),
 ) -> Result<(), RunError> {
     let app = connect(&config, &shutdown).await?;
-    // Long polling (a short timeout would poll in a tight loop); a webhook left set would make
-    // every getUpdates fail with 409, so it is removed first.
-    let mut polling = Polling::builder(app.telegram().bot().clone())
-        .timeout(LONG_POLL)
-        .drop_pending_updates()
-        .allowed_updates(vec![AllowedUpdate::Message, AllowedUpdate::CallbackQuery])
-        .delete_webhook()
-        .await
-        .build();
-    let stop = polling.stop_token();
     let tasks = TaskTracker::new();
-    let turns = spawn_turn_intake(app.clone(), &tasks);
     let (first_try, subscribed) = tokio::sync::oneshot::channel();
     tasks.spawn(crate::delivery::run(
         app.clone(),
@@ -80,40 +59,11 @@ pub async fn run(
         _ = subscribed => {}
         () = shutdown.cancelled() => {}
     }
-    let updates = polling.as_stream();
-    tokio::pin!(updates);
-    tracing::info!(owner = app.owner().0, "kernel-tg polling Telegram");
-    on_polling();
-    let mut stopping = false;
-    loop {
-        let next = tokio::select! {
-            next = updates.next() => next,
-            () = shutdown.cancelled(), if !stopping => {
-                tracing::info!("stopping: no new updates are taken");
-                stopping = true;
-                stop.stop();
-                continue;
-            }
-        };
-        match next {
-            None => break,
-            Some(Err(e)) => {
-                tracing::warn!(error = %crate::telegram::describe(e), "getUpdates failed; retrying");
-            }
-            Some(Ok(_)) if stopping => {}
-            Some(Ok(update)) if matches!(update.kind, UpdateKind::CallbackQuery(_)) => {
-                if let Some(press) = gate::admit_press(&update, app.owner()) {
-                    tasks.spawn(crate::callback::handle(app.clone(), press.clone()));
-                }
-            }
-            Some(Ok(update)) => {
-                if let Some(message) = gate::admit(&update, app.owner()) {
-                    dispatch(&app, message, &turns, &tasks).await;
-                }
-            }
-        }
-    }
-    drop(turns);
+    let settings = intake::Settings {
+        intake_wait: config.telegram.intake_wait,
+        max_backlog_age: config.telegram.max_backlog_age,
+    };
+    intake::run(app.clone(), settings, shutdown.clone(), &tasks, on_polling).await;
     tasks.close();
     if tokio::time::timeout(SHUTDOWN_GRACE, tasks.wait())
         .await
@@ -212,49 +162,4 @@ async fn reach_agentd(agentd: &Agentd, shutdown: &CancellationToken) {
         "kernel-agentd not reachable yet; polling anyway"
     );
     agentd.lost();
-}
-
-/// The task that starts turns one after another, each until agentd accepted or refused it (the
-/// rest of a turn comes through the outbox subscription, `delivery::run`).
-fn spawn_turn_intake(app: App, tasks: &TaskTracker) -> mpsc::Sender<(MessageId, TurnInput)> {
-    let (tx, mut rx) = mpsc::channel::<(MessageId, TurnInput)>(TURN_QUEUE);
-    tasks.spawn(async move {
-        while let Some((reply_to, input)) = rx.recv().await {
-            turn::begin(&app, reply_to, input).await;
-        }
-    });
-    tx
-}
-
-async fn dispatch(
-    app: &App,
-    message: &Message,
-    turns: &mpsc::Sender<(MessageId, TurnInput)>,
-    tasks: &TaskTracker,
-) {
-    let id = message.id;
-    match incoming::classify(message, app.username()) {
-        Incoming::Command(parsed) => {
-            let app = app.clone();
-            tasks.spawn(async move {
-                let html = match parsed {
-                    Ok(command) => {
-                        tracing::info!(command = command.kind().name(), "command");
-                        answer(command, app.agentd(), app.texts(), i64::from(id.0)).await
-                    }
-                    Err(e) => app.texts().command_error(&e),
-                };
-                app.say(&html, Some(id)).await;
-            });
-        }
-        Incoming::Turn(input) => {
-            if turns.send((id, input)).await.is_err() {
-                tracing::error!("the turn intake stopped; message dropped");
-            }
-        }
-        Incoming::Unsupported => {
-            let app = app.clone();
-            tasks.spawn(async move { app.say(app.texts().unsupported(), Some(id)).await });
-        }
-    }
 }

@@ -1,19 +1,26 @@
 //! `Incoming`: what an admitted owner message asks for — a command, a turn (text and/or one
 //! attachment to download), or something kernel-tg does not handle. Photos, documents, voice
-//! notes and audio files (sent as music; transcribed like voice notes) are attachments.
+//! notes and audio files (sent as music; transcribed like voice notes) are attachments; the
+//! context the owner gave (reply, quote, forward, place, contact, poll, dice: [`context`]) is
+//! marked text before the owner's words, and a reply to the owner's own photo or document
+//! carries that file.
+
+pub mod context;
 
 use kernel_common::limits::IMAGE_TYPES;
 use teloxide::types::Message;
 
 use crate::command::{self, Command, CommandError};
+use crate::texts::Texts;
+pub use crate::texts::Unsupported;
 
 /// What one owner message asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Incoming {
     Command(Result<Command, CommandError>),
     Turn(TurnInput),
-    /// Stickers, videos, locations, …: nothing to send to agentd.
-    Unsupported,
+    /// Stickers, videos, …: nothing to send to agentd.
+    Unsupported(Unsupported),
 }
 
 /// The content of a turn before its attachment is downloaded.
@@ -58,25 +65,61 @@ impl Media {
     }
 }
 
-/// Classifies an admitted message; `bot_username` lets `/cmd@bot` through.
-pub fn classify(message: &Message, bot_username: Option<&str>) -> Incoming {
-    if let Some(text) = message.text() {
-        if let Some(parsed) = command::parse(text, bot_username) {
-            return Incoming::Command(parsed);
-        }
-        return Incoming::Turn(TurnInput {
-            text: text.to_owned(),
-            media: None,
-        });
+/// Classifies an admitted message; `bot_username` lets `/cmd@bot` through; context lines are
+/// written in `texts`' language and time zone.
+pub fn classify(message: &Message, bot_username: Option<&str>, texts: Texts) -> Incoming {
+    if let Some(text) = message.text()
+        && let Some(parsed) = command::parse(text, bot_username)
+    {
+        return Incoming::Command(parsed);
     }
-    let text = message.caption().unwrap_or_default().to_owned();
-    match media(message) {
-        Some(media) => Incoming::Turn(TurnInput {
-            text,
-            media: Some(media),
-        }),
-        None => Incoming::Unsupported,
+    if let Some(kind) = unsupported(message) {
+        return Incoming::Unsupported(kind);
     }
+    let words = message
+        .text()
+        .or_else(|| message.caption())
+        .unwrap_or_default();
+    let lines = context::lines(message, texts.locale(), texts.zone());
+    let media = media(message).or_else(|| own_upload(message));
+    if words.is_empty() && lines.is_empty() && media.is_none() {
+        return Incoming::Unsupported(Unsupported::Other);
+    }
+    let mut text = lines.join("\n");
+    if !text.is_empty() && !words.is_empty() {
+        text.push('\n');
+    }
+    text.push_str(words);
+    Incoming::Turn(TurnInput { text, media })
+}
+
+/// The kinds Kernel cannot take.
+fn unsupported(message: &Message) -> Option<Unsupported> {
+    if message.sticker().is_some() {
+        Some(Unsupported::Sticker)
+    } else if message.animation().is_some() {
+        Some(Unsupported::Animation)
+    } else if message.video_note().is_some() {
+        Some(Unsupported::VideoNote)
+    } else if message.video().is_some() {
+        Some(Unsupported::Video)
+    } else {
+        None
+    }
+}
+
+/// The photo or document of the owner's own message this one replies to (without a quote).
+fn own_upload(message: &Message) -> Option<Media> {
+    let replied = message.reply_to_message()?;
+    let same_sender = match (&message.from, &replied.from) {
+        (Some(me), Some(them)) => me.id == them.id && !them.is_bot,
+        _ => false,
+    };
+    if !same_sender || message.quote().is_some() {
+        return None;
+    }
+    media(replied)
+        .filter(|m| matches!(m.kind, MediaKind::Image { .. } | MediaKind::Document { .. }))
 }
 
 fn media(message: &Message) -> Option<Media> {
@@ -159,7 +202,10 @@ fn audio_type(declared: Option<&str>, file_name: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kernel_common::config::Locale;
     use serde_json::{Value, json};
+
+    const T: Texts = Texts::new(Locale::En);
 
     fn message(extra: Value) -> Message {
         let mut m = json!({
@@ -181,7 +227,7 @@ mod tests {
 
     #[test]
     fn text_is_a_turn_and_slash_text_a_command() {
-        let turn = classify(&message(json!({ "text": "hi" })), None);
+        let turn = classify(&message(json!({ "text": "hi" })), None, T);
         assert_eq!(
             turn,
             Incoming::Turn(TurnInput {
@@ -189,7 +235,7 @@ mod tests {
                 media: None
             })
         );
-        let cmd = classify(&message(json!({ "text": "/status@kbot" })), Some("kbot"));
+        let cmd = classify(&message(json!({ "text": "/status@kbot" })), Some("kbot"), T);
         assert_eq!(cmd, Incoming::Command(Ok(Command::Status)));
     }
 
@@ -202,7 +248,7 @@ mod tests {
         big["width"] = json!(1280);
         big["height"] = json!(960);
         let m = message(json!({ "photo": [big, small], "caption": "look" }));
-        let Incoming::Turn(turn) = classify(&m, None) else {
+        let Incoming::Turn(turn) = classify(&m, None, T) else {
             panic!()
         };
         assert_eq!(turn.text, "look");
@@ -221,7 +267,7 @@ mod tests {
         let mut doc = file("d", 5);
         doc["file_name"] = json!("main.py");
         doc["mime_type"] = json!("text/x-python");
-        let Incoming::Turn(turn) = classify(&message(json!({ "document": doc })), None) else {
+        let Incoming::Turn(turn) = classify(&message(json!({ "document": doc })), None, T) else {
             panic!()
         };
         assert_eq!(
@@ -233,7 +279,7 @@ mod tests {
         let mut png = file("p", 5);
         png["file_name"] = json!("shot.png");
         png["mime_type"] = json!("image/png");
-        let Incoming::Turn(turn) = classify(&message(json!({ "document": png })), None) else {
+        let Incoming::Turn(turn) = classify(&message(json!({ "document": png })), None, T) else {
             panic!()
         };
         assert_eq!(
@@ -249,7 +295,7 @@ mod tests {
         let mut voice = file("v", 7);
         voice["duration"] = json!(2);
         voice["mime_type"] = json!("audio/ogg");
-        let Incoming::Turn(turn) = classify(&message(json!({ "voice": voice })), None) else {
+        let Incoming::Turn(turn) = classify(&message(json!({ "voice": voice })), None, T) else {
             panic!()
         };
         assert!(turn.media.unwrap().is_voice());
@@ -261,8 +307,8 @@ mod tests {
                 .clone(),
         );
         assert_eq!(
-            classify(&message(json!({ "sticker": sticker })), None),
-            Incoming::Unsupported
+            classify(&message(json!({ "sticker": sticker })), None, T),
+            Incoming::Unsupported(Unsupported::Sticker)
         );
     }
 
@@ -283,7 +329,7 @@ mod tests {
             "audio": audio(json!({ "mime_type": "audio/x-m4a", "file_name": "会议.m4a" })),
             "caption": "总结一下",
         }));
-        let Incoming::Turn(turn) = classify(&m, None) else {
+        let Incoming::Turn(turn) = classify(&m, None, T) else {
             panic!()
         };
         assert_eq!(turn.text, "总结一下");
@@ -311,8 +357,8 @@ mod tests {
         let mut untyped = audio(json!({ "file_name": "memo.ogg" }));
         untyped.as_object_mut().unwrap().remove("mime_type");
         assert_eq!(
-            classify(&message(json!({ "audio": untyped })), None),
-            Incoming::Unsupported
+            classify(&message(json!({ "audio": untyped })), None, T),
+            Incoming::Unsupported(Unsupported::Other)
         );
     }
 }

@@ -5,6 +5,7 @@
 pub mod agentd;
 pub mod answer;
 pub mod app;
+pub mod bundle;
 pub mod buttons;
 pub mod callback;
 pub mod command;
@@ -12,6 +13,7 @@ pub mod delivery;
 pub mod gate;
 pub mod handle;
 pub mod incoming;
+pub mod intake;
 pub mod render;
 pub mod telegram;
 pub mod texts;

@@ -9,6 +9,7 @@ mod embeddings;
 mod errors;
 mod failures;
 mod help;
+mod intake;
 mod jobs;
 pub mod listing;
 mod notes;
@@ -19,6 +20,7 @@ mod usage;
 
 pub use embeddings::EmbeddingsEntry;
 pub use failures::FAILURE_REASONS;
+pub use intake::Unsupported;
 pub use jobs::JobEntry;
 pub use listing::{
     CooldownEntry, McpEntry, MemoryEntry, ProviderEntry, ScheduleEntry, SessionEntry, StatusView,
@@ -66,7 +68,7 @@ pub struct Texts {
 }
 
 impl Texts {
-    pub fn new(locale: Locale) -> Self {
+    pub const fn new(locale: Locale) -> Self {
         Self {
             locale,
             timezone: None,

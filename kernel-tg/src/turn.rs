@@ -1,12 +1,14 @@
-//! Starting a turn: media download (behind a placeholder), then `Chat` as an owner turn, up to
-//! agentd's first event (accepted or busy), so that turns reach agentd in the order the owner
-//! sent them. Everything after that — progress, the answer, the placeholder's removal — comes
-//! through the outbox subscription (`crate::delivery`), never from the `Chat` stream.
+//! Starting a turn: media download (behind a placeholder, [`prepare`]), then `Chat` as an owner
+//! turn carrying one idempotency key per message, up to agentd's first event (accepted, busy,
+//! already taken: [`hand_over`]), so that turns reach agentd in the order the owner sent them.
+//! Everything after that — progress, the answer, the placeholder's removal — comes through the
+//! outbox subscription (`crate::delivery`), never from the `Chat` stream.
 
 pub(crate) mod draft;
 pub(crate) mod narration;
 pub(crate) mod progress;
 
+use chrono::Utc;
 use futures::StreamExt;
 use kernel_proto::v1 as pb;
 use pb::chat_event::Event;
@@ -14,64 +16,225 @@ use teloxide::types::MessageId;
 use tonic::Streaming;
 
 use crate::agentd::{is_transport_failure, refused};
+use crate::bundle::Bundle;
 use crate::handle::App;
-use crate::incoming::{Media, MediaKind, TurnInput};
+use crate::incoming::{Media, MediaKind};
 use crate::telegram::DownloadError;
 
 /// Largest attachment kernel-tg downloads (Telegram's own Bot API limit).
 pub const MAX_DOWNLOAD_BYTES: u64 = kernel_common::limits::MAX_ATTACHMENT_BYTES as u64;
 
-/// Sends the message to agentd as an owner turn. Returns whether agentd accepted it; when not
-/// (busy, refused, agentd unavailable, file too large) the owner has been told what happened.
-pub async fn begin(app: &App, reply_to: MessageId, input: TurnInput) -> bool {
-    let texts = app.texts();
-    let mut placeholder = None;
-    let mut request = pb::ChatRequest {
-        text: input.text,
-        attachments: Vec::new(),
-        want_voice_reply: input.media.as_ref().is_some_and(Media::is_voice),
-        deliver_to_owner: None,
-        idempotency_keys: Vec::new(),
-    };
-    if let Some(media) = input.media {
-        if media.size > MAX_DOWNLOAD_BYTES {
-            app.say(
-                &texts.file_too_large(mb(MAX_DOWNLOAD_BYTES)),
-                Some(reply_to),
-            )
-            .await;
-            return false;
+/// A turn ready for agentd: its messages, their downloaded attachments, its placeholder.
+#[derive(Debug)]
+pub struct Ready {
+    /// The messages (their media taken out: see `attachments`).
+    bundle: Bundle,
+    /// Each message's attachment, in the order of `bundle.parts`.
+    attachments: Vec<Option<pb::Attachment>>,
+    placeholder: Option<MessageId>,
+    reply_to: MessageId,
+    voice: bool,
+}
+
+/// How a hand-over went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Handled: accepted, answered a question, refused (busy or otherwise, the owner told), or
+    /// nothing was left to send.
+    Done,
+    /// An earlier turn took these keys (some of the turn's messages); the rest is not sent yet.
+    Taken(Vec<String>),
+    /// agentd could not be reached (or went away before answering): try again later.
+    Unreachable,
+}
+
+impl Ready {
+    /// The updates the turn answers for.
+    pub fn updates(&self) -> &[i32] {
+        &self.bundle.updates
+    }
+
+    /// Takes `other` in after this turn's messages (both waited for agentd).
+    pub async fn absorb(&mut self, app: &App, other: Ready) {
+        if let Some(id) = other.placeholder {
+            let _ = app.telegram().delete(id).await;
         }
+        self.reply_to = other.reply_to;
+        self.voice |= other.voice;
+        let mut kept = self.attachments.iter().flatten().count();
+        let mut over = 0usize;
+        for attachment in other.attachments {
+            match attachment {
+                Some(a) if kept < kernel_common::limits::MAX_ATTACHMENTS => {
+                    kept += 1;
+                    self.attachments.push(Some(a));
+                }
+                Some(_) => {
+                    over += 1;
+                    self.attachments.push(None);
+                }
+                None => self.attachments.push(None),
+            }
+        }
+        if over > 0 {
+            let texts = app.texts();
+            let line = texts.left_over_limit(over, kernel_common::limits::MAX_ATTACHMENTS);
+            app.say(&texts.left_out(&[line]), Some(self.reply_to)).await;
+        }
+        self.bundle.absorb(other.bundle);
+    }
+
+    /// Drops the messages whose keys an earlier turn took.
+    pub fn drop_taken(&mut self, taken: &[String]) {
+        let keep: Vec<bool> = self
+            .bundle
+            .parts
+            .iter()
+            .map(|p| !taken.contains(&p.key()))
+            .collect();
+        let mut k = keep.iter();
+        self.attachments.retain(|_| *k.next().unwrap_or(&true));
+        let updates = std::mem::take(&mut self.bundle.updates);
+        self.bundle = std::mem::take(&mut self.bundle).without(taken);
+        self.bundle.updates = updates;
+    }
+
+    /// Tells the owner agentd did not take the turn within `waited_secs` (in place of the
+    /// placeholder).
+    pub async fn give_up(&self, app: &App, waited_secs: u64) {
+        let excerpt = self
+            .bundle
+            .parts
+            .iter()
+            .map(|p| p.input.text.as_str())
+            .find(|t| !t.is_empty())
+            .unwrap_or("📎");
+        let html = app.texts().not_taken(excerpt, waited_secs);
+        app.replace_or_say(self.placeholder, &html, self.reply_to)
+            .await;
+    }
+}
+
+/// Downloads the turn's attachments (behind a placeholder) and tells the owner what was left
+/// out. A single message keeps today's answers: its file refusal replaces the turn.
+pub async fn prepare(app: &App, mut bundle: Bundle) -> Ready {
+    let texts = app.texts();
+    let single = bundle.parts.len() == 1;
+    let reply_to = bundle.reply_to().unwrap_or(MessageId(0));
+    let voice = bundle.wants_voice();
+    let mut left_out = std::mem::take(&mut bundle.left_out);
+    let downloads = bundle
+        .parts
+        .iter()
+        .filter_map(|p| p.input.media.as_ref())
+        .any(|m| m.size <= MAX_DOWNLOAD_BYTES);
+    let mut placeholder = None;
+    if downloads {
         // A download can take a while: show the placeholder first.
         placeholder = app
             .telegram()
             .send_html(texts.placeholder(), Some(reply_to))
             .await
             .ok();
-        match download(app, media).await {
-            Ok(attachment) => request.attachments.push(attachment),
-            Err(html) => {
-                app.replace_or_say(placeholder, &html, reply_to).await;
-                return false;
+    }
+    let mut attachments = Vec::with_capacity(bundle.parts.len());
+    let mut failed = false;
+    for part in &mut bundle.parts {
+        let Some(media) = part.input.media.take() else {
+            attachments.push(None);
+            continue;
+        };
+        let name = media_name(&media);
+        let got = if media.size > MAX_DOWNLOAD_BYTES {
+            Err(if single {
+                texts.file_too_large(mb(MAX_DOWNLOAD_BYTES))
+            } else {
+                texts.left_too_large(&name, mb(MAX_DOWNLOAD_BYTES))
+            })
+        } else {
+            download(app, media).await.map_err(|html| {
+                if single {
+                    html
+                } else {
+                    texts.left_failed(&name)
+                }
+            })
+        };
+        match got {
+            Ok(attachment) => attachments.push(Some(attachment)),
+            Err(line) if single => {
+                // Today's answer for a single message: the refusal, and no turn.
+                app.replace_or_say(placeholder.take(), &line, reply_to)
+                    .await;
+                failed = true;
+                attachments.push(None);
+            }
+            Err(line) => {
+                left_out.push(line);
+                attachments.push(None);
             }
         }
     }
-    request.deliver_to_owner = Some(pb::OwnerDelivery {
-        reply_to_message_id: Some(i64::from(reply_to.0)),
-        placeholder_message_id: placeholder.map(|id| i64::from(id.0)),
-    });
+    if failed {
+        let updates = bundle.updates.clone();
+        bundle.parts.clear();
+        bundle.updates = updates;
+        attachments.clear();
+    }
+    if !left_out.is_empty() {
+        app.say(&texts.left_out(&left_out), Some(reply_to)).await;
+    }
+    Ready {
+        bundle,
+        attachments,
+        placeholder,
+        reply_to,
+        voice,
+    }
+}
+
+/// What a left-out file is called.
+fn media_name(media: &Media) -> String {
+    match &media.kind {
+        MediaKind::Document { file_name } => file_name.clone(),
+        _ => String::new(),
+    }
+}
+
+/// Hands the turn to agentd as an owner turn (`late`: its messages waited for agentd) and
+/// reads agentd's first event, so that turns reach agentd in the order the owner sent them.
+pub async fn hand_over(app: &App, ready: &Ready, late: bool) -> Outcome {
+    let texts = app.texts();
+    let (placeholder, reply_to) = (ready.placeholder, ready.reply_to);
+    let request = pb::ChatRequest {
+        text: ready.bundle.text(texts, Utc::now(), late),
+        attachments: ready.attachments.iter().flatten().cloned().collect(),
+        want_voice_reply: ready.voice,
+        deliver_to_owner: Some(pb::OwnerDelivery {
+            reply_to_message_id: Some(i64::from(reply_to.0)),
+            placeholder_message_id: placeholder.map(|id| i64::from(id.0)),
+        }),
+        idempotency_keys: ready.bundle.keys(),
+    };
+    if request.text.trim().is_empty() && request.attachments.is_empty() {
+        if let Some(id) = placeholder {
+            let _ = app.telegram().delete(id).await;
+        }
+        return Outcome::Done;
+    }
     let mut events = match start_chat(app, request).await {
         Ok(events) => events,
-        Err(html) => {
+        Err(Some(html)) => {
             app.replace_or_say(placeholder, &html, reply_to).await;
-            return false;
+            return Outcome::Done;
         }
+        Err(None) => return Outcome::Unreachable,
     };
     match events.next().await {
         Some(Ok(pb::ChatEvent {
             event: Some(Event::Started(started)),
         })) => {
-            tracing::info!(session_id = started.session_id, turn_id = %started.turn_id, "turn started");
+            tracing::info!(session_id = started.session_id, turn_id = %started.turn_id, messages = ready.bundle.parts.len(), "turn started");
         }
         Some(Ok(pb::ChatEvent {
             event: Some(Event::Busy(busy)),
@@ -86,7 +249,6 @@ pub async fn begin(app: &App, reply_to: MessageId, input: TurnInput) -> bool {
             } else if let Some(id) = placeholder {
                 let _ = app.telegram().delete(id).await;
             }
-            return false;
         }
         Some(Ok(pb::ChatEvent {
             event: Some(Event::Answered(answered)),
@@ -97,37 +259,57 @@ pub async fn begin(app: &App, reply_to: MessageId, input: TurnInput) -> bool {
                 let _ = app.telegram().delete(id).await;
             }
         }
+        Some(Ok(pb::ChatEvent {
+            event: Some(Event::AlreadyTaken(taken)),
+        })) => {
+            tracing::info!(keys = taken.keys.len(), turn_id = %taken.turn_id, "messages already taken by an earlier turn");
+            let all = ready.bundle.keys().iter().all(|k| taken.keys.contains(k));
+            if all || taken.keys.is_empty() {
+                if let Some(id) = placeholder {
+                    let _ = app.telegram().delete(id).await;
+                }
+            } else {
+                return Outcome::Taken(taken.keys);
+            }
+        }
         other => {
-            let html = interrupted(app, other.and_then(Result::err));
+            let status = other.and_then(Result::err);
+            if status.as_ref().is_none_or(is_transport_failure) {
+                // agentd went away before answering: it may or may not have the turn; the
+                // idempotency keys make the retry safe.
+                tracing::warn!("the turn's stream ended before agentd answered; retrying");
+                app.agentd().lost();
+                return Outcome::Unreachable;
+            }
+            let html = interrupted(app, status);
             app.replace_or_say(placeholder, &html, reply_to).await;
-            return false;
         }
     }
     // The `Chat` stream is dropped: the turn goes on, its progress and outcome come through the
     // subscription.
-    true
+    Outcome::Done
 }
 
-/// Calls `Chat`; on failure, the HTML to tell the owner.
+/// Calls `Chat`; on failure, the HTML to tell the owner (`None`: agentd unreachable).
 async fn start_chat(
     app: &App,
     request: pb::ChatRequest,
-) -> Result<Streaming<pb::ChatEvent>, String> {
+) -> Result<Streaming<pb::ChatEvent>, Option<String>> {
     let texts = app.texts();
     let mut client = app.agentd().client().await.map_err(|e| {
         tracing::warn!(error = %e, "kernel-agentd unavailable for a turn");
         app.agentd().lost();
-        texts.agentd_unavailable().to_owned()
+        None
     })?;
     match client.chat(request).await {
         Ok(response) => Ok(response.into_inner()),
         Err(status) if is_transport_failure(&status) => {
             app.agentd().lost();
-            Err(texts.agentd_unavailable().to_owned())
+            Err(None)
         }
         Err(status) => {
             tracing::info!(code = ?status.code(), "kernel-agentd refused the message");
-            Err(refused(&status, texts))
+            Err(Some(refused(&status, texts)))
         }
     }
 }
@@ -174,4 +356,57 @@ async fn download(app: &App, media: Media) -> Result<pb::Attachment, String> {
 
 fn mb(bytes: u64) -> u32 {
     (bytes / (1024 * 1024)) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::Part;
+    use crate::incoming::TurnInput;
+
+    fn part(id: i32) -> Part {
+        Part {
+            chat_id: 7,
+            message_id: id,
+            date: chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap(),
+            media_group: None,
+            input: TurnInput {
+                text: format!("m{id}"),
+                media: None,
+            },
+            late: false,
+        }
+    }
+
+    fn doc(name: &str) -> pb::Attachment {
+        pb::Attachment {
+            kind: Some(pb::attachment::Kind::Document(pb::Document {
+                data: b"x".to_vec(),
+                file_name: name.into(),
+            })),
+        }
+    }
+
+    #[test]
+    fn messages_an_earlier_turn_took_are_dropped_with_their_attachments_only() {
+        let mut bundle = Bundle::default();
+        for id in 1..=3 {
+            bundle.push(100 + id, part(id));
+        }
+        let mut ready = Ready {
+            bundle,
+            attachments: vec![Some(doc("one")), None, Some(doc("three"))],
+            placeholder: None,
+            reply_to: MessageId(3),
+            voice: false,
+        };
+        ready.drop_taken(&["tg:7:1".to_owned()]);
+        assert_eq!(ready.bundle.keys(), vec!["tg:7:2", "tg:7:3"]);
+        assert_eq!(ready.attachments, vec![None, Some(doc("three"))]);
+        assert_eq!(
+            ready.updates(),
+            &[101, 102, 103],
+            "every update is still answered for"
+        );
+    }
 }

@@ -17,7 +17,10 @@
 //! `deleteWebhook` (`drop_pending_updates`), `sendMessage`, `editMessageText`,
 //! `deleteMessage`, `sendChatAction`, `sendMessageDraft` (private chats, non-zero `draft_id`;
 //! [`FakeTelegram::lack_drafts`] makes it an older Bot API without it), `setMyCommands`/`getMyCommands`/`deleteMyCommands`,
-//! `getFile` + downloads, `sendVoice` (multipart). Texts are checked with the strict
+//! `getFile` + downloads, `sendVoice` (multipart). Owner messages come as the apps send them:
+//! text, photos, documents, voice, audio, edits, albums (`media_group_id`), replies (with
+//! `quote`) and any other fields (`forward_origin`, `location`, `poll`, `sticker`, …: `bursts`).
+//! An update is gone only once a later getUpdates passes a higher offset. Texts are checked with the strict
 //! Telegram-HTML validator of the renderer tests. Anything else is 404 `Not Found`; a wrong
 //! token is 401 `Unauthorized`. Every request is logged as a [`Call`] when it is answered.
 //!
@@ -25,6 +28,7 @@
 //! from its handler tree), queued updates of other known types are never delivered; updates
 //! of unknown types (malformed test updates) always are.
 
+mod bursts;
 mod buttons;
 mod hold;
 mod incoming;

@@ -177,6 +177,15 @@ impl Stack {
         );
     }
 
+    /// Waits until kernel-tg confirmed every update (the next getUpdates offset passed it):
+    /// each was handled (a turn accepted, a command dispatched, …).
+    pub async fn updates_confirmed(&self) {
+        crate::wait::eventually("kernel-tg to confirm every update", PROMPT, async || {
+            self.telegram.pending_updates() == 0
+        })
+        .await;
+    }
+
     /// Kills kernel-tg with SIGKILL.
     pub fn kill_bot(&mut self) {
         self.bot = None;

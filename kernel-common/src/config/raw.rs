@@ -48,6 +48,10 @@ pub struct RawTelegram {
     pub live_preview: Option<bool>,
     /// The model's reasoning before the answer (default false).
     pub show_reasoning: Option<bool>,
+    /// How long a message waits for agentd before the owner is told (default 120).
+    pub intake_wait_secs: Option<u64>,
+    /// Backlog messages older than this are not run (default 86400).
+    pub max_backlog_age_secs: Option<u64>,
 }
 
 /// `[general]`.

@@ -364,7 +364,31 @@ fn telegram(ctx: &mut Ctx<'_>, raw: &RawTelegram) -> TelegramConfig {
         api_url,
         live_preview: raw.live_preview.unwrap_or(true),
         show_reasoning: raw.show_reasoning.unwrap_or(false),
+        intake_wait: ctx.timeout_secs(
+            "telegram.intake_wait_secs",
+            raw.intake_wait_secs
+                .unwrap_or(super::DEFAULT_INTAKE_WAIT_SECS),
+            Duration::from_secs(super::DEFAULT_INTAKE_WAIT_SECS),
+        ),
+        max_backlog_age: backlog_age(ctx, raw.max_backlog_age_secs),
     }
+}
+
+/// `telegram.max_backlog_age_secs`: 60 s to 7 days.
+fn backlog_age(ctx: &mut Ctx<'_>, secs: Option<u64>) -> Duration {
+    let default = super::DEFAULT_MAX_BACKLOG_AGE_SECS;
+    let secs = secs.unwrap_or(default);
+    if (60..=super::MAX_BACKLOG_AGE_SECS).contains(&secs) {
+        return Duration::from_secs(secs);
+    }
+    ctx.refuse_for(
+        Component::Tg,
+        format!(
+            "telegram.max_backlog_age_secs = {secs} must be between 60 and {} seconds (default {default}, 24 h)",
+            super::MAX_BACKLOG_AGE_SECS
+        ),
+    );
+    Duration::from_secs(default)
 }
 
 fn general(ctx: &mut Ctx<'_>, raw: &RawGeneral) -> GeneralConfig {

@@ -113,7 +113,7 @@ impl State {
     }
 
     /// Stores a document's file; returns its `Document` JSON.
-    fn document(&mut self, file_name: &str, size: u64, data: Option<Vec<u8>>) -> Value {
+    pub(super) fn document(&mut self, file_name: &str, size: u64, data: Option<Vec<u8>>) -> Value {
         let ext = file_name
             .rsplit_once('.')
             .map_or("bin", |(_, ext)| ext)
@@ -125,7 +125,7 @@ impl State {
     }
 
     /// Records a user's message in `chat_id` and queues it as a `message` update.
-    fn incoming(&mut self, from: i64, chat_id: i64, content: Content) -> i64 {
+    pub(super) fn incoming(&mut self, from: i64, chat_id: i64, content: Content) -> i64 {
         let chat = self.chat_or_insert(chat_id, || wire::private_chat(chat_id));
         let id = chat.next_id();
         let mut message = json!({
@@ -170,7 +170,20 @@ fn text_content(text: &str) -> Content {
     }
 }
 
-fn media(kind: &str, value: Value, caption: Option<&str>) -> Content {
+impl Content {
+    /// Adds a message field.
+    pub(super) fn insert(&mut self, key: &str, value: Value) {
+        self.fields.insert(key.to_owned(), value);
+    }
+
+    /// Any message fields (`text`, `location`, `media_group_id`, …); `text` is what the chat
+    /// shows of it.
+    pub(super) fn new(fields: Map<String, Value>, text: Option<String>) -> Content {
+        Content { fields, text }
+    }
+}
+
+pub(super) fn media(kind: &str, value: Value, caption: Option<&str>) -> Content {
     let mut fields = Map::new();
     fields.insert(kind.into(), value);
     if let Some(caption) = caption {

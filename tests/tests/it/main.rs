@@ -71,6 +71,7 @@ mod tg_cut_off;
 mod tg_drafts;
 mod tg_failures;
 mod tg_faults;
+mod tg_intake;
 mod tg_media;
 mod tg_notes;
 mod tg_outage;

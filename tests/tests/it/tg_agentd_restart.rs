@@ -1,36 +1,78 @@
-//! kernel-agentd going away under a running kernel-tg: the owner is told, a cut-off turn is
-//! reported, and everything works again once agentd is back — without restarting kernel-tg.
+//! kernel-agentd going away under a running kernel-tg: a message waits for it (answered, marked
+//! late, once agentd is back; named to the owner after `telegram.intake_wait_secs`), a cut-off
+//! turn is reported, and everything works again — without restarting kernel-tg.
 
 use kernel_common::config::Locale;
 use kernel_tg::texts::Texts;
 use tests::fake_llm::Script;
-use tests::stack::{PROMPT, Stack, text_of};
+use tests::stack::{LIVE_PREVIEW_OFF, PROMPT, Stack, reply_target, text_of};
 
 fn zh() -> Texts {
     Texts::new(Locale::Zh)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_owner_is_told_while_agentd_is_down_and_it_works_again_after() {
+async fn a_message_sent_while_agentd_is_down_waits_and_is_answered_once_it_is_back() {
     let mut stack = Stack::start().await;
     stack.kill_agentd();
 
     let asked = stack.owner_says("hello?");
-    let reply = stack.reply_to(asked).await;
-    assert_eq!(text_of(&reply), zh().agentd_unavailable());
     assert_eq!(stack.command("/status").await, zh().agentd_unavailable());
+    // The message is kept, not refused: Telegram still holds it (not confirmed).
+    assert!(stack.telegram.pending_updates() >= 1);
     assert!(stack.llm.requests().is_empty());
 
-    stack.start_agentd();
     stack.llm.push(Script::text("I am back"));
-    stack.owner_says("and now?");
+    stack.start_agentd();
     stack
         .telegram
         .wait_for_call("sendMessage", |c| text_of(c) == "I am back", PROMPT)
         .await;
+    let body = stack.llm.last_request().unwrap().raw_body;
+    assert!(body.contains("hello?"), "{body}");
+    assert!(body.contains("[离线期间 "), "marked late: {body}");
+    stack.updates_confirmed().await;
+    let said: Vec<String> = stack
+        .telegram
+        .calls_of("sendMessage")
+        .iter()
+        .filter(|c| reply_target(c) == Some(asked))
+        .map(text_of)
+        .collect();
+    assert!(
+        !said.iter().any(|t| t == zh().agentd_unavailable()),
+        "{said:?}"
+    );
+    stack.llm.push(Script::text("still here"));
+    stack.owner_says("and now?");
+    stack
+        .telegram
+        .wait_for_call("sendMessage", |c| text_of(c) == "still here", PROMPT)
+        .await;
     let status = stack.command("/status").await;
     assert!(status.contains("fake-model"), "{status}");
     stack.assert_no_secrets();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_agentd_does_not_take_in_time_is_named_to_the_owner_in_their_language() {
+    let mut stack = Stack::start_edited("claude", "", |toml| {
+        toml.replace(
+            LIVE_PREVIEW_OFF,
+            &format!("{LIVE_PREVIEW_OFF}\nintake_wait_secs = 2"),
+        )
+    })
+    .await;
+    stack.kill_agentd();
+    let asked = stack.owner_says("words that wait");
+    let told = stack.reply_to(asked).await;
+    assert_eq!(text_of(&told), zh().not_taken("words that wait", 2));
+    // Handled: confirmed, and not run later when agentd is back.
+    stack.updates_confirmed().await;
+    stack.start_agentd();
+    let status = stack.command("/status").await;
+    assert!(status.contains("fake-model"), "{status}");
+    assert!(stack.llm.requests().is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

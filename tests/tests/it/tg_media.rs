@@ -209,6 +209,9 @@ async fn a_sticker_is_not_forwarded_and_the_owner_is_told() {
         }
     }));
     let reply = stack.reply_to(77).await;
-    assert_eq!(text_of(&reply), zh().unsupported());
+    assert_eq!(
+        text_of(&reply),
+        zh().unsupported_kind(kernel_tg::texts::Unsupported::Sticker)
+    );
     assert!(stack.llm.requests().is_empty());
 }

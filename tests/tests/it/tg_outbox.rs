@@ -102,6 +102,9 @@ async fn killed_before_the_placeholder_the_restarted_bot_shows_and_delivers_the_
         .telegram
         .wait_for_call("sendMessage", |c| c.injected, PROMPT)
         .await;
+    // The message was taken (without agentd's idempotency keys a redelivery would be a second
+    // turn).
+    stack.updates_confirmed().await;
     stack.kill_bot();
     stack.start_bot().await;
     stack

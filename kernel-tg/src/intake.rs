@@ -1,0 +1,416 @@
+//! The intake loop: kernel-tg's own long polling of `getUpdates`. Nothing the owner sends is
+//! lost: an update is confirmed (the next `getUpdates` offset passes it) only once it is
+//! handled — its turn accepted by agentd (or refused as busy), its command dispatched, or
+//! dropped by the allow-list ([`ledger`]). Pending updates are taken at start, not dropped: the
+//! owner's messages sent while Kernel was down become one late turn ([`backlog`]). Messages that
+//! belong together become one turn ([`batch`]); turns reach agentd one after another, retried
+//! while agentd is away ([`handover`]).
+
+pub mod backlog;
+pub mod batch;
+mod handover;
+pub mod ledger;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::Utc;
+use teloxide::Bot;
+use teloxide::payloads::GetUpdatesSetters;
+use teloxide::prelude::Requester;
+use teloxide::types::{AllowedUpdate, Message, Update, UpdateKind};
+use tokio::sync::{Notify, mpsc};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::answer::answer;
+use crate::bundle::{Bundle, Part};
+use crate::gate;
+use crate::handle::App;
+use crate::incoming::{self, Incoming};
+use backlog::Skipped;
+use batch::Coalescer;
+use ledger::Ledger;
+
+/// How long one getUpdates waits for news (below the HTTP client's 17 s timeout).
+const LONG_POLL: Duration = Duration::from_secs(10);
+/// Pause before polling again while only updates already taken came back (a turn is still
+/// waiting for agentd, so its update cannot be confirmed yet).
+const HELD_PAUSE: Duration = Duration::from_secs(1);
+/// Pause after a failed getUpdates.
+const ERROR_PAUSE: Duration = Duration::from_secs(1);
+/// How long shutdown waits for the turn being handed over.
+const HANDOVER_GRACE: Duration = Duration::from_secs(5);
+/// Most getUpdates pages read as the start-up backlog (10,000 updates; they make one bounded
+/// turn).
+const MAX_BACKLOG_PAGES: usize = 100;
+/// Telegram's largest getUpdates page.
+const PAGE: u8 = 100;
+
+/// How intake behaves (`[telegram]`).
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// How long a message waits for agentd before the owner is told it was not taken.
+    pub intake_wait: Duration,
+    /// Backlog messages older than this are not run.
+    pub max_backlog_age: Duration,
+}
+
+/// The ledger the loop and the hand-over share; `changed` wakes the loop to confirm.
+#[derive(Debug, Default)]
+pub(crate) struct Confirm {
+    ledger: Mutex<Ledger>,
+    changed: Notify,
+}
+
+impl Confirm {
+    /// Marks `updates` handled and wakes the loop.
+    pub(crate) fn handled(&self, updates: &[i32]) {
+        {
+            let mut ledger = lock(&self.ledger);
+            for id in updates {
+                ledger.handled(*id);
+            }
+        }
+        self.changed.notify_one();
+    }
+
+    fn see(&self, id: i32) -> bool {
+        lock(&self.ledger).see(id)
+    }
+
+    fn offset(&self) -> Option<i32> {
+        lock(&self.ledger).offset()
+    }
+}
+
+/// Polls until `shutdown`; `ready` is called once the start-up backlog is taken.
+pub async fn run(
+    app: App,
+    settings: Settings,
+    shutdown: CancellationToken,
+    tasks: &TaskTracker,
+    ready: impl FnOnce(),
+) {
+    let bot = app.telegram().bot().clone();
+    // A webhook left set would make every getUpdates fail with 409 (pending updates stay).
+    if let Err(e) = bot.delete_webhook().await {
+        tracing::warn!(error = %crate::telegram::describe(e), "deleteWebhook failed");
+    }
+    let confirm = Arc::new(Confirm::default());
+    let (turns, handing) = handover::spawn(
+        app.clone(),
+        confirm.clone(),
+        settings,
+        shutdown.clone(),
+        tasks,
+    );
+    let mut intake = Loop {
+        app,
+        confirm,
+        turns,
+        tasks: tasks.clone(),
+        coalescer: Coalescer::default(),
+        settings,
+    };
+    intake.backlog(&shutdown).await;
+    tracing::info!(owner = intake.app.owner().0, "kernel-tg polling Telegram");
+    ready();
+    intake.poll(&shutdown).await;
+    let Loop {
+        app,
+        confirm,
+        turns,
+        ..
+    } = intake;
+    drop(turns);
+    // A turn still being handed over finishes (or, stopped mid-retry, stays with Telegram);
+    // then what was handled is confirmed, so that the next start does not take it again.
+    if tokio::time::timeout(HANDOVER_GRACE, handing).await.is_err() {
+        tracing::warn!("a turn still being handed over was left to Telegram");
+    }
+    if let Some(offset) = confirm.offset()
+        && let Err(e) = get(app.telegram().bot().clone(), Some(offset), 0, 1).await
+    {
+        tracing::warn!(error = %crate::telegram::describe(e), "the last offset was not confirmed");
+    }
+}
+
+struct Loop {
+    app: App,
+    confirm: Arc<Confirm>,
+    turns: mpsc::Sender<Bundle>,
+    tasks: TaskTracker,
+    coalescer: Coalescer,
+    settings: Settings,
+}
+
+impl Loop {
+    /// Takes what Telegram kept while kernel-tg was down: every page at once (earlier pages are
+    /// confirmed by reading the next; the last only once handled), as one late turn.
+    async fn backlog(&mut self, shutdown: &CancellationToken) {
+        let mut updates = Vec::new();
+        let mut offset = None;
+        for _ in 0..MAX_BACKLOG_PAGES {
+            let page = tokio::select! {
+                page = self.get(offset, 0) => page,
+                () = shutdown.cancelled() => return,
+            };
+            match page {
+                Ok(page) => {
+                    let full = page.len() == usize::from(PAGE);
+                    offset = page.last().map(|u| u.id.0 as i32 + 1).or(offset);
+                    updates.extend(page);
+                    if !full {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %crate::telegram::describe(e), "getUpdates failed at start");
+                    break;
+                }
+            }
+        }
+        if updates.is_empty() {
+            return;
+        }
+        tracing::info!(
+            updates = updates.len(),
+            "taking the updates kept while Kernel was down"
+        );
+        let now = Utc::now();
+        let mut skipped = Skipped::default();
+        let mut left_out = Vec::new();
+        for update in updates {
+            let id = update.id.0 as i32;
+            if !self.confirm.see(id) {
+                continue;
+            }
+            let Some(message) = gate::admit(&update, self.app.owner()) else {
+                // Stale button presses and everything not the owner's: nothing to do.
+                self.confirm.handled(&[id]);
+                continue;
+            };
+            if Skipped::too_old(message.date, now, self.settings.max_backlog_age) {
+                skipped.old += 1;
+                self.confirm.handled(&[id]);
+                continue;
+            }
+            match incoming::classify(message, self.app.username(), self.app.texts()) {
+                Incoming::Command(_) => {
+                    skipped.command(message.text().unwrap_or_default());
+                    self.confirm.handled(&[id]);
+                }
+                Incoming::Unsupported(kind) => {
+                    left_out.push(self.app.texts().left_unsupported(kind));
+                    self.confirm.handled(&[id]);
+                }
+                Incoming::Turn(input) => {
+                    let mut part = part(message, input);
+                    part.late = true;
+                    if let Some(bundle) = self.coalescer.add(id, part) {
+                        self.send(bundle).await;
+                    }
+                }
+            }
+        }
+        if let Some(mut bundle) = self.coalescer.flush() {
+            bundle.left_out.append(&mut left_out);
+            self.send(bundle).await;
+        }
+        let texts = self.app.texts();
+        let mut notice = skipped.notice(texts, self.settings.max_backlog_age);
+        if !left_out.is_empty() {
+            let more = texts.left_out(&left_out);
+            notice = Some(match notice {
+                Some(n) => format!("{n}\n\n{more}"),
+                None => more,
+            });
+        }
+        if let Some(html) = notice {
+            let app = self.app.clone();
+            self.tasks.spawn(async move { app.say(&html, None).await });
+        }
+    }
+
+    /// Long polling until `shutdown`; a handled update is confirmed at once (the running poll
+    /// is replaced by one with the new offset).
+    async fn poll(&mut self, shutdown: &CancellationToken) {
+        let mut asked = self.confirm.offset();
+        let mut call = self.get(asked, LONG_POLL.as_secs() as u32);
+        let mut pause_until: Option<Instant> = None;
+        loop {
+            let deadline = self.coalescer.deadline();
+            let changed = self.confirm.changed.notified();
+            tokio::select! {
+                result = &mut call, if pause_until.is_none() => {
+                    match result {
+                        Ok(updates) => {
+                            let fresh = self.batch(updates).await;
+                            if !fresh && self.confirm.offset() == asked {
+                                pause_until = Some(Instant::now() + HELD_PAUSE);
+                            }
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %crate::telegram::describe(e), "getUpdates failed; retrying");
+                            pause_until = Some(Instant::now() + ERROR_PAUSE);
+                        }
+                    }
+                    asked = self.confirm.offset();
+                    call = self.get(asked, LONG_POLL.as_secs() as u32);
+                }
+                () = sleep_until(pause_until), if pause_until.is_some() => {
+                    pause_until = None;
+                    asked = self.confirm.offset();
+                    call = self.get(asked, LONG_POLL.as_secs() as u32);
+                }
+                () = changed => {
+                    // Something was handled: confirm it now rather than after the long poll.
+                    let offset = self.confirm.offset();
+                    if offset != asked {
+                        pause_until = None;
+                        asked = offset;
+                        call = self.get(asked, LONG_POLL.as_secs() as u32);
+                    }
+                }
+                () = sleep_until(deadline), if deadline.is_some() => {
+                    if let Some(bundle) = self.coalescer.due(Instant::now()) {
+                        self.send(bundle).await;
+                    }
+                }
+                () = shutdown.cancelled() => {
+                    tracing::info!("stopping: no new updates are taken");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Handles one getUpdates answer; returns whether it held anything new.
+    async fn batch(&mut self, updates: Vec<Update>) -> bool {
+        let mut fresh = false;
+        for update in updates {
+            let id = update.id.0 as i32;
+            if !self.confirm.see(id) {
+                continue;
+            }
+            fresh = true;
+            self.update(id, &update).await;
+        }
+        if let Some(bundle) = self.coalescer.end_batch(Instant::now()) {
+            self.send(bundle).await;
+        }
+        fresh
+    }
+
+    async fn update(&mut self, id: i32, update: &Update) {
+        if matches!(update.kind, UpdateKind::CallbackQuery(_)) {
+            if let Some(press) = gate::admit_press(update, self.app.owner()) {
+                self.tasks
+                    .spawn(crate::callback::handle(self.app.clone(), press.clone()));
+            }
+            self.confirm.handled(&[id]);
+            return;
+        }
+        let Some(message) = gate::admit(update, self.app.owner()) else {
+            self.confirm.handled(&[id]);
+            return;
+        };
+        let message_id = message.id;
+        match incoming::classify(message, self.app.username(), self.app.texts()) {
+            Incoming::Command(parsed) => {
+                // What came before goes first.
+                if let Some(bundle) = self.coalescer.flush() {
+                    self.send(bundle).await;
+                }
+                let app = self.app.clone();
+                self.tasks.spawn(async move {
+                    let html = match parsed {
+                        Ok(command) => {
+                            tracing::info!(command = command.kind().name(), "command");
+                            answer(command, app.agentd(), app.texts(), i64::from(message_id.0))
+                                .await
+                        }
+                        Err(e) => app.texts().command_error(&e),
+                    };
+                    app.say(&html, Some(message_id)).await;
+                });
+                self.confirm.handled(&[id]);
+            }
+            Incoming::Unsupported(kind) => {
+                let texts = self.app.texts();
+                let group = message.media_group_id().map(|g| g.0.as_str());
+                if !self
+                    .coalescer
+                    .left_out(id, group, texts.left_unsupported(kind))
+                {
+                    let app = self.app.clone();
+                    self.tasks.spawn(async move {
+                        app.say(&app.texts().unsupported_kind(kind), Some(message_id))
+                            .await;
+                    });
+                    self.confirm.handled(&[id]);
+                }
+            }
+            Incoming::Turn(input) => {
+                if let Some(bundle) = self.coalescer.add(id, part(message, input)) {
+                    self.send(bundle).await;
+                }
+            }
+        }
+    }
+
+    async fn send(&self, bundle: Bundle) {
+        if self.turns.send(bundle).await.is_err() {
+            tracing::error!("the turn hand-over stopped; the messages stay with Telegram");
+        }
+    }
+
+    /// One getUpdates (see [`get`]).
+    fn get(&self, offset: Option<i32>, timeout: u32) -> Polled {
+        get(self.app.telegram().bot().clone(), offset, timeout, PAGE)
+    }
+}
+
+type Polled = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<Vec<Update>, teloxide::RequestError>> + Send>,
+>;
+
+/// One getUpdates: `offset` confirms what is below it; `timeout` in seconds.
+fn get(bot: Bot, offset: Option<i32>, timeout: u32, limit: u8) -> Polled {
+    Box::pin(async move {
+        let mut request = bot
+            .get_updates()
+            .limit(limit)
+            .timeout(timeout)
+            .allowed_updates(vec![AllowedUpdate::Message, AllowedUpdate::CallbackQuery]);
+        if let Some(offset) = offset {
+            request = request.offset(offset);
+        }
+        request.await
+    })
+}
+
+/// The part of a turn `message` is.
+fn part(message: &Message, input: incoming::TurnInput) -> Part {
+    Part {
+        chat_id: message.chat.id.0,
+        message_id: message.id.0,
+        date: message.date,
+        media_group: message.media_group_id().map(|g| g.0.clone()),
+        input,
+        late: false,
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
