@@ -21,6 +21,7 @@ mod fake_telegram;
 mod fake_telegram_drafts;
 mod fake_telegram_methods;
 mod fault_kill;
+mod fault_kill_intake;
 mod fault_mcp;
 mod fault_provider;
 mod intake_keys;
