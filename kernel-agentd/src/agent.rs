@@ -240,6 +240,8 @@ impl Agent {
             tasks.clone(),
         );
         crate::schedule::register_tools(&tools, &schedules).map_err(ApiError::internal)?;
+        // Before any turn can start: turns a crash cut off are reported to the owner.
+        turns.report_cut_off().await?;
         schedules.start();
         crate::ask::register_tool(turns.tools(), turns.asks(), config.general.ask_timeout)
             .map_err(ApiError::internal)?;

@@ -123,9 +123,20 @@ impl<E: Clone + Send + Sync + 'static> Outbox<E> {
             reply_to: item.reply_to,
             placeholder: item.placeholder,
             parts_done: 0,
+            parts_failed: 0,
             created_at: Utc::now(),
         });
         Ok(seq)
+    }
+
+    /// The placeholder a client reported for the live turn `turn_id`, if any.
+    pub fn placeholder(&self, turn_id: &str) -> Option<i64> {
+        self.inner.hub.placeholder(turn_id)
+    }
+
+    /// Ends the live turn `turn_id` with `ended` and no item (a turn that has no outcome).
+    pub fn abandon_turn(&self, turn_id: &str, ended: E) {
+        self.inner.hub.abandon(turn_id, ended);
     }
 
     /// Stores `item` on its own (a file the model sends) and tells subscribers.
@@ -146,6 +157,7 @@ impl<E: Clone + Send + Sync + 'static> Outbox<E> {
             reply_to: item.reply_to,
             placeholder: item.placeholder,
             parts_done: 0,
+            parts_failed: 0,
             created_at: Utc::now(),
         });
     }

@@ -336,4 +336,13 @@ impl pb::agent_server::Agent for AgentService {
             .await
             .map(Response::new)
     }
+
+    async fn rerun_turn(
+        &self,
+        req: Request<pb::RerunTurnRequest>,
+    ) -> RpcResult<pb::RerunTurnResponse> {
+        self.rerun_turn_rpc(req.into_inner())
+            .await
+            .map(Response::new)
+    }
 }

@@ -12,11 +12,13 @@
 
 mod error;
 pub mod follow_ups;
+pub mod intake_keys;
 pub mod jobs;
 pub mod memory;
 pub mod memory_auto;
 mod messages;
 pub mod outbox;
+pub mod running_turns;
 pub mod schedules;
 mod sessions;
 mod settings;

@@ -19,11 +19,13 @@
 mod answer;
 mod budget;
 mod context;
+mod cut_off;
 mod extensions;
 mod gate;
 mod history;
 mod hook;
 mod input;
+mod intake;
 mod media;
 mod queue;
 mod recall;
@@ -65,10 +67,12 @@ use context::Soul;
 use gate::{Busy, Gate};
 
 pub use context::RECALL_HEADING;
+pub use cut_off::{Rerun, TURN_CUT_OFF};
 pub use extensions::Extensions;
 pub use gate::{Origin, RunningTurn, TurnStatus};
 pub use hook::{FoldHook, RoundHook};
 pub use input::{Attachment, UserInput};
+pub use intake::IntakeKeys;
 pub use recall::MemoryRecall;
 pub use session_summary::{MAX_ENTRIES as SUMMARY_MAX_ENTRIES, SessionSummary};
 pub use steer::Steered;
@@ -145,6 +149,10 @@ pub enum TurnEvent {
     ApprovalRequested(crate::tools::ApprovalShown),
     /// The approval is no longer pending.
     ApprovalClosed { id: String, decision: String },
+    /// Some of the request's idempotency `keys` were taken by the turn `turn_id`: no turn was
+    /// started (only event; a turn that finds them taken as it stores its user message ends
+    /// with it instead of an outcome).
+    AlreadyTaken { keys: Vec<String>, turn_id: String },
 }
 
 /// A step of speech work within a turn.
@@ -307,15 +315,20 @@ impl Turns {
     /// current provider takes — is refused before the gate (in the owner's language); while
     /// another turn runs, the events are a single `Busy`.
     pub async fn chat(&self, input: UserInput) -> Result<TurnEvents, ApiError> {
-        self.chat_for_owner(input, None).await
+        self.chat_for_owner(input, None, IntakeKeys::default())
+            .await
     }
 
     /// [`Turns::chat`] for an owner turn when `delivery` is set: its progress is shown to
     /// `Subscribe` clients and its outcome is queued in the outbox before the last event.
+    /// `keys` are the idempotency keys of the owner messages it carries: when a turn took any of
+    /// them, the events are a single `AlreadyTaken` (checked once the gate is entered, so a
+    /// request refused as busy stores nothing).
     pub async fn chat_for_owner(
         &self,
         input: UserInput,
         delivery: Option<OwnerDelivery>,
+        keys: IntakeKeys,
     ) -> Result<TurnEvents, ApiError> {
         let inner = &self.inner;
         if let Some(id) = self.answer_question(&input).await {
@@ -329,7 +342,7 @@ impl Turns {
         if let Some(kind) = inner.models.current_kind() {
             media::check_for_provider(&input, kind).map_err(|r| r.into_error(media.locale()))?;
         }
-        match self.try_start(input, delivery).await? {
+        match self.try_start(input, delivery, keys).await? {
             Ok(events) => Ok(events),
             Err(Busy { first_in_window }) => {
                 tracing::info!(first_in_window, "chat refused: a turn is running");
@@ -346,6 +359,7 @@ impl Turns {
         &self,
         input: input::Accepted,
         delivery: Option<OwnerDelivery>,
+        keys: IntakeKeys,
     ) -> Result<Result<TurnEvents, Busy>, ApiError> {
         let inner = &self.inner;
         let cancel = inner.root.child_token();
@@ -366,7 +380,23 @@ impl Turns {
             }
             Err(busy) => return Ok(Err(busy)),
         };
-        self.start(permit, cancel, input, delivery).await.map(Ok)
+        // Under the gate, an earlier turn with these keys has stored them (or never will).
+        if !keys.is_empty()
+            && let Some(taken) = inner
+                .store
+                .taken_keys(keys.as_slice())
+                .await
+                .map_err(ApiError::internal)?
+        {
+            tracing::info!(turn = %taken.turn_id, keys = taken.keys.len(), "chat refused: its messages were taken before");
+            return Ok(Ok(single(TurnEvent::AlreadyTaken {
+                keys: taken.keys,
+                turn_id: taken.turn_id,
+            })));
+        }
+        self.start(permit, cancel, input, delivery, keys)
+            .await
+            .map(Ok)
     }
 
     /// Runs a turn Kernel starts on its own (a scheduled task) with `prompt`: it waits for the
@@ -425,7 +455,9 @@ impl Turns {
             return Ok(None);
         }
         let delivery = Some(OwnerDelivery::default());
-        self.start(permit, cancel, input, delivery).await.map(Some)
+        self.start(permit, cancel, input, delivery, IntakeKeys::default())
+            .await
+            .map(Some)
     }
 
     /// Stores `user` and `assistant` as one round of the current session, with no model call,
@@ -491,6 +523,7 @@ impl Turns {
         cancel: CancellationToken,
         input: input::Accepted,
         delivery: Option<OwnerDelivery>,
+        keys: IntakeKeys,
     ) -> Result<TurnEvents, ApiError> {
         let inner = &self.inner;
         if let Err(e) = self.store_pending_rounds().await {
@@ -508,6 +541,7 @@ impl Turns {
             model,
             input,
             delivery,
+            keys,
         });
         let span = tracing::info_span!("turn", session = session.id, turn = %turn.id());
         inner.tasks.spawn(turn.run().instrument(span));

@@ -1,6 +1,7 @@
 //! Inline keyboards and what their presses carry: the placeholder's Stop button
-//! (`stop:<turn id>`), a question's options (`ask:<question id>:<index>`) and an approval's
-//! Allow once / Allow for this session / Deny (`apv:<approval id>:o|s|d`). Pure: building
+//! (`stop:<turn id>`), a question's options (`ask:<question id>:<index>`), an approval's
+//! Allow once / Allow for this session / Deny (`apv:<approval id>:o|s|d`) and a cut-off
+//! answer's button to run its message again (`rerun:<turn id>`). Pure: building
 //! and parsing `callback_data` (1–64 bytes, Telegram's rule); `callback` handles a press.
 
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
@@ -22,6 +23,8 @@ pub enum Press {
         approval_id: String,
         decision: ApprovalPress,
     },
+    /// Run the message of cut-off turn `turn_id` again.
+    Rerun { turn_id: String },
 }
 
 /// An approval button.
@@ -52,6 +55,7 @@ pub fn data(press: &Press) -> Option<String> {
             approval_id,
             decision,
         } => format!("apv:{approval_id}:{}", decision.code()),
+        Press::Rerun { turn_id } => format!("rerun:{turn_id}"),
     };
     match press {
         Press::Stop { turn_id: Some(_) } if data.len() > MAX_CALLBACK_DATA => {
@@ -84,6 +88,11 @@ pub fn parse(data: &str) -> Option<Press> {
             decision,
         });
     }
+    if let Some(id) = data.strip_prefix("rerun:") {
+        return (!id.is_empty()).then(|| Press::Rerun {
+            turn_id: id.to_owned(),
+        });
+    }
     let (question_id, index) = data.strip_prefix("ask:")?.rsplit_once(':')?;
     Some(Press::Option {
         question_id: question_id.to_owned(),
@@ -99,6 +108,18 @@ pub fn stop(turn_id: &str, texts: Texts) -> InlineKeyboardMarkup {
     };
     let data = data(&press).unwrap_or_else(|| "stop".to_owned());
     InlineKeyboardMarkup::new([[InlineKeyboardButton::callback(texts.stop_button(), data)]])
+}
+
+/// The button under a cut-off answer's notice for turn `turn_id` (`None` when the id does not
+/// fit in `callback_data`).
+pub fn rerun(turn_id: &str, texts: Texts) -> Option<InlineKeyboardMarkup> {
+    let press = Press::Rerun {
+        turn_id: turn_id.to_owned(),
+    };
+    let data = data(&press)?;
+    Some(InlineKeyboardMarkup::new([[
+        InlineKeyboardButton::callback(texts.rerun_button(), data),
+    ]]))
 }
 
 /// One button per option of question `question_id`, one per row; `None` without options (or
@@ -160,6 +181,9 @@ mod tests {
                 approval_id: format!("ap-{}", "f".repeat(32)),
                 decision: ApprovalPress::Session,
             },
+            Press::Rerun {
+                turn_id: "12-1732430000000000".into(),
+            },
         ] {
             let data = data(&press).unwrap();
             assert!((1..=MAX_CALLBACK_DATA).contains(&data.len()));
@@ -169,9 +193,10 @@ mod tests {
             turn_id: Some("x".repeat(80)),
         };
         assert_eq!(data(&long).as_deref(), Some("stop"));
+        assert!(rerun(&"x".repeat(80), Texts::new(Locale::En)).is_none());
         for junk in [
             "", "stop:", "ask:", "ask:q1", "ask::1", "ask:q1:x", "other", "apv:", "apv:a1",
-            "apv::o", "apv:a1:x",
+            "apv::o", "apv:a1:x", "rerun:",
         ] {
             assert_eq!(parse(junk), None, "{junk}");
         }

@@ -1,13 +1,15 @@
 //! A button press (an admitted callback query, see `gate::admit_press`): the Stop button
 //! cancels its own turn (the same `Cancel` as `/cancel`, for that turn only), an option answers
 //! the pending question (`Answer`), an approval button answers its approval (`Approve`; one
-//! agentd no longer has pending — answered, expired, forged — gets a toast and changes nothing).
-//! Every press is answered (`answerCallbackQuery`): a stale one
-//! — its turn ended, its question closed — with a short toast. The question's buttons are
+//! agentd no longer has pending — answered, expired, forged — gets a toast and changes nothing),
+//! a cut-off answer's button runs its message again (`RerunTurn`; its button is removed once it
+//! ran or turned out stale). Every press is answered (`answerCallbackQuery`): a stale one — its
+//! turn ended, its question closed, its message run again already — with a short toast. The
+//! question's buttons are
 //! removed by `delivery` when agentd says the question closed.
 
 use kernel_proto::v1 as pb;
-use teloxide::types::CallbackQuery;
+use teloxide::types::{CallbackQuery, MessageId};
 
 use crate::agentd::is_transport_failure;
 use crate::buttons::{self, ApprovalPress, Press};
@@ -19,6 +21,10 @@ pub async fn handle(app: App, press: CallbackQuery) {
     let parsed = press.data.as_deref().and_then(buttons::parse);
     let toast = match parsed {
         None => Some(texts.question_stale()),
+        Some(Press::Rerun { turn_id }) => {
+            let message = press.message.as_ref().map(|m| m.id());
+            rerun(&app, &turn_id, message).await
+        }
         Some(press) => match call(&app, press).await {
             Ok(toast) => toast,
             Err(status) => {
@@ -33,6 +39,41 @@ pub async fn handle(app: App, press: CallbackQuery) {
     if let Err(e) = app.telegram().answer_callback(&press.id.0, toast).await {
         tracing::debug!(error = %e, "answerCallbackQuery failed");
     }
+}
+
+/// Runs cut-off turn `turn_id`'s message again; removes the button from `message` once it ran
+/// or turned out stale. The toast to show.
+async fn rerun(app: &App, turn_id: &str, message: Option<MessageId>) -> Option<&'static str> {
+    let texts = app.texts();
+    let request = pb::RerunTurnRequest {
+        turn_id: turn_id.to_owned(),
+    };
+    let reply = match app.agentd().client().await {
+        Ok(mut client) => client.rerun_turn(request).await,
+        Err(e) => Err(tonic::Status::unavailable(e.to_string())),
+    };
+    let (toast, done) = match reply {
+        Ok(reply) if reply.get_ref().busy => (texts.rerun_busy(), false),
+        Ok(reply) => {
+            tracing::info!(turn = %reply.get_ref().turn_id, "a cut-off turn runs again");
+            (texts.rerun_started(), true)
+        }
+        Err(status) if status.code() == tonic::Code::NotFound => (texts.rerun_stale(), true),
+        Err(status) => {
+            tracing::warn!(code = ?status.code(), "a button press could not reach kernel-agentd");
+            if is_transport_failure(&status) {
+                app.agentd().lost();
+            }
+            (texts.agentd_unavailable(), false)
+        }
+    };
+    if done
+        && let Some(id) = message
+        && let Err(e) = app.telegram().set_buttons(id, None).await
+    {
+        tracing::debug!(error = %e, "the rerun button could not be removed");
+    }
+    Some(toast)
 }
 
 /// Runs the press's RPC; the toast to show (`None`: just stop the spinner).
@@ -97,5 +138,6 @@ async fn call(app: &App, press: Press) -> Result<Option<&'static str>, tonic::St
                 Err(status) => return Err(status),
             }
         }
+        Press::Rerun { .. } => None,
     })
 }

@@ -5,9 +5,9 @@
 //! Telegram accepted it (`delivery::item`).
 //!
 //! kernel-tg keeps nothing: agentd stores the placeholder's id (`SetPlaceholder`) and how far an
-//! item got (`Ack`), so a restarted kernel-tg resumes where the last one stopped. A part is sent
-//! twice only when kernel-tg died (or agentd became unreachable) between Telegram's OK and the
-//! ack.
+//! item got (`Ack`), so a restarted kernel-tg resumes where the last one stopped. An ack agentd
+//! missed is kept in memory across the resubscription and sent first, so a part is sent twice
+//! only when kernel-tg died between Telegram's OK and the ack.
 
 mod approvals;
 mod item;
@@ -138,6 +138,8 @@ struct Courier {
     shown: Option<Shown>,
     finished: VecDeque<String>,
     approvals: approvals::Approvals,
+    /// An ack agentd missed, sent first when its item is replayed.
+    unacked: item::Unacked,
 }
 
 impl Courier {
@@ -147,6 +149,7 @@ impl Courier {
             shown: None,
             finished: VecDeque::new(),
             approvals: approvals::Approvals::default(),
+            unacked: item::Unacked::default(),
         }
     }
 
@@ -431,7 +434,7 @@ impl Courier {
             placeholder = placeholder.or(shown.placeholder);
         }
         let turn_id = item.turn_id.clone();
-        item::deliver(&self.app, item, placeholder, shutdown).await?;
+        item::deliver(&self.app, item, placeholder, shutdown, &self.unacked).await?;
         self.remember(turn_id);
         Ok(())
     }

@@ -417,23 +417,32 @@ pub fn describe(e: RequestError) -> SendError {
     SendError { text, permanent }
 }
 
-/// Whether Telegram answered with a refusal that will not change by retrying. Its own server
-/// errors (5xx, which teloxide reports as unknown API errors) and everything that did not get an
-/// answer (network, flood control beyond our waits, unreadable answers) are transient.
+/// Whether Telegram answered with a refusal that will not change by retrying. teloxide keeps
+/// only the description of an error answer (not its `error_code`), and maps descriptions it
+/// does not know to `ApiError::Unknown`: Telegram words its 4xx refusals "Bad Request: …",
+/// "Forbidden: …", "Unauthorized", "Not Found", so an unknown description is permanent only
+/// with one of those prefixes. Everything else is transient: a 5xx's description ("Internal
+/// Server Error", "Bad Gateway", "Service Unavailable"… or any other wording), a non-JSON page
+/// (a proxy's 502, `InvalidJson`), network errors, flood control beyond our waits.
 fn is_permanent(e: &RequestError) -> bool {
     match e {
-        RequestError::Api(ApiError::Unknown(text)) => ![
-            "Internal Server Error",
-            "Bad Gateway",
-            "Gateway",
-            "Service Unavailable",
-            "Too Many Requests",
-        ]
-        .iter()
-        .any(|t| text.contains(t)),
+        RequestError::Api(ApiError::Unknown(text)) => is_refusal(text),
         RequestError::Api(_) | RequestError::MigrateToChatId(_) => true,
         _ => false,
     }
+}
+
+/// Whether an unknown error description is a 4xx refusal.
+fn is_refusal(description: &str) -> bool {
+    const REFUSALS: [&str; 5] = [
+        "Bad Request",
+        "Forbidden",
+        "Unauthorized",
+        "Not Found",
+        "Conflict",
+    ];
+    let description = description.trim_start();
+    REFUSALS.iter().any(|r| description.starts_with(r))
 }
 
 /// An error's chain with every `for url (…)` part (reqwest's, holding the token) cut out.
@@ -481,12 +490,47 @@ mod tests {
         assert!(permanent(RequestError::Api(ApiError::Unknown(
             "Bad Request: something new".into()
         ))));
-        assert!(!permanent(RequestError::Api(ApiError::Unknown(
-            "Internal Server Error".into()
+        assert!(permanent(RequestError::Api(ApiError::Unknown(
+            "Forbidden: bot was kicked from the group chat".into()
         ))));
+        assert!(permanent(RequestError::Api(ApiError::Unknown(
+            "Unauthorized".into()
+        ))));
+        for server in [
+            "Internal Server Error",
+            "Bad Gateway",
+            "Service Unavailable",
+            "Service Temporarily Unavailable",
+            "Gateway Timeout",
+            "Internal Server Error: restart",
+            "something Telegram never said before",
+        ] {
+            assert!(
+                !permanent(RequestError::Api(ApiError::Unknown(server.into()))),
+                "{server}"
+            );
+        }
         assert!(!permanent(RequestError::RetryAfter(Seconds::from_seconds(
             300
         ))));
+    }
+
+    #[test]
+    fn a_non_json_error_page_is_transient() {
+        // What teloxide makes of a proxy's HTML 502/503 page.
+        let page = "<html><head><title>502 Bad Gateway</title></head></html>";
+        let source = serde_json::from_str::<serde_json::Value>(page).unwrap_err();
+        let e = RequestError::InvalidJson {
+            source: std::sync::Arc::new(source),
+            raw: page.into(),
+        };
+        let described = describe(e);
+        assert!(!described.is_permanent());
+        assert!(
+            described
+                .to_string()
+                .starts_with("invalid response from Telegram")
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 mod approvals;
 mod cooldown;
+mod cut_off;
 mod embeddings;
 mod errors;
 mod failures;

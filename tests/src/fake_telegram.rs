@@ -8,6 +8,7 @@
 //! let asked = tg.user_text(OWNER_ID, "hello");            // queued for getUpdates
 //! let reply = tg.wait_for_call("sendMessage", |c| c.ok && c.text().is_some(), T).await;
 //! tg.inject("sendMessage", Failure::RetryAfter(1), 1);    // the next sendMessage gets a 429
+//! tg.fail_for("sendMessage", Failure::Page(502), T);      // a proxy's HTML 502 for a while
 //! let chat = tg.messages(OWNER_ID);                       // what the owner sees now
 //! ```
 //!
@@ -29,6 +30,7 @@
 
 mod bursts;
 mod buttons;
+mod hold;
 mod incoming;
 mod methods;
 mod model;
@@ -51,6 +53,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 pub use buttons::{CALLBACK_DATA_LIMIT, Press};
+pub use hold::Held;
 pub use methods::DOWNLOAD_LIMIT;
 pub use model::{Call, DOWNLOAD, Failure, SentMessage};
 pub use text::{CAPTION_LIMIT, TEXT_LIMIT};
@@ -67,6 +70,7 @@ pub(crate) struct Shared {
     token: String,
     state: Mutex<State>,
     injections: Mutex<Vec<Injection>>,
+    holds: Mutex<Vec<hold::Hold>>,
     /// Woken when a call is logged or polling starts.
     activity: Notify,
     /// Woken when updates are queued or dropped, or a newer getUpdates starts.
@@ -82,6 +86,12 @@ impl Shared {
     }
 
     /// The pending injections (a panicking predicate does not wedge the server).
+    fn holds(&self) -> MutexGuard<'_, Vec<hold::Hold>> {
+        self.holds
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
     fn injections(&self) -> MutexGuard<'_, Vec<Injection>> {
         self.injections
             .lock()
@@ -135,6 +145,7 @@ impl FakeTelegram {
             token: token.to_owned(),
             state: Mutex::new(State::new(bot_id)),
             injections: Mutex::new(Vec::new()),
+            holds: Mutex::new(Vec::new()),
             activity: Notify::new(),
             updates: Notify::new(),
             shutdown: shutdown.clone(),
@@ -454,6 +465,30 @@ impl FakeTelegram {
         self.add_injection(method, Some(Arc::new(pred)), failure, times);
     }
 
+    /// The next call of `method` whose parameters satisfy `pred` waits, once it arrived, until
+    /// the returned handle releases it; then it is performed as usual.
+    pub fn hold_when(
+        &self,
+        method: &str,
+        pred: impl Fn(&Value) -> bool + Send + Sync + 'static,
+    ) -> Held {
+        let (hold, held) = hold::Hold::new(method, Arc::new(pred));
+        self.shared.holds().push(hold);
+        held
+    }
+
+    /// Every call of `method` fails with `failure` for `period` from now (a Bot API outage:
+    /// e.g. `Failure::Api { code: 503, … }` or `Failure::Page(502)`).
+    pub fn fail_for(&self, method: &str, failure: Failure, period: std::time::Duration) {
+        self.shared.injections().push(Injection {
+            method: method.to_ascii_lowercase(),
+            when: None,
+            failure,
+            remaining: u32::MAX,
+            until: Some(std::time::Instant::now() + period),
+        });
+    }
+
     fn add_injection(
         &self,
         method: &str,
@@ -469,6 +504,7 @@ impl FakeTelegram {
             when,
             failure,
             remaining: times,
+            until: None,
         };
         self.shared.injections().push(injection);
     }

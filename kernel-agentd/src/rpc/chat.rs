@@ -9,7 +9,7 @@ use tonic::Status;
 use super::{AgentService, to_status};
 use crate::conversation::Usage;
 use crate::outbox::OwnerDelivery;
-use crate::turn::{Attachment, SpeechStage, Steered, TurnEvent, UserInput};
+use crate::turn::{Attachment, IntakeKeys, Rerun, SpeechStage, Steered, TurnEvent, UserInput};
 
 /// The stream `Chat` returns.
 pub type ChatStream =
@@ -17,7 +17,9 @@ pub type ChatStream =
 
 impl AgentService {
     /// Starts a turn and streams its events (a single `busy` event when another turn runs).
-    pub(super) async fn chat_events(&self, req: pb::ChatRequest) -> Result<ChatStream, Status> {
+    pub(super) async fn chat_events(&self, mut req: pb::ChatRequest) -> Result<ChatStream, Status> {
+        let keys =
+            IntakeKeys::parse(std::mem::take(&mut req.idempotency_keys)).map_err(to_status)?;
         let delivery = req.deliver_to_owner.map(|d| OwnerDelivery {
             reply_to: d.reply_to_message_id,
             placeholder: d.placeholder_message_id,
@@ -25,7 +27,7 @@ impl AgentService {
         let events = self
             .agent
             .turns()
-            .chat_for_owner(user_input(req), delivery)
+            .chat_for_owner(user_input(req), delivery, keys)
             .await
             .map_err(to_status)?;
         Ok(Box::pin(
@@ -94,6 +96,29 @@ impl AgentService {
             .map_err(to_status)?;
         Ok(pb::QueueNextResponse {
             position: u32::try_from(position).unwrap_or(u32::MAX),
+        })
+    }
+
+    /// `RerunTurn`: runs a cut-off turn's message again (NOT_FOUND for a stale or forged id).
+    pub(super) async fn rerun_turn_rpc(
+        &self,
+        req: pb::RerunTurnRequest,
+    ) -> Result<pb::RerunTurnResponse, Status> {
+        let rerun = self
+            .agent
+            .turns()
+            .rerun(&req.turn_id)
+            .await
+            .map_err(to_status)?;
+        Ok(match rerun {
+            Rerun::Started { turn_id } => pb::RerunTurnResponse {
+                turn_id,
+                busy: false,
+            },
+            Rerun::Busy => pb::RerunTurnResponse {
+                turn_id: String::new(),
+                busy: true,
+            },
         })
     }
 
@@ -225,6 +250,9 @@ pub fn chat_event(event: TurnEvent) -> pb::ChatEvent {
             approval_id: id,
             decision,
         }),
+        TurnEvent::AlreadyTaken { keys, turn_id } => {
+            Event::AlreadyTaken(pb::AlreadyTaken { keys, turn_id })
+        }
     };
     pb::ChatEvent { event: Some(event) }
 }

@@ -116,6 +116,7 @@ fn outbox_item(item: &StoredItem) -> pb::OutboxItem {
         reply_to_message_id: item.reply_to,
         placeholder_message_id: item.placeholder,
         parts_done: item.parts_done,
+        parts_failed: item.parts_failed,
         created_at: item
             .created_at
             .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),

@@ -5,6 +5,9 @@ use chrono::{DateTime, Utc};
 use sqlx::{FromRow, SqliteConnection};
 
 use super::messages::insert_messages;
+use super::running_turns::{
+    CutOffTurn, delete_running, mark_cut_off, running, set_running_placeholder,
+};
 use super::{Store, StoreError, from_millis, now_millis};
 use crate::conversation::Message;
 use crate::failure::FailReason;
@@ -55,6 +58,8 @@ pub struct StoredItem {
     pub placeholder: Option<i64>,
     /// Parts acknowledged so far.
     pub parts_done: u32,
+    /// Of those, the parts refused for good.
+    pub parts_failed: u32,
     pub created_at: DateTime<Utc>,
 }
 
@@ -98,6 +103,7 @@ struct RawItem {
     reply_to: Option<i64>,
     placeholder: Option<i64>,
     parts_done: i64,
+    failed_parts: i64,
     created_at: i64,
     reason: Option<String>,
     args: Option<String>,
@@ -149,6 +155,7 @@ impl TryFrom<RawItem> for StoredItem {
             reply_to: r.reply_to,
             placeholder: r.placeholder,
             parts_done: u32::try_from(r.parts_done).unwrap_or(0),
+            parts_failed: u32::try_from(r.failed_parts).unwrap_or(0),
             created_at: from_millis(r.created_at, || format!("outbox item {}", r.seq))?,
         })
     }
@@ -224,15 +231,42 @@ impl Store {
             insert_messages(&mut tx, session_id, messages, op).await?;
         }
         let seq = insert_item(&mut tx, item, op).await?;
+        delete_running(&mut tx, &item.turn_id, op).await?;
         tx.commit().await.map_err(StoreError::db(op))?;
         tracing::debug!(seq, turn = %item.turn_id, "outbox item stored");
         Ok(seq)
     }
 
+    /// Turns every turn still recorded as running (an agentd crash cut it off; call at start,
+    /// before any turn runs) into the outbox item `item_for` makes, in one transaction
+    /// (`store::running_turns`); returns the stored items with their `seq`.
+    pub async fn report_cut_off_turns(
+        &self,
+        item_for: impl Fn(&CutOffTurn) -> NewItem,
+    ) -> Result<Vec<(i64, NewItem)>, StoreError> {
+        let op = "report cut-off turns";
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(StoreError::db(op))?;
+        let turns = running(&mut tx, op).await?;
+        let mut stored = Vec::with_capacity(turns.len());
+        for turn in turns {
+            let item = item_for(&turn);
+            let seq = insert_item(&mut tx, &item, op).await?;
+            mark_cut_off(&mut tx, &turn.turn_id, op).await?;
+            stored.push((seq, item));
+        }
+        tx.commit().await.map_err(StoreError::db(op))?;
+        Ok(stored)
+    }
+
     /// Unacknowledged items with `seq > after`, in order.
     pub async fn pending_outbox(&self, after: i64) -> Result<Vec<StoredItem>, StoreError> {
         let raws: Vec<RawItem> = sqlx::query_as(
-            "SELECT seq, turn_id, kind, text, voice, reply_to, placeholder, parts_done, created_at,
+            "SELECT seq, turn_id, kind, text, voice, reply_to, placeholder, parts_done, failed_parts,
+                    created_at,
                     reason, args, file_name
              FROM outbox WHERE acked_at IS NULL AND seq > ?1 ORDER BY seq",
         )
@@ -302,13 +336,15 @@ impl Store {
         turn_id: &str,
         message_id: i64,
     ) -> Result<(), StoreError> {
+        let op = "record a placeholder";
+        let mut conn = self.pool.acquire().await.map_err(StoreError::db(op))?;
         sqlx::query("UPDATE outbox SET placeholder = ?2 WHERE turn_id = ?1")
             .bind(turn_id)
             .bind(message_id)
-            .execute(&self.pool)
+            .execute(&mut *conn)
             .await
-            .map_err(StoreError::db("record a placeholder"))?;
-        Ok(())
+            .map_err(StoreError::db(op))?;
+        set_running_placeholder(&mut conn, turn_id, message_id, op).await
     }
 
     /// How many items are undelivered, and since when the oldest waits.

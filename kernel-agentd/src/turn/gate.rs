@@ -246,6 +246,13 @@ impl Permit {
         self.with_running(|r| r.turn_id = Some(turn_id.to_owned()));
     }
 
+    /// Whose turn this is (`None` once it no longer holds the gate).
+    pub fn origin(&self) -> Option<Origin> {
+        let mut origin = None;
+        self.with_running(|r| origin = Some(r.origin));
+        origin
+    }
+
     /// Marks the turn as concluding: its outcome is being handed to the owner, and nothing is
     /// left that could make an owner turn wait long (see [`Gate::worth_waiting_for`]).
     pub fn concluding(&self) {

@@ -6,7 +6,7 @@
 
 use tokio_util::sync::CancellationToken;
 
-use super::{Origin, OwnerDelivery, Turns, UserInput};
+use super::{IntakeKeys, Origin, OwnerDelivery, Turns, UserInput};
 use crate::error::ApiError;
 use crate::store::follow_ups::FollowUp;
 
@@ -100,7 +100,16 @@ impl Turns {
             };
             tracing::info!("a queued message starts its turn");
             // Its outcome reaches the owner through the outbox; the events are not followed.
-            if let Err(e) = self.start(permit, cancel, accepted, Some(delivery)).await {
+            if let Err(e) = self
+                .start(
+                    permit,
+                    cancel,
+                    accepted,
+                    Some(delivery),
+                    IntakeKeys::default(),
+                )
+                .await
+            {
                 tracing::warn!(error = %e, "a queued message could not start its turn");
             }
         }

@@ -20,9 +20,10 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::context::{assemble, format_now, per_turn_block, with_skills};
-use super::gate::Permit;
+use super::gate::{Origin, Permit};
 use super::history::{self, Limits};
 use super::input::Accepted;
+use super::intake::IntakeKeys;
 use super::slim::slim;
 use super::summary::{input_summary, result_summary};
 use super::tokens::{message_tokens, prefix_tokens};
@@ -36,6 +37,8 @@ use crate::llm::{LlmError, ModelRequest, ModelResponse, StreamEvent};
 use crate::models::CurrentModel;
 use crate::models::cooldown::FailoverReason;
 use crate::outbox::OwnerDelivery;
+use crate::store::intake_keys::KeysTaken;
+use crate::store::running_turns::Destination;
 use crate::tools::{ToolContext, ToolEvent, ToolEvents, ToolOutput};
 
 /// What the owner sees when the conversation cannot be saved (the cause is logged).
@@ -80,6 +83,9 @@ enum Stop {
     Cancelled,
     /// A redacted English message and its reason for the owner's client.
     Failed(String, FailReason),
+    /// The request's idempotency keys were taken as the user message was stored: a concurrent
+    /// request carried them; this turn has no outcome.
+    AlreadyTaken(KeysTaken),
 }
 
 /// Why one model call ended without a response.
@@ -101,6 +107,8 @@ pub(super) struct TurnSetup {
     pub input: Accepted,
     /// Set for an owner turn: its outcome goes to the outbox, its progress to subscribers.
     pub delivery: Option<OwnerDelivery>,
+    /// Stored with the user message.
+    pub keys: IntakeKeys,
 }
 
 pub(super) struct Turn {
@@ -136,6 +144,8 @@ pub(super) struct Turn {
     usage: Usage,
     calls_used: usize,
     delivery: Option<OwnerDelivery>,
+    /// The idempotency keys of the owner messages, stored with the user message.
+    keys: IntakeKeys,
     /// The model's final answer, stored (with its outbox item) once the turn concludes.
     final_message: Option<Message>,
     /// The model's reasoning text over every call of the turn (shown only on request).
@@ -179,6 +189,7 @@ impl Turn {
             usage: Usage::default(),
             calls_used: 0,
             delivery: s.delivery,
+            keys: s.keys,
             final_message: None,
             reasoning: String::new(),
             unrecorded: None,
@@ -249,6 +260,9 @@ impl Turn {
                 tracing::warn!(error = %message, "turn failed");
                 turns.gate.record_error(message);
             }
+            Err(Stop::AlreadyTaken(taken)) => {
+                tracing::info!(turn = %taken.turn_id, "turn ended: its messages were taken by another")
+            }
         }
         drop(self.permit.take());
         match outcome {
@@ -265,6 +279,9 @@ impl Turn {
             }
             Err(Stop::Failed(message, reason)) => self.emit(TurnEvent::Failed { message, reason }),
             Err(Stop::Cancelled) => self.emit(TurnEvent::Cancelled),
+            Err(Stop::AlreadyTaken(KeysTaken { keys, turn_id })) => {
+                self.emit(TurnEvent::AlreadyTaken { keys, turn_id });
+            }
         }
     }
 
@@ -381,7 +398,7 @@ impl Turn {
             if history.folded {
                 turns.after_fold.folded(self.session_id);
             }
-            self.persist(&self.user, &[]).await?;
+            self.persist_user().await?;
             Ok::<_, Stop>(history.with_summary())
         };
         let (history, memories) = tokio::join!(stored, recall);
@@ -542,6 +559,32 @@ impl Turn {
     fn llm_failed(&self, e: LlmError) -> Stop {
         let reason = FailReason::llm(&e).of_provider(&self.model.name, &e);
         Stop::Failed(e.to_string(), reason)
+    }
+
+    /// Stores the user message with the request's idempotency keys and, for an owner turn, its
+    /// record as running (where its answer goes), in one transaction: a crash before the
+    /// outcome is stored leaves a trace the next start reports (`turn::cut_off`).
+    async fn persist_user(&self) -> Result<(), Stop> {
+        let turns = &self.turns.inner;
+        let stored = slim(&self.user, |_| None);
+        let owner = self.permit.as_ref().and_then(Permit::origin) == Some(Origin::Owner);
+        let running = self.delivery.filter(|_| owner).map(|d| Destination {
+            reply_to: d.reply_to,
+            placeholder: d.placeholder.or(turns.outbox.placeholder(&self.id)),
+        });
+        turns
+            .store
+            .append_user_message(
+                self.session_id,
+                &stored,
+                &self.id,
+                self.keys.as_slice(),
+                running,
+            )
+            .await
+            .map_err(store_failed)?
+            .map_err(Stop::AlreadyTaken)?;
+        Ok(())
     }
 }
 

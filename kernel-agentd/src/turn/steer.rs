@@ -1,7 +1,7 @@
 //! `/steer`: the owner's text for the running turn, taken at its next step boundary (see
 //! `run::Turn::run_tools`); with no turn running it starts one of its own.
 
-use super::{OwnerDelivery, TurnEvents, Turns, UserInput};
+use super::{IntakeKeys, OwnerDelivery, TurnEvents, Turns, UserInput};
 use crate::error::ApiError;
 
 /// What became of a steer.
@@ -33,7 +33,10 @@ impl Turns {
                 }
                 Err(text) => text,
             };
-            if let Ok(events) = self.try_start(accepted.clone(), delivery).await? {
+            if let Ok(events) = self
+                .try_start(accepted.clone(), delivery, IntakeKeys::default())
+                .await?
+            {
                 tracing::info!("no turn was running: the steer starts one");
                 return Ok(Steered::Started(events));
             }

@@ -1,17 +1,25 @@
 //! Delivering one outbox item: the answer's rendered chunks (the first as a reply) and its voice
-//! note, each acknowledged once Telegram accepted it, then the placeholder removed and the item
-//! acknowledged as done; a failure or cancellation notice likewise, a notice (a reminder) like
-//! an answer, and a file as a photo or a document.
+//! note, each acknowledged once Telegram accepted it, then — only when some part was refused —
+//! the notice saying so, itself a part (retried, acknowledged, sent again on replay until
+//! acknowledged); then the placeholder removed and the item acknowledged as done. A failure
+//! notice is part 1 of a failed turn's item, a notice (a reminder) is delivered like an answer,
+//! and a file as a photo or a document.
 //!
-//! A part Telegram refuses for good (the bot was blocked…) is logged at ERROR and acknowledged
-//! as failed, so the queue never wedges; anything else is retried with backoff, in place, so
-//! nothing is reordered.
+//! A part Telegram refuses for good (the bot was blocked, a bad request) is logged at ERROR and
+//! acknowledged as failed, so the queue never wedges; anything else (5xx, a non-JSON answer,
+//! network errors, unknown errors) is retried with backoff, in place, so nothing is reordered,
+//! for as long as the item is young ([`MAX_RETRY_AGE`]). An ack agentd did not record is kept
+//! ([`Unacked`]) and sent first when the item is replayed, so a part Telegram accepted is not
+//! sent again.
 
+use std::sync::Mutex;
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use kernel_proto::v1 as pb;
 use pb::outbox_item::Body;
-use teloxide::types::MessageId;
+use teloxide::types::{InlineKeyboardMarkup, MessageId};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::End;
@@ -23,14 +31,65 @@ use crate::telegram::SendError;
 const FIRST_RETRY: Duration = Duration::from_secs(1);
 /// Longest pause between two attempts at one part.
 const MAX_RETRY: Duration = Duration::from_secs(60);
+/// The reason of a cut-off turn's item (agentd's `turn::TURN_CUT_OFF`).
+const TURN_CUT_OFF: &str = "TURN_CUT_OFF";
+/// How long after an item was stored its parts are still retried after transient failures;
+/// then a failing part is given up like a refused one.
+pub const MAX_RETRY_AGE: Duration = Duration::from_secs(3600);
+
+/// The ack agentd did not record (it went away between Telegram's OK and the ack), kept across
+/// resubscriptions in memory: when its item is replayed, it is sent first and delivery goes on
+/// after it.
+#[derive(Debug, Default)]
+pub(super) struct Unacked(Mutex<Option<pb::AckRequest>>);
+
+impl Unacked {
+    fn keep(&self, ack: pb::AckRequest) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(ack);
+    }
+
+    /// The kept ack of item `seq`, taken out (an ack of another item is dropped: agentd moved
+    /// past it, so it was recorded).
+    fn take(&self, seq: u64) -> Option<pb::AckRequest> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .filter(|a| a.seq == seq)
+    }
+}
+
+/// Where a replayed item stands: agentd's record, moved on by a kept ack that went further.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Resume {
+    parts_done: u32,
+    parts_failed: u32,
+    /// The kept ack finished the item.
+    done: bool,
+}
+
+/// Where item (`parts_done`, `parts_failed`) stands once `kept` is recorded; `None` when the
+/// kept ack adds nothing (agentd recorded it after all).
+fn resume(parts_done: u32, parts_failed: u32, kept: &pb::AckRequest) -> Option<Resume> {
+    if kept.parts_done <= parts_done && !kept.done {
+        return None;
+    }
+    let advanced = kept.parts_done > parts_done;
+    Some(Resume {
+        parts_done: kept.parts_done.max(parts_done),
+        parts_failed: parts_failed + u32::from(kept.failed && advanced),
+        done: kept.done,
+    })
+}
 
 /// Delivers `item`; `Err` when following must stop (shutdown, or an ack agentd did not record:
-/// the item is replayed from its last acknowledged part after resubscribing).
+/// it is kept in `unacked` and the item replayed after resubscribing).
 pub(super) async fn deliver(
     app: &App,
     item: pb::OutboxItem,
     placeholder: Option<MessageId>,
     shutdown: &CancellationToken,
+    unacked: &Unacked,
 ) -> Result<(), End> {
     let delivery = Item {
         app,
@@ -38,40 +97,70 @@ pub(super) async fn deliver(
         reply_to: item.reply_to_message_id.and_then(super::message_id),
         placeholder,
         shutdown,
+        unacked,
+        retry_until: retry_until(&item.created_at, Utc::now()),
     };
+    let (mut parts_done, mut parts_failed) = (item.parts_done, item.parts_failed);
+    if let Some(kept) = unacked.take(item.seq)
+        && let Some(resumed) = resume(parts_done, parts_failed, &kept)
+    {
+        tracing::info!(
+            seq = item.seq,
+            parts_done = kept.parts_done,
+            "recording an ack agentd missed before resuming"
+        );
+        delivery.send_ack(kept).await?;
+        if resumed.done {
+            return Ok(());
+        }
+        (parts_done, parts_failed) = (resumed.parts_done, resumed.parts_failed);
+    }
     let texts = app.texts();
     match item.body {
-        Some(Body::Completed(done)) => delivery.answer(done, item.parts_done).await?,
+        Some(Body::Completed(done)) => delivery.answer(done, parts_done, parts_failed).await?,
         Some(Body::Notice(notice)) => {
             // A reminder: rendered and sent like an answer, with nothing to reply to.
             let done = pb::TurnCompleted {
                 text: notice.text,
                 ..Default::default()
             };
-            delivery.answer(done, item.parts_done).await?;
+            delivery.answer(done, parts_done, parts_failed).await?;
         }
-        Some(Body::File(file)) if item.parts_done == 0 => delivery.file(file).await?,
-        Some(Body::File(_)) => {}
-        Some(Body::Failed(failed)) => {
+        Some(Body::File(file)) => delivery.file(file, parts_done).await?,
+        Some(Body::Failed(failed)) if parts_done == 0 && failed.reason == TURN_CUT_OFF => {
+            tracing::info!(seq = item.seq, "delivering a cut-off turn's notice");
+            let buttons = crate::buttons::rerun(&item.turn_id, texts);
+            delivery
+                .show_part_with(1, texts.turn_cut_off(), placeholder, buttons)
+                .await?;
+        }
+        Some(Body::Failed(failed)) if parts_done == 0 => {
             tracing::info!(seq = item.seq, "delivering a turn failure");
-            show(
-                app,
-                placeholder,
-                &texts.turn_failure(&failed.reason, &failed.args, &failed.message),
-                delivery.reply_to,
-            )
-            .await;
+            let html = texts.turn_failure(&failed.reason, &failed.args, &failed.message);
+            delivery
+                .show_part(1, &html, placeholder, delivery.reply_to)
+                .await?;
         }
+        Some(Body::Failed(_)) => {}
         Some(Body::Cancelled(_)) => {
             tracing::info!(seq = item.seq, "turn cancelled");
-            delivery.remove_placeholder().await;
+            delivery.remove_placeholder().await?;
         }
         None => tracing::warn!(
             seq = item.seq,
             "an outbox item of an unknown kind was skipped"
         ),
     }
-    delivery.ack(item.parts_done, Vec::new(), false, true).await
+    delivery.ack(parts_done, Vec::new(), false, true).await
+}
+
+/// Until when an item stored at `created_at` (RFC 3339; unreadable: now) is retried.
+fn retry_until(created_at: &str, now: DateTime<Utc>) -> Instant {
+    let age = DateTime::parse_from_rfc3339(created_at)
+        .ok()
+        .and_then(|t| (now - t.with_timezone(&Utc)).to_std().ok())
+        .unwrap_or_default();
+    Instant::now() + MAX_RETRY_AGE.saturating_sub(age)
 }
 
 /// Shows `html` in place of the placeholder when there is one, else as new message(s) split like
@@ -97,22 +186,29 @@ struct Item<'a> {
     reply_to: Option<MessageId>,
     placeholder: Option<MessageId>,
     shutdown: &'a CancellationToken,
+    unacked: &'a Unacked,
+    /// Transient failures are retried until then.
+    retry_until: Instant,
 }
 
 impl Item<'_> {
-    /// Sends the parts from `parts_done` on, acknowledging each, then removes the placeholder.
-    async fn answer(&self, done: pb::TurnCompleted, parts_done: u32) -> Result<(), End> {
+    /// Sends the parts from `parts_done` on (`parts_failed` of the done ones were refused),
+    /// acknowledging each; then the notice when something was refused, and removes the
+    /// placeholder (unless the notice took its place).
+    async fn answer(
+        &self,
+        done: pb::TurnCompleted,
+        parts_done: u32,
+        parts_failed: u32,
+    ) -> Result<(), End> {
         let texts = self.app.texts();
         let telegram = self.app.telegram();
         let chunks = render::render(&done.text);
         if chunks.is_empty() {
-            show(
-                self.app,
-                self.placeholder,
-                texts.empty_answer(),
-                self.reply_to,
-            )
-            .await;
+            if parts_done == 0 {
+                self.show_part(1, texts.empty_answer(), self.placeholder, self.reply_to)
+                    .await?;
+            }
             return Ok(());
         }
         let skip = parts_done as usize;
@@ -132,7 +228,7 @@ impl Item<'_> {
             from = skip,
             "delivering an answer"
         );
-        let (mut sent, mut failed) = (0, 0);
+        let mut failed = parts_failed as usize;
         for (index, chunk) in chunks.iter().enumerate().skip(skip) {
             let reply_to = if index == 0 { self.reply_to } else { None };
             let part = part_number(index);
@@ -140,10 +236,7 @@ impl Item<'_> {
                 .attempt(|| telegram.send_chunk(chunk, reply_to))
                 .await?
             {
-                Ok(id) => {
-                    sent += 1;
-                    self.ack(part, vec![i64::from(id.0)], false, false).await?;
-                }
+                Ok(id) => self.ack(part, vec![i64::from(id.0)], false, false).await?,
                 Err(e) => {
                     failed += 1;
                     tracing::error!(error = %e, seq = self.seq, chunk = index + 1, of = chunks.len(), "a chunk of the answer was refused for good");
@@ -151,72 +244,155 @@ impl Item<'_> {
                 }
             }
         }
-        if let Some(ogg) = done.voice_reply.filter(|v| !v.is_empty())
-            && skip <= chunks.len()
-        {
+        let voice = done.voice_reply.filter(|v| !v.is_empty());
+        let mut parts = chunks.len();
+        if let Some(ogg) = voice {
+            parts += 1;
             let part = part_number(chunks.len());
-            match self
-                .attempt(|| telegram.send_voice(ogg.clone(), self.reply_to))
-                .await?
-            {
-                Ok(id) => self.ack(part, vec![i64::from(id.0)], false, false).await?,
-                Err(e) => {
-                    tracing::warn!(error = %e, "the voice reply was refused");
-                    self.ack(part, Vec::new(), true, false).await?;
+            if part > parts_done {
+                match self
+                    .attempt(|| telegram.send_voice(ogg.clone(), self.reply_to))
+                    .await?
+                {
+                    Ok(id) => self.ack(part, vec![i64::from(id.0)], false, false).await?,
+                    Err(e) => {
+                        failed += 1;
+                        tracing::error!(error = %e, seq = self.seq, "the voice reply was refused for good");
+                        self.ack(part, Vec::new(), true, false).await?;
+                    }
                 }
             }
         }
-        if failed > 0 && sent == 0 && skip == 0 {
-            // Nothing arrived: the placeholder itself says so.
-            let html = texts.delivery_failed(failed, chunks.len());
-            show(self.app, self.placeholder, &html, self.reply_to).await;
-            return Ok(());
-        }
+        // Nothing arrived: the placeholder itself says so (and stays).
+        let nothing_arrived = failed == parts;
         if failed > 0 {
-            let html = texts.delivery_failed(failed, chunks.len());
-            show(self.app, None, &html, None).await;
+            let part = part_number(parts);
+            if part > parts_done {
+                let html = texts.delivery_failed(failed, parts);
+                let (instead_of, reply_to) = if nothing_arrived {
+                    (self.placeholder, self.reply_to)
+                } else {
+                    (None, None)
+                };
+                self.show_part(part, &html, instead_of, reply_to).await?;
+            }
         }
-        self.remove_placeholder().await;
-        tracing::info!(seq = self.seq, chunks = chunks.len(), "answer delivered");
+        if !(nothing_arrived && self.placeholder.is_some()) {
+            self.remove_placeholder().await?;
+        }
+        tracing::info!(
+            seq = self.seq,
+            chunks = chunks.len(),
+            failed,
+            "answer delivered"
+        );
         Ok(())
     }
 
-    /// Sends a file (images Telegram shows as photos, anything else as a document) as part 1.
-    async fn file(&self, file: pb::OutboxFile) -> Result<(), End> {
-        let photo = is_photo(&file.file_name, file.data.len());
-        tracing::info!(
-            seq = self.seq,
-            bytes = file.data.len(),
-            photo,
-            "delivering a file"
-        );
+    /// Sends a file (images Telegram shows as photos, anything else as a document) as part 1;
+    /// when it is refused, part 2 tells the owner.
+    async fn file(&self, file: pb::OutboxFile, parts_done: u32) -> Result<(), End> {
+        if parts_done == 0 {
+            let photo = is_photo(&file.file_name, file.data.len());
+            tracing::info!(
+                seq = self.seq,
+                bytes = file.data.len(),
+                photo,
+                "delivering a file"
+            );
+            let telegram = self.app.telegram();
+            match self
+                .attempt(|| {
+                    telegram.send_file(&file.file_name, file.data.clone(), &file.caption, photo)
+                })
+                .await?
+            {
+                Ok(id) => return self.ack(1, vec![i64::from(id.0)], false, false).await,
+                Err(e) => {
+                    tracing::error!(error = %e, seq = self.seq, "a file was refused for good");
+                    self.ack(1, Vec::new(), true, false).await?;
+                }
+            }
+        } else if parts_done >= 2 {
+            return Ok(());
+        }
+        // Part 1 was refused (now or before a replay): the notice is part 2.
+        let html = self.app.texts().delivery_failed(1, 1);
+        self.show_part(2, &html, None, None).await
+    }
+
+    /// Shows `html` as part `part`: in place of `instead_of` (a placeholder) when given and
+    /// Telegram takes the edit, else as new message(s) replying to `reply_to`; retried like
+    /// every part, then acknowledged (as failed when Telegram refused it for good).
+    async fn show_part(
+        &self,
+        part: u32,
+        html: &str,
+        instead_of: Option<MessageId>,
+        reply_to: Option<MessageId>,
+    ) -> Result<(), End> {
         let telegram = self.app.telegram();
-        match self
-            .attempt(|| {
-                telegram.send_file(&file.file_name, file.data.clone(), &file.caption, photo)
-            })
-            .await?
-        {
-            Ok(id) => self.ack(1, vec![i64::from(id.0)], false, false).await,
+        if let Some(id) = instead_of {
+            match self.attempt(|| telegram.edit_html(id, html)).await? {
+                Ok(()) => return self.ack(part, vec![i64::from(id.0)], false, false).await,
+                Err(e) => tracing::warn!(error = %e, "placeholder edit failed; sending instead"),
+            }
+        }
+        match self.attempt(|| telegram.send_text(html, reply_to)).await? {
+            Ok(id) => self.ack(part, vec![i64::from(id.0)], false, false).await,
             Err(e) => {
-                tracing::error!(error = %e, seq = self.seq, "a file was refused for good");
-                let html = self.app.texts().delivery_failed(1, 1);
-                show(self.app, None, &html, None).await;
-                self.ack(1, Vec::new(), true, false).await
+                tracing::error!(error = %e, seq = self.seq, part, "a notice for the owner was refused for good");
+                self.ack(part, Vec::new(), true, false).await
             }
         }
     }
 
-    async fn remove_placeholder(&self) {
-        if let Some(id) = self.placeholder
-            && let Err(e) = self.app.telegram().delete(id).await
+    /// [`Item::show_part`] with `buttons` under the text (in place of `instead_of` when
+    /// Telegram takes the edit, else as a new message replying to the item's message).
+    async fn show_part_with(
+        &self,
+        part: u32,
+        html: &str,
+        instead_of: Option<MessageId>,
+        buttons: Option<InlineKeyboardMarkup>,
+    ) -> Result<(), End> {
+        let Some(buttons) = buttons else {
+            return self.show_part(part, html, instead_of, self.reply_to).await;
+        };
+        let telegram = self.app.telegram();
+        if let Some(id) = instead_of {
+            match self
+                .attempt(|| telegram.edit_html_with_buttons(id, html, &buttons))
+                .await?
+            {
+                Ok(()) => return self.ack(part, vec![i64::from(id.0)], false, false).await,
+                Err(e) => tracing::warn!(error = %e, "placeholder edit failed; sending instead"),
+            }
+        }
+        match self
+            .attempt(|| telegram.send_with_buttons(html, self.reply_to, buttons.clone()))
+            .await?
         {
-            tracing::warn!(error = %e, "the placeholder could not be deleted");
+            Ok(id) => self.ack(part, vec![i64::from(id.0)], false, false).await,
+            Err(e) => {
+                tracing::error!(error = %e, seq = self.seq, part, "a notice for the owner was refused for good");
+                self.ack(part, Vec::new(), true, false).await
+            }
         }
     }
 
-    /// Runs `send` until it succeeds or fails for good, backing off between transient failures;
-    /// `Err` at shutdown.
+    /// Deletes the placeholder (retried; one already gone counts as deleted).
+    async fn remove_placeholder(&self) -> Result<(), End> {
+        if let Some(id) = self.placeholder
+            && let Err(e) = self.attempt(|| self.app.telegram().delete(id)).await?
+        {
+            tracing::warn!(error = %e, "the placeholder could not be deleted");
+        }
+        Ok(())
+    }
+
+    /// Runs `send` until it succeeds or fails for good, backing off between transient failures
+    /// while the item is young (then the last failure counts as final); `Err` at shutdown.
     async fn attempt<T, F, Fut>(&self, send: F) -> Result<Result<T, SendError>, End>
     where
         F: Fn() -> Fut,
@@ -230,6 +406,10 @@ impl Item<'_> {
             match send().await {
                 Ok(value) => return Ok(Ok(value)),
                 Err(e) if e.is_permanent() => return Ok(Err(e)),
+                Err(e) if Instant::now() + pause > self.retry_until => {
+                    tracing::error!(error = %e, seq = self.seq, "Telegram kept failing for as long as the item may wait; giving the part up");
+                    return Ok(Err(e));
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, retry_in_s = pause.as_secs(), "Telegram failed; the part will be sent again");
                 }
@@ -242,7 +422,8 @@ impl Item<'_> {
         }
     }
 
-    /// Tells agentd how far the item got; `Err(End::Broken)` when it could not be recorded.
+    /// Tells agentd how far the item got; `Err(End::Broken)` when it could not be recorded
+    /// (the ack is kept and sent first when the item is replayed).
     async fn ack(
         &self,
         parts_done: u32,
@@ -250,15 +431,19 @@ impl Item<'_> {
         failed: bool,
         done: bool,
     ) -> Result<(), End> {
-        let request = pb::AckRequest {
+        self.send_ack(pb::AckRequest {
             seq: self.seq,
             parts_done,
             message_ids,
             failed,
             done,
-        };
+        })
+        .await
+    }
+
+    async fn send_ack(&self, request: pb::AckRequest) -> Result<(), End> {
         let result = match self.app.agentd().client().await {
-            Ok(mut client) => client.ack(request).await.map(|_| ()).map_err(|s| {
+            Ok(mut client) => client.ack(request.clone()).await.map(|_| ()).map_err(|s| {
                 if crate::agentd::is_transport_failure(&s) {
                     self.app.agentd().lost();
                 }
@@ -267,7 +452,8 @@ impl Item<'_> {
             Err(e) => Err(e.to_string()),
         };
         result.map_err(|e| {
-            tracing::warn!(error = %e, seq = self.seq, parts_done, "an ack was not recorded; resubscribing");
+            tracing::warn!(error = %e, seq = self.seq, parts_done = request.parts_done, "an ack was not recorded; kept for the replay, resubscribing");
+            self.unacked.keep(request);
             End::Broken
         })
     }
@@ -284,4 +470,70 @@ fn is_photo(name: &str, len: usize) -> bool {
 /// The part count after part `index`.
 fn part_number(index: usize) -> u32 {
     u32::try_from(index + 1).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(seq: u64, parts_done: u32, failed: bool, done: bool) -> pb::AckRequest {
+        pb::AckRequest {
+            seq,
+            parts_done,
+            message_ids: vec![],
+            failed,
+            done,
+        }
+    }
+
+    #[test]
+    fn a_kept_ack_moves_the_replay_past_the_part_telegram_accepted() {
+        // agentd recorded 1 part; the ack of part 2 was lost: the replay starts after part 2.
+        let resumed = resume(1, 0, &ack(5, 2, false, false)).unwrap();
+        assert_eq!(
+            resumed,
+            Resume {
+                parts_done: 2,
+                parts_failed: 0,
+                done: false
+            }
+        );
+        // A refused part kept as failed counts for the notice.
+        let resumed = resume(1, 1, &ack(5, 2, true, false)).unwrap();
+        assert_eq!(resumed.parts_failed, 2);
+        // A lost final ack finishes the item without sending anything again.
+        assert!(resume(3, 0, &ack(5, 3, false, true)).unwrap().done);
+        // agentd had recorded it after all: nothing to resend.
+        assert_eq!(resume(2, 0, &ack(5, 2, false, false)), None);
+        assert_eq!(resume(3, 0, &ack(5, 2, false, false)), None);
+    }
+
+    #[test]
+    fn a_kept_ack_is_used_only_by_its_own_item_and_only_once() {
+        let unacked = Unacked::default();
+        unacked.keep(ack(7, 2, false, false));
+        assert_eq!(unacked.take(8), None);
+        assert_eq!(unacked.take(7), None, "dropped once another item came");
+        unacked.keep(ack(7, 2, false, false));
+        assert_eq!(unacked.take(7).map(|a| a.parts_done), Some(2));
+        assert_eq!(unacked.take(7), None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_item_is_retried_for_an_hour_after_it_was_stored() {
+        let now = Utc::now();
+        let fresh = retry_until(&now.to_rfc3339(), now);
+        assert_eq!(fresh - Instant::now(), MAX_RETRY_AGE);
+        let older = (now - chrono::TimeDelta::minutes(50)).to_rfc3339();
+        assert_eq!(
+            retry_until(&older, now) - Instant::now(),
+            Duration::from_secs(600)
+        );
+        let stale = (now - chrono::TimeDelta::hours(3)).to_rfc3339();
+        assert_eq!(retry_until(&stale, now), Instant::now());
+        assert_eq!(
+            retry_until("not a time", now) - Instant::now(),
+            MAX_RETRY_AGE
+        );
+    }
 }

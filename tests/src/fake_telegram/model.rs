@@ -103,6 +103,9 @@ pub enum Failure {
     Api { code: u16, description: String },
     /// The connection breaks mid-answer (teloxide reports `RequestError::Network`).
     Disconnect,
+    /// A proxy's HTML error page with this status (e.g. 502, 503) instead of the Bot API's JSON
+    /// (teloxide reports `RequestError::InvalidJson`).
+    Page(u16),
 }
 
 pub(crate) type Predicate = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
@@ -113,6 +116,8 @@ pub(crate) struct Injection {
     pub when: Option<Predicate>,
     pub failure: Failure,
     pub remaining: u32,
+    /// A window's end: the injection matches every call until then (and is then dropped).
+    pub until: Option<std::time::Instant>,
 }
 
 /// Takes the failure of the first injection matching this call, if any.
@@ -121,6 +126,8 @@ pub(crate) fn take_injected(
     method: &str,
     params: &Value,
 ) -> Option<Failure> {
+    let now = std::time::Instant::now();
+    injections.retain(|i| i.until.is_none_or(|until| now < until));
     let index = injections.iter().position(|i| {
         i.method == method && i.remaining > 0 && i.when.as_ref().is_none_or(|when| when(params))
     })?;

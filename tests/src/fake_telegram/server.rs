@@ -12,7 +12,8 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::Shared;
-use super::model::{Call, DOWNLOAD, take_injected};
+use super::hold::{self, take_hold};
+use super::model::{Call, DOWNLOAD, Failure, take_injected};
 use super::wire::{self, ApiError};
 use super::{methods, multipart, polling};
 
@@ -68,6 +69,10 @@ async fn api_call(
     };
     if let Some(response) = injected(shared, &method, &params) {
         return response;
+    }
+    let held = take_hold(&mut shared.holds(), &method, &params);
+    if let Some(held) = held {
+        hold::wait(&held).await;
     }
     let outcome = if method == "getupdates" {
         polling::get_updates(shared, &params).await
@@ -136,6 +141,9 @@ fn injected(shared: &Shared, method: &str, params: &Value) -> Option<Response> {
         return Some(wire::broken_response());
     };
     shared.record(failed(method, params.clone(), &error, true));
+    if let Failure::Page(status) = failure {
+        return Some(wire::page_response(status));
+    }
     Some(error.response())
 }
 

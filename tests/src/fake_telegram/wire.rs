@@ -60,6 +60,7 @@ impl ApiError {
             Failure::BadRequest(detail) => ApiError::bad_request(detail),
             Failure::ServerError => ApiError::new(500, "Internal Server Error"),
             Failure::Api { code, description } => ApiError::new(*code, description),
+            Failure::Page(code) => ApiError::new(*code, "an HTML error page"),
             Failure::Disconnect => return None,
         })
     }
@@ -91,6 +92,23 @@ fn json_response(status: u16, body: &Value) -> Response {
         .status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
         .header(header::CONTENT_TYPE, "application/json")
         .body(Body::from(body.to_string()))
+        .expect("a valid response")
+}
+
+/// A proxy's HTML error page with `status` (not the Bot API's JSON).
+pub(crate) fn page_response(status: u16) -> Response {
+    let code = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
+    let title = format!(
+        "{} {}",
+        code.as_u16(),
+        code.canonical_reason().unwrap_or("Error")
+    );
+    Response::builder()
+        .status(code)
+        .header(header::CONTENT_TYPE, "text/html")
+        .body(Body::from(format!(
+            "<html>\r\n<head><title>{title}</title></head>\r\n<body>\r\n<center><h1>{title}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
+        )))
         .expect("a valid response")
 }
 

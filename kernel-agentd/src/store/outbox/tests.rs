@@ -2,6 +2,7 @@
 //! pruned, counted.
 
 use super::*;
+use crate::store::running_turns::{CutOffTurn, Destination};
 
 async fn store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
@@ -184,4 +185,84 @@ async fn an_answer_keeps_its_reasoning_and_one_without_reads_as_none() {
     let pending = store.pending_outbox(0).await.unwrap();
     assert_eq!(pending[0].body, thought.body);
     assert_eq!(pending[1].body, answer("t2", "two").body);
+}
+
+#[tokio::test]
+async fn a_replayed_item_says_how_many_of_its_parts_were_refused() {
+    let (_dir, store) = store().await;
+    let s = store.create_session("p", "m").await.unwrap();
+    let seq = store
+        .append_with_outbox(s.id, &[], &answer("t1", "one"))
+        .await
+        .unwrap();
+    let refused = Ack {
+        seq,
+        parts_done: 1,
+        failed: true,
+        ..Ack::default()
+    };
+    // Recorded once however often it is sent (a kept ack resent after a resubscription).
+    store.ack_outbox(&refused).await.unwrap();
+    store.ack_outbox(&refused).await.unwrap();
+    let sent = Ack {
+        seq,
+        parts_done: 2,
+        message_ids: vec![5],
+        ..Ack::default()
+    };
+    store.ack_outbox(&sent).await.unwrap();
+    let item = &store.pending_outbox(0).await.unwrap()[0];
+    assert_eq!((item.parts_done, item.parts_failed), (2, 1));
+}
+
+fn notice(turn: &CutOffTurn) -> NewItem {
+    NewItem {
+        turn_id: turn.turn_id.clone(),
+        body: ItemBody::Cancelled,
+        reply_to: turn.to.reply_to,
+        placeholder: turn.to.placeholder,
+    }
+}
+
+#[tokio::test]
+async fn a_turn_without_an_outcome_is_reported_once_and_runs_again_once() {
+    let (_dir, store) = store().await;
+    let s = store.create_session("p", "m").await.unwrap();
+    let to = Destination {
+        reply_to: Some(7),
+        placeholder: None,
+    };
+    for turn in ["cut", "done"] {
+        store
+            .append_user_message(s.id, &Message::user_text(turn), turn, &[], Some(to))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    store.set_outbox_placeholder("cut", 8).await.unwrap();
+    // "done" got its outcome: it is no longer running.
+    let done = NewItem {
+        turn_id: "done".into(),
+        body: ItemBody::Cancelled,
+        reply_to: Some(7),
+        placeholder: None,
+    };
+    store.append_with_outbox(s.id, &[], &done).await.unwrap();
+
+    let reported = store.report_cut_off_turns(notice).await.unwrap();
+    assert_eq!(reported.len(), 1);
+    assert_eq!(reported[0].1.turn_id, "cut");
+    assert_eq!(reported[0].1.placeholder, Some(8));
+    assert!(store.report_cut_off_turns(notice).await.unwrap().is_empty());
+
+    assert_eq!(store.claim_rerun("done").await.unwrap(), None);
+    assert_eq!(store.claim_rerun("forged-1").await.unwrap(), None);
+    let claimed = store.claim_rerun("cut").await.unwrap().unwrap();
+    assert_eq!(claimed.message.text(), "cut");
+    assert_eq!(claimed.to.reply_to, Some(7));
+    assert_eq!(store.claim_rerun("cut").await.unwrap(), None);
+    // Given back (another turn ran): claimable again, once.
+    store.release_rerun("cut").await.unwrap();
+    assert!(store.claim_rerun("cut").await.unwrap().is_some());
+    assert_eq!(store.claim_rerun("cut").await.unwrap(), None);
 }

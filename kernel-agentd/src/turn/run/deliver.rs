@@ -46,7 +46,8 @@ impl Turn {
                 | TurnEvent::Answered { .. }
                 // Approvals reach subscribers from the approvals service itself.
                 | TurnEvent::ApprovalRequested(_)
-                | TurnEvent::ApprovalClosed { .. } => {}
+                | TurnEvent::ApprovalClosed { .. }
+                | TurnEvent::AlreadyTaken { .. } => {}
             }
         }
     }
@@ -83,6 +84,17 @@ impl Turn {
             }
             return outcome;
         };
+        if let Err(Stop::AlreadyTaken(taken)) = &outcome {
+            // Another request took the owner's messages: it owns the outcome; this turn has none.
+            self.turns.inner.outbox.abandon_turn(
+                &self.id,
+                TurnEvent::AlreadyTaken {
+                    keys: taken.keys.clone(),
+                    turn_id: taken.turn_id.clone(),
+                },
+            );
+            return outcome;
+        }
         let body = match &outcome {
             Ok(text) => ItemBody::Answer {
                 text: text.clone(),
@@ -93,7 +105,7 @@ impl Turn {
                 message: message.clone(),
                 reason: reason.clone(),
             },
-            Err(Stop::Cancelled) => ItemBody::Cancelled,
+            Err(Stop::Cancelled | Stop::AlreadyTaken(_)) => ItemBody::Cancelled,
         };
         let item = NewItem {
             turn_id: self.id.clone(),

@@ -1,0 +1,118 @@
+//! Owner turns an agentd crash cut off: at start, each turn still recorded as running
+//! (`store::running_turns`) becomes an outbox item telling the owner its answer was cut off
+//! (a `Failed` item with reason `TURN_CUT_OFF`; kernel-tg adds a button to run it again), and
+//! [`Turns::rerun`] runs its stored message again, once, as a new owner turn.
+
+use super::{IntakeKeys, TurnEvent, Turns, UserInput};
+use crate::error::ApiError;
+use crate::failure::FailReason;
+use crate::outbox::{ItemBody, NewItem, OwnerDelivery};
+
+/// The reason of a cut-off turn's item.
+pub const TURN_CUT_OFF: &str = "TURN_CUT_OFF";
+
+/// The English message of a cut-off turn's item (clients say it from the reason).
+const CUT_OFF_MESSAGE: &str =
+    "the answer was cut off: kernel-agentd stopped before the turn ended; it can be run again";
+
+/// What [`Turns::rerun`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rerun {
+    /// The message runs again as turn `turn_id` (its outcome arrives through the outbox).
+    Started { turn_id: String },
+    /// Another turn runs; nothing changed.
+    Busy,
+}
+
+impl Turns {
+    /// Reports every owner turn an agentd crash cut off as an outbox item for the owner (call
+    /// once at start, before any turn runs); how many there were.
+    pub async fn report_cut_off(&self) -> Result<usize, ApiError> {
+        let inner = &self.inner;
+        let stored = inner
+            .store
+            .report_cut_off_turns(|turn| NewItem {
+                turn_id: turn.turn_id.clone(),
+                body: ItemBody::Failed {
+                    message: CUT_OFF_MESSAGE.to_owned(),
+                    reason: FailReason {
+                        reason: TURN_CUT_OFF.to_owned(),
+                        args: Default::default(),
+                    },
+                },
+                reply_to: turn.to.reply_to,
+                placeholder: turn.to.placeholder,
+            })
+            .await
+            .map_err(ApiError::internal)?;
+        let count = stored.len();
+        for (seq, item) in stored {
+            tracing::warn!(seq, turn = %item.turn_id, "an owner turn was cut off by a crash; the owner is told");
+            inner.outbox.stored(seq, item);
+        }
+        Ok(count)
+    }
+
+    /// Runs the message of cut-off turn `turn_id` again as a new owner turn replying where the
+    /// old one would have. An unknown, forged or already re-run id is refused (`NotFound`) and
+    /// changes nothing; while another turn runs, nothing changes either.
+    pub async fn rerun(&self, turn_id: &str) -> Result<Rerun, ApiError> {
+        let inner = &self.inner;
+        let not_found = || {
+            ApiError::NotFound(
+                "no cut-off turn with that id (it was run again already, or never cut off)"
+                    .to_owned(),
+            )
+        };
+        if turn_id.is_empty() || turn_id.len() > 128 {
+            return Err(not_found());
+        }
+        let Some(claimed) = inner
+            .store
+            .claim_rerun(turn_id)
+            .await
+            .map_err(ApiError::internal)?
+        else {
+            return Err(not_found());
+        };
+        let release = || async {
+            if let Err(e) = inner.store.release_rerun(turn_id).await {
+                tracing::error!(error = %e, "cannot give a cut-off turn back");
+            }
+        };
+        let input = UserInput::text(claimed.message.text());
+        let accepted = match input.accept(inner.media.locale(), false) {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                release().await;
+                return Err(e);
+            }
+        };
+        let delivery = OwnerDelivery {
+            reply_to: claimed.to.reply_to,
+            placeholder: None,
+        };
+        let started = self
+            .try_start(accepted, Some(delivery), IntakeKeys::default())
+            .await;
+        let mut events = match started {
+            Ok(Ok(events)) => events,
+            Ok(Err(_busy)) => {
+                release().await;
+                return Ok(Rerun::Busy);
+            }
+            Err(e) => {
+                release().await;
+                return Err(e);
+            }
+        };
+        let turn_id_new = match events.recv().await {
+            Some(TurnEvent::Started { turn_id, .. }) => turn_id,
+            _ => String::new(),
+        };
+        tracing::info!(cut_off = turn_id, turn = %turn_id_new, "a cut-off turn runs again");
+        Ok(Rerun::Started {
+            turn_id: turn_id_new,
+        })
+    }
+}

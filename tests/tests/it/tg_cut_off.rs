@@ -1,0 +1,157 @@
+//! An owner turn cut off by an agentd crash leaves a trace: after a SIGKILL mid-turn and a
+//! restart the owner gets the cut-off notice with a button, pressing it runs the message again
+//! and the answer arrives; a press while another turn runs changes nothing; a stale or forged
+//! id (grpcurl `RerunTurn`) is refused with NOT_FOUND and runs nothing.
+
+use kernel_common::config::Locale;
+use kernel_tg::texts::Texts;
+use tests::fake_llm::Script;
+use tests::fake_telegram::{OWNER_ID, SentMessage};
+use tests::process::grpcurl;
+use tests::stack::{PROMPT, Stack, reply_target, text_of};
+use tests::wait::eventually;
+
+fn zh() -> Texts {
+    Texts::new(Locale::Zh)
+}
+
+/// Waits for the message showing the cut-off notice; returns it and its button's data.
+async fn cut_off_notice(stack: &Stack) -> (SentMessage, String) {
+    eventually("the cut-off notice with its button", PROMPT, async || {
+        let message = stack
+            .visible()
+            .into_iter()
+            .find(|m| m.text == zh().turn_cut_off())?;
+        let buttons = stack.telegram.buttons(OWNER_ID, message.message_id);
+        let (label, data) = buttons.into_iter().next()?;
+        assert_eq!(label, zh().rerun_button());
+        Some((message, data))
+    })
+    .await
+}
+
+/// Model calls whose request carries `text`.
+fn calls_with(stack: &Stack, text: &str) -> usize {
+    stack
+        .llm
+        .requests()
+        .iter()
+        .filter(|r| r.raw_body.contains(text))
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_cut_off_by_a_crash_is_reported_and_runs_again_on_a_press() {
+    let mut stack = Stack::start().await;
+    let (slow, _never) = Script::hold("an answer the crash cuts off");
+    stack.llm.push(slow);
+    let asked = stack.owner_says("translate the letter, please");
+    stack.llm.wait_requests(1, PROMPT).await;
+    stack.kill_agentd();
+    stack.start_agentd();
+
+    let (notice, data) = cut_off_notice(&stack).await;
+    assert!(data.starts_with("rerun:"), "{data}");
+    assert_eq!(calls_with(&stack, "translate the letter, please"), 1);
+
+    stack.llm.push(Script::text("the letter, translated"));
+    let pressed = stack
+        .telegram
+        .press(OWNER_ID, OWNER_ID, notice.message_id, &data);
+    let answer = stack
+        .telegram
+        .wait_for_call(
+            "sendMessage",
+            |c| c.ok && text_of(c) == "the letter, translated",
+            PROMPT,
+        )
+        .await;
+    assert_eq!(reply_target(&answer), Some(asked));
+    assert_eq!(calls_with(&stack, "translate the letter, please"), 2);
+    let toast = eventually("the press to be answered", PROMPT, async || {
+        stack.telegram.pressed(&pressed)?.answer
+    })
+    .await;
+    assert_eq!(toast.as_deref(), Some(zh().rerun_started()));
+    eventually("the button to go", PROMPT, async || {
+        stack
+            .telegram
+            .buttons(OWNER_ID, notice.message_id)
+            .is_empty()
+    })
+    .await;
+    stack.assert_no_secrets();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_press_while_busy_changes_nothing_and_a_stale_or_forged_id_is_refused() {
+    let mut stack = Stack::start().await;
+    let (slow, _never) = Script::hold("cut off");
+    stack.llm.push(slow);
+    stack.owner_says("count the stars");
+    stack.llm.wait_requests(1, PROMPT).await;
+    stack.kill_agentd();
+    stack.start_agentd();
+    let (notice, data) = cut_off_notice(&stack).await;
+    // Another turn runs: the press is told to wait and changes nothing.
+    let (busy, release) = Script::hold("busy turn answer");
+    stack.llm.push(busy);
+    stack.owner_says("something else");
+    stack.llm.wait_requests(2, PROMPT).await;
+    let first = stack
+        .telegram
+        .press(OWNER_ID, OWNER_ID, notice.message_id, &data);
+    let toast = eventually("the busy press to be answered", PROMPT, async || {
+        stack.telegram.pressed(&first)?.answer
+    })
+    .await;
+    assert_eq!(toast.as_deref(), Some(zh().rerun_busy()));
+    release.release();
+    stack
+        .telegram
+        .wait_for_call(
+            "sendMessage",
+            |c| c.ok && text_of(c) == "busy turn answer",
+            PROMPT,
+        )
+        .await;
+    // Now it runs; the button goes, and the message ran once again, no more.
+    stack.llm.push(Script::text("many stars"));
+    stack
+        .telegram
+        .press(OWNER_ID, OWNER_ID, notice.message_id, &data);
+    stack
+        .telegram
+        .wait_for_call(
+            "sendMessage",
+            |c| c.ok && text_of(c) == "many stars",
+            PROMPT,
+        )
+        .await;
+    assert_eq!(calls_with(&stack, "count the stars"), 2);
+    // The id again (run already) and forged ones: refused, nothing runs.
+    let turn_id = data.strip_prefix("rerun:").unwrap().to_owned();
+    let socket = stack.cfg.socket().display().to_string();
+    let forged = "x".repeat(200);
+    for id in [turn_id.as_str(), "1-1732430000000000", "", forged.as_str()] {
+        let body = serde_json::json!({ "turnId": id }).to_string();
+        let out = grpcurl(&[
+            "-plaintext",
+            "-unix",
+            "-authority",
+            "localhost",
+            "-d",
+            &body,
+            &socket,
+            "kernel.v1.Agent/RerunTurn",
+        ]);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!out.status.success() && text.contains("NotFound"), "{text}");
+    }
+    assert_eq!(calls_with(&stack, "count the stars"), 2);
+    stack.assert_no_secrets();
+}
