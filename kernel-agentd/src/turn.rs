@@ -84,7 +84,13 @@ pub const MAX_TOOL_CALLS: usize = 25;
 #[derive(Debug, Clone, PartialEq)]
 pub enum TurnEvent {
     /// The turn was accepted (first event).
-    Started { session_id: i64, turn_id: String },
+    /// `left_out`: attachments of the message refused one by one and left out (worded in
+    /// `general.locale`), the rest running.
+    Started {
+        session_id: i64,
+        turn_id: String,
+        left_out: Vec<String>,
+    },
     /// A piece of answer text.
     TextDelta(String),
     /// A tool call began; `input_summary` is one redacted line of at most 120 characters.

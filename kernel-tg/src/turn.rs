@@ -242,6 +242,16 @@ pub async fn hand_over(app: &App, ready: &Ready, late: bool) -> Outcome {
             event: Some(Event::Started(started)),
         })) => {
             tracing::info!(session_id = started.session_id, turn_id = %started.turn_id, messages = ready.bundle.parts.len(), "turn started");
+            if !started.left_out.is_empty() {
+                // agentd refused some attachments of the burst one by one (worded in the owner's
+                // language, plain text); the rest runs.
+                let lines: Vec<String> = started
+                    .left_out
+                    .iter()
+                    .map(|line| crate::texts::escape_html(line))
+                    .collect();
+                app.say(&texts.left_out(&lines), Some(reply_to)).await;
+            }
         }
         Some(Ok(pb::ChatEvent {
             event: Some(Event::Busy(busy)),

@@ -168,9 +168,11 @@ pub fn chat_event(event: TurnEvent) -> pb::ChatEvent {
         TurnEvent::Started {
             session_id,
             turn_id,
+            left_out,
         } => Event::Started(pb::TurnStarted {
             session_id,
             turn_id,
+            left_out,
         }),
         TurnEvent::TextDelta(text) => Event::TextDelta(pb::TextDelta { text }),
         TurnEvent::ToolStarted {

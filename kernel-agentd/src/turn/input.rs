@@ -56,6 +56,9 @@ pub struct Accepted {
     pub want_voice_reply: bool,
     /// Content from outside the owner is in it (flagged by the client, or a document).
     pub outside_content: bool,
+    /// Attachments of a message with several (an album, a burst) that were refused one by one
+    /// and left out, the rest running; the model reads a note for each, the owner is told.
+    pub left_out: Vec<Refusal>,
 }
 
 /// One accepted piece of a message.
@@ -103,7 +106,14 @@ impl UserInput {
     /// Checks everything; refusals are worded in `locale`. `voice` says whether `[stt]` is
     /// configured.
     pub fn accept(self, locale: Locale, voice: bool) -> Result<Accepted, ApiError> {
-        self.check(voice).map_err(|r| r.into_error(locale))
+        let mut accepted = self.check(voice).map_err(|r| r.into_error(locale))?;
+        // The model reads what was left out before the rest of the message.
+        let notes = accepted
+            .left_out
+            .iter()
+            .map(|r| Part::Text(left_out_note(&r.message(locale), locale)));
+        accepted.parts.splice(0..0, notes);
+        Ok(accepted)
     }
 
     fn check(self, voice: bool) -> Result<Accepted, Refusal> {
@@ -117,20 +127,28 @@ impl UserInput {
                 .attachments
                 .iter()
                 .any(|a| matches!(a, Attachment::Document { .. }));
+        let several = self.attachments.len() > 1;
         let mut parts = Vec::with_capacity(self.attachments.len() + 1);
+        let mut left_out = Vec::new();
         for attachment in self.attachments {
-            parts.push(accept_attachment(attachment, voice)?);
+            match accept_attachment(attachment, voice) {
+                Ok(part) => parts.push(part),
+                // One bad part of an album or a burst is left out (and named); the rest runs.
+                Err(refusal) if several => left_out.push(refusal),
+                Err(refusal) => return Err(refusal),
+            }
         }
         if !self.text.trim().is_empty() {
             parts.push(Part::Text(self.text));
         }
         if parts.is_empty() {
-            return Err(Refusal::EmptyMessage);
+            return Err(left_out.into_iter().next().unwrap_or(Refusal::EmptyMessage));
         }
         Ok(Accepted {
             parts,
             want_voice_reply: self.want_voice_reply,
             outside_content,
+            left_out,
         })
     }
 
@@ -163,6 +181,14 @@ impl Accepted {
             role: Role::User,
             content,
         }
+    }
+}
+
+/// The note the model reads for an attachment left out (`reason` worded in `locale`).
+pub fn left_out_note(reason: &str, locale: Locale) -> String {
+    match locale {
+        Locale::Zh => format!("[未处理的附件：{reason}]"),
+        Locale::En => format!("[Attachment left out: {reason}]"),
     }
 }
 
@@ -426,6 +452,34 @@ mod tests {
         assert_eq!(
             refused(with(doc("g.txt", &big))),
             Refusal::TooLarge(What::Document)
+        );
+    }
+
+    #[test]
+    fn one_bad_part_of_several_is_left_out_and_noted_a_lone_one_refused() {
+        let mut input = with(doc("a.txt", b"alpha"));
+        input.attachments.push(doc("b.pdf", b"%PDF"));
+        let accepted = input.accept(Locale::En, false).unwrap();
+        assert_eq!(
+            accepted.left_out,
+            vec![Refusal::OfficeFormat { ext: "pdf".into() }]
+        );
+        let note = left_out_note(&accepted.left_out[0].message(Locale::En), Locale::En);
+        assert_eq!(accepted.parts[0], Part::Text(note));
+        assert!(matches!(accepted.parts[1], Part::Document { .. }));
+        assert_eq!(accepted.parts[2], Part::Text("x".into()));
+        assert_eq!(accepted.parts.len(), 3);
+        // Alone, the same document is refused; all parts bad and no text: the first refusal.
+        assert_eq!(
+            refused(with(doc("b.pdf", b"%PDF"))),
+            Refusal::OfficeFormat { ext: "pdf".into() }
+        );
+        let mut all_bad = with(doc("b.pdf", b"%PDF"));
+        all_bad.text.clear();
+        all_bad.attachments.push(doc("c.xyz", b"?"));
+        assert_eq!(
+            refused(all_bad),
+            Refusal::OfficeFormat { ext: "pdf".into() }
         );
     }
 

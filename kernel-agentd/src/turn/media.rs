@@ -53,6 +53,7 @@ mod tests {
                 },
             ],
             want_voice_reply: false,
+            left_out: Vec::new(),
             outside_content: false,
         }
     }

@@ -203,9 +203,16 @@ impl Turn {
     /// Runs the turn to its end and sends the last event.
     pub(super) async fn run(mut self) {
         tracing::info!(provider = %self.model.name, model = %self.model.model, "turn started");
+        let locale = self.turns.inner.media.locale();
+        let left_out = self
+            .input
+            .as_ref()
+            .map(|input| input.left_out.iter().map(|r| r.message(locale)).collect())
+            .unwrap_or_default();
         self.emit(TurnEvent::Started {
             session_id: self.session_id,
             turn_id: self.id.clone(),
+            left_out,
         });
         if let Some(from) = self.model.replaces.clone() {
             self.emit(TurnEvent::FailedOver {

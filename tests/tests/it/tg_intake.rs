@@ -101,6 +101,38 @@ async fn an_album_of_two_documents_is_one_call_with_both() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_album_with_a_document_agentd_cannot_read_runs_the_rest_and_names_it() {
+    let stack = Stack::start().await;
+    stack.llm.push(slow("one file read"));
+    stack.telegram.user_album_documents(
+        OWNER_ID,
+        vec![
+            ("alpha.txt", b"alpha inside".to_vec()),
+            ("report.pdf", b"%PDF-1.7 not text".to_vec()),
+        ],
+        "album-pdf",
+    );
+    let visible = stack.turn_done().await;
+    let texts: Vec<&str> = visible.iter().map(|m| m.text.as_str()).collect();
+    assert!(texts.contains(&"one file read"), "{texts:#?}");
+    let notice = texts
+        .iter()
+        .find(|t| t.contains("未处理") && t.contains("pdf"))
+        .unwrap_or_else(|| panic!("a reply naming the left-out PDF: {texts:#?}"));
+    assert!(!notice.contains("alpha"), "{notice}");
+    let requests = stack.llm.requests();
+    assert_eq!(requests.len(), 1, "one model call");
+    let body = &requests[0].raw_body;
+    assert!(body.contains("alpha inside"), "{body}");
+    assert!(
+        body.contains("未处理的附件"),
+        "the model reads a note: {body}"
+    );
+    assert!(!body.contains("not text"), "{body}");
+    assert_eq!(busy_replies(&stack), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_users_part_with_the_owners_media_group_is_not_merged() {
     const STRANGER: i64 = 777;
     let stack = Stack::start().await;
