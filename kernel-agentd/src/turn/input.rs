@@ -138,11 +138,15 @@ impl UserInput {
                 Err(refusal) => return Err(refusal),
             }
         }
+        if parts.is_empty() && !left_out.is_empty() {
+            // Every attachment was refused: the message is, as a lone one would be.
+            return Err(left_out.swap_remove(0));
+        }
         if !self.text.trim().is_empty() {
             parts.push(Part::Text(self.text));
         }
         if parts.is_empty() {
-            return Err(left_out.into_iter().next().unwrap_or(Refusal::EmptyMessage));
+            return Err(Refusal::EmptyMessage);
         }
         Ok(Accepted {
             parts,
@@ -475,7 +479,6 @@ mod tests {
             Refusal::OfficeFormat { ext: "pdf".into() }
         );
         let mut all_bad = with(doc("b.pdf", b"%PDF"));
-        all_bad.text.clear();
         all_bad.attachments.push(doc("c.xyz", b"?"));
         assert_eq!(
             refused(all_bad),

@@ -143,10 +143,13 @@ async fn empty_blank_oversized_and_bad_image_messages_are_refused_before_any_mod
             chat("look", vec![image("image/png", vec![])]),
         ),
         (
-            "one bad of two",
+            "two bad of two",
             chat(
                 "look",
-                vec![image("image/png", png.clone()), image("text/html", png)],
+                vec![
+                    image("text/html", png.clone()),
+                    image("application/pdf", png.clone()),
+                ],
             ),
         ),
     ];
@@ -166,6 +169,25 @@ async fn empty_blank_oversized_and_bad_image_messages_are_refused_before_any_mod
     let events = rest(&mut send(&mut h.client, "hello").await).await;
     assert_eq!(completed(&events).text, "fine");
     assert_eq!(fake.requests().len(), 1);
+
+    // One bad attachment of several (an album) is left out and named; the rest runs.
+    fake.push(Script::text("one image seen"));
+    let mut stream = h
+        .client
+        .chat(chat(
+            "look",
+            vec![image("image/png", png.clone()), image("text/html", png)],
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    let events = rest(&mut stream).await;
+    let Some(Event::Started(started)) = events.first() else {
+        panic!("a turn: {events:?}")
+    };
+    assert_eq!(started.left_out.len(), 1, "{started:?}");
+    assert_eq!(completed(&events).text, "one image seen");
+    assert_eq!(fake.requests().len(), 2);
     h.stop().await;
 }
 
