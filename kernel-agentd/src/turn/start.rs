@@ -1,0 +1,245 @@
+//! Entering a turn: `chat` / `chat_for_owner` check the input and take the gate (a busy refusal,
+//! or waiting behind a Kernel turn or a concluding one), `run_for_kernel*` start Kernel's own
+//! turns once the gate is free, `record_for_kernel` stores a round Kernel told the owner outside
+//! a turn, and `start` spawns the `run::Turn`.
+
+use super::*;
+
+impl Turns {
+    /// Starts a turn for `input` and returns its events. Bad input — or an image larger than the
+    /// current provider takes — is refused before the gate (in the owner's language); while
+    /// another turn runs, the events are a single `Busy`.
+    pub async fn chat(&self, input: UserInput) -> Result<TurnEvents, ApiError> {
+        self.chat_for_owner(input, None, IntakeKeys::default())
+            .await
+    }
+
+    /// [`Turns::chat`] for an owner turn when `delivery` is set: its progress is shown to
+    /// `Subscribe` clients and its outcome is queued in the outbox before the last event.
+    /// `keys` are the idempotency keys of the owner messages it carries: when a turn took any of
+    /// them, the events are a single `AlreadyTaken` (checked once the gate is entered, so a
+    /// request refused as busy stores nothing).
+    pub async fn chat_for_owner(
+        &self,
+        input: UserInput,
+        delivery: Option<OwnerDelivery>,
+        keys: IntakeKeys,
+    ) -> Result<TurnEvents, ApiError> {
+        let inner = &self.inner;
+        if let Some(id) = self.answer_question(&input).await {
+            // A message while the model waits for the owner's answer is that answer.
+            let (tx, rx) = mpsc::unbounded_channel();
+            let _ = tx.send(TurnEvent::Answered { id });
+            return Ok(rx);
+        }
+        let media = &inner.media;
+        let input = input.accept(media.locale(), media.stt_configured())?;
+        if let Some(kind) = inner.models.current_kind() {
+            media::check_for_provider(&input, kind).map_err(|r| r.into_error(media.locale()))?;
+        }
+        match self.try_start(input, delivery, keys).await? {
+            Ok(events) => Ok(events),
+            Err(Busy { first_in_window }) => {
+                tracing::info!(first_in_window, "chat refused: a turn is running");
+                Ok(single(TurnEvent::Busy { first_in_window }))
+            }
+        }
+    }
+
+    /// Starts an accepted owner turn unless another owner turn runs. A turn Kernel started (a
+    /// scheduled task) does not make the owner wait for a refusal: the owner's message runs
+    /// right after it; nor does a turn whose answer is already on its way to the owner (a quick
+    /// reply to it must not be refused as busy).
+    pub(super) async fn try_start(
+        &self,
+        input: input::Accepted,
+        delivery: Option<OwnerDelivery>,
+        keys: IntakeKeys,
+    ) -> Result<Result<TurnEvents, Busy>, ApiError> {
+        let inner = &self.inner;
+        let cancel = inner.root.child_token();
+        let permit = match inner.gate.try_enter(cancel.clone()) {
+            Ok(permit) => permit,
+            Err(_) if inner.gate.worth_waiting_for() => {
+                tracing::info!(
+                    "the running turn is Kernel's or concluding; the owner's message waits for it"
+                );
+                match inner
+                    .gate
+                    .enter_when_free(cancel.clone(), Origin::Owner)
+                    .await
+                {
+                    Some(permit) => permit,
+                    None => return Ok(Ok(single(TurnEvent::Cancelled))),
+                }
+            }
+            Err(busy) => return Ok(Err(busy)),
+        };
+        // Under the gate, an earlier turn with these keys has stored them (or never will).
+        if !keys.is_empty()
+            && let Some(taken) = inner
+                .store
+                .taken_keys(keys.as_slice())
+                .await
+                .map_err(ApiError::internal)?
+        {
+            tracing::info!(turn = %taken.turn_id, keys = taken.keys.len(), "chat refused: its messages were taken before");
+            return Ok(Ok(single(TurnEvent::AlreadyTaken {
+                keys: taken.keys,
+                turn_id: taken.turn_id,
+            })));
+        }
+        self.start(permit, cancel, input, delivery, keys)
+            .await
+            .map(Ok)
+    }
+
+    /// Runs a turn Kernel starts on its own (a scheduled task) with `prompt`: it waits for the
+    /// running turn to end instead of being refused, and its outcome reaches the owner through
+    /// the outbox like an owner turn's (with no message to reply to). `None` when shutdown
+    /// came first.
+    pub async fn run_for_kernel(&self, prompt: String) -> Result<Option<TurnEvents>, ApiError> {
+        self.kernel_turn(prompt, false, std::future::ready(true))
+            .await
+    }
+
+    /// [`Turns::run_for_kernel`] for a prompt holding content from outside the owner (a
+    /// background job's output): with `approvals.mode = "untrusted"` its risky actions ask.
+    pub async fn run_for_kernel_outside(
+        &self,
+        prompt: String,
+    ) -> Result<Option<TurnEvents>, ApiError> {
+        self.kernel_turn(prompt, true, std::future::ready(true))
+            .await
+    }
+
+    /// [`Turns::run_for_kernel`], asking `wanted` once the gate is free (before the turn
+    /// starts) whether the turn is still wanted (a scheduled task's run may have been deleted
+    /// with its schedule while it waited); `None` also when it is not.
+    pub async fn run_for_kernel_if(
+        &self,
+        prompt: String,
+        wanted: impl Future<Output = bool> + Send,
+    ) -> Result<Option<TurnEvents>, ApiError> {
+        self.kernel_turn(prompt, false, wanted).await
+    }
+
+    pub(super) async fn kernel_turn(
+        &self,
+        prompt: String,
+        outside_content: bool,
+        wanted: impl Future<Output = bool> + Send,
+    ) -> Result<Option<TurnEvents>, ApiError> {
+        let inner = &self.inner;
+        let input = UserInput {
+            text: prompt,
+            attachments: Vec::new(),
+            want_voice_reply: false,
+            outside_content,
+        }
+        .accept(inner.media.locale(), false)?;
+        let cancel = inner.root.child_token();
+        let Some(permit) = inner
+            .gate
+            .enter_when_free(cancel.clone(), Origin::Kernel)
+            .await
+        else {
+            return Ok(None);
+        };
+        if !wanted.await {
+            return Ok(None);
+        }
+        let delivery = Some(OwnerDelivery::default());
+        self.start(permit, cancel, input, delivery, IntakeKeys::default())
+            .await
+            .map(Some)
+    }
+
+    /// Stores `user` and `assistant` as one round of the current session, with no model call,
+    /// before the next turn starts: once no turn runs (waiting for the gate like a Kernel
+    /// turn), or by that next turn if it is admitted first. What Kernel told the owner outside a
+    /// turn (a background job's result) is thus in the next turn's context. `false` when
+    /// shutdown came first (the next turn still stores it).
+    pub async fn record_for_kernel(
+        &self,
+        user: String,
+        assistant: String,
+    ) -> Result<bool, ApiError> {
+        let inner = &self.inner;
+        self.pending_rounds()
+            .extend([Message::user_text(user), Message::assistant_text(assistant)]);
+        let Some(_permit) = inner
+            .gate
+            .enter_when_free(inner.root.child_token(), Origin::Kernel)
+            .await
+        else {
+            return Ok(false);
+        };
+        self.store_pending_rounds().await?;
+        Ok(true)
+    }
+
+    pub(super) fn pending_rounds(&self) -> std::sync::MutexGuard<'_, Vec<Message>> {
+        self.inner
+            .pending_rounds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Stores the rounds [`Turns::record_for_kernel`] left pending; the caller holds the gate.
+    pub(super) async fn store_pending_rounds(&self) -> Result<(), ApiError> {
+        let rounds = std::mem::take(&mut *self.pending_rounds());
+        if rounds.is_empty() {
+            return Ok(());
+        }
+        let session = self.inner.sessions.current().await?;
+        self.inner
+            .store
+            .append_messages(session.id, &rounds)
+            .await
+            .map_err(ApiError::internal)?;
+        tracing::info!(
+            session = session.id,
+            messages = rounds.len(),
+            "rounds Kernel recorded outside a turn stored"
+        );
+        Ok(())
+    }
+
+    /// Whether a turn runs now.
+    pub fn is_running(&self) -> bool {
+        self.inner.gate.running_origin().is_some()
+    }
+
+    /// Runs an accepted `input` as the turn `permit` admitted (stopped by `cancel`).
+    pub(super) async fn start(
+        &self,
+        permit: gate::Permit,
+        cancel: CancellationToken,
+        input: input::Accepted,
+        delivery: Option<OwnerDelivery>,
+        keys: IntakeKeys,
+    ) -> Result<TurnEvents, ApiError> {
+        let inner = &self.inner;
+        if let Err(e) = self.store_pending_rounds().await {
+            tracing::error!(error = %e, "cannot store the rounds Kernel recorded outside a turn");
+        }
+        let session = inner.sessions.current().await?;
+        let model = inner.models.current()?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let turn = run::Turn::new(run::TurnSetup {
+            turns: self.clone(),
+            permit,
+            events: tx,
+            cancel,
+            session_id: session.id,
+            model,
+            input,
+            delivery,
+            keys,
+        });
+        let span = tracing::info_span!("turn", session = session.id, turn = %turn.id());
+        inner.tasks.spawn(turn.run().instrument(span));
+        Ok(rx)
+    }
+}
