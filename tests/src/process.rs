@@ -6,6 +6,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::Duration;
 
+/// The API key the real Claude Code CLI sends to the fake LLM in the offline tests.
+pub const CLAUDE_CODE_TEST_KEY: &str = "sk-ant-claude-code-test-key-0123456789";
+
 /// Path of a workspace binary built by `cargo build --workspace --bins` (the test command does).
 pub fn bin_path(name: &str) -> PathBuf {
     // target/<profile>/deps/<test-exe> → target/<profile>/<name>
@@ -209,6 +212,29 @@ impl AgentdProcess {
             env,
             "kernel-agentd ready",
         ))
+    }
+
+    /// Starts kernel-agentd to delegate to the real Claude Code CLI offline: the CLI's `HOME` is
+    /// `home`, its API the fake LLM at `llm_url` with [`CLAUDE_CODE_TEST_KEY`], everything that
+    /// would reach the network off, and the test runner's own `ANTHROPIC_*` / `CLAUDE*`
+    /// variables not passed on. Waits for readiness off the runtime.
+    pub async fn start_for_claude_code(config: &Path, home: &Path, llm_url: &str) -> AgentdProcess {
+        let owned: Vec<(&'static str, String)> = vec![
+            ("HOME", home.display().to_string()),
+            ("ANTHROPIC_BASE_URL", llm_url.to_owned()),
+            ("ANTHROPIC_API_KEY", CLAUDE_CODE_TEST_KEY.to_owned()),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_owned()),
+            ("DISABLE_AUTOUPDATER", "1".to_owned()),
+            ("DISABLE_TELEMETRY", "1".to_owned()),
+            ("DISABLE_ERROR_REPORTING", "1".to_owned()),
+        ];
+        let config = config.to_owned();
+        tokio::task::spawn_blocking(move || {
+            let env: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            AgentdProcess::start_without(&config, &["ANTHROPIC_", "CLAUDE"], &env)
+        })
+        .await
+        .expect("kernel-agentd start task")
     }
 
     /// Like [`AgentdProcess::start`], without the inherited variables whose names start with

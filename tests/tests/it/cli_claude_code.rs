@@ -19,12 +19,11 @@ use tests::chat::{completed, turn};
 use tests::config::TestConfig;
 use tests::fake_llm::{FakeLlm, RecordedRequest, Script};
 use tests::harness::unix_channel;
-use tests::process::AgentdProcess;
+use tests::process::{AgentdProcess, CLAUDE_CODE_TEST_KEY};
 
 /// Kernel's model delegates; Claude Code's model then asks for this shell step.
 const BASH_STEP: &str = "git init -q && uname -s > bash_ran.txt";
 /// The key Claude Code sends to the fake (its own credential, not one of Kernel's).
-const CLAUDE_KEY: &str = "sk-ant-claude-code-test-key-0123456789";
 const CLI_SUMMARY: &str = "Initialised git and wrote bash_ran.txt.";
 
 /// `tests/node_modules/.bin/claude`; panics with a hint when `npm ci` has not run.
@@ -67,22 +66,7 @@ async fn delegate_bash_step(args: &[String]) -> Run {
     );
     let cfg = TestConfig::new(&fake.url(), &extra);
     let home = tempfile::tempdir().unwrap();
-    let owned: Vec<(&str, String)> = vec![
-        ("HOME", home.path().display().to_string()),
-        ("ANTHROPIC_BASE_URL", fake.url()),
-        ("ANTHROPIC_API_KEY", CLAUDE_KEY.to_owned()),
-        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_owned()),
-        ("DISABLE_AUTOUPDATER", "1".to_owned()),
-        ("DISABLE_TELEMETRY", "1".to_owned()),
-        ("DISABLE_ERROR_REPORTING", "1".to_owned()),
-    ];
-    let config_path = cfg.path.clone();
-    let agentd = tokio::task::spawn_blocking(move || {
-        let env: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        AgentdProcess::start_without(&config_path, &["ANTHROPIC_", "CLAUDE"], &env)
-    })
-    .await
-    .unwrap();
+    let agentd = AgentdProcess::start_for_claude_code(&cfg.path, home.path(), &fake.url()).await;
     let mut client =
         kernel_proto::v1::agent_client::AgentClient::new(unix_channel(cfg.socket()).await);
 
@@ -141,7 +125,7 @@ async fn the_shipped_args_let_claude_code_run_a_bash_step_in_the_workspace() {
 
     assert_eq!(run.cli_requests.len(), 2, "the Bash call and the summary");
     for r in &run.cli_requests {
-        assert_eq!(r.header("x-api-key"), Some(CLAUDE_KEY));
+        assert_eq!(r.header("x-api-key"), Some(CLAUDE_CODE_TEST_KEY));
     }
     let result = bash_result(&run);
     assert_ne!(result["is_error"], true, "Bash was refused: {result}");

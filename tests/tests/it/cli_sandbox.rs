@@ -227,25 +227,7 @@ async fn claude_code_with_the_shipped_args_writes_only_in_the_workspace() {
     let home = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     let check = check(&cfg);
-    let owned: Vec<(&str, String)> = vec![
-        ("HOME", home.path().display().to_string()),
-        ("ANTHROPIC_BASE_URL", fake.url()),
-        (
-            "ANTHROPIC_API_KEY",
-            "sk-ant-claude-code-test-key-0123456789".to_owned(),
-        ),
-        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_owned()),
-        ("DISABLE_AUTOUPDATER", "1".to_owned()),
-        ("DISABLE_TELEMETRY", "1".to_owned()),
-        ("DISABLE_ERROR_REPORTING", "1".to_owned()),
-    ];
-    let config_path = cfg.path.clone();
-    let agentd = tokio::task::spawn_blocking(move || {
-        let env: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        AgentdProcess::start_without(&config_path, &["ANTHROPIC_", "CLAUDE"], &env)
-    })
-    .await
-    .unwrap();
+    let agentd = AgentdProcess::start_for_claude_code(&cfg.path, home.path(), &fake.url()).await;
     let status = sandboxes(&cfg).await;
     let sandbox = status
         .iter()
