@@ -7,6 +7,9 @@ use std::sync::Mutex;
 use crate::error::ApiError;
 use crate::refusal::{Listed, Refusal};
 
+/// A number of a paged listing whose page was not shown.
+const NOT_SHOWN: i64 = 0;
+
 /// The ids of the latest listing: `#n` is `ids[n - 1]`.
 #[derive(Debug)]
 pub struct Listing {
@@ -31,6 +34,21 @@ impl Listing {
     /// Makes `ids` (in display order) the mapping for `#1..`.
     pub fn set(&self, ids: Vec<i64>) {
         self.ids(|l| *l = ids);
+    }
+
+    /// Makes `ids` (in display order) the mapping for `#first..`, keeping the other numbers of
+    /// earlier pages (a page of a paged listing); `first == 1` starts a new mapping.
+    pub fn set_page(&self, first: u32, ids: &[i64]) {
+        self.ids(|l| {
+            if first <= 1 {
+                l.clear();
+            }
+            let start = (first.max(1) - 1) as usize;
+            if l.len() < start + ids.len() {
+                l.resize(start + ids.len(), NOT_SHOWN);
+            }
+            l[start..start + ids.len()].copy_from_slice(ids);
+        });
     }
 
     /// The id behind `#number`.
@@ -71,6 +89,7 @@ fn resolve(listing: &[i64], number: u32, what: Listed) -> Result<i64, ApiError> 
     (number as usize)
         .checked_sub(1)
         .and_then(|i| listing.get(i).copied())
+        .filter(|&id| id != NOT_SHOWN)
         .ok_or_else(|| {
             Refusal::NotInListing {
                 number,
@@ -112,6 +131,20 @@ mod tests {
         ));
         assert_eq!(listing.number_of(20), 2);
         assert_eq!(listing.number_of(99), 0);
+    }
+
+    #[test]
+    fn pages_keep_the_numbers_shown_on_other_pages() {
+        let listing = Listing::new(Listed::Memories);
+        listing.set_page(41, &[9, 8]);
+        assert_eq!(listing.resolve(42).unwrap(), 8);
+        assert!(listing.resolve(1).is_err(), "page 1 was not shown");
+        listing.set_page(21, &[19, 18]);
+        assert_eq!(listing.resolve(21).unwrap(), 19);
+        assert_eq!(listing.resolve(41).unwrap(), 9);
+        listing.set_page(1, &[50]);
+        assert_eq!(listing.resolve(1).unwrap(), 50);
+        assert!(listing.resolve(41).is_err(), "page 1 starts over");
     }
 
     #[test]

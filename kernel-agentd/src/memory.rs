@@ -9,6 +9,7 @@
 
 mod dot;
 pub mod embeddings;
+pub mod exact;
 pub mod hybrid;
 mod listing;
 mod recall;
@@ -28,7 +29,7 @@ use crate::store::{Store, StoreError};
 use segment::Combine;
 
 pub use crate::store::memory::MemoryRow;
-pub use listing::{LISTING_LIMIT, MemoryInfo};
+pub use listing::{LISTING_LIMIT, MemoryInfo, MemoryPage, PAGE_SIZE};
 pub use tools::{TOOL_NAMES, register_tools};
 
 /// Longest memory text, in characters.

@@ -345,4 +345,13 @@ impl pb::agent_server::Agent for AgentService {
             .await
             .map(Response::new)
     }
+
+    async fn list_memories_page(
+        &self,
+        req: Request<pb::ListMemoriesPageRequest>,
+    ) -> RpcResult<pb::ListMemoriesPageResponse> {
+        self.list_memories_page_rpc(req.into_inner())
+            .await
+            .map(Response::new)
+    }
 }

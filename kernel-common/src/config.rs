@@ -475,7 +475,18 @@ pub struct EmbeddingsConfig {
     /// How long the per-turn recall waits for the query's vector (`recall_budget_ms`, default
     /// [`DEFAULT_RECALL_BUDGET`]); over it, that turn's recall is lexical.
     pub recall_budget: std::time::Duration,
+    /// A hit found only by meaning whose cosine is below this is dropped (`min_similarity`,
+    /// default [`DEFAULT_E5_MIN_SIMILARITY`] for a model whose name contains `e5`, else
+    /// [`DEFAULT_MIN_SIMILARITY`]).
+    pub min_similarity: f32,
 }
+
+/// `embeddings.min_similarity` for e5 models: their cosines all lie within ~0.75–0.92, and on
+/// `tests/data/recall_set.json` 0.78 drops unrelated neighbours while keeping the paraphrases.
+pub const DEFAULT_E5_MIN_SIMILARITY: f32 = 0.78;
+/// `embeddings.min_similarity` for other models (OpenAI's text-embedding-3: unrelated texts
+/// score ~0–0.2).
+pub const DEFAULT_MIN_SIMILARITY: f32 = 0.2;
 
 /// `embeddings.timeout_secs` when not set: 30 s.
 pub const DEFAULT_EMBEDDINGS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);

@@ -7,10 +7,13 @@ use tonic::Status;
 use crate::agentd::{Agentd, Client, is_transport_failure, refused};
 use crate::command::Command;
 use crate::texts::{
-    CooldownEntry, EmbeddingsEntry, JobEntry, McpEntry, MemoryAutoView, MemoryEntry, ProviderEntry,
-    SandboxShown, SandboxView, ScheduleEntry, SessionEntry, SkillEntry, StatusView, Texts,
-    UsageTotalsView, UsageView,
+    CooldownEntry, EmbeddingsEntry, JobEntry, McpEntry, MemoryAutoView, MemoryEntry,
+    MemoryPageView, ProviderEntry, SandboxShown, SandboxView, ScheduleEntry, SessionEntry,
+    SkillEntry, StatusView, Texts, UsageTotalsView, UsageView,
 };
+
+/// Most hits `/memory <words>` lists.
+const SEARCH_HITS: u32 = 20;
 
 /// The HTML reply to `command`, sent as message `message_id` (what a `/steer` or `/next` turn's
 /// answer replies to).
@@ -165,13 +168,32 @@ async fn call(
                 .await?;
             texts.remembered(&text)
         }
-        Command::Memory => {
+        Command::Memory | Command::MemoryPage(_) => {
+            let page = match command {
+                Command::MemoryPage(n) => n,
+                _ => 1,
+            };
             let list = client
-                .list_memories(pb::ListMemoriesRequest {})
+                .list_memories_page(pb::ListMemoriesPageRequest { page })
                 .await?
                 .into_inner();
             let entries: Vec<_> = list.memories.iter().map(memory_entry).collect();
-            texts.memories(&entries, list.total as usize)
+            let view = MemoryPageView {
+                total: list.total,
+                page: list.page,
+                pages: list.pages,
+            };
+            texts.memory_page(&entries, view)
+        }
+        Command::MemorySearch(query) => {
+            let request = pb::SearchMemoriesRequest {
+                query: query.clone(),
+                limit: SEARCH_HITS,
+                numbered: true,
+            };
+            let found = client.search_memories(request).await?.into_inner();
+            let entries: Vec<_> = found.memories.iter().map(memory_entry).collect();
+            texts.memory_hits(&query, &entries)
         }
         Command::Forget(numbers) => {
             let reply = client

@@ -13,6 +13,9 @@ pub const MAX_NUMBERS: usize = 20;
 /// Longest provider/model name accepted (characters).
 pub const MAX_NAME_CHARS: usize = 100;
 
+/// Longest `/memory <words>` query, in characters.
+pub const MAX_MEMORY_QUERY_CHARS: usize = 200;
+
 /// Longest command name Telegram allows; longer unknown names are cut to this in errors.
 const MAX_COMMAND_CHARS: usize = 32;
 
@@ -36,6 +39,11 @@ pub enum Command {
     /// `/remember <text>`: the text, trimmed at both ends, inner lines kept verbatim.
     Remember(String),
     Memory,
+    /// `/memory <n>`: page `n` (≥ 2) of all memories; `/memory` and `/memory 1` are [`Command::Memory`].
+    MemoryPage(u32),
+    /// `/memory <words>`: the memories matching the words (trimmed, at most
+    /// [`MAX_MEMORY_QUERY_CHARS`]).
+    MemorySearch(String),
     /// `/forget #a[/#b/...]`: distinct numbers in the order given.
     Forget(Vec<u32>),
     Skills,
@@ -120,6 +128,9 @@ pub enum CommandError {
         command: CommandKind,
         action: String,
     },
+    /// A search text longer than `max` characters (`/memory <words>`).
+    #[error("/{}: the text is longer than {max} characters", command.name())]
+    TooLong { command: CommandKind, max: usize },
 }
 
 impl CommandKind {
@@ -196,6 +207,7 @@ impl CommandKind {
             CommandKind::Remember | CommandKind::Steer | CommandKind::Next => "text",
             CommandKind::Cancel => "[all]",
             CommandKind::Jobs => "[cancel #n]",
+            CommandKind::Memory => "[page | words]",
             _ => "",
         }
     }
@@ -216,7 +228,10 @@ impl CommandKind {
             CommandKind::Provider => ("查看或切换提供方", "Show or switch provider"),
             CommandKind::Model => ("查看或切换模型", "Show or switch model"),
             CommandKind::Remember => ("记住一条长期记忆", "Add a long-term memory"),
-            CommandKind::Memory => ("长期记忆列表", "List memories"),
+            CommandKind::Memory => (
+                "长期记忆：/memory 2 翻页，/memory 关键词 搜索",
+                "Memories: /memory 2 pages, /memory words searches",
+            ),
             CommandKind::Forget => ("删除记忆：/forget #a/#b", "Delete memories: /forget #a/#b"),
             CommandKind::Skills => ("技能列表", "List skills"),
             CommandKind::Cancel => ("取消正在进行的任务", "Cancel the running task"),
@@ -262,7 +277,9 @@ impl Command {
             Command::Provider(_) => CommandKind::Provider,
             Command::Model(_) => CommandKind::Model,
             Command::Remember(_) => CommandKind::Remember,
-            Command::Memory => CommandKind::Memory,
+            Command::Memory | Command::MemoryPage(_) | Command::MemorySearch(_) => {
+                CommandKind::Memory
+            }
             Command::Forget(_) => CommandKind::Forget,
             Command::Skills => CommandKind::Skills,
             Command::Cancel | Command::CancelAll => CommandKind::Cancel,
@@ -326,7 +343,7 @@ fn build(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
         CommandKind::Help => Command::Help,
         CommandKind::New => Command::New,
         CommandKind::History => Command::History,
-        CommandKind::Memory => Command::Memory,
+        CommandKind::Memory => memory(kind, args)?,
         CommandKind::Skills => Command::Skills,
         CommandKind::Cancel => match args.trim() {
             all if all.eq_ignore_ascii_case("all") || all == "全部" => Command::CancelAll,
@@ -368,6 +385,33 @@ fn build(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
             text => Command::Next(text.to_owned()),
         },
     })
+}
+
+/// `/memory` alone (or `/memory 1`) lists page 1; `/memory <n>` page `n`; a number with a sign
+/// (`-1`, `+2`) is refused as a bad number; any other text is searched for.
+fn memory(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
+    let args = args.trim();
+    if args.is_empty() {
+        return Ok(Command::Memory);
+    }
+    let unsigned = args.strip_prefix(['-', '+', '#']).unwrap_or(args);
+    if !unsigned.is_empty() && unsigned.chars().all(|c| c.is_ascii_digit()) {
+        return match args.parse::<u32>() {
+            Ok(1) => Ok(Command::Memory),
+            Ok(n) if n > 1 && !args.starts_with('+') => Ok(Command::MemoryPage(n)),
+            _ => Err(CommandError::InvalidNumber {
+                command: kind,
+                token: args.chars().take(MAX_COMMAND_CHARS).collect(),
+            }),
+        };
+    }
+    if args.chars().count() > MAX_MEMORY_QUERY_CHARS {
+        return Err(CommandError::TooLong {
+            command: kind,
+            max: MAX_MEMORY_QUERY_CHARS,
+        });
+    }
+    Ok(Command::MemorySearch(args.to_owned()))
 }
 
 /// `/tasks` alone lists; `/tasks del #a/#b` (also `delete`, `rm`, `删除`) deletes.

@@ -14,6 +14,7 @@ mod help;
 mod intake;
 mod jobs;
 pub mod listing;
+mod memory_pages;
 mod notes;
 mod refusals;
 mod retry;
@@ -30,6 +31,7 @@ pub use jobs::JobEntry;
 pub use listing::{
     CooldownEntry, McpEntry, MemoryEntry, ProviderEntry, ScheduleEntry, SessionEntry, StatusView,
 };
+pub use memory_pages::MemoryPageView;
 pub use notes::MemoryAutoView;
 pub use refusals::REASONS;
 pub use sandbox::{SandboxShown, SandboxView};

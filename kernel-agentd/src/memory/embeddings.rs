@@ -44,6 +44,7 @@ pub struct EmbeddingsClient {
     dimensions: Option<u32>,
     style: InputStyle,
     timeout: Duration,
+    min_similarity: f32,
 }
 
 /// Most bytes of a successful answer read (a batch of 64 × 3072 floats as JSON fits).
@@ -62,12 +63,18 @@ impl EmbeddingsClient {
             dimensions: config.dimensions,
             style: config.input_style,
             timeout: config.timeout,
+            min_similarity: config.min_similarity,
         })
     }
 
     /// The configured model name (vectors are tagged with it).
     pub fn model(&self) -> &str {
         &self.model
+    }
+
+    /// The cosine below which a hit found only by meaning is dropped.
+    pub fn min_similarity(&self) -> f32 {
+        self.min_similarity
     }
 
     /// The whole-request timeout.

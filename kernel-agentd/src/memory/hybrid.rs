@@ -7,13 +7,16 @@
 //! an OR-ed lexical search matches any memory sharing a common word, so either side's noise
 //! would push out the other side's good hits. Here a strong lexical hit (every query term
 //! present) counts fully, a weak one (some terms) little; a vector hit counts by how close it is
-//! to the best vector hit.
+//! to the best vector hit. An exact lexical hit ([`ExactWords`]) ranks above every other, and a
+//! vector-only hit below `embeddings.min_similarity` is dropped.
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 use chrono::{NaiveDate, TimeZone};
 
+use super::exact::ExactWords;
+use super::segment;
 use super::semantic::Semantic;
 use super::{Found, Memories, MemoryError, MemoryRow, SearchMode};
 
@@ -107,36 +110,51 @@ async fn nearest(
     }
 }
 
-/// Memory ids best first: lexical hits (`lexical`, best first; `strong` when every query term
-/// matched) and vector candidates (`(id, cosine)`, best first) scored by match quality, at most
-/// `limit`. A strong lexical hit outranks any hit found only by meaning; a weak one (e.g. a
-/// shared common word) adds a little to a close vector hit but cannot lift a far one.
-pub fn fuse(lexical: &[i64], strong: bool, vector: &[(i64, f32)], limit: usize) -> Vec<i64> {
-    let mut scores: HashMap<i64, (f32, f32, usize)> = HashMap::new();
-    let base = if strong { STRONG_LEXICAL } else { WEAK_LEXICAL };
-    for (rank, &id) in lexical.iter().enumerate() {
+/// Memory ids best first, at most `limit`: lexical hits (`(id, exact)`, best first; `exact` per
+/// [`ExactWords`]) and vector candidates (`(id, cosine)`, best first) scored by match quality.
+/// Every exact hit ranks above every other hit, so vector neighbours never push one out of the
+/// top k; a weak lexical hit (e.g. a shared common word) adds a little to a close vector hit but
+/// cannot lift a far one; a vector hit below `floor` (cosine), or the farthest candidate, is
+/// dropped rather than filling the list.
+pub fn fuse(lexical: &[(i64, bool)], vector: &[(i64, f32)], floor: f32, limit: usize) -> Vec<i64> {
+    // id -> (tier: 0 exact, 1 other; score; cosine; lexical rank)
+    let mut scores: HashMap<i64, (u8, f32, f32, usize)> = HashMap::new();
+    for (rank, &(id, exact)) in lexical.iter().enumerate() {
+        let (tier, base) = if exact {
+            (0, STRONG_LEXICAL)
+        } else {
+            (1, WEAK_LEXICAL)
+        };
         let score = base / (1.0 + 0.05 * rank as f32);
-        scores.entry(id).or_insert((0.0, f32::MIN, rank)).0 += score;
+        scores.entry(id).or_insert((tier, score, f32::MIN, rank));
     }
-    if let (Some(&(_, best)), Some(&(_, floor))) = (vector.first(), vector.last()) {
-        let spread = best - floor;
+    if let (Some(&(_, best)), Some(&(_, worst))) = (vector.first(), vector.last()) {
+        let spread = best - worst;
         for &(id, cosine) in vector {
             let closeness = if spread > f32::EPSILON {
-                ((cosine - floor) / spread).clamp(0.0, 1.0).powi(2)
+                ((cosine - worst) / spread).clamp(0.0, 1.0).powi(2)
             } else {
                 1.0
             };
-            let entry = scores.entry(id).or_insert((0.0, f32::MIN, usize::MAX));
-            entry.0 += VECTOR_WEIGHT * closeness;
-            entry.1 = cosine;
+            match scores.get_mut(&id) {
+                Some(entry) => {
+                    entry.1 += VECTOR_WEIGHT * closeness;
+                    entry.2 = cosine;
+                }
+                None if cosine >= floor && closeness > 0.0 => {
+                    scores.insert(id, (1, VECTOR_WEIGHT * closeness, cosine, usize::MAX));
+                }
+                None => {}
+            }
         }
     }
-    let mut ranked: Vec<(i64, (f32, f32, usize))> = scores.into_iter().collect();
+    let mut ranked: Vec<(i64, (u8, f32, f32, usize))> = scores.into_iter().collect();
     ranked.sort_by(|a, b| {
-        (b.1.0)
-            .total_cmp(&a.1.0)
+        (a.1.0)
+            .cmp(&b.1.0)
             .then(b.1.1.total_cmp(&a.1.1))
-            .then(a.1.2.cmp(&b.1.2))
+            .then(b.1.2.total_cmp(&a.1.2))
+            .then(a.1.3.cmp(&b.1.3))
             .then(b.0.cmp(&a.0))
     });
     ranked.into_iter().take(limit).map(|(id, _)| id).collect()
@@ -196,7 +214,7 @@ impl Memories {
                 return Ok(lexical);
             }
         };
-        self.fuse_with(lexical, strong, &near, limit).await
+        self.fuse_with(query, lexical, strong, &near, limit).await
     }
 
     /// The hybrid search for a query whose normalised `vector` is already known (benchmarks
@@ -217,19 +235,28 @@ impl Memories {
             nearest(semantic, vector.to_vec(), k, DateRange::default())
         );
         let (lexical, strong) = lexical?;
-        Ok(Some(self.fuse_with(lexical, strong, &near, limit).await?))
+        Ok(Some(
+            self.fuse_with(query, lexical, strong, &near, limit).await?,
+        ))
     }
 
     /// Fuses `lexical` (already date-filtered) with the vector candidates `near`.
     async fn fuse_with(
         &self,
+        query: &str,
         lexical: Found,
         strong: bool,
         near: &[(i64, f32)],
         limit: usize,
     ) -> Result<Found, MemoryError> {
-        let lexical_ids: Vec<i64> = lexical.memories.iter().map(|m| m.id).collect();
-        let ids = fuse(&lexical_ids, strong, near, limit);
+        let words = ExactWords::new(query, &segment::query_terms(query));
+        let lexical_hits: Vec<(i64, bool)> = lexical
+            .memories
+            .iter()
+            .map(|m| (m.id, strong || words.matches(&m.text)))
+            .collect();
+        let floor = self.semantic.get().map_or(0.0, Semantic::min_similarity);
+        let ids = fuse(&lexical_hits, near, floor, limit);
         let mut known: HashMap<i64, MemoryRow> =
             lexical.memories.into_iter().map(|m| (m.id, m)).collect();
         let missing: Vec<i64> = ids
@@ -273,13 +300,45 @@ mod tests {
     #[test]
     fn strong_lexical_hits_keep_their_place_and_weak_ones_yield_to_meaning() {
         // Strong lexical hits 1, 2; vector hits 7 (best), 1, 8 (far below the best).
-        let fused = fuse(&[1, 2], true, &[(7, 0.90), (1, 0.88), (8, 0.70)], 5);
-        assert_eq!(fused, [1, 2, 7, 8]);
+        // The farthest candidate (8) only filled the list: dropped.
+        let fused = fuse(
+            &[(1, true), (2, true)],
+            &[(7, 0.90), (1, 0.88), (8, 0.70)],
+            0.0,
+            5,
+        );
+        assert_eq!(fused, [1, 2, 7]);
         // Weak lexical hits (some words): they lift a close vector hit, not a far one.
-        let fused = fuse(&[3, 4, 5], false, &[(7, 0.90), (5, 0.88), (9, 0.80)], 3);
+        let weak = [(3, false), (4, false), (5, false)];
+        let fused = fuse(&weak, &[(7, 0.90), (5, 0.88), (9, 0.80)], 0.0, 3);
         assert_eq!(fused, [5, 7, 3]);
-        assert_eq!(fuse(&[], false, &[], 5), Vec::<i64>::new());
-        assert_eq!(fuse(&[1, 2, 3], true, &[], 2), [1, 2]);
+        assert_eq!(fuse(&[], &[], 0.0, 5), Vec::<i64>::new());
+        assert_eq!(
+            fuse(&[(1, true), (2, true), (3, true)], &[], 0.0, 2),
+            [1, 2]
+        );
+    }
+
+    #[test]
+    fn vector_neighbours_never_push_an_exact_hit_out_of_the_top_k() {
+        // Five exact hits, five close vector-only neighbours: all five exact hits stay.
+        let exact: Vec<(i64, bool)> = (1..=5).map(|id| (id, true)).collect();
+        let near: Vec<(i64, f32)> = (11..=16).map(|id| (id, 0.9 - id as f32 * 0.001)).collect();
+        let fused = fuse(&exact, &near, 0.0, 5);
+        assert_eq!(fused, [1, 2, 3, 4, 5]);
+        // An exact hit found last lexically (a number among weak hits) still ranks first.
+        let mixed = [(1, false), (2, false), (3, true)];
+        let fused = fuse(&mixed, &[(11, 0.95), (12, 0.94), (13, 0.5)], 0.0, 3);
+        assert_eq!(fused[0], 3);
+    }
+
+    #[test]
+    fn vector_hits_below_the_floor_are_dropped() {
+        let near = [(11, 0.84), (12, 0.79), (13, 0.70)];
+        assert_eq!(fuse(&[], &near, 0.8, 5), [11]);
+        assert_eq!(fuse(&[], &near, 0.9, 5), Vec::<i64>::new());
+        // A lexical hit is kept whatever its cosine.
+        assert_eq!(fuse(&[(13, false)], &near, 0.9, 5), [13]);
     }
 
     #[test]

@@ -1,14 +1,32 @@
 //! The memory operations behind the RPCs: the `#n` listing (a [`Listing`], like the sessions'),
-//! search results as shown to the owner, and delete by `#n`.
+//! the paged listing ([`PAGE_SIZE`] a page, numbered by position, every page shown joining the
+//! mapping), search results as shown to the owner (numbered when the owner searched), and delete
+//! by `#n`.
 //!
 //! A number always means what the latest listing showed, even after deletions; malformed or
 //! out-of-range numbers are refused before anything is deleted.
 
-use super::{DEFAULT_SEARCH_LIMIT, MAX_LIST_LIMIT, Memories, MemoryRow, SearchMode};
+use super::{DEFAULT_SEARCH_LIMIT, MAX_LIST_LIMIT, Memories, MemoryError, MemoryRow, SearchMode};
 use crate::error::ApiError;
 
 /// How many memories a listing shows (newest first).
 pub const LISTING_LIMIT: usize = MAX_LIST_LIMIT;
+
+/// Memories a page of `/memory` shows.
+pub const PAGE_SIZE: usize = 20;
+
+/// One page of the paged listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryPage {
+    /// Numbered by position in the whole listing.
+    pub memories: Vec<MemoryInfo>,
+    /// Memories in all.
+    pub total: u64,
+    /// The page shown (1-based).
+    pub page: u32,
+    /// Pages in all (0 without memories).
+    pub pages: u32,
+}
 
 /// A memory as shown to the owner.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +61,56 @@ impl Memories {
             .zip(1..)
             .map(|(r, n)| self.info(r, n))
             .collect())
+    }
+
+    /// Page `page` (1-based; 0 means 1) of all memories newest first, [`PAGE_SIZE`] a page,
+    /// numbered by position (`#21..#40` on page 2); its numbers join the mapping for `#n`
+    /// (page 1 starts it over), so `/forget #n` works for any page shown. Also how many
+    /// memories and pages there are; a page past the last is empty.
+    pub async fn list_page(&self, page: u32) -> Result<MemoryPage, ApiError> {
+        let page = page.max(1);
+        let total = self.count().await?;
+        let pages = u32::try_from(total.div_ceil(PAGE_SIZE as u64)).unwrap_or(u32::MAX);
+        let offset = (page as usize - 1).saturating_mul(PAGE_SIZE);
+        let rows = if page > pages {
+            Vec::new()
+        } else {
+            self.store
+                .memories_page(offset, PAGE_SIZE)
+                .await
+                .map_err(MemoryError::from)?
+        };
+        let first = u32::try_from(offset + 1).unwrap_or(u32::MAX);
+        if !rows.is_empty() {
+            let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+            self.listing.set_page(first, &ids);
+        }
+        let memories = rows
+            .into_iter()
+            .zip(first..)
+            .map(|(r, n)| self.info(r, n))
+            .collect();
+        Ok(MemoryPage {
+            memories,
+            total,
+            page,
+            pages,
+        })
+    }
+
+    /// Memories matching `query` best first, numbered `#1..` as the new mapping for `#n` (the
+    /// owner's `/memory <words>`); `limit` as in [`Memories::search_info`].
+    pub async fn search_numbered(
+        &self,
+        query: &str,
+        limit: u32,
+    ) -> Result<(Vec<MemoryInfo>, SearchMode), ApiError> {
+        let (mut list, mode) = self.search_info(query, limit).await?;
+        self.listing.set(list.iter().map(|m| m.id).collect());
+        for (m, n) in list.iter_mut().zip(1..) {
+            m.number = n;
+        }
+        Ok((list, mode))
     }
 
     /// Memories matching `query`, best first; `limit` 0 means the default, others are clamped.

@@ -87,6 +87,11 @@ impl Semantic {
         self.inner.recall_budget
     }
 
+    /// The cosine below which a hit found only by meaning is dropped (`min_similarity`).
+    pub fn min_similarity(&self) -> f32 {
+        self.inner.client.min_similarity()
+    }
+
     /// Wakes the embedder (a memory was added).
     pub fn wake(&self) {
         self.inner.wake.notify_one();

@@ -1,5 +1,5 @@
 //! The memory RPC bodies: `AddMemory`, `ListMemories` (`#n`), `SearchMemories` and
-//! `DeleteMemories` (`#n`), proto ⇄ domain over `Memories`; `GetNotes`, the daily notes of auto
+//! `DeleteMemories` (`#n`), `ListMemoriesPage` (`#n` by position), proto ⇄ domain over `Memories`; `GetNotes`, the daily notes of auto
 //! memory.
 
 use kernel_proto::v1 as pb;
@@ -49,15 +49,35 @@ impl AgentService {
         &self,
         req: pb::SearchMemoriesRequest,
     ) -> Result<pb::SearchMemoriesResponse, Status> {
-        let (list, mode) = self
-            .agent
-            .memories()
-            .search_info(&req.query, req.limit)
-            .await
-            .map_err(to_status)?;
+        let memories = self.agent.memories();
+        let (list, mode) = if req.numbered {
+            memories.search_numbered(&req.query, req.limit).await
+        } else {
+            memories.search_info(&req.query, req.limit).await
+        }
+        .map_err(to_status)?;
         Ok(pb::SearchMemoriesResponse {
             memories: list.into_iter().map(memory_info).collect(),
             mode: mode.as_str().to_string(),
+        })
+    }
+
+    /// One page of all memories, numbered by position.
+    pub(super) async fn list_memories_page_rpc(
+        &self,
+        req: pb::ListMemoriesPageRequest,
+    ) -> Result<pb::ListMemoriesPageResponse, Status> {
+        let page = self
+            .agent
+            .memories()
+            .list_page(req.page)
+            .await
+            .map_err(to_status)?;
+        Ok(pb::ListMemoriesPageResponse {
+            memories: page.memories.into_iter().map(memory_info).collect(),
+            total: u32::try_from(page.total).unwrap_or(u32::MAX),
+            page: page.page,
+            pages: page.pages,
         })
     }
 

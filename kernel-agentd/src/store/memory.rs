@@ -258,6 +258,24 @@ impl Store {
         rows(raws)
     }
 
+    /// Up to `limit` memories newest first, skipping the `offset` newest (a page of `/memory`).
+    pub async fn memories_page(
+        &self,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<MemoryRow>, StoreError> {
+        let raws = sqlx::query_as(
+            "SELECT id, text, created_at, source = 'auto' AS auto FROM memories
+                 ORDER BY id DESC LIMIT ?1 OFFSET ?2",
+        )
+        .bind(sql_limit(limit))
+        .bind(sql_limit(offset))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::db("list a page of memories"))?;
+        rows(raws)
+    }
+
     /// How many memories there are.
     pub async fn count_memories(&self) -> Result<u64, StoreError> {
         let (count,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM memories")

@@ -306,6 +306,8 @@ pub struct RawEmbeddings {
     pub timeout_secs: Option<u64>,
     /// Milliseconds the per-turn recall waits for the query's vector (default 300).
     pub recall_budget_ms: Option<u64>,
+    /// Cosine below which a hit found only by meaning is dropped (default by model).
+    pub min_similarity: Option<f64>,
 }
 
 impl RawConfig {

@@ -260,12 +260,14 @@ fn extras(out: &mut String, c: &Config) {
     let _ = match &c.embeddings {
         Some(e) => writeln!(
             out,
-            "embeddings: {}; model {}; input {}; timeout {}s; recall budget {} ms; key {}{}",
+            "embeddings: {}; model {}; input {}; timeout {}s; recall budget {} ms; \
+             min similarity {}; key {}{}",
             redact_url(&e.api_base),
             e.model,
             e.input_style.as_str(),
             e.timeout.as_secs(),
             e.recall_budget.as_millis(),
+            e.min_similarity,
             key(e.api_key.as_ref()),
             if e.headers.is_empty() {
                 String::new()

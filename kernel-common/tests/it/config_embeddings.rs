@@ -1,12 +1,14 @@
 //! `[embeddings]`: optional; defaults, the key from `KERNEL_EMBEDDINGS_API_KEY`, `input_style`
-//! (auto-detected E5), bounds of `dimensions` and `recall_budget_ms`, redaction and the summary.
+//! (auto-detected E5), bounds of `dimensions`, `recall_budget_ms` and `min_similarity`, redaction
+//! and the summary.
 
 use std::time::Duration;
 
 use crate::support;
 
 use kernel_common::config::{
-    Component, DEFAULT_EMBEDDINGS_TIMEOUT, DEFAULT_RECALL_BUDGET, InputStyle,
+    Component, DEFAULT_E5_MIN_SIMILARITY, DEFAULT_EMBEDDINGS_TIMEOUT, DEFAULT_MIN_SIMILARITY,
+    DEFAULT_RECALL_BUDGET, InputStyle,
 };
 use support::{VALID, assert_one_problem, load, load_text, write};
 
@@ -121,4 +123,31 @@ fn bad_embeddings_settings_are_refused() {
         ),
         &["embeddings.api_base"],
     );
+}
+
+#[test]
+fn min_similarity_defaults_by_model_and_is_bounded() {
+    let floor = |extra: &str| {
+        load_text(&with(&format!("[embeddings]\n{extra}")), Component::Agentd)
+            .unwrap()
+            .embeddings
+            .unwrap()
+            .min_similarity
+    };
+    assert_eq!(floor(""), DEFAULT_MIN_SIMILARITY);
+    assert_eq!(
+        floor("model = \"multilingual-e5-small\"\n"),
+        DEFAULT_E5_MIN_SIMILARITY
+    );
+    assert_eq!(floor("min_similarity = 0.5\n"), 0.5);
+    assert_eq!(floor("min_similarity = 0\n"), 0.0);
+    for v in ["-0.1", "1.5"] {
+        assert_one_problem(
+            load_text(
+                &with(&format!("[embeddings]\nmin_similarity = {v}\n")),
+                Component::Agentd,
+            ),
+            &["embeddings.min_similarity", "between 0 and 1"],
+        );
+    }
 }

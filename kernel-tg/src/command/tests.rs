@@ -427,3 +427,37 @@ fn jobs_lists_and_cancels_one_by_number() {
     assert_eq!(ok("/jobs cancel #1").kind(), CommandKind::Jobs);
     assert!(menu(Locale::Zh).iter().any(|(name, _)| *name == "jobs"));
 }
+
+#[test]
+fn memory_pages_searches_and_bad_pages() {
+    assert_eq!(ok("/memory 1"), Command::Memory);
+    assert_eq!(ok("/memory 3"), Command::MemoryPage(3));
+    assert_eq!(ok("/memory 99999"), Command::MemoryPage(99_999));
+    assert_eq!(
+        ok("/memory  乌龙茶 "),
+        Command::MemorySearch("乌龙茶".into())
+    );
+    assert_eq!(
+        ok("/memory \"tea\" OR 1=1; DROP TABLE memories"),
+        Command::MemorySearch("\"tea\" OR 1=1; DROP TABLE memories".into())
+    );
+    for bad in ["-1", "0", "+2", "#3", "99999999999"] {
+        assert!(
+            matches!(
+                err(&format!("/memory {bad}")),
+                CommandError::InvalidNumber {
+                    command: CommandKind::Memory,
+                    ..
+                }
+            ),
+            "{bad}"
+        );
+    }
+    assert_eq!(
+        err(&format!("/memory {}", "茶".repeat(5_000))),
+        CommandError::TooLong {
+            command: CommandKind::Memory,
+            max: MAX_MEMORY_QUERY_CHARS
+        }
+    );
+}

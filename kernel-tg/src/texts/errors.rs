@@ -76,6 +76,7 @@ impl Texts {
                     ),
                 }
             }
+            CommandError::TooLong { command, max } => self.too_long(*command, *max),
             CommandError::UnknownAction { command, action } => {
                 let action = escape_html(action);
                 let name = command.name();

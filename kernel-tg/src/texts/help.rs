@@ -68,7 +68,10 @@ impl Texts {
             CommandKind::Provider => self.pick("查看 / 切换提供方", "show / switch provider"),
             CommandKind::Model => self.pick("查看 / 切换模型", "show / switch model"),
             CommandKind::Remember => self.pick("直接添加一条长期记忆", "add a long-term memory"),
-            CommandKind::Memory => self.pick("长期记忆列表", "list memories"),
+            CommandKind::Memory => self.pick(
+                "长期记忆（最新在前，每页 20 条）；带关键词则搜索",
+                "memories, newest first, 20 a page; with words, a search",
+            ),
             CommandKind::Forget => self.pick("删除记忆", "delete memories"),
             CommandKind::Skills => self.pick(
                 "技能列表（模型按需读取）",

@@ -415,6 +415,7 @@ async fn memory_search_takes_any_text_as_words_and_clamps_its_limit() {
             .search_memories(pb::SearchMemoriesRequest {
                 query: query.into(),
                 limit: u32::MAX,
+                numbered: false,
             })
             .await
             .unwrap_or_else(|e| panic!("{query:?} refused: {e:?}"))
@@ -433,6 +434,7 @@ async fn memory_search_takes_any_text_as_words_and_clamps_its_limit() {
             .search_memories(pb::SearchMemoriesRequest {
                 query: query.into(),
                 limit: 0,
+                numbered: false,
             })
             .await
             .unwrap()
@@ -453,6 +455,7 @@ async fn memory_search_takes_any_text_as_words_and_clamps_its_limit() {
         .search_memories(pb::SearchMemoriesRequest {
             query: "pebble".into(),
             limit: u32::MAX,
+            numbered: false,
         })
         .await
         .unwrap()
@@ -463,6 +466,7 @@ async fn memory_search_takes_any_text_as_words_and_clamps_its_limit() {
         .search_memories(pb::SearchMemoriesRequest {
             query: "pebble".into(),
             limit: 0,
+            numbered: false,
         })
         .await
         .unwrap()
@@ -476,6 +480,7 @@ async fn memory_search_takes_any_text_as_words_and_clamps_its_limit() {
             .search_memories(pb::SearchMemoriesRequest {
                 query: query.into(),
                 limit: 5,
+                numbered: false,
             })
             .await
             .unwrap_err();

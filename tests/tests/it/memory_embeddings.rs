@@ -76,6 +76,7 @@ impl Rig {
             headers: BTreeMap::new(),
             timeout: Duration::from_secs(5),
             recall_budget: budget,
+            min_similarity: 0.0,
         };
         let client = EmbeddingsClient::new(&config, &reqwest_client()).unwrap();
         let semantic = Semantic::start(
@@ -347,6 +348,7 @@ async fn status_and_search_rpc_end_to_end() {
         .search_memories(pb::SearchMemoriesRequest {
             query: "我养了什么宠物".into(),
             limit: 3,
+            numbered: false,
         })
         .await
         .unwrap()

@@ -58,6 +58,7 @@ impl Rig {
             headers: BTreeMap::new(),
             timeout: Duration::from_secs(60),
             recall_budget: Duration::from_secs(10),
+            min_similarity: 0.78,
         };
         let client =
             EmbeddingsClient::new(&config, &kernel_agentd::http::client().unwrap()).unwrap();
@@ -188,6 +189,64 @@ async fn recall_set_lexical_versus_hybrid() {
     assert!(
         figures[3] >= figures[2] + 0.3,
         "hybrid finds by meaning: {figures:?}"
+    );
+    cancel.cancel();
+    tasks.close();
+    tasks.wait().await;
+}
+
+/// Recall@5 on the same set crowded with memories close in meaning to the first twenty
+/// (`crowded`), asked in the owner's words beside words of the question's own
+/// (`lexical_crowded`): with embeddings on, no exact match is pushed out by vector neighbours,
+/// and the questions by meaning keep their level. Figures quoted in BENCHMARKS.md.
+#[tokio::test]
+async fn crowded_set_exact_words_stay_exact() {
+    let set: serde_json::Value =
+        serde_json::from_str(include_str!("../../data/recall_set.json")).unwrap();
+    let list =
+        |key: &str| -> Vec<(String, usize)> { serde_json::from_value(set[key].clone()).unwrap() };
+    let mut memories: Vec<String> = serde_json::from_value(set["memories"].clone()).unwrap();
+    let crowded: Vec<String> = serde_json::from_value(set["crowded"].clone()).unwrap();
+    memories.extend(crowded);
+    let Rig {
+        _server,
+        _dir,
+        lexical,
+        hybrid,
+        semantic,
+        tasks,
+        cancel,
+    } = Rig::start().await;
+    let mut ids = Vec::new();
+    for text in &memories {
+        ids.push(hybrid.add(text).await.unwrap().id);
+    }
+    eventually(
+        "every memory embedded",
+        Duration::from_secs(180),
+        async || semantic.status().await.with_vectors == memories.len() as u64,
+    )
+    .await;
+    let mut words = list("lexical");
+    words.extend(list("lexical_crowded"));
+    let meaning = list("meaning");
+    let figures = [
+        recall_at_5(&lexical, &ids, &words).await,
+        recall_at_5(&hybrid, &ids, &words).await,
+        recall_at_5(&lexical, &ids, &meaning).await,
+        recall_at_5(&hybrid, &ids, &meaning).await,
+    ];
+    eprintln!(
+        "crowded recall@5 owner's words: lexical {:.3}, hybrid {:.3}; other words: lexical {:.3}, hybrid {:.3}",
+        figures[0], figures[1], figures[2], figures[3]
+    );
+    assert!(
+        figures[1] >= figures[0],
+        "exact words stay exact with embeddings on: {figures:?}"
+    );
+    assert!(
+        figures[3] >= 0.65,
+        "the questions by meaning keep their level: {figures:?}"
     );
     cancel.cancel();
     tasks.close();

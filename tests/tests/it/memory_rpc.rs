@@ -39,6 +39,7 @@ async fn search(c: &mut Client, query: &str, limit: u32) -> pb::SearchMemoriesRe
     let req = pb::SearchMemoriesRequest {
         query: query.into(),
         limit,
+        numbered: false,
     };
     match c.search_memories(req).await {
         Ok(r) => r.into_inner(),
@@ -208,6 +209,7 @@ async fn hostile_queries_never_fail() {
         .search_memories(pb::SearchMemoriesRequest {
             query: "  ".into(),
             limit: 5,
+            numbered: false,
         })
         .await
         .unwrap_err();

@@ -21,13 +21,13 @@ fn sends_since(stack: &Stack, since: usize) -> Vec<Call> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn memory_with_300_entries_arrives_as_valid_chunks_with_the_total() {
+async fn a_page_of_300_long_memories_arrives_as_valid_chunks_with_the_total() {
     let stack = Stack::start().await;
     let mut client = AgentClient::new(unix_channel(stack.cfg.socket()).await);
     for n in 1..=300 {
         let text = format!(
             "记忆 {n}：主人喜欢 <b>茶</b> & \"咖啡\"，每天早上八点起床。{}",
-            "细节".repeat(60)
+            "细节".repeat(95)
         );
         client
             .add_memory(pb::AddMemoryRequest { text })
@@ -41,7 +41,7 @@ async fn memory_with_300_entries_arrives_as_valid_chunks_with_the_total() {
         .wait_for_call("sendMessage", |c| text_of(c).contains("/forget"), PROMPT)
         .await;
     let sends = sends_since(&stack, since);
-    assert!(sends.len() >= 5, "{} messages", sends.len());
+    assert!(sends.len() >= 2, "{} messages", sends.len());
     for call in &sends {
         assert!(
             call.ok,
@@ -63,15 +63,15 @@ async fn memory_with_300_entries_arrives_as_valid_chunks_with_the_total() {
         .collect();
     let all = visible.join("\n");
     assert!(
-        all.starts_with("<b>长期记忆</b>（共 300 条，显示最新 200 条）\n"),
+        all.starts_with("<b>长期记忆</b>（共 300 条，第 1/15 页）\n"),
         "the total is given: {}",
         &all[..all.len().min(300)]
     );
-    for n in [1, 100, 200] {
+    for n in [1, 10, 20] {
         assert!(all.contains(&format!("\n#{n} ")), "#{n} is listed");
     }
     let lines = all.lines().filter(|l| l.starts_with('#')).count();
-    assert_eq!(lines, 200, "every listed memory exactly once");
+    assert_eq!(lines, 20, "every memory of the page exactly once");
     assert!(
         all.contains("&lt;b&gt;茶&lt;/b&gt; &amp;"),
         "escaped, not markup"

@@ -7,7 +7,8 @@ use super::{Ctx, given};
 use crate::config::env::EMBEDDINGS_API_KEY_ENV;
 use crate::config::raw::RawEmbeddings;
 use crate::config::{
-    DEFAULT_EMBEDDINGS_TIMEOUT, DEFAULT_RECALL_BUDGET, EmbeddingsConfig, InputStyle,
+    DEFAULT_E5_MIN_SIMILARITY, DEFAULT_EMBEDDINGS_TIMEOUT, DEFAULT_MIN_SIMILARITY,
+    DEFAULT_RECALL_BUDGET, EmbeddingsConfig, InputStyle,
 };
 
 /// The largest `recall_budget_ms` accepted (a turn must not wait longer for recall).
@@ -60,6 +61,19 @@ pub(super) fn embeddings(ctx: &mut Ctx<'_>, raw: &RawEmbeddings) -> Option<Embed
             None
         }
     };
+    let min_similarity = match raw.min_similarity {
+        None if model.to_ascii_lowercase().contains("e5") => Some(DEFAULT_E5_MIN_SIMILARITY),
+        None => Some(DEFAULT_MIN_SIMILARITY),
+        Some(v) if (0.0..=1.0).contains(&v) => Some(v as f32),
+        Some(v) => {
+            ctx.refuse(format!(
+                "embeddings.min_similarity = {v} must be between 0 and 1 (0 keeps every \
+                 vector hit; default {DEFAULT_E5_MIN_SIMILARITY} for e5 models, else \
+                 {DEFAULT_MIN_SIMILARITY})"
+            ));
+            None
+        }
+    };
     let headers = headers(ctx, "embeddings", raw.headers.as_ref());
     Some(EmbeddingsConfig {
         api_base: ctx.url("embeddings.api_base", raw.api_base.as_deref(), OPENAI_BASE),
@@ -70,5 +84,6 @@ pub(super) fn embeddings(ctx: &mut Ctx<'_>, raw: &RawEmbeddings) -> Option<Embed
         headers,
         timeout,
         recall_budget: recall_budget?,
+        min_similarity: min_similarity?,
     })
 }

@@ -267,6 +267,7 @@ async fn measure(
         let request = pb::SearchMemoriesRequest {
             query: corpus.query(rng),
             limit: 0,
+            numbered: false,
         };
         let t0 = Instant::now();
         let found = client.search_memories(request).await?.into_inner();

@@ -69,6 +69,7 @@ pub async fn run(
         headers: Default::default(),
         timeout: Duration::from_secs(1),
         recall_budget: Duration::from_millis(300),
+        min_similarity: 0.0,
     };
     let client = EmbeddingsClient::new(&config, &kernel_agentd::http::client()?)?;
     let (tasks, cancel) = (TaskTracker::new(), CancellationToken::new());
