@@ -14,6 +14,7 @@
 
 mod extract;
 mod note;
+mod origin;
 mod remember;
 pub mod similar;
 mod transcript;
@@ -268,7 +269,7 @@ impl AutoMemory {
             return Ok(());
         };
         let (upto, day) = (newest.id, self.local_date(newest.created_at));
-        let Some(text) = transcript::transcript(&messages, &inner.redactor) else {
+        let Some(transcript) = transcript::transcript(&messages, &inner.redactor) else {
             return store.set_setting(AFTER_KEY, &upto.to_string()).await;
         };
         tracing::info!(
@@ -277,9 +278,9 @@ impl AutoMemory {
             force,
             "auto memory: reading new messages"
         );
-        match self.extract(client, &text).await {
+        match self.extract(client, &transcript.text).await {
             Ok(extraction) => {
-                let (added, refreshed) = self.apply(&day, &extraction).await?;
+                let (added, refreshed) = self.apply(&day, &extraction, &transcript).await?;
                 store.set_setting(AFTER_KEY, &upto.to_string()).await?;
                 *lock(&inner.failed_at) = None;
                 tracing::info!(added, refreshed, date = %day, "auto memory: note and memories updated");
@@ -320,7 +321,12 @@ impl AutoMemory {
     }
 
     /// Appends the note of `day` and remembers the important items; (added, refreshed).
-    async fn apply(&self, day: &str, extraction: &Extraction) -> Result<(u32, u32), StoreError> {
+    async fn apply(
+        &self,
+        day: &str,
+        extraction: &Extraction,
+        transcript: &transcript::Transcript,
+    ) -> Result<(u32, u32), StoreError> {
         let inner = &self.inner;
         if extraction.is_empty() {
             return Ok((0, 0));
@@ -336,7 +342,10 @@ impl AutoMemory {
             .memorable()
             .filter(|i| i.importance >= inner.config.min_importance)
         {
-            match remember::remember(&inner.memories, &inner.store, item).await {
+            let origin = origin::origin(item, transcript);
+            let remembered =
+                remember::remember(&inner.memories, &inner.store, item, origin.as_deref()).await;
+            match remembered {
                 Ok(Remembered::Added(_)) => added += 1,
                 Ok(Remembered::Refreshed(_)) => refreshed += 1,
                 Err(e) => tracing::warn!(error = %e, "auto memory: cannot remember an item"),

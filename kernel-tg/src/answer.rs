@@ -426,6 +426,7 @@ fn memory_entry(m: &pb::MemoryInfo) -> MemoryEntry<'_> {
         date: &m.date,
         text: &m.text,
         auto: m.auto,
+        origin: &m.origin,
     }
 }
 

@@ -39,6 +39,8 @@ pub struct MemoryInfo {
     pub date: String,
     /// Added by auto memory.
     pub auto: bool,
+    /// Where an automatic memory came from when not from the owner (`tool <name>`).
+    pub origin: Option<String>,
 }
 
 impl Memories {
@@ -48,6 +50,7 @@ impl Memories {
             id: row.id,
             date: self.local_date(row.created_at),
             auto: row.auto,
+            origin: row.origin,
             text: row.text,
         }
     }

@@ -220,11 +220,18 @@ fn clamp(limit: i64) -> usize {
     usize::try_from(limit.max(0)).unwrap_or(usize::MAX)
 }
 
-/// `[{id, text, created_at}]`.
+/// `[{id, text, created_at}]`, with `"origin": "tool <name>"` (not the owner's word) for a
+/// memory from outside content.
 fn listed(memories: &Memories, rows: &[MemoryRow]) -> ToolOutput {
     let list: Vec<Value> = rows
         .iter()
-        .map(|m| json!({ "id": m.id, "text": m.text, "created_at": memories.local_time(m.created_at) }))
+        .map(|m| {
+            let mut v = json!({ "id": m.id, "text": m.text, "created_at": memories.local_time(m.created_at) });
+            if let Some(origin) = &m.origin {
+                v["origin"] = json!(format!("{origin} (not the owner's word)"));
+            }
+            v
+        })
         .collect();
     ToolOutput::ok(Value::from(list).to_string())
 }

@@ -47,10 +47,12 @@ mod tests {
             topics: vec![Item {
                 text: "周末计划".into(),
                 importance: 2,
+                source: None,
             }],
             facts: vec![Item {
                 text: "主人对花生过敏".into(),
                 importance: 5,
+                source: None,
             }],
             ..Extraction::default()
         };

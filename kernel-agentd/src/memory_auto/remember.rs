@@ -19,11 +19,13 @@ pub enum Remembered {
     Refreshed(i64),
 }
 
-/// Adds `item` as an automatic memory unless a memory already says the same.
+/// Adds `item` as an automatic memory (from `origin` when not from the owner) unless a memory
+/// already says the same.
 pub async fn remember(
     memories: &Memories,
     store: &Store,
     item: &Item,
+    origin: Option<&str>,
 ) -> Result<Remembered, MemoryError> {
     let text = item.text.trim();
     let found = memories.search(text, CANDIDATES).await?;
@@ -37,7 +39,7 @@ pub async fn remember(
     }
     let terms = (memories.mode() == SearchMode::Fts5).then(|| segment::index_terms(text));
     let row = store
-        .add_auto_memory(text, terms.as_deref(), item.importance)
+        .add_auto_memory(text, terms.as_deref(), item.importance, origin)
         .await?;
     Ok(Remembered::Added(row.id))
 }
@@ -66,6 +68,7 @@ mod tests {
         Item {
             text: text.into(),
             importance,
+            source: None,
         }
     }
 
@@ -74,31 +77,38 @@ mod tests {
         let env = crate::test_support::env("").await;
         let memories = Memories::open(env.store.clone(), chrono_tz::Tz::UTC).await;
         let owner = memories.add("主人喜欢喝乌龙茶").await.unwrap();
-        let r = remember(&memories, &env.store, &item("主人很喜欢喝乌龙茶。", 4))
-            .await
-            .unwrap();
+        let r = remember(
+            &memories,
+            &env.store,
+            &item("主人很喜欢喝乌龙茶。", 4),
+            None,
+        )
+        .await
+        .unwrap();
         assert_eq!(r, Remembered::Refreshed(owner.id));
-        let Remembered::Added(low) = remember(&memories, &env.store, &item("主人周三去健身房", 3))
-            .await
-            .unwrap()
+        let Remembered::Added(low) =
+            remember(&memories, &env.store, &item("主人周三去健身房", 3), None)
+                .await
+                .unwrap()
         else {
             panic!("a new fact is added");
         };
-        let Remembered::Added(high) = remember(&memories, &env.store, &item("主人对花生过敏", 5))
-            .await
-            .unwrap()
+        let Remembered::Added(high) =
+            remember(&memories, &env.store, &item("主人对花生过敏", 5), None)
+                .await
+                .unwrap()
         else {
             panic!("a new fact is added");
         };
         let Remembered::Added(newer_low) =
-            remember(&memories, &env.store, &item("主人的猫叫米索", 3))
+            remember(&memories, &env.store, &item("主人的猫叫米索", 3), None)
                 .await
                 .unwrap()
         else {
             panic!("a new fact is added");
         };
         assert_eq!(
-            remember(&memories, &env.store, &item("主人对花生过敏！", 3))
+            remember(&memories, &env.store, &item("主人对花生过敏！", 3), None)
                 .await
                 .unwrap(),
             Remembered::Refreshed(high)

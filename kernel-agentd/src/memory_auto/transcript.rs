@@ -1,6 +1,8 @@
 //! The new messages as the extraction call reads them: the text of user and assistant messages
-//! (tool calls and results, reasoning and placeholders of processed media left out), redacted,
-//! each cut to a length and the whole to a budget (the newest kept). The per-turn material
+//! and tools' results, each result labelled as outside content from its tool (tool calls,
+//! reasoning and placeholders of processed media left out), redacted, each cut to a length and
+//! the whole to a budget (the newest kept). Beside the text, [`Transcript`] keeps what the owner
+//! said and what each tool returned, so `origin` can tell where an extracted fact came from. The per-turn material
 //! (current time, recalled memories) is never stored; anything that looks like it is stripped
 //! anyway, so a recalled memory is never read back as something new.
 
@@ -15,14 +17,58 @@ use crate::turn::RECALL_HEADING;
 const MAX_MESSAGE_CHARS: usize = 2000;
 /// Most characters of the whole transcript.
 const MAX_TRANSCRIPT_CHARS: usize = 24_000;
+/// How a tool's result is introduced (then the tool's name, then [`TOOL_SUFFIX`]).
+pub const TOOL_PREFIX: &str = "工具 ";
+/// After the tool's name: the result is outside content, not the owner's word.
+pub const TOOL_SUFFIX: &str = " 的结果（外部内容，不是主人说的）: ";
 /// How the per-turn time line begins.
 const TIME_PREFIX: &str = "[当前时间:";
 
+/// What the extraction reads, and where its parts came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Transcript {
+    /// The text sent to the model.
+    pub text: String,
+    /// Everything the owner said (lower-case).
+    pub owner: String,
+    /// `(tool name, its results, lower-case)`, one entry per tool.
+    pub tools: Vec<(String, String)>,
+}
+
 /// The transcript of `messages` (oldest first), or `None` when there is no text in them.
-pub fn transcript(messages: &[StoredMessage], redactor: &Redactor) -> Option<String> {
+pub fn transcript(messages: &[StoredMessage], redactor: &Redactor) -> Option<Transcript> {
     let mut lines: Vec<String> = Vec::new();
+    let mut owner = String::new();
+    let mut tools: Vec<(String, String)> = Vec::new();
+    let mut names: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
     for stored in messages {
         let m = &stored.message;
+        for block in &m.content {
+            match block {
+                Block::ToolCall { id, name, .. } => {
+                    names.insert(id.as_str(), name.as_str());
+                }
+                Block::ToolResult {
+                    call_id,
+                    content,
+                    is_error: false,
+                } => {
+                    let Some(name) = names.get(call_id.as_str()) else {
+                        continue;
+                    };
+                    let text = redactor.redact(&truncate(content.trim(), MAX_MESSAGE_CHARS));
+                    if text.is_empty() {
+                        continue;
+                    }
+                    lines.push(format!("{TOOL_PREFIX}{name}{TOOL_SUFFIX}{text}"));
+                    match tools.iter_mut().find(|(n, _)| n == name) {
+                        Some((_, all)) => all.push_str(&text.to_lowercase()),
+                        None => tools.push(((*name).to_owned(), text.to_lowercase())),
+                    }
+                }
+                _ => {}
+            }
+        }
         let text: Vec<&str> = m
             .content
             .iter()
@@ -41,6 +87,10 @@ pub fn transcript(messages: &[StoredMessage], redactor: &Redactor) -> Option<Str
             Role::Assistant => "助手",
         };
         let text = redactor.redact(&truncate(text, MAX_MESSAGE_CHARS));
+        if m.role == Role::User {
+            owner.push_str(&text.to_lowercase());
+            owner.push('\n');
+        }
         lines.push(format!("{who}: {text}"));
     }
     let mut total = 0;
@@ -53,7 +103,11 @@ pub fn transcript(messages: &[StoredMessage], redactor: &Redactor) -> Option<Str
         kept.push(line);
     }
     kept.reverse();
-    (!kept.is_empty()).then(|| kept.join("\n"))
+    (!kept.is_empty()).then(|| Transcript {
+        text: kept.join("\n"),
+        owner,
+        tools,
+    })
 }
 
 /// `text` without a per-turn time line or recalled-memory section.
@@ -117,7 +171,7 @@ mod tests {
                 },
             ),
         ];
-        let t = transcript(&messages, &redactor).unwrap();
+        let t = transcript(&messages, &redactor).unwrap().text;
         assert!(t.starts_with("主人: 我的 key 是"), "{t}");
         assert!(t.contains("助手: 好的，已记下。"), "{t}");
         for gone in [
@@ -130,5 +184,48 @@ mod tests {
             assert!(!t.contains(gone), "{gone} in {t}");
         }
         assert_eq!(transcript(&messages[2..], &redactor), None);
+    }
+
+    #[test]
+    fn tool_results_are_labelled_with_their_tool_and_kept_apart() {
+        let redactor = Redactor::new(Vec::<String>::new());
+        let messages = [
+            stored(1, Message::user_text("查一下项目资料")),
+            stored(
+                2,
+                Message {
+                    role: Role::Assistant,
+                    content: vec![Block::ToolCall {
+                        id: "c1".into(),
+                        name: "mcp_docs__search".into(),
+                        input: serde_json::json!({}),
+                    }],
+                },
+            ),
+            stored(
+                3,
+                Message {
+                    role: Role::User,
+                    content: vec![Block::ToolResult {
+                        call_id: "c1".into(),
+                        content: "项目代号是蓝鲸".into(),
+                        is_error: false,
+                    }],
+                },
+            ),
+            stored(4, Message::assistant_text("项目代号是蓝鲸。")),
+        ];
+        let t = transcript(&messages, &redactor).unwrap();
+        assert!(
+            t.text
+                .contains("工具 mcp_docs__search 的结果（外部内容，不是主人说的）: 项目代号是蓝鲸"),
+            "{}",
+            t.text
+        );
+        assert_eq!(
+            t.tools,
+            [("mcp_docs__search".to_owned(), "项目代号是蓝鲸".to_owned())]
+        );
+        assert!(t.owner.contains("查一下项目资料") && !t.owner.contains("蓝鲸"));
     }
 }

@@ -123,5 +123,6 @@ fn memory_info(m: MemoryInfo) -> pb::MemoryInfo {
         text: m.text,
         date: m.date,
         auto: m.auto,
+        origin: m.origin.unwrap_or_default(),
     }
 }

@@ -21,6 +21,9 @@ pub struct MemoryRow {
     pub created_at: DateTime<Utc>,
     /// Added by the auto-memory job (`source = 'auto'`), not by the owner.
     pub auto: bool,
+    /// Where an automatic memory's content came from when not from the owner (`tool <name>`);
+    /// `None`: the owner.
+    pub origin: Option<String>,
 }
 
 /// How a LIKE search combines its terms.
@@ -39,6 +42,7 @@ struct RawMemory {
     text: String,
     created_at: i64,
     auto: bool,
+    origin: Option<String>,
 }
 
 impl TryFrom<RawMemory> for MemoryRow {
@@ -50,6 +54,7 @@ impl TryFrom<RawMemory> for MemoryRow {
             created_at: from_millis(r.created_at, || format!("memory {}", r.id))?,
             text: r.text,
             auto: r.auto,
+            origin: r.origin,
         })
     }
 }
@@ -182,7 +187,7 @@ impl Store {
             .map_err(StoreError::db(op))?;
         let raw: RawMemory = sqlx::query_as(
             "INSERT INTO memories (text, created_at) VALUES (?1, ?2)
-             RETURNING id, text, created_at, source = 'auto' AS auto",
+             RETURNING id, text, created_at, source = 'auto' AS auto, origin",
         )
         .bind(text)
         .bind(now_millis())
@@ -205,7 +210,7 @@ impl Store {
     /// The oldest memory whose text is exactly `text`, if any.
     pub async fn find_memory(&self, text: &str) -> Result<Option<MemoryRow>, StoreError> {
         let raw: Option<RawMemory> = sqlx::query_as(
-            "SELECT id, text, created_at, source = 'auto' AS auto FROM memories
+            "SELECT id, text, created_at, source = 'auto' AS auto, origin FROM memories
              WHERE text = ?1 ORDER BY id LIMIT 1",
         )
         .bind(text)
@@ -248,7 +253,7 @@ impl Store {
     /// Up to `limit` memories, newest first.
     pub async fn recent_memories(&self, limit: usize) -> Result<Vec<MemoryRow>, StoreError> {
         let raws = sqlx::query_as(
-            "SELECT id, text, created_at, source = 'auto' AS auto FROM memories
+            "SELECT id, text, created_at, source = 'auto' AS auto, origin FROM memories
                  ORDER BY id DESC LIMIT ?1",
         )
         .bind(sql_limit(limit))
@@ -265,7 +270,7 @@ impl Store {
         limit: usize,
     ) -> Result<Vec<MemoryRow>, StoreError> {
         let raws = sqlx::query_as(
-            "SELECT id, text, created_at, source = 'auto' AS auto FROM memories
+            "SELECT id, text, created_at, source = 'auto' AS auto, origin FROM memories
                  ORDER BY id DESC LIMIT ?1 OFFSET ?2",
         )
         .bind(sql_limit(limit))
@@ -295,7 +300,7 @@ impl Store {
         let raws = sqlx::query_as(
             // Ranked inside the index first, so only the `limit` best rows are joined with
             // their text (ranking every match joined with its text costs twice as much).
-            "SELECT m.id, m.text, m.created_at, m.source = 'auto' AS auto
+            "SELECT m.id, m.text, m.created_at, m.source = 'auto' AS auto, origin
              FROM (SELECT rowid AS id, bm25(memories_fts) AS score
                    FROM memories_fts
                    WHERE memories_fts MATCH ?1
@@ -327,7 +332,7 @@ impl Store {
         let patterns = serde_json::Value::from(patterns).to_string();
         let sql = match how {
             LikeMatch::All => {
-                "SELECT id, text, created_at, source = 'auto' AS auto FROM memories AS m
+                "SELECT id, text, created_at, source = 'auto' AS auto, origin FROM memories AS m
                  WHERE NOT EXISTS (
                      SELECT 1 FROM json_each(?1) AS t
                      WHERE m.text NOT LIKE '%' || t.value || '%' ESCAPE '\\')
@@ -335,7 +340,7 @@ impl Store {
             }
             LikeMatch::Any => {
                 "SELECT id, text, created_at, auto FROM (
-                     SELECT m.id, m.text, m.created_at, m.source = 'auto' AS auto,
+                     SELECT m.id, m.text, m.created_at, m.source = 'auto' AS auto, origin,
                             (SELECT COUNT(*) FROM json_each(?1) AS t
                              WHERE m.text LIKE '%' || t.value || '%' ESCAPE '\\') AS hits
                      FROM memories AS m)

@@ -18,13 +18,14 @@ pub struct DailyNote {
 }
 
 impl Store {
-    /// Stores an automatic memory of `importance` and, when `terms` is given, its index entry,
-    /// in one transaction.
+    /// Stores an automatic memory of `importance` (from `origin` when not from the owner) and,
+    /// when `terms` is given, its index entry, in one transaction.
     pub async fn add_auto_memory(
         &self,
         text: &str,
         terms: Option<&str>,
         importance: u8,
+        origin: Option<&str>,
     ) -> Result<MemoryRow, StoreError> {
         let op = "add an automatic memory";
         let mut tx = self
@@ -34,12 +35,13 @@ impl Store {
             .map_err(StoreError::db(op))?;
         let now = now_millis();
         let (id,): (i64,) = sqlx::query_as(
-            "INSERT INTO memories (text, created_at, source, importance, refreshed_at)
-             VALUES (?1, ?2, 'auto', ?3, ?2) RETURNING id",
+            "INSERT INTO memories (text, created_at, source, importance, refreshed_at, origin)
+             VALUES (?1, ?2, 'auto', ?3, ?2, ?4) RETURNING id",
         )
         .bind(text)
         .bind(now)
         .bind(i64::from(importance))
+        .bind(origin)
         .fetch_one(&mut *tx)
         .await
         .map_err(StoreError::db(op))?;
@@ -57,6 +59,7 @@ impl Store {
             text: text.to_owned(),
             created_at: from_millis(now, || format!("memory {id}"))?,
             auto: true,
+            origin: origin.map(str::to_owned),
         })
     }
 

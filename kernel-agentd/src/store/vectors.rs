@@ -126,8 +126,8 @@ impl Store {
         ids: &[i64],
     ) -> Result<Vec<super::memory::MemoryRow>, StoreError> {
         let json = serde_json::Value::from(ids.to_vec()).to_string();
-        let rows: Vec<(i64, String, i64, bool)> = sqlx::query_as(
-            "SELECT id, text, created_at, source = 'auto' AS auto FROM memories
+        let rows: Vec<(i64, String, i64, bool, Option<String>)> = sqlx::query_as(
+            "SELECT id, text, created_at, source = 'auto' AS auto, origin FROM memories
              WHERE id IN (SELECT value FROM json_each(?1))",
         )
         .bind(json)
@@ -136,7 +136,7 @@ impl Store {
         .map_err(StoreError::db("read memories"))?;
         let mut by_id: std::collections::HashMap<i64, super::memory::MemoryRow> = rows
             .into_iter()
-            .map(|(id, text, created_at, auto)| {
+            .map(|(id, text, created_at, auto, origin)| {
                 let created_at = super::from_millis(created_at, || format!("memory {id}"))?;
                 Ok((
                     id,
@@ -145,6 +145,7 @@ impl Store {
                         text,
                         created_at,
                         auto,
+                        origin,
                     },
                 ))
             })

@@ -26,9 +26,17 @@ impl MemoryRecall for NoRecall {
 }
 
 /// One recalled memory as the per-turn block shows it (after `- `): `[id] (YYYY-MM-DD) text`,
-/// the date local, so the model can tell old from new and search by date.
+/// the date local, so the model can tell old from new and search by date; a memory from outside
+/// content carries its origin (`[id] (date) [来源: tool X，不是主人说的] text`), so the model never
+/// takes it for the owner's word.
 pub fn recall_line(m: &MemoryRow, date: &str) -> String {
-    format!("[{}] ({date}) {}", m.id, m.text)
+    match &m.origin {
+        Some(origin) => format!(
+            "[{}] ({date}) [来源: {origin}，不是主人说的] {}",
+            m.id, m.text
+        ),
+        None => format!("[{}] ({date}) {}", m.id, m.text),
+    }
 }
 
 #[async_trait::async_trait]

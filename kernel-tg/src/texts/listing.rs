@@ -29,6 +29,9 @@ pub struct MemoryEntry<'a> {
     pub text: &'a str,
     /// Added by auto memory (marked in the listing).
     pub auto: bool,
+    /// Where an automatic memory came from when not from the owner (`tool <name>`); empty: the
+    /// owner.
+    pub origin: &'a str,
 }
 
 /// A reminder or scheduled task as listed by agentd.

@@ -23,10 +23,13 @@ impl Texts {
     fn push_memory_lines(self, out: &mut String, memories: &[MemoryEntry<'_>]) {
         for memory in memories {
             let text = escape_truncated(memory.text, MAX_MEMORY_CHARS);
-            let source = if memory.auto {
-                self.pick("〔自动〕", "[auto]")
-            } else {
-                self.pick("〔手动〕", "[manual]")
+            let source = match (memory.auto, memory.origin) {
+                (false, _) => self.pick("〔手动〕", "[manual]").to_owned(),
+                (true, "") => self.pick("〔自动〕", "[auto]").to_owned(),
+                (true, origin) => match self.locale() {
+                    Locale::Zh => format!("〔自动·来自 {}〕", escape_truncated(origin, 60)),
+                    Locale::En => format!("[auto, from {}]", escape_truncated(origin, 60)),
+                },
             };
             let _ = writeln!(
                 out,
@@ -131,6 +134,7 @@ mod tests {
             date: "2026-01-02",
             text: "喜欢 <b>乌龙茶</b>",
             auto,
+            origin: "",
         }
     }
 
@@ -167,6 +171,15 @@ mod tests {
         assert!(
             past.contains("没有第 99999 页") && past.contains("3 页"),
             "{past}"
+        );
+        let from_tool = MemoryEntry {
+            origin: "tool mcp_docs__search",
+            ..entry(3, true)
+        };
+        let page = ZH.memory_page(&[from_tool], view);
+        assert!(
+            page.contains("#3 2026-01-02 〔自动·来自 tool mcp_docs__search〕"),
+            "{page}"
         );
         let none = EN.memory_page(
             &[],

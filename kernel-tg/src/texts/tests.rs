@@ -175,12 +175,14 @@ fn memory_lines() {
             date: "2025-01-09",
             text: "likes tea & <cake>",
             auto: false,
+            origin: "",
         },
         MemoryEntry {
             number: 5,
             date: "2025-01-08",
             text: "allergic to peanuts",
             auto: true,
+            origin: "",
         },
     ];
     assert!(
@@ -385,7 +387,7 @@ proptest! {
     #[test]
     fn dynamic_values_are_always_escaped(value in "\\PC{0,300}", n in 0u32..100) {
         let sessions = [SessionEntry { number: n, date: &value, title: &value, current: n % 2 == 0 }];
-        let memories = [MemoryEntry { number: n, date: &value, text: &value, auto: n % 2 == 0 }];
+        let memories = [MemoryEntry { number: n, date: &value, text: &value, auto: n % 2 == 0, origin: "" }];
         let models = vec![value.clone()];
         let providers = [ProviderEntry { name: &value, models: &models, default_model: &value, available: false, current: true, cooldown_until: Some(&value) }];
         let cooldowns = [CooldownEntry { provider: &value, until: &value, failures: n }];
@@ -421,6 +423,7 @@ fn the_memory_listing_says_how_many_there_are() {
         date: "2025-01-09",
         text: "x",
         auto: false,
+        origin: "",
     };
     assert!(
         ZH.memories(&[memory; 3], 3)

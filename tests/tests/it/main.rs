@@ -45,6 +45,7 @@ mod media_voice;
 mod media_voice_logs;
 mod memory_auto;
 mod memory_embeddings;
+mod memory_origin;
 mod memory_pages;
 mod memory_real_model;
 mod memory_rpc;
