@@ -6,18 +6,60 @@ use tonic::Status;
 
 use crate::agentd::{Agentd, Client, is_transport_failure, refused};
 use crate::command::Command;
+use crate::memory_page;
 use crate::texts::{
-    CooldownEntry, EmbeddingsEntry, JobEntry, McpEntry, MemoryAutoView, MemoryEntry,
-    MemoryPageView, ProviderEntry, SandboxShown, SandboxView, ScheduleEntry, SessionEntry,
-    SkillEntry, StatusView, Texts, UsageTotalsView, UsageView,
+    CooldownEntry, EmbeddingsEntry, JobEntry, McpEntry, MemoryAutoView, MemoryEntry, ProviderEntry,
+    SandboxShown, SandboxView, ScheduleEntry, SessionEntry, SkillEntry, StatusView, Texts,
+    UsageTotalsView, UsageView,
 };
+use teloxide::types::InlineKeyboardMarkup;
 
 /// Most hits `/memory <words>` lists.
 const SEARCH_HITS: u32 = 20;
 
 /// The HTML reply to `command`, sent as message `message_id` (what a `/steer` or `/next` turn's
-/// answer replies to).
-pub async fn answer(command: Command, agentd: &Agentd, texts: Texts, message_id: i64) -> String {
+/// answer replies to), with the buttons to go with it (`/memory`'s previous / next page).
+pub async fn answer(
+    command: Command,
+    agentd: &Agentd,
+    texts: Texts,
+    message_id: i64,
+) -> (String, Option<InlineKeyboardMarkup>) {
+    if let Command::Memory | Command::MemoryPage(_) = command {
+        let n = match command {
+            Command::MemoryPage(n) => n,
+            _ => 1,
+        };
+        let mut client = match agentd.client().await {
+            Ok(client) => client,
+            Err(e) => {
+                tracing::warn!(error = %e, "kernel-agentd unavailable for a command");
+                agentd.lost();
+                return (texts.agentd_unavailable().to_owned(), None);
+            }
+        };
+        return match memory_page::page(&mut client, texts, n).await {
+            Ok(page) => page,
+            Err(status) => (failed(agentd, texts, &status), None),
+        };
+    }
+    (answer_text(command, agentd, texts, message_id).await, None)
+}
+
+/// What a command's failed RPC tells the owner.
+fn failed(agentd: &Agentd, texts: Texts, status: &Status) -> String {
+    if is_transport_failure(status) {
+        tracing::warn!(code = ?status.code(), "kernel-agentd went away during a command");
+        agentd.lost();
+        texts.agentd_unavailable().to_owned()
+    } else {
+        tracing::info!(code = ?status.code(), "kernel-agentd refused a command");
+        refused(status, texts)
+    }
+}
+
+/// The HTML reply to a command without buttons.
+async fn answer_text(command: Command, agentd: &Agentd, texts: Texts, message_id: i64) -> String {
     if matches!(command, Command::Start | Command::Help) {
         return texts.help();
     }
@@ -31,15 +73,7 @@ pub async fn answer(command: Command, agentd: &Agentd, texts: Texts, message_id:
     };
     match call(command, &mut client, texts, message_id).await {
         Ok(html) => html,
-        Err(status) if is_transport_failure(&status) => {
-            tracing::warn!(code = ?status.code(), "kernel-agentd went away during a command");
-            agentd.lost();
-            texts.agentd_unavailable().to_owned()
-        }
-        Err(status) => {
-            tracing::info!(code = ?status.code(), "kernel-agentd refused a command");
-            refused(&status, texts)
-        }
+        Err(status) => failed(agentd, texts, &status),
     }
 }
 
@@ -168,23 +202,7 @@ async fn call(
                 .await?;
             texts.remembered(&text)
         }
-        Command::Memory | Command::MemoryPage(_) => {
-            let page = match command {
-                Command::MemoryPage(n) => n,
-                _ => 1,
-            };
-            let list = client
-                .list_memories_page(pb::ListMemoriesPageRequest { page })
-                .await?
-                .into_inner();
-            let entries: Vec<_> = list.memories.iter().map(memory_entry).collect();
-            let view = MemoryPageView {
-                total: list.total,
-                page: list.page,
-                pages: list.pages,
-            };
-            texts.memory_page(&entries, view)
-        }
+        Command::Memory | Command::MemoryPage(_) => memory_page::page(client, texts, 1).await?.0,
         Command::MemorySearch(query) => {
             let request = pb::SearchMemoriesRequest {
                 query: query.clone(),

@@ -1,7 +1,8 @@
 //! Inline keyboards and what their presses carry: the placeholder's Stop button
 //! (`stop:<turn id>`), a question's options (`ask:<question id>:<index>`), an approval's
 //! Allow once / Allow for this session / Deny (`apv:<approval id>:o|s|d`) and a cut-off
-//! answer's button to run its message again (`rerun:<turn id>`). Pure: building
+//! answer's button to run its message again (`rerun:<turn id>`) and `/memory`'s previous / next
+//! page (`mem:<page>`). Pure: building
 //! and parsing `callback_data` (1–64 bytes, Telegram's rule); `callback` handles a press.
 
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
@@ -25,6 +26,8 @@ pub enum Press {
     },
     /// Run the message of cut-off turn `turn_id` again.
     Rerun { turn_id: String },
+    /// Show page `page` of `/memory` (`mem:<page>`).
+    MemoryPage { page: u32 },
 }
 
 /// An approval button.
@@ -56,6 +59,7 @@ pub fn data(press: &Press) -> Option<String> {
             decision,
         } => format!("apv:{approval_id}:{}", decision.code()),
         Press::Rerun { turn_id } => format!("rerun:{turn_id}"),
+        Press::MemoryPage { page } => format!("mem:{page}"),
     };
     match press {
         Press::Stop { turn_id: Some(_) } if data.len() > MAX_CALLBACK_DATA => {
@@ -87,6 +91,13 @@ pub fn parse(data: &str) -> Option<Press> {
             approval_id: id.to_owned(),
             decision,
         });
+    }
+    if let Some(page) = data.strip_prefix("mem:") {
+        return page
+            .parse()
+            .ok()
+            .filter(|&p| p >= 1)
+            .map(|page| Press::MemoryPage { page });
     }
     if let Some(id) = data.strip_prefix("rerun:") {
         return (!id.is_empty()).then(|| Press::Rerun {
@@ -120,6 +131,26 @@ pub fn rerun(turn_id: &str, texts: Texts) -> Option<InlineKeyboardMarkup> {
     Some(InlineKeyboardMarkup::new([[
         InlineKeyboardButton::callback(texts.rerun_button(), data),
     ]]))
+}
+
+/// Previous / next under page `page` of `pages` of `/memory`; `None` when there is one page.
+pub fn memory_pages(page: u32, pages: u32, texts: Texts) -> Option<InlineKeyboardMarkup> {
+    let mut row = Vec::new();
+    if page > 1 {
+        let data = data(&Press::MemoryPage { page: page - 1 })?;
+        row.push(InlineKeyboardButton::callback(
+            texts.memory_previous_button(),
+            data,
+        ));
+    }
+    if page < pages {
+        let data = data(&Press::MemoryPage { page: page + 1 })?;
+        row.push(InlineKeyboardButton::callback(
+            texts.memory_next_button(),
+            data,
+        ));
+    }
+    (!row.is_empty()).then(|| InlineKeyboardMarkup::new([row]))
 }
 
 /// One button per option of question `question_id`, one per row; `None` without options (or
@@ -210,5 +241,21 @@ mod tests {
         let options = options("q1", &["a".into(), "b".into()]).unwrap();
         assert_eq!(options.inline_keyboard.len(), 2);
         assert!(super::options("q1", &[]).is_none());
+    }
+
+    #[test]
+    fn memory_pages_have_previous_and_next_where_there_is_a_page() {
+        let texts = Texts::new(Locale::Zh);
+        assert_eq!(parse("mem:3"), Some(Press::MemoryPage { page: 3 }));
+        for bad in ["mem:0", "mem:-1", "mem:x", "mem:"] {
+            assert_eq!(parse(bad), None, "{bad}");
+        }
+        assert!(memory_pages(1, 1, texts).is_none());
+        let first = memory_pages(1, 3, texts).unwrap();
+        assert_eq!(first.inline_keyboard[0].len(), 1);
+        let middle = memory_pages(2, 3, texts).unwrap();
+        assert_eq!(middle.inline_keyboard[0].len(), 2);
+        let last = memory_pages(3, 3, texts).unwrap();
+        assert_eq!(last.inline_keyboard[0].len(), 1);
     }
 }

@@ -3,13 +3,13 @@
 //! the pending question (`Answer`), an approval button answers its approval (`Approve`; one
 //! agentd no longer has pending — answered, expired, forged — gets a toast and changes nothing),
 //! a cut-off answer's button runs its message again (`RerunTurn`; its button is removed once it
-//! ran or turned out stale). Every press is answered (`answerCallbackQuery`): a stale one — its
+//! ran or turned out stale), `/memory`'s previous / next button shows that page in its message. Every press is answered (`answerCallbackQuery`): a stale one — its
 //! turn ended, its question closed, its message run again already — with a short toast. The
 //! question's buttons are
 //! removed by `delivery` when agentd says the question closed.
 
 use kernel_proto::v1 as pb;
-use teloxide::types::{CallbackQuery, MessageId};
+use teloxide::types::{CallbackQuery, InlineKeyboardMarkup, MessageId};
 
 use crate::agentd::is_transport_failure;
 use crate::buttons::{self, ApprovalPress, Press};
@@ -25,6 +25,10 @@ pub async fn handle(app: App, press: CallbackQuery) {
             let message = press.message.as_ref().map(|m| m.id());
             rerun(&app, &turn_id, message).await
         }
+        Some(Press::MemoryPage { page }) => {
+            let message = press.message.as_ref().map(|m| m.id());
+            memory_page(&app, page, message).await
+        }
         Some(press) => match call(&app, press).await {
             Ok(toast) => toast,
             Err(status) => {
@@ -39,6 +43,40 @@ pub async fn handle(app: App, press: CallbackQuery) {
     if let Err(e) = app.telegram().answer_callback(&press.id.0, toast).await {
         tracing::debug!(error = %e, "answerCallbackQuery failed");
     }
+}
+
+/// Shows page `page` of `/memory` in the pressed `message` (with its buttons). The toast to
+/// show: none, or that agentd is away.
+async fn memory_page(app: &App, page: u32, message: Option<MessageId>) -> Option<&'static str> {
+    let texts = app.texts();
+    let shown = match app.agentd().client().await {
+        Ok(mut client) => crate::memory_page::page(&mut client, texts, page).await,
+        Err(e) => Err(tonic::Status::unavailable(e.to_string())),
+    };
+    let (html, buttons) = match shown {
+        Ok(shown) => shown,
+        Err(status) => {
+            tracing::warn!(code = ?status.code(), "a memory page could not be read");
+            if is_transport_failure(&status) {
+                app.agentd().lost();
+            }
+            return Some(texts.agentd_unavailable());
+        }
+    };
+    let Some(id) = message else {
+        app.say(&html, None).await;
+        return None;
+    };
+    let buttons = buttons.unwrap_or_else(|| InlineKeyboardMarkup::new(Vec::<Vec<_>>::new()));
+    if let Err(e) = app
+        .telegram()
+        .edit_html_with_buttons(id, &html, &buttons)
+        .await
+    {
+        tracing::warn!(error = %e, "a memory page could not be shown in place; sending it");
+        app.say(&html, None).await;
+    }
+    None
 }
 
 /// Runs cut-off turn `turn_id`'s message again; removes the button from `message` once it ran
@@ -138,6 +176,6 @@ async fn call(app: &App, press: Press) -> Result<Option<&'static str>, tonic::St
                 Err(status) => return Err(status),
             }
         }
-        Press::Rerun { .. } => None,
+        Press::Rerun { .. } | Press::MemoryPage { .. } => None,
     })
 }

@@ -91,6 +91,24 @@ impl App {
         }
     }
 
+    /// Sends `html` (one message: a page of `/memory`) with `buttons`, as a reply to `reply_to`;
+    /// sent without them if Telegram refuses the keyboard.
+    pub async fn say_with_buttons(
+        &self,
+        html: &str,
+        reply_to: MessageId,
+        buttons: teloxide::types::InlineKeyboardMarkup,
+    ) {
+        let sent = self
+            .telegram()
+            .send_with_buttons(html, Some(reply_to), buttons)
+            .await;
+        if let Err(e) = sent {
+            tracing::warn!(error = %e, "a reply with buttons could not be sent; sending it plain");
+            self.say(html, Some(reply_to)).await;
+        }
+    }
+
     /// Shows `html` in place of the placeholder when there is one, else as a new reply.
     pub async fn replace_or_say(
         &self,

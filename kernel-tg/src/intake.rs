@@ -326,15 +326,18 @@ impl Loop {
                 }
                 let app = self.app.clone();
                 self.tasks.spawn(async move {
-                    let html = match parsed {
+                    let (html, buttons) = match parsed {
                         Ok(command) => {
                             tracing::info!(command = command.kind().name(), "command");
                             answer(command, app.agentd(), app.texts(), i64::from(message_id.0))
                                 .await
                         }
-                        Err(e) => app.texts().command_error(&e),
+                        Err(e) => (app.texts().command_error(&e), None),
                     };
-                    app.say(&html, Some(message_id)).await;
+                    match buttons {
+                        Some(buttons) => app.say_with_buttons(&html, message_id, buttons).await,
+                        None => app.say(&html, Some(message_id)).await,
+                    }
                 });
                 self.confirm.handled(&[id]);
             }

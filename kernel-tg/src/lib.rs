@@ -14,6 +14,7 @@ pub mod gate;
 pub mod handle;
 pub mod incoming;
 pub mod intake;
+pub mod memory_page;
 pub mod render;
 pub mod telegram;
 pub mod texts;

@@ -107,6 +107,16 @@ impl Texts {
         out
     }
 
+    /// The button to the previous page of `/memory`.
+    pub fn memory_previous_button(self) -> &'static str {
+        self.pick("‹ 上一页", "‹ Previous")
+    }
+
+    /// The button to the next page of `/memory`.
+    pub fn memory_next_button(self) -> &'static str {
+        self.pick("下一页 ›", "Next ›")
+    }
+
     /// A command's text argument is longer than `max` characters.
     pub(super) fn too_long(self, command: CommandKind, max: usize) -> String {
         let name = command.name();

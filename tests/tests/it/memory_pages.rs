@@ -1,5 +1,6 @@
 //! `/memory` from Telegram through both real binaries (issue 39): `/memory <words>` searches and
-//! numbers its hits, `/memory` pages through every memory newest first (`/memory n`), each
+//! numbers its hits, `/memory` pages through every memory newest first (`/memory n`, or its
+//! previous / next buttons, which show the other page in the same message), each
 //! marked manual or automatic with its date, `/forget #n` deletes what any shown page numbered,
 //! and bad pages or searches get a clear answer in the owner's language.
 
@@ -10,8 +11,10 @@ use kernel_proto::v1 as pb;
 use kernel_proto::v1::agent_client::AgentClient;
 use kernel_tg::command::{CommandError, CommandKind, MAX_MEMORY_QUERY_CHARS};
 use kernel_tg::texts::Texts;
+use tests::fake_telegram::OWNER_ID;
 use tests::harness::unix_channel;
-use tests::stack::Stack;
+use tests::stack::{PROMPT, Stack};
+use tests::wait::eventually;
 
 type Client = AgentClient<tonic::transport::Channel>;
 
@@ -195,4 +198,56 @@ async fn memory_pages_speak_english_when_configured() {
     assert!(past.contains("There is no page 7"), "{past}");
     let hits = stack.command("/memory oolong").await;
     assert!(hits.contains("Memories matching “oolong”"), "{hits}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn next_and_previous_buttons_page_in_place() {
+    let stack = Stack::start().await;
+    let mut client = client(&stack).await;
+    for n in 1..=45 {
+        add(&mut client, &format!("记忆第 {n} 条")).await;
+    }
+    let id = stack.owner_says("/memory");
+    let reply = stack.reply_to(id).await;
+    let message = reply.result.as_ref().unwrap()["message_id"]
+        .as_i64()
+        .unwrap();
+    let buttons = stack.telegram.buttons(OWNER_ID, message);
+    assert_eq!(buttons, [("下一页 ›".to_owned(), "mem:2".to_owned())]);
+    let shows = async |text: &'static str| {
+        eventually(text, PROMPT, async || {
+            stack
+                .visible()
+                .iter()
+                .any(|m| m.message_id == message && m.text.contains(text))
+        })
+        .await;
+    };
+    let press = stack.telegram.press(OWNER_ID, OWNER_ID, message, "mem:2");
+    shows("第 2/3 页").await;
+    let buttons = stack.telegram.buttons(OWNER_ID, message);
+    assert_eq!(
+        buttons,
+        [
+            ("‹ 上一页".to_owned(), "mem:1".to_owned()),
+            ("下一页 ›".to_owned(), "mem:3".to_owned())
+        ]
+    );
+    eventually("the press answered", PROMPT, async || {
+        stack
+            .telegram
+            .pressed(&press)
+            .is_some_and(|p| p.answer == Some(None))
+    })
+    .await;
+    stack.telegram.press(OWNER_ID, OWNER_ID, message, "mem:3");
+    shows("第 3/3 页").await;
+    // A number a pressed page showed works with /forget: #41 is the 41st newest, 记忆第 5 条.
+    let deleted = stack.command("/forget #41").await;
+    assert_eq!(deleted, Texts::new(Locale::Zh).memories_deleted(1));
+    let page3 = stack.command("/memory 3").await;
+    assert!(
+        !page3.contains("记忆第 5 条") && page3.contains("记忆第 4 条"),
+        "{page3}"
+    );
 }

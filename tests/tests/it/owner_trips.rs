@@ -73,6 +73,10 @@ async fn a_page_of_300_long_memories_arrives_as_valid_chunks_with_the_total() {
     let lines = all.lines().filter(|l| l.starts_with('#')).count();
     assert_eq!(lines, 20, "every memory of the page exactly once");
     assert!(
+        sends.iter().all(|c| c.params.get("reply_markup").is_none()),
+        "a page in chunks has no buttons (its footer says how to page)"
+    );
+    assert!(
         all.contains("&lt;b&gt;茶&lt;/b&gt; &amp;"),
         "escaped, not markup"
     );
