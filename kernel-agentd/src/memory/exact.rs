@@ -11,6 +11,10 @@ const QUOTES: &[(char, char)] = &[
     ('《', '》'),
 ];
 
+/// Capitalised words that begin an English question or request rather than name something.
+const NOT_NAMES: &str = "where when who whom whose why which what how can could would should will \
+    did does do is are was were has have had tell show find give list please remind";
+
 /// What of a query makes a memory an exact match.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ExactWords {
@@ -29,6 +33,7 @@ impl ExactWords {
             .split(|c: char| !c.is_alphanumeric() || !c.is_ascii())
             .filter(|w| w.len() >= 2 && w.chars().next().is_some_and(|c| c.is_ascii_uppercase()))
             .map(str::to_lowercase)
+            .filter(|w| !NOT_NAMES.split_whitespace().any(|n| n == w))
             .collect();
         let distinctive = terms
             .iter()
@@ -94,6 +99,12 @@ mod tests {
         let name = exact("Volvo 是什么颜色", &["volvo", "颜色"]);
         assert!(name.matches("The owner's car is a blue Volvo"));
         assert!(!name.matches("The owner's wife drives a red Toyota"));
+        let question = exact("Where is my passport", &["where", "passport"]);
+        assert!(
+            !question.matches("somewhere in the garden"),
+            "a question word is no name"
+        );
+        assert!(question.matches("the passport is somewhere in the study"));
         assert!(!exact("", &[]).matches("anything"));
     }
 

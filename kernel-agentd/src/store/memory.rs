@@ -300,7 +300,7 @@ impl Store {
         let raws = sqlx::query_as(
             // Ranked inside the index first, so only the `limit` best rows are joined with
             // their text (ranking every match joined with its text costs twice as much).
-            "SELECT m.id, m.text, m.created_at, m.source = 'auto' AS auto, origin
+            "SELECT m.id, m.text, m.created_at, m.source = 'auto' AS auto, m.origin
              FROM (SELECT rowid AS id, bm25(memories_fts) AS score
                    FROM memories_fts
                    WHERE memories_fts MATCH ?1
@@ -339,8 +339,8 @@ impl Store {
                  ORDER BY id DESC LIMIT ?2"
             }
             LikeMatch::Any => {
-                "SELECT id, text, created_at, auto FROM (
-                     SELECT m.id, m.text, m.created_at, m.source = 'auto' AS auto, origin,
+                "SELECT id, text, created_at, auto, origin FROM (
+                     SELECT m.id, m.text, m.created_at, m.source = 'auto' AS auto, m.origin,
                             (SELECT COUNT(*) FROM json_each(?1) AS t
                              WHERE m.text LIKE '%' || t.value || '%' ESCAPE '\\') AS hits
                      FROM memories AS m)
@@ -380,7 +380,40 @@ fn like_escape(term: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::like_escape;
+    use super::{LikeMatch, like_escape};
+
+    #[tokio::test]
+    async fn every_read_carries_the_origin() {
+        let env = crate::test_support::env("").await;
+        let store = &env.store;
+        // Opening memory builds the FTS5 index.
+        crate::memory::Memories::open(store.clone(), chrono_tz::Tz::UTC).await;
+        let row = store
+            .add_auto_memory("项目代号是蓝鲸", Some("项目 代号 蓝鲸"), 4, Some("tool t"))
+            .await
+            .unwrap();
+        let want = Some("tool t".to_owned());
+        assert_eq!(row.origin, want);
+        let terms = ["蓝鲸".to_owned(), "不存在".to_owned()];
+        let reads = [
+            store.recent_memories(5).await.unwrap(),
+            store.memories_page(0, 5).await.unwrap(),
+            store.memories_by_id(&[row.id]).await.unwrap(),
+            store.search_memories_fts("\"蓝鲸\"", 5).await.unwrap(),
+            store
+                .search_memories_like(&terms[..1], LikeMatch::All, 5)
+                .await
+                .unwrap(),
+            store
+                .search_memories_like(&terms, LikeMatch::Any, 5)
+                .await
+                .unwrap(),
+        ];
+        for (i, rows) in reads.iter().enumerate() {
+            assert_eq!(rows.len(), 1, "read {i}");
+            assert_eq!(rows[0].origin, want, "read {i}");
+        }
+    }
 
     #[test]
     fn like_wildcards_are_escaped() {
