@@ -386,6 +386,7 @@ fn usage_totals(t: Option<pb::UsageTotals>) -> UsageTotalsView {
         cache_read: t.cache_read_tokens,
         cache_write: t.cache_write_tokens,
         cost_usd: t.cost_usd,
+        unpriced_calls: t.unpriced_calls,
     }
 }
 

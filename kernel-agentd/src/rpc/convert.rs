@@ -175,6 +175,7 @@ pub fn usage_report(r: crate::usage::UsageReport) -> pb::GetUsageResponse {
         cache_read_tokens: t.usage.cache_read_tokens,
         cache_write_tokens: t.usage.cache_write_tokens,
         cost_usd: t.cost_usd,
+        unpriced_calls: t.unpriced_calls,
     };
     pb::GetUsageResponse {
         today: Some(totals(r.today)),

@@ -37,6 +37,28 @@ pub struct RawConfig {
     pub embeddings: Option<RawEmbeddings>,
     /// `[approvals]`: when risky actions wait for the owner's tap.
     pub approvals: Option<RawApprovals>,
+    /// `[budget]`: spending limits.
+    pub budget: Option<RawBudget>,
+}
+
+/// `[budget]`. Amounts are kept as TOML values so that `--check` can name a non-number.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBudget {
+    pub daily: Option<toml::Value>,
+    pub monthly: Option<toml::Value>,
+    pub warn_at: Option<toml::Value>,
+    /// `[budget.providers.<name>]`.
+    #[serde(default)]
+    pub providers: BTreeMap<String, RawLimits>,
+}
+
+/// `daily` and `monthly` in USD.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLimits {
+    pub daily: Option<toml::Value>,
+    pub monthly: Option<toml::Value>,
 }
 
 /// `[approvals]`.
