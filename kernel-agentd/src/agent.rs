@@ -192,6 +192,12 @@ impl Agent {
             delegator.set_bridge(bridge);
         }
         let usage = UsageLedger::new(&config, store.clone());
+        let budget = crate::budget::Budget::with_system_clock(
+            config.budget.clone(),
+            config.general.timezone,
+            usage.clone(),
+            store.clone(),
+        );
         let quiet = Quiet::start(
             &tasks,
             root.child_token(),
@@ -228,6 +234,7 @@ impl Agent {
                 tasks: tasks.clone(),
                 outbox: outbox.clone(),
                 usage: usage.clone(),
+                budget: budget.clone(),
                 approvals: Approvals::new(&config.approvals),
             },
         );

@@ -69,6 +69,20 @@ pub struct Standing {
 }
 
 impl Standing {
+    /// The arguments of a `BUDGET_EXCEEDED` refusal for `over`: `period` (`daily`/`monthly`),
+    /// `provider` (empty: overall), `spent_usd`, `limit_usd` (two decimals), and the override
+    /// keys `day` and `month`.
+    pub fn refusal_args(&self, over: &LimitState) -> Vec<(&'static str, String)> {
+        vec![
+            ("period", over.period.as_str().to_owned()),
+            ("provider", over.provider.clone().unwrap_or_default()),
+            ("spent_usd", format!("{:.2}", over.spent_usd)),
+            ("limit_usd", format!("{:.2}", over.limit_usd)),
+            ("day", self.periods.key(PeriodKind::Day)),
+            ("month", self.periods.key(PeriodKind::Month)),
+        ]
+    }
+
     /// The first limit reached and not lifted by an override: nothing new may start.
     pub fn over(&self) -> Option<&LimitState> {
         if self.day_override || self.month_override {

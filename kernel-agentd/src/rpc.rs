@@ -2,6 +2,7 @@
 //! domain calls on [`Agent`]. Only this module (and its children) sees proto types.
 
 mod approvals;
+mod budget;
 mod chat;
 mod convert;
 mod jobs;
@@ -342,6 +343,15 @@ impl pb::agent_server::Agent for AgentService {
         req: Request<pb::RerunTurnRequest>,
     ) -> RpcResult<pb::RerunTurnResponse> {
         self.rerun_turn_rpc(req.into_inner())
+            .await
+            .map(Response::new)
+    }
+
+    async fn grant_budget_override(
+        &self,
+        req: Request<pb::GrantBudgetOverrideRequest>,
+    ) -> RpcResult<pb::GrantBudgetOverrideResponse> {
+        self.grant_budget_override_rpc(req.into_inner())
             .await
             .map(Response::new)
     }

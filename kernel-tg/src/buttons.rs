@@ -1,7 +1,8 @@
 //! Inline keyboards and what their presses carry: the placeholder's Stop button
 //! (`stop:<turn id>`), a question's options (`ask:<question id>:<index>`), an approval's
 //! Allow once / Allow for this session / Deny (`apv:<approval id>:o|s|d`) and a cut-off
-//! answer's button to run its message again (`rerun:<turn id>`). Pure: building
+//! answer's button to run its message again (`rerun:<turn id>`), and a budget limit's
+//! Continue today / this month (`bud:<period key>`). Pure: building
 //! and parsing `callback_data` (1–64 bytes, Telegram's rule); `callback` handles a press.
 
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
@@ -25,6 +26,8 @@ pub enum Press {
     },
     /// Run the message of cut-off turn `turn_id` again.
     Rerun { turn_id: String },
+    /// Lift the budget limits for `period` (`day:YYYY-MM-DD` or `month:YYYY-MM`).
+    Budget { period: String },
 }
 
 /// An approval button.
@@ -56,6 +59,7 @@ pub fn data(press: &Press) -> Option<String> {
             decision,
         } => format!("apv:{approval_id}:{}", decision.code()),
         Press::Rerun { turn_id } => format!("rerun:{turn_id}"),
+        Press::Budget { period } => format!("bud:{period}"),
     };
     match press {
         Press::Stop { turn_id: Some(_) } if data.len() > MAX_CALLBACK_DATA => {
@@ -86,6 +90,11 @@ pub fn parse(data: &str) -> Option<Press> {
         return (!id.is_empty()).then(|| Press::Approve {
             approval_id: id.to_owned(),
             decision,
+        });
+    }
+    if let Some(period) = data.strip_prefix("bud:") {
+        return (!period.is_empty()).then(|| Press::Budget {
+            period: period.to_owned(),
         });
     }
     if let Some(id) = data.strip_prefix("rerun:") {
@@ -119,6 +128,24 @@ pub fn rerun(turn_id: &str, texts: Texts) -> Option<InlineKeyboardMarkup> {
     let data = data(&press)?;
     Some(InlineKeyboardMarkup::new([[
         InlineKeyboardButton::callback(texts.rerun_button(), data),
+    ]]))
+}
+
+/// A budget limit's two buttons: Continue today (`day`) and Continue this month (`month`);
+/// `None` when a key does not fit.
+pub fn budget(day: &str, month: &str, texts: Texts) -> Option<InlineKeyboardMarkup> {
+    let button = |label: &str, period: &str| {
+        let press = Press::Budget {
+            period: period.to_owned(),
+        };
+        Some(InlineKeyboardButton::callback(
+            label.to_owned(),
+            data(&press)?,
+        ))
+    };
+    Some(InlineKeyboardMarkup::new([vec![
+        button(texts.budget_continue_today(), day)?,
+        button(texts.budget_continue_month(), month)?,
     ]]))
 }
 
@@ -184,6 +211,9 @@ mod tests {
             Press::Rerun {
                 turn_id: "12-1732430000000000".into(),
             },
+            Press::Budget {
+                period: "day:2026-11-27".into(),
+            },
         ] {
             let data = data(&press).unwrap();
             assert!((1..=MAX_CALLBACK_DATA).contains(&data.len()));
@@ -196,7 +226,7 @@ mod tests {
         assert!(rerun(&"x".repeat(80), Texts::new(Locale::En)).is_none());
         for junk in [
             "", "stop:", "ask:", "ask:q1", "ask::1", "ask:q1:x", "other", "apv:", "apv:a1",
-            "apv::o", "apv:a1:x", "rerun:",
+            "apv::o", "apv:a1:x", "rerun:", "bud:",
         ] {
             assert_eq!(parse(junk), None, "{junk}");
         }

@@ -5,6 +5,7 @@
 //! free of the gRPC edge.
 
 mod approvals;
+mod budget;
 mod cooldown;
 mod cut_off;
 mod embeddings;

@@ -75,6 +75,12 @@ async fn fixture(env: &TestEnv, provider: Arc<ScriptedProvider>) -> Fixture {
             after_fold: super::FoldHook::default(),
             outbox: crate::outbox::Outbox::new(env.store.clone(), root.clone()),
             usage: crate::usage::UsageLedger::new(&env.config, env.store.clone()),
+            budget: crate::budget::Budget::with_system_clock(
+                env.config.budget.clone(),
+                env.config.general.timezone,
+                crate::usage::UsageLedger::new(&env.config, env.store.clone()),
+                env.store.clone(),
+            ),
             root,
             tasks: tasks.clone(),
             approvals: crate::approvals::Approvals::new(&env.config.approvals),

@@ -43,6 +43,7 @@ impl Turn {
                 | TurnEvent::Failed { .. }
                 | TurnEvent::Cancelled
                 | TurnEvent::Busy { .. }
+                | TurnEvent::BudgetExceeded { .. }
                 | TurnEvent::Answered { .. }
                 // Approvals reach subscribers from the approvals service itself.
                 | TurnEvent::ApprovalRequested(_)
