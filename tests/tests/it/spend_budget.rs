@@ -2,11 +2,12 @@
 //! on the third turn warns once at 80 %, refuses the fourth message with the spend and the
 //! Continue buttons and calls no model — also after agentd restarts (the ledger is the truth);
 //! a stale or forged override (`GrantBudgetOverride`) changes nothing; "Continue today" lets the
-//! next message run.
+//! next message run. Over the limit, titles, auto memory and a scheduled task call no model
+//! (the owner is told the task was skipped).
 
 use kernel_common::config::Locale;
 use kernel_tg::texts::Texts;
-use tests::fake_llm::{FakeUsage, Reply, Script};
+use tests::fake_llm::{FakeLlm, FakeUsage, Reply, Script};
 use tests::fake_telegram::OWNER_ID;
 use tests::stack::{PROMPT, Stack, rpc, text_of};
 use tests::wait::eventually;
@@ -145,5 +146,63 @@ async fn a_daily_budget_warns_once_stops_the_fourth_message_and_continue_today_l
     .await;
     dollar_turn(&stack, "fourth question again", "fourth answer").await;
     assert_eq!(stack.llm.requests().len(), calls + 1);
+    stack.assert_no_secrets();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_the_limit_titles_auto_memory_and_scheduled_tasks_call_no_model() {
+    let titles = FakeLlm::start().await;
+    let extra = format!(
+        "[titles]\ntype = \"claude\"\napi_base = \"{}\"\napi_key = \"sk-titles-key-0123456789\"\n\
+         model = \"title-model\"\nmax_tokens = 64\n\n[budget]\ndaily = 0.5\n",
+        titles.url()
+    );
+    let stack = Stack::start_edited("claude", &extra, |toml| {
+        toml.replace(
+            r#"models = ["fake-model", "fake-model-2"]"#,
+            r#"models = ["fake-model", "fake-model-2"]
+prices."fake-model" = { input = 1.0, output = 0.0 }"#,
+        )
+    })
+    .await;
+    // The first turn runs (nothing spent yet) and crosses the $0.50 limit.
+    dollar_turn(&stack, "plan my week", "here is your week").await;
+    eventually("titling paused", PROMPT, async || {
+        stack
+            .logs()
+            .contains("over a budget limit: no titling call")
+            .then_some(())
+    })
+    .await;
+    stack.command("/new").await;
+    eventually("auto memory paused", PROMPT, async || {
+        stack
+            .logs()
+            .contains("auto memory: over a budget limit; no model call")
+            .then_some(())
+    })
+    .await;
+    rpc(
+        &stack,
+        "AddSchedule",
+        serde_json::json!({"when": "PT1S", "message": "weekly report", "mode": "task"}),
+    );
+    let skipped = eventually("the owner told of the skipped task", PROMPT, async || {
+        stack
+            .visible()
+            .into_iter()
+            .find(|m| m.text.starts_with("⏸"))
+    })
+    .await;
+    assert!(skipped.text.contains("定时任务未运行"), "{}", skipped.text);
+    assert_eq!(
+        stack.llm.requests().len(),
+        1,
+        "only the first turn called the model"
+    );
+    assert!(
+        titles.requests().is_empty(),
+        "no titles or auto memory call"
+    );
     stack.assert_no_secrets();
 }
