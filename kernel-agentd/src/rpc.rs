@@ -57,6 +57,7 @@ impl pb::agent_server::Agent for AgentService {
         let s = self.agent.status().await.map_err(to_status)?;
         let mut status = convert::status(s);
         status.queued_next = self.agent.turns().queued().await.map_err(to_status)?;
+        self.add_budget_to_status(&mut status).await?;
         Ok(Response::new(status))
     }
 
@@ -319,7 +320,9 @@ impl pb::agent_server::Agent for AgentService {
             .report(session)
             .await
             .map_err(|e| to_status(crate::error::ApiError::internal(e)))?;
-        Ok(Response::new(convert::usage_report(report)))
+        let mut reply = convert::usage_report(report);
+        self.add_budget_to_usage(&mut reply).await?;
+        Ok(Response::new(reply))
     }
 
     async fn list_jobs(

@@ -37,6 +37,15 @@ pub struct UsageReport {
     pub last_30_days: UsageTotals,
 }
 
+/// Calls and cost of one provider's model over a period (`None`: no price).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostLine {
+    pub provider: String,
+    pub model: String,
+    pub calls: u64,
+    pub cost_usd: Option<f64>,
+}
+
 /// USD spent over a period, in total and per provider (calls of unpriced models count nothing).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Spend {
@@ -130,6 +139,30 @@ impl UsageLedger {
             }
         }
         Ok(spend)
+    }
+
+    /// Calls and cost since `since`, per provider and model (sorted by them).
+    pub async fn by_model_since(&self, since: DateTime<Utc>) -> Result<Vec<CostLine>, StoreError> {
+        let sums = self.inner.store.usage_since(Some(since), None).await?;
+        Ok(sums
+            .iter()
+            .map(|s| {
+                let u = &s.usage;
+                CostLine {
+                    provider: s.provider.clone(),
+                    model: s.model.clone(),
+                    calls: s.calls,
+                    cost_usd: self.price(&s.provider, &s.model).map(|p| {
+                        p.cost(
+                            u.input_tokens,
+                            u.output_tokens,
+                            u.cache_read_tokens,
+                            u.cache_write_tokens,
+                        )
+                    }),
+                }
+            })
+            .collect())
     }
 
     fn midnight(&self, now: DateTime<Utc>) -> DateTime<Utc> {

@@ -24,6 +24,7 @@ mod steering;
 mod stop_offer;
 mod usage;
 
+pub use budget::{BudgetLineView, CostLineView, SpendView};
 pub use embeddings::EmbeddingsEntry;
 pub use failures::FAILURE_REASONS;
 pub use intake::Unsupported;

@@ -1,13 +1,123 @@
 //! Texts of the `[budget]`: the limit notice in place of a refused turn (the spend so far, the
-//! limit) with its buttons "Continue today" / "Continue this month", and the press's toasts.
+//! limit) with its buttons "Continue today" / "Continue this month", the press's toasts, and
+//! the budgets and per-model costs `/usage` adds.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 use kernel_common::config::Locale;
 
 use super::{MAX_TITLE_CHARS, Texts, escape_truncated};
 
+/// One `[budget]` limit in the current period.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BudgetLineView {
+    pub monthly: bool,
+    /// Empty: over every provider.
+    pub provider: String,
+    pub spent_usd: f64,
+    pub limit_usd: f64,
+    pub left_usd: f64,
+}
+
+/// Calls and cost of one provider's model.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CostLineView {
+    pub provider: String,
+    pub model: String,
+    pub calls: u64,
+    /// `None`: cost unknown.
+    pub cost_usd: Option<f64>,
+}
+
+/// What `/usage` adds about the budget and where the money goes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SpendView {
+    pub budgets: Vec<BudgetLineView>,
+    pub override_today: bool,
+    pub override_month: bool,
+    pub today_by_model: Vec<CostLineView>,
+    pub month_by_model: Vec<CostLineView>,
+}
+
 impl Texts {
+    /// The budgets (what is left), the overrides, and today's and this month's cost per
+    /// provider and model (HTML); empty when there is nothing to show.
+    pub fn spend_report(self, view: &SpendView) -> String {
+        let mut out = String::new();
+        let zh = self.locale() == Locale::Zh;
+        if !view.budgets.is_empty() {
+            let _ = write!(out, "\n\n<b>{}</b>", self.pick("预算", "Budgets"));
+            for b in &view.budgets {
+                let period = match (zh, b.monthly) {
+                    (true, false) => "今日",
+                    (true, true) => "本月",
+                    (false, false) => "Today",
+                    (false, true) => "This month",
+                };
+                let who = if b.provider.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", escape_truncated(&b.provider, MAX_TITLE_CHARS))
+                };
+                let _ = if zh {
+                    write!(
+                        out,
+                        "\n{period}{who}：已用 ${:.2} / ${:.2}，剩余 ${:.2}",
+                        b.spent_usd, b.limit_usd, b.left_usd
+                    )
+                } else {
+                    write!(
+                        out,
+                        "\n{period}{who}: ${:.2} of ${:.2} spent, ${:.2} left",
+                        b.spent_usd, b.limit_usd, b.left_usd
+                    )
+                };
+            }
+            if view.override_today {
+                out.push_str(self.pick(
+                    "\n已选择“今天继续”：今日不受限制",
+                    "\nContinue today: no limits today",
+                ));
+            }
+            if view.override_month {
+                out.push_str(self.pick(
+                    "\n已选择“本月继续”：本月不受限制",
+                    "\nContinue this month: no limits this month",
+                ));
+            }
+        }
+        for (title, lines) in [
+            (
+                self.pick("今日按模型", "Today by model"),
+                &view.today_by_model,
+            ),
+            (
+                self.pick("本月按模型", "This month by model"),
+                &view.month_by_model,
+            ),
+        ] {
+            if lines.is_empty() {
+                continue;
+            }
+            let _ = write!(out, "\n\n<b>{title}</b>");
+            for l in lines {
+                let cost = match l.cost_usd {
+                    Some(c) => format!("${c:.4}"),
+                    None => self.pick("费用未知", "cost unknown").to_owned(),
+                };
+                let name =
+                    escape_truncated(&format!("{}/{}", l.provider, l.model), MAX_TITLE_CHARS);
+                let _ = if zh {
+                    write!(out, "\n{name}：{} 次，{cost}", l.calls)
+                } else {
+                    write!(out, "\n{name}: {} calls, {cost}", l.calls)
+                };
+            }
+        }
+        out
+    }
+
     /// The notice for a turn a budget limit stopped (HTML), from the refusal's arguments
     /// (`period`, `provider`, `spent_usd`, `limit_usd`).
     pub fn budget_exceeded(self, args: &HashMap<String, String>) -> String {
@@ -100,6 +210,44 @@ mod tests {
         assert_eq!(
             Texts::new(Locale::En).budget_continue_today(),
             "Continue today"
+        );
+    }
+
+    #[test]
+    fn usage_adds_budgets_and_costs_per_model() {
+        let view = SpendView {
+            budgets: vec![BudgetLineView {
+                monthly: false,
+                provider: String::new(),
+                spent_usd: 3.0,
+                limit_usd: 2.4,
+                left_usd: 0.0,
+            }],
+            override_today: true,
+            override_month: false,
+            today_by_model: vec![CostLineView {
+                provider: "fake".into(),
+                model: "m".into(),
+                calls: 3,
+                cost_usd: None,
+            }],
+            month_by_model: Vec::new(),
+        };
+        let zh = Texts::new(Locale::Zh).spend_report(&view);
+        assert!(zh.contains("今日：已用 $3.00 / $2.40，剩余 $0.00"), "{zh}");
+        assert!(
+            zh.contains("今天继续") && zh.contains("fake/m：3 次，费用未知"),
+            "{zh}"
+        );
+        let en = Texts::new(Locale::En).spend_report(&view);
+        assert!(
+            en.contains("Today: $3.00 of $2.40 spent, $0.00 left"),
+            "{en}"
+        );
+        assert!(
+            Texts::new(Locale::En)
+                .spend_report(&SpendView::default())
+                .is_empty()
         );
     }
 }

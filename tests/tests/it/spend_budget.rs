@@ -146,6 +146,20 @@ async fn a_daily_budget_warns_once_stops_the_fourth_message_and_continue_today_l
     .await;
     dollar_turn(&stack, "fourth question again", "fourth answer").await;
     assert_eq!(stack.llm.requests().len(), calls + 1);
+
+    // Where the money goes: /usage and GetStatus carry the budget, the override and the models.
+    let usage = stack.command("/usage").await;
+    for needle in [
+        "今日：已用 $4.00 / $2.40，剩余 $0.00",
+        "已选择“今天继续”",
+        "fake/fake-model：4 次，$4.0000",
+    ] {
+        assert!(usage.contains(needle), "{needle} in {usage}");
+    }
+    let status = rpc(&stack, "GetStatus", serde_json::json!({}));
+    assert_eq!(status["budgets"][0]["period"], "daily", "{status}");
+    assert_eq!(status["budgets"][0]["limitUsd"], 2.4, "{status}");
+    assert_eq!(status["spentTodayUsd"], 4.0, "{status}");
     stack.assert_no_secrets();
 }
 
