@@ -255,6 +255,8 @@ struct Inner {
     usage: UsageLedger,
     /// The `[budget]`: new turns and model steps stop at a limit.
     budget: crate::budget::Budget,
+    /// `telegram.show_cost`: a cost footer under each owner answer.
+    show_cost: bool,
     /// Per provider: its context settings and `max_tokens` (the budget of a request).
     windows: BTreeMap<String, (ContextLimits, Option<u32>)>,
     /// Per session: the provider's input tokens over the estimate, from the last call.
@@ -319,6 +321,7 @@ impl Turns {
                 follow_ups: tokio::sync::Notify::new(),
                 usage: setup.usage,
                 budget: setup.budget,
+                show_cost: config.telegram.show_cost,
                 windows: config
                     .providers
                     .values()

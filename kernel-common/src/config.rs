@@ -90,6 +90,9 @@ pub struct TelegramConfig {
     pub live_preview: bool,
     /// Send the model's reasoning before the answer as an expandable blockquote; default off.
     pub show_reasoning: bool,
+    /// A one-line cost footer under each answer (`show_cost`, default off; off: answers are
+    /// exactly as without it).
+    pub show_cost: bool,
     /// How long kernel-tg keeps a message agentd cannot take (retrying) before telling the
     /// owner it was not taken (`intake_wait_secs`, default 120 s).
     pub intake_wait: std::time::Duration,

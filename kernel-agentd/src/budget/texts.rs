@@ -70,6 +70,17 @@ pub fn task_skipped(locale: Locale, task: &str, l: &LimitState) -> String {
     }
 }
 
+/// The one-line footer under an answer (`telegram.show_cost`): the turn's tokens and cost
+/// (`None`: the model has no price), Markdown.
+pub fn cost_footer(locale: Locale, tokens: u64, cost_usd: Option<f64>) -> String {
+    match (locale, cost_usd) {
+        (Locale::Zh, Some(c)) => format!("\n\n*💰 本次 {tokens} tokens，${c:.4}*"),
+        (Locale::Zh, None) => format!("\n\n*💰 本次 {tokens} tokens，费用未知*"),
+        (Locale::En, Some(c)) => format!("\n\n*💰 This answer: {tokens} tokens, ${c:.4}*"),
+        (Locale::En, None) => format!("\n\n*💰 This answer: {tokens} tokens, cost unknown*"),
+    }
+}
+
 /// The English refusal (the gRPC message and the failed item's message).
 pub fn refusal_message(l: &LimitState) -> String {
     format!(

@@ -82,6 +82,8 @@ pub struct RawTelegram {
     pub live_preview: Option<bool>,
     /// The model's reasoning before the answer (default false).
     pub show_reasoning: Option<bool>,
+    /// A cost footer under each answer (default false).
+    pub show_cost: Option<bool>,
     /// How long a message waits for agentd before the owner is told (default 120).
     pub intake_wait_secs: Option<u64>,
     /// Backlog messages older than this are not run (default 86400).

@@ -371,6 +371,7 @@ fn telegram(ctx: &mut Ctx<'_>, raw: &RawTelegram) -> TelegramConfig {
         api_url,
         live_preview: raw.live_preview.unwrap_or(true),
         show_reasoning: raw.show_reasoning.unwrap_or(false),
+        show_cost: raw.show_cost.unwrap_or(false),
         intake_wait: ctx.timeout_secs(
             "telegram.intake_wait_secs",
             raw.intake_wait_secs
