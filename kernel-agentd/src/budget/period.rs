@@ -145,10 +145,7 @@ mod tests {
         assert_eq!(local.date_naive(), p.day);
         assert!(p.day_start <= utc("2026-09-06T18:00:00Z"));
         // Whichever rule the zone data has, the start is the first existing local time.
-        assert!(
-            local.format("%H:%M").to_string() <= "01:00".to_owned(),
-            "{local}"
-        );
+        assert!(*local.format("%H:%M").to_string() <= *"01:00", "{local}");
     }
 
     #[test]

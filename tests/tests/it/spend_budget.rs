@@ -1,7 +1,8 @@
 //! Budgets (issue 36) through both real binaries: a daily budget the fake model's usage crosses
 //! on the third turn warns once at 80 %, refuses the fourth message with the spend and the
 //! Continue buttons and calls no model — also after agentd restarts (the ledger is the truth);
-//! a stale or forged override (`GrantBudgetOverride`) changes nothing; "Continue today" lets the
+//! a script's `Chat` gets the typed refusal; a stale or forged override (`GrantBudgetOverride`)
+//! changes nothing; "Continue today" lets the
 //! next message run. Over the limit, titles, auto memory and a scheduled task call no model
 //! (the owner is told the task was skipped).
 
@@ -9,6 +10,7 @@ use kernel_common::config::Locale;
 use kernel_tg::texts::Texts;
 use tests::fake_llm::{FakeLlm, FakeUsage, Reply, Script};
 use tests::fake_telegram::OWNER_ID;
+use tests::process::grpcurl;
 use tests::stack::{PROMPT, Stack, rpc, text_of};
 use tests::wait::eventually;
 
@@ -115,6 +117,24 @@ async fn a_daily_budget_warns_once_stops_the_fourth_message_and_continue_today_l
         );
         assert!(reply.get("granted").is_none(), "{period}: {reply}");
     }
+    // A client without delivery gets the same refusal, typed (FAILED_PRECONDITION).
+    let socket = stack.cfg.socket().display().to_string();
+    let out = grpcurl(&[
+        "-plaintext",
+        "-unix",
+        "-authority",
+        "localhost",
+        "-d",
+        r#"{"text": "a script's question"}"#,
+        &socket,
+        "kernel.v1.Agent/Chat",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("FailedPrecondition") && stderr.contains("$3.00 spent of $2.40"),
+        "{stderr}"
+    );
     stack.owner_says("still over?");
     eventually("a second limit notice", PROMPT, async || {
         let n = stack
