@@ -300,13 +300,8 @@ impl Turn {
         let mut first_step = true;
         loop {
             if !std::mem::take(&mut first_step)
-                && let Some((standing, over)) = self.turns.inner.budget.over().await
+                && let Some((message, reason)) = self.turns.over_budget_mid_turn().await
             {
-                // The step that crossed the limit has finished; no further model call.
-                tracing::info!(
-                    "budget limit reached mid-turn; the turn stops before its next step"
-                );
-                let (message, reason) = super::spend::over_budget_failure(&standing, &over);
                 return Err(Stop::Failed(message, reason));
             }
             let tools_allowed = self.calls_used < MAX_TOOL_CALLS;

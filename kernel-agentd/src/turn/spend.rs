@@ -14,7 +14,7 @@ use crate::outbox::{ItemBody, NewItem};
 use crate::refusal::Refusal;
 
 /// The failure of a turn stopped at the budget (its owner-visible reason and English message).
-pub(super) fn over_budget_failure(standing: &Standing, over: &LimitState) -> (String, FailReason) {
+fn over_budget_failure(standing: &Standing, over: &LimitState) -> (String, FailReason) {
     let args: BTreeMap<String, String> = standing
         .refusal_args(over)
         .into_iter()
@@ -77,6 +77,14 @@ impl Turns {
             day: periods.key(crate::budget::PeriodKind::Day),
             month: periods.key(crate::budget::PeriodKind::Month),
         })))
+    }
+
+    /// Before a turn's next model step: the failure that stops it when a limit is reached (the
+    /// step that crossed it has finished; no further model call).
+    pub(super) async fn over_budget_mid_turn(&self) -> Option<(String, FailReason)> {
+        let (standing, over) = self.inner.budget.over().await?;
+        tracing::info!("budget limit reached mid-turn; the turn stops before its next step");
+        Some(over_budget_failure(&standing, &over))
     }
 
     /// Tells the owner (through the outbox) of each budget warning now due.

@@ -8,7 +8,7 @@
 
 use kernel_common::config::Locale;
 use kernel_tg::texts::Texts;
-use tests::fake_llm::{FakeLlm, FakeUsage, Reply, Script};
+use tests::fake_llm::{FakeLlm, FakeToolCall, FakeUsage, Reply, Script};
 use tests::fake_telegram::OWNER_ID;
 use tests::process::grpcurl;
 use tests::stack::{PROMPT, Stack, rpc, text_of};
@@ -237,6 +237,42 @@ prices."fake-model" = { input = 1.0, output = 0.0 }"#,
     assert!(
         titles.requests().is_empty(),
         "no titles or auto memory call"
+    );
+    stack.assert_no_secrets();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_turn_finishes_its_step_and_stops_before_the_next_model_call() {
+    let stack = budget_stack().await;
+    // The first step (a tool call) costs $3: over the $2.40 limit once it is recorded.
+    stack.llm.push(Script::Reply(
+        Reply::text("")
+            .tool(FakeToolCall::new("memory_search", r#"{"query":"trip"}"#))
+            .usage(FakeUsage {
+                input: 3_000_000,
+                output: 10,
+                cache_read: 0,
+                cache_write: 0,
+            }),
+    ));
+    stack.llm.push(Script::text("never asked for"));
+    stack.owner_says("find my trip notes");
+    let notice = eventually(
+        "the limit notice in place of the answer",
+        PROMPT,
+        async || {
+            stack
+                .visible()
+                .into_iter()
+                .find(|m| m.text.starts_with("⛔"))
+        },
+    )
+    .await;
+    assert!(notice.text.contains("$3.00"), "{}", notice.text);
+    assert_eq!(
+        stack.llm.requests().len(),
+        1,
+        "no model call after the step"
     );
     stack.assert_no_secrets();
 }
