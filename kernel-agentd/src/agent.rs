@@ -127,6 +127,13 @@ impl Agent {
         let tasks = TaskTracker::new();
         let models = Models::start(&config, providers, store.clone()).await?;
         let sessions = Sessions::new(store.clone(), models.clone(), tz);
+        let usage = UsageLedger::new(&config, store.clone());
+        let budget = crate::budget::Budget::with_system_clock(
+            config.budget.clone(),
+            config.general.timezone,
+            usage.clone(),
+            store.clone(),
+        );
         let titler = Titler::new(
             store.clone(),
             sessions.clone(),
@@ -134,6 +141,7 @@ impl Agent {
             titles,
             tasks.clone(),
             root.clone(),
+            budget.clone(),
         );
         let memories = Arc::new(Memories::open(store.clone(), tz).await);
         let memory_auto = AutoMemory::start(
@@ -143,6 +151,7 @@ impl Agent {
             &http,
             &tasks,
             root.child_token(),
+            budget.clone(),
         )
         .await?;
         if let Some(e) = &config.embeddings {
@@ -191,7 +200,6 @@ impl Agent {
             .map_err(ApiError::internal)?;
             delegator.set_bridge(bridge);
         }
-        let usage = UsageLedger::new(&config, store.clone());
         let quiet = Quiet::start(
             &tasks,
             root.child_token(),
@@ -202,8 +210,14 @@ impl Agent {
                 }),
             },
         );
-        let rewriter =
-            SummaryRewriter::start(&config, store.clone(), &http, &tasks, root.child_token())?;
+        let rewriter = SummaryRewriter::start(
+            &config,
+            store.clone(),
+            &http,
+            &tasks,
+            root.child_token(),
+            budget.clone(),
+        )?;
         let turns = Turns::new(
             &config,
             TurnsSetup {
@@ -228,6 +242,7 @@ impl Agent {
                 tasks: tasks.clone(),
                 outbox: outbox.clone(),
                 usage: usage.clone(),
+                budget: budget.clone(),
                 approvals: Approvals::new(&config.approvals),
             },
         );

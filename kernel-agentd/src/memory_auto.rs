@@ -121,6 +121,8 @@ struct Inner {
     /// New user turns counted when the last attempt failed: the next waits for `interval` more.
     failed_at: Mutex<Option<u64>>,
     last: Mutex<Option<LastRun>>,
+    /// Over a `[budget]` limit no extraction call is made.
+    budget: crate::budget::Budget,
 }
 
 impl AutoMemory {
@@ -133,6 +135,7 @@ impl AutoMemory {
         http: &reqwest::Client,
         tasks: &TaskTracker,
         cancel: CancellationToken,
+        budget: crate::budget::Budget,
     ) -> Result<AutoMemory, ApiError> {
         let settings = config.memory_auto.clone();
         let client = match settings.endpoint.as_ref().filter(|_| settings.enabled) {
@@ -157,6 +160,7 @@ impl AutoMemory {
                 forced: AtomicBool::new(false),
                 failed_at: Mutex::new(None),
                 last: Mutex::new(last),
+                budget,
             }),
         };
         if job.inner.client.is_some() {
@@ -262,6 +266,11 @@ impl AutoMemory {
         let failed_at = *lock(&inner.failed_at);
         let due = pending >= interval && failed_at.is_none_or(|f| pending >= f + interval);
         if pending == 0 || !(force || due) {
+            return Ok(());
+        }
+        if inner.budget.over().await.is_some() {
+            // Nothing is marked read: the messages are read after the limit lifts.
+            tracing::info!(pending, "auto memory: over a budget limit; no model call");
             return Ok(());
         }
         let messages = store.messages_after(after, MAX_MESSAGES).await?;

@@ -94,6 +94,12 @@ pub enum Refusal {
     MemoryTooLong { chars: usize, max: usize },
     /// An empty search query.
     QueryEmpty,
+    /// A `[budget]` limit is reached: no turn starts (the arguments as on the wire: `period`,
+    /// `provider`, `spent_usd`, `limit_usd`, `day`, `month`; `message` the English words).
+    BudgetExceeded {
+        args: Vec<(&'static str, String)>,
+        message: String,
+    },
 }
 
 impl Refusal {
@@ -115,6 +121,7 @@ impl Refusal {
             Refusal::MemoryEmpty => "MEMORY_EMPTY",
             Refusal::MemoryTooLong { .. } => "MEMORY_TOO_LONG",
             Refusal::QueryEmpty => "QUERY_EMPTY",
+            Refusal::BudgetExceeded { .. } => "BUDGET_EXCEEDED",
         }
     }
 
@@ -146,6 +153,7 @@ impl Refusal {
                 ("choices", choices.join(", ")),
             ],
             Refusal::TitleFailed { detail } => vec![("detail", detail.clone())],
+            Refusal::BudgetExceeded { args, .. } => args.clone(),
             Refusal::MemoryTooLong { chars, max } => {
                 vec![("chars", chars.to_string()), ("max", max.to_string())]
             }
@@ -165,7 +173,8 @@ impl Refusal {
             | Refusal::ProviderUnavailable { .. }
             | Refusal::TitlesNotConfigured
             | Refusal::NothingToTitle
-            | Refusal::TitleFailed { .. } => RefusalClass::FailedPrecondition,
+            | Refusal::TitleFailed { .. }
+            | Refusal::BudgetExceeded { .. } => RefusalClass::FailedPrecondition,
             Refusal::SessionGone { .. } | Refusal::SessionDeletedMeanwhile => {
                 RefusalClass::NotFound
             }
@@ -225,6 +234,7 @@ impl fmt::Display for Refusal {
                 "the memory text is too long ({chars} characters; at most {max})"
             ),
             Refusal::QueryEmpty => f.write_str("the search query is empty"),
+            Refusal::BudgetExceeded { message, .. } => f.write_str(message),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! domain calls on [`Agent`]. Only this module (and its children) sees proto types.
 
 mod approvals;
+mod budget;
 mod chat;
 mod convert;
 mod jobs;
@@ -56,6 +57,7 @@ impl pb::agent_server::Agent for AgentService {
         let s = self.agent.status().await.map_err(to_status)?;
         let mut status = convert::status(s);
         status.queued_next = self.agent.turns().queued().await.map_err(to_status)?;
+        self.add_budget_to_status(&mut status).await?;
         Ok(Response::new(status))
     }
 
@@ -318,7 +320,9 @@ impl pb::agent_server::Agent for AgentService {
             .report(session)
             .await
             .map_err(|e| to_status(crate::error::ApiError::internal(e)))?;
-        Ok(Response::new(convert::usage_report(report)))
+        let mut reply = convert::usage_report(report);
+        self.add_budget_to_usage(&mut reply).await?;
+        Ok(Response::new(reply))
     }
 
     async fn list_jobs(
@@ -351,6 +355,15 @@ impl pb::agent_server::Agent for AgentService {
         req: Request<pb::ListMemoriesPageRequest>,
     ) -> RpcResult<pb::ListMemoriesPageResponse> {
         self.list_memories_page_rpc(req.into_inner())
+            .await
+            .map(Response::new)
+    }
+
+    async fn grant_budget_override(
+        &self,
+        req: Request<pb::GrantBudgetOverrideRequest>,
+    ) -> RpcResult<pb::GrantBudgetOverrideResponse> {
+        self.grant_budget_override_rpc(req.into_inner())
             .await
             .map(Response::new)
     }

@@ -10,6 +10,7 @@
 //! (at least one millisecond after the newest one), so "most recently active first" is exact
 //! even when two sessions are touched within the same millisecond.
 
+pub mod budget;
 mod error;
 pub mod follow_ups;
 pub mod intake_keys;

@@ -58,6 +58,8 @@ struct Inner {
     /// Sessions whose summary folded since the worker last looked.
     pending: Mutex<BTreeSet<i64>>,
     wake: Notify,
+    /// Over a `[budget]` limit no rewrite call is made.
+    budget: crate::budget::Budget,
 }
 
 impl SummaryRewriter {
@@ -69,6 +71,7 @@ impl SummaryRewriter {
         http: &reqwest::Client,
         tasks: &TaskTracker,
         cancel: CancellationToken,
+        budget: crate::budget::Budget,
     ) -> Result<SummaryRewriter, ApiError> {
         let settings = config.summary_rewrite.clone();
         let client = match settings.endpoint.as_ref().filter(|_| settings.enabled) {
@@ -83,6 +86,7 @@ impl SummaryRewriter {
                 redactor: config.redactor(),
                 pending: Mutex::new(BTreeSet::new()),
                 wake: Notify::new(),
+                budget,
             }),
         };
         if rewriter.inner.client.is_some() {
@@ -145,6 +149,13 @@ impl SummaryRewriter {
             .rounds
             .saturating_sub(summary.rewritten_at.unwrap_or(0));
         if summary.is_empty() || new_rounds < inner.config.min_new_rounds {
+            return Ok(Outcome::Skipped);
+        }
+        if inner.budget.over().await.is_some() {
+            tracing::info!(
+                session = session_id,
+                "summary rewrite: over a budget limit; no model call"
+            );
             return Ok(Outcome::Skipped);
         }
         let rendered = inner.redactor.redact(&summary.render());

@@ -49,6 +49,8 @@ struct Inner {
     tasks: TaskTracker,
     /// …and stops when this is cancelled.
     cancel: CancellationToken,
+    /// Over a `[budget]` limit background titling makes no model call.
+    budget: crate::budget::Budget,
 }
 
 impl Titler {
@@ -61,6 +63,7 @@ impl Titler {
         client: Option<TitlesClient>,
         tasks: TaskTracker,
         cancel: CancellationToken,
+        budget: crate::budget::Budget,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -70,6 +73,7 @@ impl Titler {
                 client: client.map(Arc::new),
                 tasks,
                 cancel,
+                budget,
             }),
         }
     }
@@ -104,6 +108,12 @@ impl Titler {
                 tracing::warn!(session = session_id, error = %e, "cannot store a fallback title");
             }
             return;
+        }
+        if self.inner.budget.over().await.is_some() {
+            return tracing::info!(
+                session = session_id,
+                "over a budget limit: no titling call (the session is titled after a later round)"
+            );
         }
         let cooldowns = self.inner.models.cooldowns();
         if let Some(cooldown) = cooldowns.active(TITLES) {

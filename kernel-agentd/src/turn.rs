@@ -33,6 +33,7 @@ mod repair;
 mod run;
 mod session_summary;
 mod slim;
+mod spend;
 mod start;
 mod steer;
 mod summary;
@@ -141,6 +142,13 @@ pub enum TurnEvent {
     Cancelled,
     /// Another turn is running (only event).
     Busy { first_in_window: bool },
+    /// A `[budget]` limit is reached: no turn started, no model called (only event); `day` and
+    /// `month` are the override keys.
+    BudgetExceeded {
+        over: crate::budget::LimitState,
+        day: String,
+        month: String,
+    },
     /// The `ask_user` tool asks the owner (`id` names it for the answer).
     Question {
         id: String,
@@ -245,6 +253,10 @@ struct Inner {
     follow_ups: tokio::sync::Notify,
     /// Every model call's tokens.
     usage: UsageLedger,
+    /// The `[budget]`: new turns and model steps stop at a limit.
+    budget: crate::budget::Budget,
+    /// `telegram.show_cost`: a cost footer under each owner answer.
+    show_cost: bool,
     /// Per provider: its context settings and `max_tokens` (the budget of a request).
     windows: BTreeMap<String, (ContextLimits, Option<u32>)>,
     /// Per session: the provider's input tokens over the estimate, from the last call.
@@ -275,6 +287,7 @@ pub struct TurnsSetup {
     pub tasks: TaskTracker,
     pub outbox: Outbox<TurnEvent>,
     pub usage: UsageLedger,
+    pub budget: crate::budget::Budget,
     pub approvals: Approvals,
 }
 
@@ -307,6 +320,8 @@ impl Turns {
                 approvals: setup.approvals,
                 follow_ups: tokio::sync::Notify::new(),
                 usage: setup.usage,
+                budget: setup.budget,
+                show_cost: config.telegram.show_cost,
                 windows: config
                     .providers
                     .values()

@@ -1,7 +1,8 @@
 //! `UsageLedger`: every model call's tokens (input, cache write, cache read, output) stored with
 //! provider, model, session and time, and the `/usage` report (today in `general.timezone`, the
 //! current session, the last 30 days) with its cost where `[providers.<name>.prices]` has the
-//! model. A cheap `Clone` handle.
+//! model, else the shipped list price ([`crate::prices`]); calls of a model priced nowhere are
+//! counted as "cost unknown". A cheap `Clone` handle.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -24,6 +25,8 @@ pub struct UsageTotals {
     pub usage: Usage,
     /// USD, summed over the models with prices; `None` when none of them has one.
     pub cost_usd: Option<f64>,
+    /// Calls of models with no price (configured or shipped): their cost is unknown.
+    pub unpriced_calls: u64,
 }
 
 /// The `/usage` report.
@@ -32,6 +35,22 @@ pub struct UsageReport {
     pub today: UsageTotals,
     pub session: UsageTotals,
     pub last_30_days: UsageTotals,
+}
+
+/// Calls and cost of one provider's model over a period (`None`: no price).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostLine {
+    pub provider: String,
+    pub model: String,
+    pub calls: u64,
+    pub cost_usd: Option<f64>,
+}
+
+/// USD spent over a period, in total and per provider (calls of unpriced models count nothing).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Spend {
+    pub total: f64,
+    pub by_provider: BTreeMap<String, f64>,
 }
 
 /// The usage store and the configured prices.
@@ -101,6 +120,51 @@ impl UsageLedger {
         })
     }
 
+    /// USD spent since `since` (rows stamped later than now count too: a clock that went back
+    /// never hides spend).
+    pub async fn spend_since(&self, since: DateTime<Utc>) -> Result<Spend, StoreError> {
+        let sums = self.inner.store.usage_since(Some(since), None).await?;
+        let mut spend = Spend::default();
+        for s in &sums {
+            if let Some(price) = self.price(&s.provider, &s.model) {
+                let u = &s.usage;
+                let cost = price.cost(
+                    u.input_tokens,
+                    u.output_tokens,
+                    u.cache_read_tokens,
+                    u.cache_write_tokens,
+                );
+                spend.total += cost;
+                *spend.by_provider.entry(s.provider.clone()).or_default() += cost;
+            }
+        }
+        Ok(spend)
+    }
+
+    /// Calls and cost since `since`, per provider and model (sorted by them).
+    pub async fn by_model_since(&self, since: DateTime<Utc>) -> Result<Vec<CostLine>, StoreError> {
+        let sums = self.inner.store.usage_since(Some(since), None).await?;
+        Ok(sums
+            .iter()
+            .map(|s| {
+                let u = &s.usage;
+                CostLine {
+                    provider: s.provider.clone(),
+                    model: s.model.clone(),
+                    calls: s.calls,
+                    cost_usd: self.price(&s.provider, &s.model).map(|p| {
+                        p.cost(
+                            u.input_tokens,
+                            u.output_tokens,
+                            u.cache_read_tokens,
+                            u.cache_write_tokens,
+                        )
+                    }),
+                }
+            })
+            .collect())
+    }
+
     fn midnight(&self, now: DateTime<Utc>) -> DateTime<Utc> {
         let local = now.with_timezone(&self.inner.tz);
         local
@@ -115,8 +179,7 @@ impl UsageLedger {
         for s in sums {
             t.calls += s.calls;
             t.usage += s.usage;
-            let key = (s.provider.clone(), s.model.clone());
-            if let Some(price) = self.inner.prices.get(&key) {
+            if let Some(price) = self.price(&s.provider, &s.model) {
                 let u = &s.usage;
                 let cost = price.cost(
                     u.input_tokens,
@@ -125,8 +188,19 @@ impl UsageLedger {
                     u.cache_write_tokens,
                 );
                 *t.cost_usd.get_or_insert(0.0) += cost;
+            } else {
+                t.unpriced_calls += s.calls;
             }
         }
         t
+    }
+
+    /// The configured price of `model` at `provider`, else its shipped list price.
+    pub fn price(&self, provider: &str, model: &str) -> Option<ModelPrice> {
+        self.inner
+            .prices
+            .get(&(provider.to_owned(), model.to_owned()))
+            .copied()
+            .or_else(|| crate::prices::list_price(model))
     }
 }

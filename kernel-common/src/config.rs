@@ -5,6 +5,7 @@
 //! [`Secret`] and refuses what cannot run, with messages that say how to fix it.
 
 pub mod approvals;
+pub mod budget;
 mod cli_kind;
 pub mod context;
 pub mod env;
@@ -22,6 +23,7 @@ use std::path::{Path, PathBuf};
 use crate::secret::Secret;
 
 pub use approvals::{ApprovalMode, ApprovalsConfig, McpApproval};
+pub use budget::BudgetConfig;
 pub use cli_kind::CliKind;
 pub use env::{is_secret_env, provider_key_env};
 pub use raw::RawConfig;
@@ -65,6 +67,8 @@ pub struct Config {
     pub embeddings: Option<EmbeddingsConfig>,
     /// `[approvals]`: when risky actions wait for the owner's tap.
     pub approvals: ApprovalsConfig,
+    /// `[budget]`: spending limits (none by default).
+    pub budget: BudgetConfig,
     /// The variables the config references as secrets: every `${VAR}` of the MCP servers (url,
     /// header and env values), set or not, sorted. Delegated CLIs never inherit them.
     pub secret_env: Vec<String>,
@@ -86,6 +90,9 @@ pub struct TelegramConfig {
     pub live_preview: bool,
     /// Send the model's reasoning before the answer as an expandable blockquote; default off.
     pub show_reasoning: bool,
+    /// A one-line cost footer under each answer (`show_cost`, default off; off: answers are
+    /// exactly as without it).
+    pub show_cost: bool,
     /// How long kernel-tg keeps a message agentd cannot take (retrying) before telling the
     /// owner it was not taken (`intake_wait_secs`, default 120 s).
     pub intake_wait: std::time::Duration,

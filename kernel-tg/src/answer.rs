@@ -157,11 +157,13 @@ async fn call(
         }
         Command::Usage => {
             let u = client.get_usage(pb::GetUsageRequest {}).await?.into_inner();
-            texts.usage_report(&UsageView {
+            let mut report = texts.usage_report(&UsageView {
                 today: usage_totals(u.today),
                 session: usage_totals(u.session),
                 last_30_days: usage_totals(u.last_30_days),
-            })
+            });
+            report.push_str(&texts.spend_report(&spend_view(&u)));
+            report
         }
         Command::New => {
             client.new_session(pb::NewSessionRequest {}).await?;
@@ -417,6 +419,37 @@ fn sandbox_views(status: &pb::GetStatusResponse) -> Vec<SandboxView<'_>> {
         .collect()
 }
 
+fn spend_view(u: &pb::GetUsageResponse) -> crate::texts::SpendView {
+    let costs = |lines: &[pb::CostLine]| {
+        lines
+            .iter()
+            .map(|l| crate::texts::CostLineView {
+                provider: l.provider.clone(),
+                model: l.model.clone(),
+                calls: l.calls,
+                cost_usd: l.cost_usd,
+            })
+            .collect()
+    };
+    crate::texts::SpendView {
+        budgets: u
+            .budgets
+            .iter()
+            .map(|b| crate::texts::BudgetLineView {
+                monthly: b.period == "monthly",
+                provider: b.provider.clone(),
+                spent_usd: b.spent_usd,
+                limit_usd: b.limit_usd,
+                left_usd: b.left_usd,
+            })
+            .collect(),
+        override_today: u.override_today,
+        override_month: u.override_month,
+        today_by_model: costs(&u.today_by_model),
+        month_by_model: costs(&u.month_by_model),
+    }
+}
+
 fn usage_totals(t: Option<pb::UsageTotals>) -> UsageTotalsView {
     let t = t.unwrap_or_default();
     UsageTotalsView {
@@ -426,6 +459,7 @@ fn usage_totals(t: Option<pb::UsageTotals>) -> UsageTotalsView {
         cache_read: t.cache_read_tokens,
         cache_write: t.cache_write_tokens,
         cost_usd: t.cost_usd,
+        unpriced_calls: t.unpriced_calls,
     }
 }
 

@@ -1,8 +1,9 @@
 //! Inline keyboards and what their presses carry: the placeholder's Stop button
 //! (`stop:<turn id>`), a question's options (`ask:<question id>:<index>`), an approval's
 //! Allow once / Allow for this session / Deny (`apv:<approval id>:o|s|d`) and a cut-off
-//! answer's button to run its message again (`rerun:<turn id>`) and `/memory`'s previous / next
-//! page (`mem:<page>`). Pure: building
+//! answer's button to run its message again (`rerun:<turn id>`), `/memory`'s previous / next
+//! page (`mem:<page>`), and a budget limit's
+//! Continue today / this month (`bud:<period key>`). Pure: building
 //! and parsing `callback_data` (1–64 bytes, Telegram's rule); `callback` handles a press.
 
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
@@ -28,6 +29,8 @@ pub enum Press {
     Rerun { turn_id: String },
     /// Show page `page` of `/memory` (`mem:<page>`).
     MemoryPage { page: u32 },
+    /// Lift the budget limits for `period` (`day:YYYY-MM-DD` or `month:YYYY-MM`).
+    Budget { period: String },
 }
 
 /// An approval button.
@@ -60,6 +63,7 @@ pub fn data(press: &Press) -> Option<String> {
         } => format!("apv:{approval_id}:{}", decision.code()),
         Press::Rerun { turn_id } => format!("rerun:{turn_id}"),
         Press::MemoryPage { page } => format!("mem:{page}"),
+        Press::Budget { period } => format!("bud:{period}"),
     };
     match press {
         Press::Stop { turn_id: Some(_) } if data.len() > MAX_CALLBACK_DATA => {
@@ -98,6 +102,11 @@ pub fn parse(data: &str) -> Option<Press> {
             .ok()
             .filter(|&p| p >= 1)
             .map(|page| Press::MemoryPage { page });
+    }
+    if let Some(period) = data.strip_prefix("bud:") {
+        return (!period.is_empty()).then(|| Press::Budget {
+            period: period.to_owned(),
+        });
     }
     if let Some(id) = data.strip_prefix("rerun:") {
         return (!id.is_empty()).then(|| Press::Rerun {
@@ -151,6 +160,24 @@ pub fn memory_pages(page: u32, pages: u32, texts: Texts) -> Option<InlineKeyboar
         ));
     }
     (!row.is_empty()).then(|| InlineKeyboardMarkup::new([row]))
+}
+
+/// A budget limit's two buttons: Continue today (`day`) and Continue this month (`month`);
+/// `None` when a key does not fit.
+pub fn budget(day: &str, month: &str, texts: Texts) -> Option<InlineKeyboardMarkup> {
+    let button = |label: &str, period: &str| {
+        let press = Press::Budget {
+            period: period.to_owned(),
+        };
+        Some(InlineKeyboardButton::callback(
+            label.to_owned(),
+            data(&press)?,
+        ))
+    };
+    Some(InlineKeyboardMarkup::new([vec![
+        button(texts.budget_continue_today(), day)?,
+        button(texts.budget_continue_month(), month)?,
+    ]]))
 }
 
 /// One button per option of question `question_id`, one per row; `None` without options (or
@@ -215,6 +242,9 @@ mod tests {
             Press::Rerun {
                 turn_id: "12-1732430000000000".into(),
             },
+            Press::Budget {
+                period: "day:2026-11-27".into(),
+            },
         ] {
             let data = data(&press).unwrap();
             assert!((1..=MAX_CALLBACK_DATA).contains(&data.len()));
@@ -227,7 +257,7 @@ mod tests {
         assert!(rerun(&"x".repeat(80), Texts::new(Locale::En)).is_none());
         for junk in [
             "", "stop:", "ask:", "ask:q1", "ask::1", "ask:q1:x", "other", "apv:", "apv:a1",
-            "apv::o", "apv:a1:x", "rerun:",
+            "apv::o", "apv:a1:x", "rerun:", "bud:",
         ] {
             assert_eq!(parse(junk), None, "{junk}");
         }

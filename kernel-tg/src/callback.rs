@@ -3,7 +3,10 @@
 //! the pending question (`Answer`), an approval button answers its approval (`Approve`; one
 //! agentd no longer has pending — answered, expired, forged — gets a toast and changes nothing),
 //! a cut-off answer's button runs its message again (`RerunTurn`; its button is removed once it
-//! ran or turned out stale), `/memory`'s previous / next button shows that page in its message. Every press is answered (`answerCallbackQuery`): a stale one — its
+//! ran or turned out stale), `/memory`'s previous / next button shows that page in its message,
+//! a budget limit's Continue button lifts the limits of its period
+//! (`GrantBudgetOverride`; a stale one — another period — changes nothing; both buttons are
+//! removed once granted). Every press is answered (`answerCallbackQuery`): a stale one — its
 //! turn ended, its question closed, its message run again already — with a short toast. The
 //! question's buttons are
 //! removed by `delivery` when agentd says the question closed.
@@ -28,6 +31,10 @@ pub async fn handle(app: App, press: CallbackQuery) {
         Some(Press::MemoryPage { page }) => {
             let message = press.message.as_ref().map(|m| m.id());
             memory_page(&app, page, message).await
+        }
+        Some(Press::Budget { period }) => {
+            let message = press.message.as_ref().map(|m| m.id());
+            budget(&app, &period, message).await
         }
         Some(press) => match call(&app, press).await {
             Ok(toast) => toast,
@@ -114,6 +121,40 @@ async fn rerun(app: &App, turn_id: &str, message: Option<MessageId>) -> Option<&
     Some(toast)
 }
 
+/// Lifts the budget limits for `period`; removes the buttons from `message` once granted.
+async fn budget(app: &App, period: &str, message: Option<MessageId>) -> Option<&'static str> {
+    let texts = app.texts();
+    let request = pb::GrantBudgetOverrideRequest {
+        period: period.to_owned(),
+    };
+    let reply = match app.agentd().client().await {
+        Ok(mut client) => client.grant_budget_override(request).await,
+        Err(e) => Err(tonic::Status::unavailable(e.to_string())),
+    };
+    match reply {
+        Ok(reply) if reply.get_ref().granted => {
+            tracing::info!(period, "budget override granted");
+            if let Some(id) = message
+                && let Err(e) = app.telegram().set_buttons(id, None).await
+            {
+                tracing::debug!(error = %e, "the budget buttons could not be removed");
+            }
+            Some(texts.budget_granted())
+        }
+        Ok(_) => {
+            tracing::info!(period, "a stale budget override press");
+            Some(texts.budget_stale())
+        }
+        Err(status) => {
+            tracing::warn!(code = ?status.code(), "a button press could not reach kernel-agentd");
+            if is_transport_failure(&status) {
+                app.agentd().lost();
+            }
+            Some(texts.agentd_unavailable())
+        }
+    }
+}
+
 /// Runs the press's RPC; the toast to show (`None`: just stop the spinner).
 async fn call(app: &App, press: Press) -> Result<Option<&'static str>, tonic::Status> {
     let texts = app.texts();
@@ -176,6 +217,6 @@ async fn call(app: &App, press: Press) -> Result<Option<&'static str>, tonic::St
                 Err(status) => return Err(status),
             }
         }
-        Press::Rerun { .. } | Press::MemoryPage { .. } => None,
+        Press::Rerun { .. } | Press::MemoryPage { .. } | Press::Budget { .. } => None,
     })
 }

@@ -5,6 +5,7 @@
 //! free of the gRPC edge.
 
 mod approvals;
+mod budget;
 mod cooldown;
 mod cut_off;
 mod embeddings;
@@ -24,6 +25,7 @@ mod steering;
 mod stop_offer;
 mod usage;
 
+pub use budget::{BudgetLineView, CostLineView, SpendView};
 pub use embeddings::EmbeddingsEntry;
 pub use failures::FAILURE_REASONS;
 pub use intake::Unsupported;

@@ -268,6 +268,13 @@ pub async fn hand_over(app: &App, ready: &Ready, late: bool) -> Outcome {
             }
         }
         Some(Ok(pb::ChatEvent {
+            event: Some(Event::BudgetExceeded(over)),
+        })) => {
+            // No turn started; the limit notice (with its buttons) comes through the outbox, in
+            // place of the placeholder.
+            tracing::info!(period = %over.period, spent = over.spent_usd, limit = over.limit_usd, "a budget limit refused the turn");
+        }
+        Some(Ok(pb::ChatEvent {
             event: Some(Event::Answered(answered)),
         })) => {
             // The running turn's question took the message as its answer.

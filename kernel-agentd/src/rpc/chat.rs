@@ -236,6 +236,16 @@ pub fn chat_event(event: TurnEvent) -> pb::ChatEvent {
         }),
         TurnEvent::Cancelled => Event::Cancelled(pb::TurnCancelled {}),
         TurnEvent::Busy { first_in_window } => Event::Busy(pb::Busy { first_in_window }),
+        TurnEvent::BudgetExceeded { over, day, month } => {
+            Event::BudgetExceeded(pb::BudgetExceeded {
+                period: over.period.as_str().to_owned(),
+                provider: over.provider.unwrap_or_default(),
+                spent_usd: over.spent_usd,
+                limit_usd: over.limit_usd,
+                day,
+                month,
+            })
+        }
         TurnEvent::Question { id, text, options } => Event::Question(pb::Question {
             question_id: id,
             text,

@@ -103,6 +103,10 @@ pub fn status(s: agent::Status) -> pb::GetStatusResponse {
         has_summary: s.context.has_summary,
         model_retries: Some(model_retries(s.retries)),
         cli_sandboxes: s.cli_sandboxes.iter().map(cli_sandbox).collect(),
+        // Filled by `rpc::budget`.
+        budgets: Vec::new(),
+        spent_today_usd: 0.0,
+        spent_month_usd: 0.0,
     }
 }
 
@@ -175,11 +179,13 @@ pub fn usage_report(r: crate::usage::UsageReport) -> pb::GetUsageResponse {
         cache_read_tokens: t.usage.cache_read_tokens,
         cache_write_tokens: t.usage.cache_write_tokens,
         cost_usd: t.cost_usd,
+        unpriced_calls: t.unpriced_calls,
     };
     pb::GetUsageResponse {
         today: Some(totals(r.today)),
         session: Some(totals(r.session)),
         last_30_days: Some(totals(r.last_30_days)),
+        ..Default::default()
     }
 }
 

@@ -89,6 +89,36 @@ impl Schedules {
     /// follows it to its last event.
     async fn run_task(&self, run: &TaskRun) -> Ended {
         let inner = &self.inner;
+        let budget = inner.turns.budget();
+        if let Some((_, over)) = budget.over().await {
+            // Over a budget limit: no model call; the owner hears of it once per task and day.
+            tracing::info!("scheduled task skipped: a budget limit is reached");
+            let task = run
+                .schedule_id
+                .map_or(format!("run:{}", run.id), |id| format!("schedule:{id}"));
+            if budget.first_skip(&task).await {
+                let what: String = run
+                    .prompt
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .chars()
+                    .take(80)
+                    .collect();
+                let item = crate::outbox::NewItem {
+                    turn_id: String::new(),
+                    body: crate::outbox::ItemBody::Notice {
+                        text: crate::budget::texts::task_skipped(inner.locale, &what, &over),
+                    },
+                    reply_to: None,
+                    placeholder: None,
+                };
+                if let Err(e) = inner.outbox.queue(item).await {
+                    tracing::warn!(error = %e, "cannot tell the owner of a skipped task");
+                }
+            }
+            return Ended::Done;
+        }
         tracing::info!("scheduled task waits for its turn");
         let store = inner.store.clone();
         let id = run.id;

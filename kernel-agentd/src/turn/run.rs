@@ -234,6 +234,8 @@ impl Turn {
             }
         });
         self.requeue_late_steers().await;
+        // The turn's spend is in the ledger: a warning now due reaches the owner after it.
+        self.turns.warn_budget().await;
         self.finish(outcome, voice_reply);
     }
 
@@ -295,7 +297,13 @@ impl Turn {
     async fn drive(&mut self) -> Result<String, Stop> {
         self.receive().await?;
         self.prepare().await?;
+        let mut first_step = true;
         loop {
+            if !std::mem::take(&mut first_step)
+                && let Some((message, reason)) = self.turns.over_budget_mid_turn().await
+            {
+                return Err(Stop::Failed(message, reason));
+            }
             let tools_allowed = self.calls_used < MAX_TOOL_CALLS;
             let response = self.model_step(tools_allowed).await?;
             self.usage += response.usage;

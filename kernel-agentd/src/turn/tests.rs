@@ -50,6 +50,12 @@ async fn fixture(env: &TestEnv, provider: Arc<ScriptedProvider>) -> Fixture {
         env.config.general.timezone,
     );
     let (root, tasks) = (CancellationToken::new(), TaskTracker::new());
+    let budget = crate::budget::Budget::with_system_clock(
+        env.config.budget.clone(),
+        env.config.general.timezone,
+        crate::usage::UsageLedger::new(&env.config, env.store.clone()),
+        env.store.clone(),
+    );
     let titler = Titler::new(
         env.store.clone(),
         sessions.clone(),
@@ -57,6 +63,7 @@ async fn fixture(env: &TestEnv, provider: Arc<ScriptedProvider>) -> Fixture {
         None,
         tasks.clone(),
         root.clone(),
+        budget.clone(),
     );
     let tools = ToolRegistry::new();
     tools.register(Arc::new(Echo)).unwrap();
@@ -75,6 +82,7 @@ async fn fixture(env: &TestEnv, provider: Arc<ScriptedProvider>) -> Fixture {
             after_fold: super::FoldHook::default(),
             outbox: crate::outbox::Outbox::new(env.store.clone(), root.clone()),
             usage: crate::usage::UsageLedger::new(&env.config, env.store.clone()),
+            budget,
             root,
             tasks: tasks.clone(),
             approvals: crate::approvals::Approvals::new(&env.config.approvals),

@@ -37,6 +37,28 @@ pub struct RawConfig {
     pub embeddings: Option<RawEmbeddings>,
     /// `[approvals]`: when risky actions wait for the owner's tap.
     pub approvals: Option<RawApprovals>,
+    /// `[budget]`: spending limits.
+    pub budget: Option<RawBudget>,
+}
+
+/// `[budget]`. Amounts are kept as TOML values so that `--check` can name a non-number.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBudget {
+    pub daily: Option<toml::Value>,
+    pub monthly: Option<toml::Value>,
+    pub warn_at: Option<toml::Value>,
+    /// `[budget.providers.<name>]`.
+    #[serde(default)]
+    pub providers: BTreeMap<String, RawLimits>,
+}
+
+/// `daily` and `monthly` in USD.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLimits {
+    pub daily: Option<toml::Value>,
+    pub monthly: Option<toml::Value>,
 }
 
 /// `[approvals]`.
@@ -60,6 +82,8 @@ pub struct RawTelegram {
     pub live_preview: Option<bool>,
     /// The model's reasoning before the answer (default false).
     pub show_reasoning: Option<bool>,
+    /// A cost footer under each answer (default false).
+    pub show_cost: Option<bool>,
     /// How long a message waits for agentd before the owner is told (default 120).
     pub intake_wait_secs: Option<u64>,
     /// Backlog messages older than this are not run (default 86400).

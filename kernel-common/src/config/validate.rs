@@ -5,6 +5,7 @@
 
 mod agentd;
 mod approvals;
+mod budget;
 mod cheap_model;
 mod embeddings;
 mod mcp;
@@ -292,6 +293,7 @@ fn build(
         &providers,
     );
     let approvals = approvals::approvals(&mut ctx, raw.approvals.as_ref());
+    let budget = budget::budget(&mut ctx, raw.budget.as_ref(), &providers);
     if !ctx.problems.is_empty() {
         return Err(ConfigError::Invalid {
             problems: ctx.problems,
@@ -314,6 +316,7 @@ fn build(
         summary_rewrite,
         embeddings,
         approvals,
+        budget,
         secret_env: super::env::referenced_vars(&raw.mcp.servers),
         warnings: ctx.warnings,
     })
@@ -368,6 +371,7 @@ fn telegram(ctx: &mut Ctx<'_>, raw: &RawTelegram) -> TelegramConfig {
         api_url,
         live_preview: raw.live_preview.unwrap_or(true),
         show_reasoning: raw.show_reasoning.unwrap_or(false),
+        show_cost: raw.show_cost.unwrap_or(false),
         intake_wait: ctx.timeout_secs(
             "telegram.intake_wait_secs",
             raw.intake_wait_secs

@@ -33,6 +33,8 @@ const FIRST_RETRY: Duration = Duration::from_secs(1);
 const MAX_RETRY: Duration = Duration::from_secs(60);
 /// The reason of a cut-off turn's item (agentd's `turn::TURN_CUT_OFF`).
 const TURN_CUT_OFF: &str = "TURN_CUT_OFF";
+/// The reason of a turn a budget limit stopped (agentd's `budget::texts::BUDGET_EXCEEDED`).
+const BUDGET_EXCEEDED: &str = "BUDGET_EXCEEDED";
 /// How long after an item was stored its parts are still retried after transient failures;
 /// then a failing part is given up like a refused one.
 pub const MAX_RETRY_AGE: Duration = Duration::from_secs(3600);
@@ -132,6 +134,16 @@ pub(super) async fn deliver(
             let buttons = crate::buttons::rerun(&item.turn_id, texts);
             delivery
                 .show_part_with(1, texts.turn_cut_off(), placeholder, buttons)
+                .await?;
+        }
+        Some(Body::Failed(failed)) if parts_done == 0 && failed.reason == BUDGET_EXCEEDED => {
+            tracing::info!(seq = item.seq, "delivering a budget limit's notice");
+            let arg = |k: &str| failed.args.get(k).map_or("", String::as_str);
+            let buttons = crate::buttons::budget(arg("day"), arg("month"), texts);
+            let args: std::collections::HashMap<String, String> =
+                failed.args.clone().into_iter().collect();
+            delivery
+                .show_part_with(1, &texts.budget_exceeded(&args), placeholder, buttons)
                 .await?;
         }
         Some(Body::Failed(failed)) if parts_done == 0 => {

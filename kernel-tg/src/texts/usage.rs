@@ -14,8 +14,10 @@ pub struct UsageTotalsView {
     pub output: u64,
     pub cache_read: u64,
     pub cache_write: u64,
-    /// USD, when prices are configured.
+    /// USD, when prices are configured or shipped.
     pub cost_usd: Option<f64>,
+    /// Calls of models with no price.
+    pub unpriced_calls: u64,
 }
 
 /// The /usage reply's figures.
@@ -56,8 +58,22 @@ impl Texts {
                     tokens(t.output)
                 ),
             };
-            if let Some(cost) = t.cost_usd {
-                let _ = write!(out, "{}${cost:.4}", self.pick("\n费用 ", "\nCost "));
+            match (t.cost_usd, t.unpriced_calls) {
+                (Some(cost), 0) => {
+                    let _ = write!(out, "{}${cost:.4}", self.pick("\n费用 ", "\nCost "));
+                }
+                (Some(cost), n) => {
+                    let _ = match self.locale() {
+                        Locale::Zh => write!(out, "\n费用 ${cost:.4}，另有 {n} 次调用费用未知"),
+                        Locale::En => {
+                            write!(out, "\nCost ${cost:.4}, plus {n} calls of cost unknown")
+                        }
+                    };
+                }
+                (None, n) if n > 0 => {
+                    out.push_str(self.pick("\n费用未知", "\nCost unknown"));
+                }
+                (None, _) => {}
             }
         }
         out
@@ -131,6 +147,7 @@ mod tests {
             cache_read: 20,
             cache_write: 30,
             cost_usd: Some(0.5),
+            unpriced_calls: 0,
         };
         let view = UsageView {
             today: t,
@@ -144,6 +161,30 @@ mod tests {
         );
         let e = en.usage_report(&view);
         assert!(e.contains("Last 30 days") && e.contains("3 calls"), "{e}");
+        let unknown = UsageTotalsView {
+            cost_usd: None,
+            unpriced_calls: 2,
+            ..t
+        };
+        let mixed = UsageTotalsView {
+            unpriced_calls: 1,
+            ..t
+        };
+        let view = UsageView {
+            today: unknown,
+            session: mixed,
+            last_30_days: UsageTotalsView::default(),
+        };
+        let e = en.usage_report(&view);
+        assert!(
+            e.contains("Cost unknown") && e.contains("Cost $0.5000, plus 1 calls of cost unknown"),
+            "{e}"
+        );
+        let z = zh.usage_report(&view);
+        assert!(
+            z.contains("费用未知") && z.contains("另有 1 次调用费用未知"),
+            "{z}"
+        );
         assert!(zh.compacted(5_000, 1_000, 12).contains("节省约 4,000"));
         assert!(en.compacted(5_000, 1_000, 12).contains("4,000 saved"));
         assert!(

@@ -68,6 +68,8 @@ mod server_drain;
 mod sessions_providers;
 mod skills;
 mod speech_timeouts;
+mod spend_budget;
+mod spend_prices;
 mod store;
 mod summary_rewrite;
 mod tg_agentd_restart;

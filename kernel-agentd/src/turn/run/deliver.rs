@@ -10,6 +10,33 @@ use crate::turn::gate::Permit;
 use crate::turn::slim::slim;
 
 impl Turn {
+    /// The cost footer of the answer when `telegram.show_cost` is on: the turn's tokens and
+    /// their cost at the turn's model's price (configured or shipped).
+    fn cost_footer(&self) -> Option<String> {
+        let inner = &self.turns.inner;
+        if !inner.show_cost {
+            return None;
+        }
+        let u = &self.usage;
+        let tokens = u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens;
+        let cost = inner
+            .usage
+            .price(&self.model.name, &self.model.model)
+            .map(|p| {
+                p.cost(
+                    u.input_tokens,
+                    u.output_tokens,
+                    u.cache_read_tokens,
+                    u.cache_write_tokens,
+                )
+            });
+        Some(crate::budget::texts::cost_footer(
+            inner.media.locale(),
+            tokens,
+            cost,
+        ))
+    }
+
     /// Shows `event` to subscribers when this is an owner turn (`Started` opens the live turn;
     /// the last events are replaced by the outbox item).
     pub(super) fn publish(&self, event: &TurnEvent) {
@@ -43,6 +70,7 @@ impl Turn {
                 | TurnEvent::Failed { .. }
                 | TurnEvent::Cancelled
                 | TurnEvent::Busy { .. }
+                | TurnEvent::BudgetExceeded { .. }
                 | TurnEvent::Answered { .. }
                 // Approvals reach subscribers from the approvals service itself.
                 | TurnEvent::ApprovalRequested(_)
@@ -97,7 +125,10 @@ impl Turn {
         }
         let body = match &outcome {
             Ok(text) => ItemBody::Answer {
-                text: text.clone(),
+                text: match self.cost_footer() {
+                    Some(footer) => format!("{text}{footer}"),
+                    None => text.clone(),
+                },
                 voice: voice_reply.map(<[u8]>::to_vec),
                 reasoning: self.reasoning.clone(),
             },

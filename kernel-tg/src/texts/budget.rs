@@ -1,0 +1,253 @@
+//! Texts of the `[budget]`: the limit notice in place of a refused turn (the spend so far, the
+//! limit) with its buttons "Continue today" / "Continue this month", the press's toasts, and
+//! the budgets and per-model costs `/usage` adds.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use kernel_common::config::Locale;
+
+use super::{MAX_TITLE_CHARS, Texts, escape_truncated};
+
+/// One `[budget]` limit in the current period.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BudgetLineView {
+    pub monthly: bool,
+    /// Empty: over every provider.
+    pub provider: String,
+    pub spent_usd: f64,
+    pub limit_usd: f64,
+    pub left_usd: f64,
+}
+
+/// Calls and cost of one provider's model.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CostLineView {
+    pub provider: String,
+    pub model: String,
+    pub calls: u64,
+    /// `None`: cost unknown.
+    pub cost_usd: Option<f64>,
+}
+
+/// What `/usage` adds about the budget and where the money goes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SpendView {
+    pub budgets: Vec<BudgetLineView>,
+    pub override_today: bool,
+    pub override_month: bool,
+    pub today_by_model: Vec<CostLineView>,
+    pub month_by_model: Vec<CostLineView>,
+}
+
+impl Texts {
+    /// The budgets (what is left), the overrides, and today's and this month's cost per
+    /// provider and model (HTML); empty when there is nothing to show.
+    pub fn spend_report(self, view: &SpendView) -> String {
+        let mut out = String::new();
+        let zh = self.locale() == Locale::Zh;
+        if !view.budgets.is_empty() {
+            let _ = write!(out, "\n\n<b>{}</b>", self.pick("预算", "Budgets"));
+            for b in &view.budgets {
+                let period = match (zh, b.monthly) {
+                    (true, false) => "今日",
+                    (true, true) => "本月",
+                    (false, false) => "Today",
+                    (false, true) => "This month",
+                };
+                let who = if b.provider.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", escape_truncated(&b.provider, MAX_TITLE_CHARS))
+                };
+                let _ = if zh {
+                    write!(
+                        out,
+                        "\n{period}{who}：已用 ${:.2} / ${:.2}，剩余 ${:.2}",
+                        b.spent_usd, b.limit_usd, b.left_usd
+                    )
+                } else {
+                    write!(
+                        out,
+                        "\n{period}{who}: ${:.2} of ${:.2} spent, ${:.2} left",
+                        b.spent_usd, b.limit_usd, b.left_usd
+                    )
+                };
+            }
+            if view.override_today {
+                out.push_str(self.pick(
+                    "\n已选择“今天继续”：今日不受限制",
+                    "\nContinue today: no limits today",
+                ));
+            }
+            if view.override_month {
+                out.push_str(self.pick(
+                    "\n已选择“本月继续”：本月不受限制",
+                    "\nContinue this month: no limits this month",
+                ));
+            }
+        }
+        for (title, lines) in [
+            (
+                self.pick("今日按模型", "Today by model"),
+                &view.today_by_model,
+            ),
+            (
+                self.pick("本月按模型", "This month by model"),
+                &view.month_by_model,
+            ),
+        ] {
+            if lines.is_empty() {
+                continue;
+            }
+            let _ = write!(out, "\n\n<b>{title}</b>");
+            for l in lines {
+                let cost = match l.cost_usd {
+                    Some(c) => format!("${c:.4}"),
+                    None => self.pick("费用未知", "cost unknown").to_owned(),
+                };
+                let name =
+                    escape_truncated(&format!("{}/{}", l.provider, l.model), MAX_TITLE_CHARS);
+                let _ = if zh {
+                    write!(out, "\n{name}：{} 次，{cost}", l.calls)
+                } else {
+                    write!(out, "\n{name}: {} calls, {cost}", l.calls)
+                };
+            }
+        }
+        out
+    }
+
+    /// The notice for a turn a budget limit stopped (HTML), from the refusal's arguments
+    /// (`period`, `provider`, `spent_usd`, `limit_usd`).
+    pub fn budget_exceeded(self, args: &HashMap<String, String>) -> String {
+        let arg = |name: &str| {
+            escape_truncated(args.get(name).map_or("", String::as_str), MAX_TITLE_CHARS)
+        };
+        let monthly = args.get("period").is_some_and(|p| p == "monthly");
+        let provider = arg("provider");
+        let (spent, limit) = (arg("spent_usd"), arg("limit_usd"));
+        match self.locale() {
+            Locale::Zh => {
+                let what = match (monthly, provider.is_empty()) {
+                    (false, true) => "今日预算".to_owned(),
+                    (true, true) => "本月预算".to_owned(),
+                    (false, false) => format!("{provider} 的今日预算"),
+                    (true, false) => format!("{provider} 的本月预算"),
+                };
+                format!(
+                    "⛔ 已达到{what}上限：已用 ${spent}，上限 ${limit}。这条消息没有发给模型。\
+                     点击下方按钮继续使用，或等到下个周期。"
+                )
+            }
+            Locale::En => {
+                let what = match (monthly, provider.is_empty()) {
+                    (false, true) => "the daily budget".to_owned(),
+                    (true, true) => "the monthly budget".to_owned(),
+                    (false, false) => format!("the daily budget of {provider}"),
+                    (true, false) => format!("the monthly budget of {provider}"),
+                };
+                format!(
+                    "⛔ {what} is used up: ${spent} spent of ${limit}. This message was not sent \
+                     to the model. Press a button below to go on, or wait for the next period."
+                )
+            }
+        }
+    }
+
+    /// The button lifting every limit for the rest of today.
+    pub fn budget_continue_today(self) -> &'static str {
+        self.pick("今天继续", "Continue today")
+    }
+
+    /// The button lifting every limit for the rest of the month.
+    pub fn budget_continue_month(self) -> &'static str {
+        self.pick("本月继续", "Continue this month")
+    }
+
+    /// The override was granted.
+    pub fn budget_granted(self) -> &'static str {
+        self.pick(
+            "已继续：可以重新发送消息了",
+            "Limit lifted: send your message again",
+        )
+    }
+
+    /// The press named another period (stale) or was not Kernel's.
+    pub fn budget_stale(self) -> &'static str {
+        self.pick(
+            "这个按钮已过期，预算周期已更新",
+            "This button is stale: the budget period has changed",
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_limit_notice_in_both_languages() {
+        let args: HashMap<String, String> = [
+            ("period", "daily"),
+            ("provider", ""),
+            ("spent_usd", "3.00"),
+            ("limit_usd", "2.40"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        let zh = Texts::new(Locale::Zh).budget_exceeded(&args);
+        assert!(
+            zh.contains("今日预算") && zh.contains("$3.00") && zh.contains("$2.40"),
+            "{zh}"
+        );
+        let mut monthly = args.clone();
+        monthly.insert("period".into(), "monthly".into());
+        monthly.insert("provider".into(), "<p>".into());
+        let en = Texts::new(Locale::En).budget_exceeded(&monthly);
+        assert!(en.contains("the monthly budget of &lt;p&gt;"), "{en}");
+        assert_eq!(
+            Texts::new(Locale::En).budget_continue_today(),
+            "Continue today"
+        );
+    }
+
+    #[test]
+    fn usage_adds_budgets_and_costs_per_model() {
+        let view = SpendView {
+            budgets: vec![BudgetLineView {
+                monthly: false,
+                provider: String::new(),
+                spent_usd: 3.0,
+                limit_usd: 2.4,
+                left_usd: 0.0,
+            }],
+            override_today: true,
+            override_month: false,
+            today_by_model: vec![CostLineView {
+                provider: "fake".into(),
+                model: "m".into(),
+                calls: 3,
+                cost_usd: None,
+            }],
+            month_by_model: Vec::new(),
+        };
+        let zh = Texts::new(Locale::Zh).spend_report(&view);
+        assert!(zh.contains("今日：已用 $3.00 / $2.40，剩余 $0.00"), "{zh}");
+        assert!(
+            zh.contains("今天继续") && zh.contains("fake/m：3 次，费用未知"),
+            "{zh}"
+        );
+        let en = Texts::new(Locale::En).spend_report(&view);
+        assert!(
+            en.contains("Today: $3.00 of $2.40 spent, $0.00 left"),
+            "{en}"
+        );
+        assert!(
+            Texts::new(Locale::En)
+                .spend_report(&SpendView::default())
+                .is_empty()
+        );
+    }
+}
