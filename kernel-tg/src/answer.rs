@@ -248,7 +248,7 @@ async fn call(
                 .into_inner();
             // Rendered like an answer (one piece here; `say` splits the reply when long).
             let html = reply.text.as_deref().map(|markdown| {
-                crate::render::render_with_limit(markdown, usize::MAX)
+                kernel_render::render_with_limit(markdown, usize::MAX)
                     .into_iter()
                     .map(|chunk| chunk.html)
                     .collect::<Vec<_>>()

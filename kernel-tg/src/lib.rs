@@ -14,7 +14,6 @@ pub mod gate;
 pub mod handle;
 pub mod incoming;
 pub mod intake;
-pub mod render;
 pub mod telegram;
 pub mod texts;
 pub mod turn;

@@ -3,11 +3,10 @@
 //! HTML's visible text, nothing lost or duplicated across chunks (modulo whitespace at the cuts,
 //! and a table's header lines repeated at the start of a chunk that continues the table), and
 //! zero chunks exactly for blank input.
-#![allow(dead_code)]
 
-use kernel_tg::render::{Chunk, render_with_limit, utf16_len};
+use crate::{Chunk, render_with_limit, utf16_len};
 
-use crate::telegram_html;
+use super::telegram_html;
 
 /// Renders `markdown` with `limit`, checks every invariant, and returns the chunks.
 pub fn checked_render(markdown: &str, limit: usize) -> Vec<Chunk> {

@@ -4,20 +4,16 @@
 //! (`render::draft`, an unfinished reply) must be one valid message.
 #![no_main]
 
-#[path = "../../tests/support/invariants.rs"]
-mod invariants;
-#[path = "../../tests/support/telegram_html.rs"]
-mod telegram_html;
-
+use kernel_render::testing::{invariants, telegram_html};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let limit = 256 + usize::from(data.first().copied().unwrap_or(0)) * 8;
     let text = String::from_utf8_lossy(data.get(1..).unwrap_or_default());
     invariants::checked_render(&text, limit);
-    invariants::checked_render(&text, kernel_tg::render::MAX_CHUNK_UTF16);
-    let parts = [kernel_tg::render::DraftPart::Markdown(&text)];
-    if let Some(html) = kernel_tg::render::draft(&parts)
+    invariants::checked_render(&text, kernel_render::MAX_CHUNK_UTF16);
+    let parts = [kernel_render::DraftPart::Markdown(&text)];
+    if let Some(html) = kernel_render::draft(&parts)
         && let Err(e) = telegram_html::validate(&html)
     {
         panic!("invalid draft ({e}):\n{html}");

@@ -1,4 +1,4 @@
-//! Rendering a model's Markdown reply for Telegram: HTML chunks of at most 4096 visible
+//! kernel-render: a model's Markdown reply rendered for Telegram: HTML chunks of at most 4096 visible
 //! characters, each with a plain-text twin to resend when Telegram rejects the HTML.
 //!
 //! The pipeline is parse ([`build`]: pulldown-cmark events → a [`doc::Doc`] of styled text),
@@ -16,6 +16,8 @@
 //! An all-whitespace reply renders to **zero** chunks; the adapter decides what to send then
 //! (it must never send an empty message). Any other reply renders to at least one chunk.
 
+#![forbid(unsafe_code)]
+
 mod build;
 mod doc;
 mod draft;
@@ -26,6 +28,9 @@ mod split;
 mod table;
 mod text;
 mod urls;
+
+#[cfg(feature = "test-support")]
+pub mod testing;
 
 pub use draft::{DraftPart, draft};
 
@@ -79,11 +84,6 @@ pub fn render_with_limit(markdown: &str, limit: usize) -> Vec<Chunk> {
 /// exactly as written. Zero chunks when it shows only whitespace.
 pub fn render_html(html: &str) -> Vec<Chunk> {
     html::chunks(html, MAX_CHUNK_UTF16)
-}
-
-/// Like [`render_html`], with a different per-chunk limit (at least [`MIN_LIMIT_UTF16`]).
-pub fn render_html_with_limit(html: &str, limit: usize) -> Vec<Chunk> {
-    html::chunks(html, limit)
 }
 
 /// The number of UTF-16 code units in `s` (how Telegram counts message length).

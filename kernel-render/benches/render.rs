@@ -4,7 +4,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use kernel_tg::render::render;
+use kernel_render::render;
 
 /// One section of a realistic reply; repeated to the wanted size.
 fn section(n: usize) -> String {

@@ -1,7 +1,7 @@
 //! Prose is split at sentence ends before clause punctuation, words and characters: a long
 //! one-paragraph Chinese answer is cut only after `。`, English prose after `. `.
 
-use kernel_tg::render::{MAX_CHUNK_UTF16, MIN_LIMIT_UTF16};
+use kernel_render::{MAX_CHUNK_UTF16, MIN_LIMIT_UTF16};
 use proptest::prelude::*;
 
 use crate::invariants;

@@ -4,7 +4,7 @@
 
 use crate::{invariants, markdownish};
 
-use kernel_tg::render::{MAX_CHUNK_UTF16, render};
+use kernel_render::{MAX_CHUNK_UTF16, render};
 use proptest::prelude::*;
 
 use invariants::checked_render;

@@ -4,14 +4,14 @@
 
 use crate::{invariants, telegram_html};
 
-use kernel_tg::render::{
+use kernel_render::{
     Chunk, MAX_CHUNK_UTF16, MIN_LIMIT_UTF16, render, render_with_limit, utf16_len,
 };
 use proptest::prelude::*;
 
 use invariants::checked_render;
 
-fn split(markdown: &str) -> Vec<kernel_tg::render::Chunk> {
+fn split(markdown: &str) -> Vec<kernel_render::Chunk> {
     checked_render(markdown, MAX_CHUNK_UTF16)
 }
 
@@ -110,7 +110,7 @@ fn a_reply_that_renders_to_nothing_is_shown_as_written() {
 
 #[test]
 fn link_targets_in_the_plain_fallback_fit_the_smallest_limit() {
-    use kernel_tg::render::MAX_PLAIN_URL;
+    use kernel_render::MAX_PLAIN_URL;
     for emoji in [80, 90, 91, 120] {
         let url = format!("https://example.com/{}", "😀".repeat(emoji));
         let markdown = format!("{} [x]({url})", "word ".repeat(100));

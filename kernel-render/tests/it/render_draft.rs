@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::{markdownish, telegram_html};
 
-use kernel_tg::render::{DraftPart, draft};
+use kernel_render::{DraftPart, draft};
 use proptest::prelude::*;
 
 /// The draft of `parts` must be valid and fit; `None` only when nothing visible was given.

@@ -5,7 +5,6 @@
 //! entity rules (nothing inside `code`/`pre`, no nested quotes or links, no code in a link);
 //! no empty elements; only `&lt; &gt; &amp; &quot;` and numeric character references; raw `<`,
 //! `>` and `&` never in text. It returns the visible text, whose length it also checks.
-#![allow(dead_code)]
 
 /// Telegram's limit on a message's visible text, in UTF-16 code units.
 pub const LIMIT: usize = 4096;

@@ -7,7 +7,7 @@ use crate::{invariants, telegram_html};
 
 use std::fmt::Write;
 
-use kernel_tg::render::{Chunk, MAX_CHUNK_UTF16, utf16_len};
+use kernel_render::{Chunk, MAX_CHUNK_UTF16, utf16_len};
 
 use invariants::checked_render;
 
