@@ -175,7 +175,10 @@ async fn call(
         }
         Command::Forget(numbers) => {
             let reply = client
-                .delete_memories(pb::DeleteMemoriesRequest { numbers })
+                .delete_memories(pb::DeleteMemoriesRequest {
+                    numbers,
+                    ..Default::default()
+                })
                 .await?;
             texts.memories_deleted(reply.into_inner().deleted as usize)
         }

@@ -22,3 +22,4 @@ pub mod stack;
 pub mod test_tools;
 pub mod timed_tools;
 pub mod wait;
+pub mod web;

@@ -37,6 +37,15 @@ pub struct RawConfig {
     pub embeddings: Option<RawEmbeddings>,
     /// `[approvals]`: when risky actions wait for the owner's tap.
     pub approvals: Option<RawApprovals>,
+    /// `[web]`: the web console (kernel-web).
+    pub web: Option<RawWeb>,
+}
+
+/// `[web]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWeb {
+    pub listen: Option<String>,
 }
 
 /// `[approvals]`.

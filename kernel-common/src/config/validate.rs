@@ -15,6 +15,7 @@ mod retry;
 mod speech;
 mod summary_rewrite;
 mod thinking;
+mod web;
 
 use std::path::{Component as PathPart, Path, PathBuf};
 use std::sync::LazyLock;
@@ -292,6 +293,7 @@ fn build(
         &providers,
     );
     let approvals = approvals::approvals(&mut ctx, raw.approvals.as_ref());
+    let web = web::web(&mut ctx, raw.web.as_ref());
     if !ctx.problems.is_empty() {
         return Err(ConfigError::Invalid {
             problems: ctx.problems,
@@ -314,6 +316,7 @@ fn build(
         summary_rewrite,
         embeddings,
         approvals,
+        web,
         secret_env: super::env::referenced_vars(&raw.mcp.servers),
         warnings: ctx.warnings,
     })

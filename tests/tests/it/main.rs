@@ -98,3 +98,4 @@ mod turn_cancel;
 mod turn_errors;
 mod turn_history;
 mod turn_steering;
+mod web_http;
