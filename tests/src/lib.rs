@@ -1,6 +1,7 @@
 //! Shared test support: fakes that speak real wire formats, and helpers.
 #![forbid(unsafe_code)]
 
+pub mod browser;
 pub mod chat;
 pub mod config;
 pub mod fake_cli;

@@ -98,4 +98,5 @@ mod turn_cancel;
 mod turn_errors;
 mod turn_history;
 mod turn_steering;
+mod web_browser;
 mod web_http;
