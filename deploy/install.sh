@@ -44,6 +44,8 @@ Options:
   --no-enable       install, but neither enable nor restart the units
   --destdir DIR     stage every file under DIR (packaging, tests): no user is created, no owner
                     is changed, systemd is not touched
+  --with-web        also install the web console, kernel-web, as a third unit
+                    (kernel-web.service; it serves web.listen, loopback only)
   --dry-run         print what would be done and change nothing
   -h, --help        this text
 EOF
@@ -62,6 +64,7 @@ while [[ $# -gt 0 ]]; do
     --destdir) destdir="${2:?--destdir needs a directory}"; shift 2 ;;
     --no-enable) enable=0; shift ;;
     --dry-run) dry_run=1; shift ;;
+    --with-web) binaries+=(kernel-web); units+=(kernel-web.service); shift ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; die "unknown option: $1" ;;
   esac
@@ -185,7 +188,9 @@ if [[ -n "$prebuilt" ]]; then
 else
   say "building release binaries"
   command -v cargo >/dev/null || die "cargo not found: install Rust, or build elsewhere and use --prebuilt DIR"
-  run cargo build --release --locked --manifest-path "$repo/Cargo.toml" -p kernel-agentd -p kernel-tg
+  packages=()
+  for bin in "${binaries[@]}"; do packages+=(-p "$bin"); done
+  run cargo build --release --locked --manifest-path "$repo/Cargo.toml" "${packages[@]}"
   src="$repo/target/release"
 fi
 for bin in "${binaries[@]}"; do

@@ -41,6 +41,7 @@ pub(crate) mod titling;
 pub mod tools;
 pub mod turn;
 pub mod usage;
+pub(crate) mod web_auth;
 
 pub use listen::Listeners;
 pub use server::run;

@@ -10,6 +10,7 @@ mod memory;
 mod outbox;
 mod schedules;
 mod status;
+mod web;
 
 use std::pin::Pin;
 
@@ -18,6 +19,7 @@ use kernel_proto::v1 as pb;
 use tonic::{Request, Response, Status};
 
 use crate::agent::Agent;
+use crate::web_auth::WebAuth;
 use convert::session_info;
 
 pub use status::to_status;
@@ -26,12 +28,14 @@ pub use status::to_status;
 #[derive(Debug, Clone)]
 pub struct AgentService {
     agent: Agent,
+    /// The web console's login tokens and session key (`rpc::web`).
+    web: WebAuth,
 }
 
 impl AgentService {
     /// Wraps the agent.
-    pub fn new(agent: Agent) -> Self {
-        Self { agent }
+    pub fn new(agent: Agent, web: WebAuth) -> Self {
+        Self { agent, web }
     }
 }
 
@@ -365,6 +369,29 @@ impl pb::agent_server::Agent for AgentService {
     ) -> RpcResult<pb::GrantBudgetOverrideResponse> {
         self.grant_budget_override_rpc(req.into_inner())
             .await
+            .map(Response::new)
+    }
+
+    async fn create_web_login(
+        &self,
+        _req: Request<pb::CreateWebLoginRequest>,
+    ) -> RpcResult<pb::CreateWebLoginResponse> {
+        self.create_web_login_rpc().map(Response::new)
+    }
+
+    async fn redeem_web_login(
+        &self,
+        req: Request<pb::RedeemWebLoginRequest>,
+    ) -> RpcResult<pb::RedeemWebLoginResponse> {
+        self.redeem_web_login_rpc(req.into_inner())
+            .map(Response::new)
+    }
+
+    async fn check_web_session(
+        &self,
+        req: Request<pb::CheckWebSessionRequest>,
+    ) -> RpcResult<pb::CheckWebSessionResponse> {
+        self.check_web_session_rpc(req.into_inner())
             .map(Response::new)
     }
 }

@@ -88,7 +88,9 @@ async fn serve(
     root: &CancellationToken,
     tasks: &mut JoinSet<ServeTask>,
 ) -> anyhow::Result<()> {
-    let service = AgentServer::new(AgentService::new(agent.clone()))
+    let web = crate::web_auth::WebAuth::open(&config.general.data_dir)
+        .map_err(|e| anyhow::anyhow!("cannot load or create the web console key: {e}"))?;
+    let service = AgentServer::new(AgentService::new(agent.clone(), web))
         .max_decoding_message_size(MAX_REQUEST_BYTES);
 
     let (health, health_service) = tonic_health::server::health_reporter();

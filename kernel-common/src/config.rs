@@ -15,6 +15,7 @@ pub mod sandbox;
 mod secrets;
 mod summary;
 mod validate;
+pub mod web;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -28,6 +29,7 @@ pub use cli_kind::CliKind;
 pub use env::{is_secret_env, provider_key_env};
 pub use raw::RawConfig;
 pub use validate::ConfigError;
+pub use web::WebConfig;
 
 /// Which binary is loading the config: each refuses only what it needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +38,8 @@ pub enum Component {
     Agentd,
     /// kernel-tg: needs the Telegram token and `allowed_user`.
     Tg,
+    /// kernel-web: needs a loopback `web.listen`.
+    Web,
 }
 
 /// The validated configuration.
@@ -69,6 +73,8 @@ pub struct Config {
     pub approvals: ApprovalsConfig,
     /// `[budget]`: spending limits (none by default).
     pub budget: BudgetConfig,
+    /// `[web]`: the web console (kernel-web).
+    pub web: WebConfig,
     /// The variables the config references as secrets: every `${VAR}` of the MCP servers (url,
     /// header and env values), set or not, sorted. Delegated CLIs never inherit them.
     pub secret_env: Vec<String>,

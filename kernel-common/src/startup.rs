@@ -31,6 +31,16 @@ pub fn load_config(
 ) -> Result<Config, ExitCode> {
     let matches = Args::command().name(binary).about(about).get_matches();
     let args = Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    load_from(binary, args, component)
+}
+
+/// Loads the config `args` name (for a binary with arguments of its own that flattens
+/// [`Args`] into them); `Err` as for [`load_config`].
+pub fn load_from(
+    binary: &'static str,
+    args: Args,
+    component: Component,
+) -> Result<Config, ExitCode> {
     let path = Config::locate(args.config);
     let config = Config::load(&path, component).map_err(|e| {
         eprintln!("{binary}: {}: {e}", path.display());

@@ -217,7 +217,10 @@ async fn call(
         }
         Command::Forget(numbers) => {
             let reply = client
-                .delete_memories(pb::DeleteMemoriesRequest { numbers })
+                .delete_memories(pb::DeleteMemoriesRequest {
+                    numbers,
+                    ..Default::default()
+                })
                 .await?;
             texts.memories_deleted(reply.into_inner().deleted as usize)
         }
@@ -290,7 +293,7 @@ async fn call(
                 .into_inner();
             // Rendered like an answer (one piece here; `say` splits the reply when long).
             let html = reply.text.as_deref().map(|markdown| {
-                crate::render::render_with_limit(markdown, usize::MAX)
+                kernel_render::render_with_limit(markdown, usize::MAX)
                     .into_iter()
                     .map(|chunk| chunk.html)
                     .collect::<Vec<_>>()

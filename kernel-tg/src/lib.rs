@@ -15,7 +15,6 @@ pub mod handle;
 pub mod incoming;
 pub mod intake;
 pub mod memory_page;
-pub mod render;
 pub mod telegram;
 pub mod texts;
 pub mod turn;

@@ -9,8 +9,8 @@ use tonic::Status;
 
 use crate::agentd::Client;
 use crate::buttons;
-use crate::render::MAX_CHUNK_UTF16;
 use crate::texts::{MemoryEntry, MemoryPageView, Texts};
+use kernel_render::MAX_CHUNK_UTF16;
 
 /// Page `page` as HTML, with its buttons when there is another page to go to.
 pub async fn page(

@@ -21,7 +21,7 @@ use teloxide::types::{
 };
 use teloxide::{ApiError, Bot, RequestError};
 
-use crate::render::Chunk;
+use kernel_render::Chunk;
 
 mod draft;
 
@@ -110,7 +110,7 @@ impl Telegram {
         html: &str,
         reply_to: Option<MessageId>,
     ) -> Result<MessageId, SendError> {
-        let chunks = crate::render::render_html(html);
+        let chunks = kernel_render::render_html(html);
         let mut first = None;
         for (index, chunk) in chunks.iter().enumerate() {
             let reply = if index == 0 { reply_to } else { None };

@@ -243,7 +243,7 @@ impl Texts {
     pub fn reasoning(self, reasoning: &str) -> String {
         let title = self.pick("💭 思考过程", "💭 Reasoning");
         // Visible units left for the quote: Telegram's limit minus the title and a margin.
-        let budget = crate::render::MAX_CHUNK_UTF16 - 64;
+        let budget = kernel_render::MAX_CHUNK_UTF16 - 64;
         let mut units = 0;
         let chars = reasoning
             .trim()

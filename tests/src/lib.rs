@@ -1,6 +1,7 @@
 //! Shared test support: fakes that speak real wire formats, and helpers.
 #![forbid(unsafe_code)]
 
+pub mod browser;
 pub mod chat;
 pub mod config;
 pub mod fake_cli;
@@ -22,3 +23,4 @@ pub mod stack;
 pub mod test_tools;
 pub mod timed_tools;
 pub mod wait;
+pub mod web;

@@ -49,7 +49,7 @@ pub fn wine_path(path: &Path) -> String {
 }
 
 /// The command that starts the binary `name` with `--config <config>`.
-fn bin_command(name: &str, config: &Path) -> Command {
+pub(crate) fn bin_command(name: &str, config: &Path) -> Command {
     match LAUNCHER.get() {
         None => {
             let mut cmd = Command::new(bin_path(name));
@@ -148,10 +148,12 @@ impl BinProcess {
             let ready_tx = ready_tx.clone();
             std::thread::spawn(move || {
                 for line in BufReader::new(stream).lines().map_while(Result::ok) {
-                    if line.contains(ready) {
+                    let is_ready = line.contains(ready);
+                    // Kept before readiness is reported, so the caller can read the ready line.
+                    lines.lock().unwrap().push(line);
+                    if is_ready {
                         let _ = ready_tx.send(true);
                     }
-                    lines.lock().unwrap().push(line);
                 }
                 let _ = ready_tx.send(false);
             });

@@ -6,6 +6,7 @@ use kernel_proto::v1 as pb;
 use tonic::Status;
 
 use super::{AgentService, to_status};
+use crate::error::ApiError;
 use crate::memory::MemoryInfo;
 
 impl AgentService {
@@ -98,17 +99,29 @@ impl AgentService {
         })
     }
 
-    /// Deletes memories by `#n` of the latest listing.
+    /// Deletes memories by `#n` of the latest listing and by id.
     pub(super) async fn delete_memories_rpc(
         &self,
         req: pb::DeleteMemoriesRequest,
     ) -> Result<pb::DeleteMemoriesResponse, Status> {
-        let deleted = self
-            .agent
-            .memories()
-            .delete_numbered(&req.numbers)
-            .await
-            .map_err(to_status)?;
+        let mut deleted = 0;
+        // Numbers as before (none and no ids: refused as an empty request is).
+        if !req.numbers.is_empty() || req.ids.is_empty() {
+            deleted += self
+                .agent
+                .memories()
+                .delete_numbered(&req.numbers)
+                .await
+                .map_err(to_status)?;
+        }
+        if !req.ids.is_empty() {
+            deleted += self
+                .agent
+                .memories()
+                .delete(&req.ids)
+                .await
+                .map_err(|e| to_status(ApiError::from(e)))?;
+        }
         Ok(pb::DeleteMemoriesResponse {
             deleted: u32::try_from(deleted).unwrap_or(u32::MAX),
         })

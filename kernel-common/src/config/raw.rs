@@ -39,6 +39,15 @@ pub struct RawConfig {
     pub approvals: Option<RawApprovals>,
     /// `[budget]`: spending limits.
     pub budget: Option<RawBudget>,
+    /// `[web]`: the web console (kernel-web).
+    pub web: Option<RawWeb>,
+}
+
+/// `[web]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWeb {
+    pub listen: Option<String>,
 }
 
 /// `[budget]`. Amounts are kept as TOML values so that `--check` can name a non-number.

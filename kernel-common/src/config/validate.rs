@@ -16,6 +16,7 @@ mod retry;
 mod speech;
 mod summary_rewrite;
 mod thinking;
+mod web;
 
 use std::path::{Component as PathPart, Path, PathBuf};
 use std::sync::LazyLock;
@@ -294,6 +295,7 @@ fn build(
     );
     let approvals = approvals::approvals(&mut ctx, raw.approvals.as_ref());
     let budget = budget::budget(&mut ctx, raw.budget.as_ref(), &providers);
+    let web = web::web(&mut ctx, raw.web.as_ref());
     if !ctx.problems.is_empty() {
         return Err(ConfigError::Invalid {
             problems: ctx.problems,
@@ -317,6 +319,7 @@ fn build(
         embeddings,
         approvals,
         budget,
+        web,
         secret_env: super::env::referenced_vars(&raw.mcp.servers),
         warnings: ctx.warnings,
     })

@@ -24,8 +24,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::End;
 use crate::handle::App;
-use crate::render;
 use crate::telegram::SendError;
+use kernel_render as render;
 
 /// First pause before a transiently failed part is sent again.
 const FIRST_RETRY: Duration = Duration::from_secs(1);

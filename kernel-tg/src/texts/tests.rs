@@ -557,7 +557,7 @@ fn reasoning_is_an_expandable_blockquote_cut_to_one_message() {
     assert!(long.starts_with("💭 思考过程\n<blockquote expandable>😀"));
     assert!(long.ends_with("…</blockquote>"));
     let markup = "<blockquote expandable></blockquote>".len();
-    assert!(crate::render::utf16_len(&long) - markup <= crate::render::MAX_CHUNK_UTF16);
+    assert!(kernel_render::utf16_len(&long) - markup <= kernel_render::MAX_CHUNK_UTF16);
 }
 
 #[test]

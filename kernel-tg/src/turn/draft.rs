@@ -2,7 +2,7 @@
 //! lines (a tool, a CLI, speech, a fail-over) between its segments — rendered through
 //! [`render::draft`] (the tail that fits one message, valid HTML however the text is cut).
 
-use crate::render::{self, DraftPart};
+use kernel_render::{self as render, DraftPart};
 
 /// One segment of the draft.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,8 +1,7 @@
 //! Message text and caption checks with Telegram's real 400 descriptions: strict HTML (the
 //! renderer tests' validator), emptiness, and the UTF-16 length limits.
 
-#[path = "../../../kernel-tg/tests/support/telegram_html.rs"]
-mod telegram_html;
+use kernel_render::testing::telegram_html;
 
 use super::wire::ApiError;
 

@@ -300,7 +300,10 @@ async fn bad_memory_numbers_and_texts_are_refused_and_change_nothing() {
     for n in [0, 1, u32::MAX] {
         let err = h
             .client
-            .delete_memories(pb::DeleteMemoriesRequest { numbers: vec![n] })
+            .delete_memories(pb::DeleteMemoriesRequest {
+                numbers: vec![n],
+                ..Default::default()
+            })
             .await
             .unwrap_err();
         assert_refused(&err, Code::FailedPrecondition, &format!("delete #{n}"));
@@ -312,6 +315,7 @@ async fn bad_memory_numbers_and_texts_are_refused_and_change_nothing() {
             .client
             .delete_memories(pb::DeleteMemoriesRequest {
                 numbers: vec![1, n],
+                ..Default::default()
             })
             .await
             .unwrap_err();
@@ -319,7 +323,10 @@ async fn bad_memory_numbers_and_texts_are_refused_and_change_nothing() {
     }
     let err = h
         .client
-        .delete_memories(pb::DeleteMemoriesRequest { numbers: vec![] })
+        .delete_memories(pb::DeleteMemoriesRequest {
+            numbers: vec![],
+            ..Default::default()
+        })
         .await
         .unwrap_err();
     assert_refused(&err, Code::InvalidArgument, "delete nothing");

@@ -1,4 +1,4 @@
-//! `deploy/`: the two systemd units (required settings, and `systemd-analyze verify` where it
+//! `deploy/`: the systemd units (kernel-web's optional third one; required settings, and `systemd-analyze verify` where it
 //! exists) and `install.sh` (`bash -n`, shellcheck where it exists, `--help`, `--dry-run`, and a
 //! real install staged under `--destdir`, run twice).
 
@@ -143,12 +143,23 @@ fn the_units_have_the_settings_the_deployment_relies_on() {
         );
     }
     assert_eq!(one(&tg, s, "ProtectHome"), "yes");
+
+    // The optional web console: the same strict unit, also independent of agentd's restarts.
+    let web = read_unit("kernel-web.service");
+    assert_common("kernel-web.service", &web, "kernel-web");
+    for key in ["Requires", "Requisite", "BindsTo", "PartOf", "Upholds"] {
+        assert!(
+            values(&web, "Unit", key).is_empty(),
+            "kernel-web must not have {key}="
+        );
+    }
+    assert_eq!(one(&web, s, "ProtectHome"), "yes");
 }
 
 /// The units as installed, with `ExecStart` pointing at the binaries this test run built (the
 /// verifier insists that the command exists).
 fn units_for_verify(dir: &Path) -> Vec<PathBuf> {
-    ["kernel-agentd", "kernel-tg"]
+    ["kernel-agentd", "kernel-tg", "kernel-web"]
         .iter()
         .map(|bin| {
             let text = std::fs::read_to_string(deploy(&format!("{bin}.service"))).unwrap();
@@ -294,6 +305,29 @@ fn a_dry_run_prints_every_action_and_changes_nothing() {
         text.contains("useradd --system") || text.contains("user kernel exists"),
         "{text}"
     );
+
+    // --with-web adds the third binary and unit; without it there is none.
+    assert!(!text.contains("kernel-web"), "{text}");
+    let with_web = install(&[
+        "--dry-run",
+        "--with-web",
+        "--destdir",
+        &stage,
+        "--prebuilt",
+        bins.to_str().unwrap(),
+    ]);
+    let web_text = output_text(&with_web);
+    assert!(with_web.status.success(), "{web_text}");
+    for action in [
+        format!("/kernel-web {stage}/usr/local/bin/"),
+        format!("+ write {stage}/etc/systemd/system/kernel-web.service (mode 0644"),
+        "systemctl enable kernel-agentd.service kernel-tg.service kernel-web.service".to_owned(),
+    ] {
+        assert!(
+            web_text.contains(&action),
+            "missing `{action}` in:\n{web_text}"
+        );
+    }
 
     // Without --destdir (the real paths) a dry run needs no root and still touches nothing.
     let out = install(&["--dry-run", "--prebuilt", bins.to_str().unwrap()]);

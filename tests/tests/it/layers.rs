@@ -1,4 +1,4 @@
-//! The module graphs of kernel-agentd and kernel-tg, read from their sources: no import cycle
+//! The module graphs of kernel-agentd, kernel-tg and kernel-web, read from their sources: no import cycle
 //! (between files, and between the crates' top-level modules), and in kernel-agentd only the
 //! composition root's edge — `rpc*`, `server*`, the crate roots and `agent.rs` itself — imports
 //! `agent` ("services never import `agent`").
@@ -23,6 +23,12 @@ const AGENT_IMPORTERS: [&str; 3] = ["rpc", "server", "agent"];
 #[test]
 fn kernel_tg_has_no_import_cycle() {
     let graph = Graph::read("kernel-tg");
+    graph.assert_acyclic();
+}
+
+#[test]
+fn kernel_web_has_no_import_cycle() {
+    let graph = Graph::read("kernel-web");
     graph.assert_acyclic();
 }
 

@@ -102,3 +102,5 @@ mod turn_cancel;
 mod turn_errors;
 mod turn_history;
 mod turn_steering;
+mod web_browser;
+mod web_http;

@@ -180,6 +180,7 @@ async fn facts_planted_in_three_conversations_are_remembered_once() {
     // `/forget` works on automatic memories as on any other.
     let req = pb::DeleteMemoriesRequest {
         numbers: vec![1, 2],
+        ..Default::default()
     };
     let deleted = h.client.delete_memories(req).await.unwrap().into_inner();
     assert_eq!(deleted.deleted, 2);

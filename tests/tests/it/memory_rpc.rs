@@ -31,6 +31,7 @@ async fn list(c: &mut Client) -> Vec<pb::MemoryInfo> {
 async fn delete(c: &mut Client, numbers: &[u32]) -> Result<u32, tonic::Status> {
     let req = pb::DeleteMemoriesRequest {
         numbers: numbers.to_vec(),
+        ..Default::default()
     };
     c.delete_memories(req).await.map(|r| r.into_inner().deleted)
 }

@@ -107,7 +107,7 @@ async fn a_refused_chunk_gets_one_notice_that_outlasts_a_503() {
         "words for the owner. ".repeat(190),
         "more words for the owner. ".repeat(150)
     );
-    let chunks: Vec<String> = kernel_tg::render::render(&answer)
+    let chunks: Vec<String> = kernel_render::render(&answer)
         .into_iter()
         .map(|c| c.html)
         .collect();
@@ -169,7 +169,7 @@ async fn an_ack_lost_to_an_agentd_outage_does_not_send_the_chunk_again() {
         .map(|n| format!("Part {n}: {}", "words for the owner. ".repeat(190)))
         .collect::<Vec<_>>()
         .join("\n\n");
-    let chunks: Vec<String> = kernel_tg::render::render(&answer)
+    let chunks: Vec<String> = kernel_render::render(&answer)
         .into_iter()
         .map(|c| c.html)
         .collect();

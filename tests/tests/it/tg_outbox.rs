@@ -26,7 +26,7 @@ fn long_answer(parts: usize) -> (String, Vec<String>) {
         .map(|n| format!("Part {n}: {}", "words for the owner. ".repeat(190)))
         .collect::<Vec<_>>()
         .join("\n\n");
-    let chunks: Vec<String> = kernel_tg::render::render(&answer)
+    let chunks: Vec<String> = kernel_render::render(&answer)
         .into_iter()
         .map(|c| c.html)
         .collect();

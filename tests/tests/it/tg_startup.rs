@@ -63,7 +63,7 @@ async fn sigterm_stops_kernel_tg_cleanly() {
 async fn connecting_to_a_missing_agentd_says_what_is_wrong() {
     let dir = tempfile::tempdir().unwrap();
     let endpoint = format!("unix:{}", dir.path().join("nobody.sock").display());
-    let err = kernel_tg::agentd::connect(&endpoint, None)
+    let err = kernel_common::agentd_client::connect(&endpoint, None)
         .await
         .unwrap_err();
     let msg = err.to_string();
@@ -72,7 +72,7 @@ async fn connecting_to_a_missing_agentd_says_what_is_wrong() {
         "{msg}"
     );
 
-    let err = kernel_tg::agentd::connect("ftp://example", None)
+    let err = kernel_common::agentd_client::connect("ftp://example", None)
         .await
         .unwrap_err();
     assert!(err.to_string().contains("invalid agentd endpoint"), "{err}");

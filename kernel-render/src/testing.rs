@@ -1,0 +1,5 @@
+//! Test support (feature `test-support`): the strict Telegram-HTML validator and the renderer's
+//! invariants, shared by the renderer's tests, its fuzz target and the fake Telegram in tests/.
+
+pub mod invariants;
+pub mod telegram_html;
