@@ -5,6 +5,7 @@
 pub(crate) mod agent;
 pub(crate) mod approvals;
 pub(crate) mod ask;
+pub mod backup;
 pub(crate) mod bridge;
 pub mod conversation;
 pub mod delegate;

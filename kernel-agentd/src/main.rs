@@ -1,21 +1,52 @@
-//! `kernel-agentd [--config PATH] [--check]`: make the process non-dumpable, load config, start
-//! logging, bind, serve until a signal (systemd is told when it is ready and when it stops).
+//! `kernel-agentd [--config PATH] [--check] [COMMAND]`: make the process non-dumpable, load
+//! config, then either serve (start logging, bind, serve until a signal; systemd is told when it
+//! is ready and when it stops) or run one maintenance command (`backup`, `restore`).
 #![forbid(unsafe_code)]
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 use kernel_common::Config;
 use kernel_common::config::Component;
 use kernel_common::startup;
 
 const BINARY: &str = "kernel-agentd";
 
+/// The command line: the shared `--config` / `--check`, and an optional command.
+#[derive(Debug, Parser)]
+#[command(version)]
+struct Cli {
+    #[command(flatten)]
+    args: startup::Args,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Copy the database (consistent, also while agentd runs), SOUL.md, the skills and the config
+    /// with secrets masked into a new folder, and verify the copy.
+    Backup {
+        /// The folder to create (default: <backup.dir>/kernel-<UTC time>).
+        #[arg(long)]
+        to: Option<PathBuf>,
+    },
+    /// Put a backup's database back (kernel-agentd must be stopped; the current one is kept).
+    Restore {
+        /// The backup folder.
+        path: PathBuf,
+    },
+}
+
 fn main() -> ExitCode {
     kernel_common::heap::tune();
     startup::make_non_dumpable(BINARY);
     let about = "The Kernel agent daemon: turn loop, tools and SQLite behind a gRPC API.";
-    let config = match startup::load_config(BINARY, about, Component::Agentd) {
+    let matches = Cli::command().name(BINARY).about(about).get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let config = match startup::load(BINARY, cli.args, Component::Agentd) {
         Ok(config) => config,
         Err(code) => return code,
     };
@@ -23,7 +54,11 @@ fn main() -> ExitCode {
         Ok(rt) => rt,
         Err(code) => return code,
     };
-    match runtime.block_on(serve(config)) {
+    let result = match cli.command {
+        None => runtime.block_on(serve(config)),
+        Some(command) => runtime.block_on(maintain(config, command)),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!(error = %format!("{e:#}"), "kernel-agentd failed");
@@ -31,6 +66,34 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// One maintenance command; prints what it did.
+async fn maintain(config: Config, command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Backup { to } => {
+            let made = kernel_agentd::backup::create(&config, to.as_deref()).await?;
+            println!(
+                "{}",
+                kernel_agentd::backup::describe(&made.dir, &made.manifest)
+            );
+            println!("backup verified (integrity_check ok, counts match)");
+        }
+        Command::Restore { path } => {
+            let restored = kernel_agentd::backup::restore::restore(&config, &path).await?;
+            println!(
+                "{}",
+                kernel_agentd::backup::describe(&path, &restored.manifest)
+            );
+            if let Some(kept) = restored.kept {
+                println!("the database it replaced is kept at {}", kept.display());
+            }
+            println!(
+                "restored; SOUL.md, skills and the masked config in the backup are not copied back"
+            );
+        }
+    }
+    Ok(())
 }
 
 async fn serve(mut config: Config) -> anyhow::Result<()> {

@@ -55,6 +55,7 @@ pub async fn run_with(
     }
     let root = CancellationToken::new();
     let agent = Agent::start(config.clone(), root.child_token(), ext).await?;
+    let daily_backups = crate::backup::daily::spawn(config.clone(), root.child_token());
     let mut tasks = JoinSet::new();
     let mut result = serve(&config, listeners, shutdown, &agent, &root, &mut tasks).await;
     if let Err(e) = &result {
@@ -62,6 +63,7 @@ pub async fn run_with(
     }
     root.cancel();
     agent.shutdown().await;
+    daily_backups.await.ok();
     while let Some(res) = tasks.join_next().await {
         if let Err(e) = served(res)
             && result.is_ok()

@@ -5,9 +5,11 @@
 //! [`Secret`] and refuses what cannot run, with messages that say how to fix it.
 
 pub mod approvals;
+pub mod backup;
 mod cli_kind;
 pub mod context;
 pub mod env;
+pub mod masked;
 pub mod raw;
 pub mod retry;
 pub mod sandbox;
@@ -22,6 +24,7 @@ use std::path::{Path, PathBuf};
 use crate::secret::Secret;
 
 pub use approvals::{ApprovalMode, ApprovalsConfig, McpApproval};
+pub use backup::BackupConfig;
 pub use cli_kind::CliKind;
 pub use env::{is_secret_env, provider_key_env};
 pub use raw::RawConfig;
@@ -65,6 +68,8 @@ pub struct Config {
     pub embeddings: Option<EmbeddingsConfig>,
     /// `[approvals]`: when risky actions wait for the owner's tap.
     pub approvals: ApprovalsConfig,
+    /// `[backup]`: automatic daily backups.
+    pub backup: BackupConfig,
     /// The variables the config references as secrets: every `${VAR}` of the MCP servers (url,
     /// header and env values), set or not, sorted. Delegated CLIs never inherit them.
     pub secret_env: Vec<String>,

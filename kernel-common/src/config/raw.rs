@@ -37,6 +37,20 @@ pub struct RawConfig {
     pub embeddings: Option<RawEmbeddings>,
     /// `[approvals]`: when risky actions wait for the owner's tap.
     pub approvals: Option<RawApprovals>,
+    /// `[backup]`: automatic daily backups.
+    pub backup: Option<RawBackup>,
+}
+
+/// `[backup]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBackup {
+    /// A verified backup once a day while agentd runs (default true).
+    pub daily: Option<bool>,
+    /// Daily backups kept (default 7, 1–365).
+    pub keep: Option<u32>,
+    /// Where backups go (default `<data_dir>/backups`).
+    pub dir: Option<String>,
 }
 
 /// `[approvals]`.

@@ -5,6 +5,7 @@
 
 mod agentd;
 mod approvals;
+mod backup;
 mod cheap_model;
 mod embeddings;
 mod mcp;
@@ -292,6 +293,7 @@ fn build(
         &providers,
     );
     let approvals = approvals::approvals(&mut ctx, raw.approvals.as_ref());
+    let backup = backup::backup(&mut ctx, raw.backup.as_ref(), &general.data_dir);
     if !ctx.problems.is_empty() {
         return Err(ConfigError::Invalid {
             problems: ctx.problems,
@@ -314,6 +316,7 @@ fn build(
         summary_rewrite,
         embeddings,
         approvals,
+        backup,
         secret_env: super::env::referenced_vars(&raw.mcp.servers),
         warnings: ctx.warnings,
     })
