@@ -9,6 +9,7 @@ pub mod backup;
 pub(crate) mod bridge;
 pub mod conversation;
 pub mod delegate;
+pub mod doctor;
 pub(crate) mod error;
 pub mod failure;
 pub mod http;

@@ -1,6 +1,6 @@
 //! `kernel-agentd [--config PATH] [--check] [COMMAND]`: make the process non-dumpable, load
 //! config, then either serve (start logging, bind, serve until a signal; systemd is told when it
-//! is ready and when it stops) or run one maintenance command (`backup`, `restore`).
+//! is ready and when it stops) or run one maintenance command (`backup`, `restore`, `doctor`).
 #![forbid(unsafe_code)]
 
 use std::path::PathBuf;
@@ -33,6 +33,13 @@ enum Command {
         #[arg(long)]
         to: Option<PathBuf>,
     },
+    /// Check the setup: one table of checks, each with its verdict and fix; exits 1 on any
+    /// failure. Opens no network connection unless --online.
+    Doctor {
+        /// Also check each provider's key and the Bot API token over the network.
+        #[arg(long)]
+        online: bool,
+    },
     /// Put a backup's database back (kernel-agentd must be stopped; the current one is kept).
     Restore {
         /// The backup folder.
@@ -55,11 +62,11 @@ fn main() -> ExitCode {
         Err(code) => return code,
     };
     let result = match cli.command {
-        None => runtime.block_on(serve(config)),
+        None => runtime.block_on(serve(config)).map(|()| ExitCode::SUCCESS),
         Some(command) => runtime.block_on(maintain(config, command)),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             tracing::error!(error = %format!("{e:#}"), "kernel-agentd failed");
             eprintln!("{BINARY}: {e:#}");
@@ -69,8 +76,18 @@ fn main() -> ExitCode {
 }
 
 /// One maintenance command; prints what it did.
-async fn maintain(config: Config, command: Command) -> anyhow::Result<()> {
+async fn maintain(config: Config, command: Command) -> anyhow::Result<ExitCode> {
     match command {
+        Command::Doctor { online } => {
+            let report = kernel_agentd::doctor::run(&config, online).await;
+            print!(
+                "{}",
+                kernel_agentd::doctor::render(&report, config.general.locale)
+            );
+            if report.failed() {
+                return Ok(ExitCode::FAILURE);
+            }
+        }
         Command::Backup { to } => {
             let made = kernel_agentd::backup::create(&config, to.as_deref()).await?;
             println!(
@@ -93,7 +110,7 @@ async fn maintain(config: Config, command: Command) -> anyhow::Result<()> {
             );
         }
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn serve(mut config: Config) -> anyhow::Result<()> {

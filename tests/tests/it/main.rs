@@ -21,6 +21,7 @@ mod delegate_tool;
 mod delegate_turn;
 mod deploy_process;
 mod deploy_units;
+mod doctor;
 mod fake_telegram;
 mod fake_telegram_drafts;
 mod fake_telegram_methods;
