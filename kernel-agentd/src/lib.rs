@@ -39,6 +39,7 @@ pub(crate) mod summary_rewrite;
 mod test_support;
 pub(crate) mod titling;
 pub mod tools;
+pub mod transfer;
 pub mod turn;
 pub mod usage;
 

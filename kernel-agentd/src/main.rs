@@ -40,6 +40,23 @@ enum Command {
         #[arg(long)]
         online: bool,
     },
+    /// Write sessions (Markdown, one file each, and sessions.json), memories, daily notes,
+    /// schedules and usage (JSON) into a new folder (kernel-agentd must be stopped).
+    Export {
+        /// The folder to create.
+        #[arg(long)]
+        to: PathBuf,
+    },
+    /// Read a Kernel export, or OpenClaw / nanobot / Hermes Agent memory files, in one
+    /// transaction; what is already there is skipped (kernel-agentd must be stopped).
+    Import {
+        /// The folder to read.
+        #[arg(long)]
+        from: PathBuf,
+        /// Only show what would be added.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Put a backup's database back (kernel-agentd must be stopped; the current one is kept).
     Restore {
         /// The backup folder.
@@ -86,6 +103,36 @@ async fn maintain(config: Config, command: Command) -> anyhow::Result<ExitCode> 
             );
             if report.failed() {
                 return Ok(ExitCode::FAILURE);
+            }
+        }
+        Command::Export { to } => {
+            let done = kernel_agentd::transfer::export(&config, &to).await?;
+            println!(
+                "exported to {}: {} sessions, {} memories, {} notes, {} schedules, {} usage rows",
+                to.display(),
+                done.sessions,
+                done.memories,
+                done.notes,
+                done.schedules,
+                done.usage
+            );
+        }
+        Command::Import { from, dry_run } => {
+            let done = kernel_agentd::transfer::import(&config, &from, dry_run).await?;
+            let verb = if done.dry_run { "would add" } else { "added" };
+            println!(
+                "{} ({}): {verb} {} sessions, {} memories, {} notes, {} schedules",
+                from.display(),
+                done.from,
+                done.added.sessions,
+                done.added.memories,
+                done.added.notes,
+                done.added.schedules
+            );
+            if done.dry_run {
+                for memory in &done.memories {
+                    println!("  + {memory}");
+                }
             }
         }
         Command::Backup { to } => {

@@ -25,6 +25,7 @@ mod sessions;
 mod settings;
 mod summaries;
 pub mod task_runs;
+pub mod transfer;
 mod usage;
 pub mod vectors;
 

@@ -94,6 +94,7 @@ mod tg_turn;
 mod titles;
 mod titles_auto;
 mod tools_parallel;
+mod transfer;
 mod turn_basic;
 mod turn_busy;
 mod turn_cancel;
