@@ -90,7 +90,7 @@ async fn serve(
     root: &CancellationToken,
     tasks: &mut JoinSet<ServeTask>,
 ) -> anyhow::Result<()> {
-    let service = AgentServer::new(AgentService::new(agent.clone()))
+    let service = AgentServer::new(AgentService::new(agent.clone(), config.clone()))
         .max_decoding_message_size(MAX_REQUEST_BYTES);
 
     let (health, health_service) = tonic_health::server::health_reporter();

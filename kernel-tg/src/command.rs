@@ -57,6 +57,8 @@ pub enum Command {
     Compact,
     /// `/usage`: tokens and cost today, this session, the last 30 days.
     Usage,
+    /// `/doctor`: agentd's offline checks of the setup.
+    Doctor,
     /// `/jobs`: the background jobs, running and recent.
     Jobs,
     /// `/jobs cancel #n`: cancels one running job.
@@ -88,6 +90,7 @@ pub enum CommandKind {
     Compact,
     Usage,
     Jobs,
+    Doctor,
 }
 
 /// Why a command could not be used; each variant maps to a localized hint in `texts`.
@@ -124,7 +127,7 @@ pub enum CommandError {
 
 impl CommandKind {
     /// Every command, in menu/help order.
-    pub const ALL: [CommandKind; 22] = [
+    pub const ALL: [CommandKind; 23] = [
         CommandKind::Start,
         CommandKind::Help,
         CommandKind::New,
@@ -147,6 +150,7 @@ impl CommandKind {
         CommandKind::Next,
         CommandKind::Compact,
         CommandKind::Usage,
+        CommandKind::Doctor,
     ];
 
     /// The command's name without the slash, as typed and as registered with setMyCommands.
@@ -174,6 +178,7 @@ impl CommandKind {
             CommandKind::Compact => "compact",
             CommandKind::Usage => "usage",
             CommandKind::Jobs => "jobs",
+            CommandKind::Doctor => "doctor",
         }
     }
 
@@ -236,6 +241,7 @@ impl CommandKind {
             ),
             CommandKind::Compact => ("压缩会话上下文", "Compact the session context"),
             CommandKind::Usage => ("用量与费用", "Token usage and cost"),
+            CommandKind::Doctor => ("检查运行环境", "Check the setup"),
             CommandKind::Jobs => (
                 "后台任务：/jobs cancel #n 取消",
                 "Background jobs: /jobs cancel #n",
@@ -273,6 +279,7 @@ impl Command {
             Command::Next(_) => CommandKind::Next,
             Command::Compact => CommandKind::Compact,
             Command::Usage => CommandKind::Usage,
+            Command::Doctor => CommandKind::Doctor,
             Command::Jobs | Command::JobsCancel(_) => CommandKind::Jobs,
         }
     }
@@ -335,6 +342,7 @@ fn build(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
         CommandKind::Status => Command::Status,
         CommandKind::Compact => Command::Compact,
         CommandKind::Usage => Command::Usage,
+        CommandKind::Doctor => Command::Doctor,
         CommandKind::Resume => match numbers(kind, args, 1)?.first() {
             Some(n) => Command::Resume(*n),
             None => return Err(CommandError::MissingNumber { command: kind }),

@@ -7,6 +7,7 @@
 mod approvals;
 mod cooldown;
 mod cut_off;
+mod doctor;
 mod embeddings;
 mod errors;
 mod failures;

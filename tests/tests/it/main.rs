@@ -76,6 +76,7 @@ mod tg_busy_cancel;
 mod tg_commands;
 mod tg_context;
 mod tg_cut_off;
+mod tg_doctor;
 mod tg_drafts;
 mod tg_failures;
 mod tg_faults;
