@@ -1,5 +1,6 @@
-# Sets up and runs Kernel from .\config.toml (or $env:KERNEL_CONFIG) on Windows: builds both
-# binaries, checks the config, starts kernel-agentd, then kernel-tg in the foreground. Ctrl+C
+# Sets up and runs Kernel from .\config.toml (or $env:KERNEL_CONFIG) on Windows: checks that the
+# config is filled in (before any build, scripts\preflight.py, when Python is found), builds both
+# binaries, checks the whole config, starts kernel-agentd, then kernel-tg in the foreground. Ctrl+C
 # stops both. The PowerShell twin of scripts/run. `scripts\run.ps1 -DryRun` prints the commands.
 param([switch]$DryRun)
 $ErrorActionPreference = 'Stop'
@@ -18,6 +19,15 @@ Created $config from config.example.toml. Fill in, then run this again:
     exit 1
 }
 $env:KERNEL_CONFIG = $config
+
+# The three values a first start needs, checked before the (10+ minute) first build.
+$python = Get-Command python3, python -ErrorAction SilentlyContinue | Select-Object -First 1
+if ($DryRun) {
+    Write-Output "python scripts\preflight.py $config"
+} elseif ($python) {
+    & $python.Source (Join-Path 'scripts' 'preflight.py') $config
+    if ($LASTEXITCODE -ne 0) { exit 1 }
+}
 
 $target = if ($env:CARGO_TARGET_DIR) { $env:CARGO_TARGET_DIR } else { 'target' }
 $bin = Join-Path $target 'release'

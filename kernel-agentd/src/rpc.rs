@@ -30,12 +30,18 @@ pub struct AgentService {
     agent: Agent,
     /// The web console's login tokens and session key (`rpc::web`).
     web: WebAuth,
+    /// The config, for `Doctor`.
+    config: std::sync::Arc<kernel_common::Config>,
 }
 
 impl AgentService {
     /// Wraps the agent.
-    pub fn new(agent: Agent, web: WebAuth) -> Self {
-        Self { agent, web }
+    pub fn new(agent: Agent, web: WebAuth, config: kernel_common::Config) -> Self {
+        Self {
+            agent,
+            web,
+            config: std::sync::Arc::new(config),
+        }
     }
 }
 
@@ -304,6 +310,30 @@ impl pb::agent_server::Agent for AgentService {
             tokens_before: c.tokens_before,
             tokens_after: c.tokens_after,
             summary_rounds: c.summary_rounds,
+        }))
+    }
+
+    async fn doctor(&self, _req: Request<pb::DoctorRequest>) -> RpcResult<pb::DoctorResponse> {
+        let report = crate::doctor::run(&self.config, false).await;
+        let checks = report
+            .checks
+            .iter()
+            .map(|c| pb::DoctorCheck {
+                verdict: match c.verdict {
+                    crate::doctor::Verdict::Ok => "ok",
+                    crate::doctor::Verdict::Warn => "warn",
+                    crate::doctor::Verdict::Fail => "fail",
+                }
+                .to_owned(),
+                name: c.name.clone(),
+                detail: c.detail.clone(),
+                fix: c.fix.clone().unwrap_or_default(),
+            })
+            .collect();
+        Ok(Response::new(pb::DoctorResponse {
+            checks,
+            failed: report.failed(),
+            text: crate::doctor::render(&report, self.config.general.locale),
         }))
     }
 

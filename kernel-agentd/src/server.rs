@@ -55,6 +55,7 @@ pub async fn run_with(
     }
     let root = CancellationToken::new();
     let agent = Agent::start(config.clone(), root.child_token(), ext).await?;
+    let daily_backups = crate::backup::daily::spawn(config.clone(), root.child_token());
     let mut tasks = JoinSet::new();
     let mut result = serve(&config, listeners, shutdown, &agent, &root, &mut tasks).await;
     if let Err(e) = &result {
@@ -62,6 +63,7 @@ pub async fn run_with(
     }
     root.cancel();
     agent.shutdown().await;
+    daily_backups.await.ok();
     while let Some(res) = tasks.join_next().await {
         if let Err(e) = served(res)
             && result.is_ok()
@@ -90,7 +92,7 @@ async fn serve(
 ) -> anyhow::Result<()> {
     let web = crate::web_auth::WebAuth::open(&config.general.data_dir)
         .map_err(|e| anyhow::anyhow!("cannot load or create the web console key: {e}"))?;
-    let service = AgentServer::new(AgentService::new(agent.clone(), web))
+    let service = AgentServer::new(AgentService::new(agent.clone(), web, config.clone()))
         .max_decoding_message_size(MAX_REQUEST_BYTES);
 
     let (health, health_service) = tonic_health::server::health_reporter();

@@ -21,10 +21,12 @@ mod messages;
 pub mod outbox;
 pub mod running_turns;
 pub mod schedules;
+pub mod schema;
 mod sessions;
 mod settings;
 mod summaries;
 pub mod task_runs;
+pub mod transfer;
 mod usage;
 pub mod vectors;
 
@@ -103,6 +105,10 @@ impl Store {
                 .map_err(|e| StoreError::io("create the data directory", e))?;
         }
         let created = create_private_file(path)?;
+        if !created {
+            // Refuses a newer schema before anything writes; backs up before migrations.
+            schema::prepare(path).await?;
+        }
         let options = SqliteConnectOptions::new()
             .filename(path)
             .create_if_missing(true)

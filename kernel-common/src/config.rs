@@ -5,10 +5,12 @@
 //! [`Secret`] and refuses what cannot run, with messages that say how to fix it.
 
 pub mod approvals;
+pub mod backup;
 pub mod budget;
 mod cli_kind;
 pub mod context;
 pub mod env;
+pub mod masked;
 pub mod raw;
 pub mod retry;
 pub mod sandbox;
@@ -24,6 +26,7 @@ use std::path::{Path, PathBuf};
 use crate::secret::Secret;
 
 pub use approvals::{ApprovalMode, ApprovalsConfig, McpApproval};
+pub use backup::BackupConfig;
 pub use budget::BudgetConfig;
 pub use cli_kind::CliKind;
 pub use env::{is_secret_env, provider_key_env};
@@ -75,6 +78,8 @@ pub struct Config {
     pub budget: BudgetConfig,
     /// `[web]`: the web console (kernel-web).
     pub web: WebConfig,
+    /// `[backup]`: automatic daily backups.
+    pub backup: BackupConfig,
     /// The variables the config references as secrets: every `${VAR}` of the MCP servers (url,
     /// header and env values), set or not, sorted. Delegated CLIs never inherit them.
     pub secret_env: Vec<String>,

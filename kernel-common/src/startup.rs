@@ -10,7 +10,7 @@ use crate::Config;
 use crate::config::Component;
 
 /// The arguments both binaries take.
-#[derive(Debug, Parser)]
+#[derive(Debug, Clone, Parser)]
 #[command(version)]
 pub struct Args {
     /// Config file (default: $KERNEL_CONFIG, else ./config.toml).
@@ -31,16 +31,12 @@ pub fn load_config(
 ) -> Result<Config, ExitCode> {
     let matches = Args::command().name(binary).about(about).get_matches();
     let args = Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    load_from(binary, args, component)
+    load(binary, args, component)
 }
 
-/// Loads the config `args` name (for a binary with arguments of its own that flattens
-/// [`Args`] into them); `Err` as for [`load_config`].
-pub fn load_from(
-    binary: &'static str,
-    args: Args,
-    component: Component,
-) -> Result<Config, ExitCode> {
+/// Loads the config `args` name (a binary with its own command line flattens [`Args`] into
+/// it); `Err` carries the exit code as for [`load_config`].
+pub fn load(binary: &'static str, args: Args, component: Component) -> Result<Config, ExitCode> {
     let path = Config::locate(args.config);
     let config = Config::load(&path, component).map_err(|e| {
         eprintln!("{binary}: {}: {e}", path.display());

@@ -155,6 +155,10 @@ async fn call(
             let c = client.compact(pb::CompactRequest {}).await?.into_inner();
             texts.compacted(c.tokens_before, c.tokens_after, c.summary_rounds)
         }
+        Command::Doctor => {
+            let d = client.doctor(pb::DoctorRequest {}).await?.into_inner();
+            texts.doctor_report(&d.text, d.failed)
+        }
         Command::Usage => {
             let u = client.get_usage(pb::GetUsageRequest {}).await?.into_inner();
             let mut report = texts.usage_report(&UsageView {

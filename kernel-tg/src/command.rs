@@ -65,6 +65,8 @@ pub enum Command {
     Compact,
     /// `/usage`: tokens and cost today, this session, the last 30 days.
     Usage,
+    /// `/doctor`: agentd's offline checks of the setup.
+    Doctor,
     /// `/jobs`: the background jobs, running and recent.
     Jobs,
     /// `/jobs cancel #n`: cancels one running job.
@@ -96,6 +98,7 @@ pub enum CommandKind {
     Compact,
     Usage,
     Jobs,
+    Doctor,
 }
 
 /// Why a command could not be used; each variant maps to a localized hint in `texts`.
@@ -135,7 +138,7 @@ pub enum CommandError {
 
 impl CommandKind {
     /// Every command, in menu/help order.
-    pub const ALL: [CommandKind; 22] = [
+    pub const ALL: [CommandKind; 23] = [
         CommandKind::Start,
         CommandKind::Help,
         CommandKind::New,
@@ -158,6 +161,7 @@ impl CommandKind {
         CommandKind::Next,
         CommandKind::Compact,
         CommandKind::Usage,
+        CommandKind::Doctor,
     ];
 
     /// The command's name without the slash, as typed and as registered with setMyCommands.
@@ -185,6 +189,7 @@ impl CommandKind {
             CommandKind::Compact => "compact",
             CommandKind::Usage => "usage",
             CommandKind::Jobs => "jobs",
+            CommandKind::Doctor => "doctor",
         }
     }
 
@@ -251,6 +256,7 @@ impl CommandKind {
             ),
             CommandKind::Compact => ("压缩会话上下文", "Compact the session context"),
             CommandKind::Usage => ("用量与费用", "Token usage and cost"),
+            CommandKind::Doctor => ("检查运行环境", "Check the setup"),
             CommandKind::Jobs => (
                 "后台任务：/jobs cancel #n 取消",
                 "Background jobs: /jobs cancel #n",
@@ -290,6 +296,7 @@ impl Command {
             Command::Next(_) => CommandKind::Next,
             Command::Compact => CommandKind::Compact,
             Command::Usage => CommandKind::Usage,
+            Command::Doctor => CommandKind::Doctor,
             Command::Jobs | Command::JobsCancel(_) => CommandKind::Jobs,
         }
     }
@@ -352,6 +359,7 @@ fn build(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
         CommandKind::Status => Command::Status,
         CommandKind::Compact => Command::Compact,
         CommandKind::Usage => Command::Usage,
+        CommandKind::Doctor => Command::Doctor,
         CommandKind::Resume => match numbers(kind, args, 1)?.first() {
             Some(n) => Command::Resume(*n),
             None => return Err(CommandError::MissingNumber { command: kind }),

@@ -8,6 +8,7 @@ mod approvals;
 mod budget;
 mod cooldown;
 mod cut_off;
+mod doctor;
 mod embeddings;
 mod errors;
 mod failures;

@@ -30,7 +30,7 @@ fn main() -> ExitCode {
     kernel_common::heap::tune();
     startup::make_non_dumpable(BINARY);
     let args = WebArgs::parse();
-    let config = match startup::load_from(BINARY, args.common, Component::Web) {
+    let config = match startup::load(BINARY, args.common, Component::Web) {
         Ok(config) => config,
         Err(code) => return code,
     };

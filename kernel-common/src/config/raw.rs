@@ -41,6 +41,8 @@ pub struct RawConfig {
     pub budget: Option<RawBudget>,
     /// `[web]`: the web console (kernel-web).
     pub web: Option<RawWeb>,
+    /// `[backup]`: automatic daily backups.
+    pub backup: Option<RawBackup>,
 }
 
 /// `[web]`.
@@ -68,6 +70,18 @@ pub struct RawBudget {
 pub struct RawLimits {
     pub daily: Option<toml::Value>,
     pub monthly: Option<toml::Value>,
+}
+
+/// `[backup]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBackup {
+    /// A verified backup once a day while agentd runs (default true).
+    pub daily: Option<bool>,
+    /// Daily backups kept (default 7, 1–365).
+    pub keep: Option<u32>,
+    /// Where backups go (default `<data_dir>/backups`).
+    pub dir: Option<String>,
 }
 
 /// `[approvals]`.

@@ -208,6 +208,16 @@ fn extras(out: &mut String, c: &Config) {
         c.approvals.mode.as_str(),
         c.approvals.timeout.as_secs()
     );
+    let _ = if c.backup.daily {
+        writeln!(
+            out,
+            "backup: daily, newest {} kept, in {}",
+            c.backup.keep,
+            c.backup.dir.display()
+        )
+    } else {
+        writeln!(out, "backup: not daily (kernel-agentd backup by hand)")
+    };
     out.push_str("cli:\n");
     if c.cli.is_empty() {
         out.push_str("  none\n");

@@ -5,6 +5,7 @@
 
 mod agentd;
 mod approvals;
+mod backup;
 mod budget;
 mod cheap_model;
 mod embeddings;
@@ -296,6 +297,7 @@ fn build(
     let approvals = approvals::approvals(&mut ctx, raw.approvals.as_ref());
     let budget = budget::budget(&mut ctx, raw.budget.as_ref(), &providers);
     let web = web::web(&mut ctx, raw.web.as_ref());
+    let backup = backup::backup(&mut ctx, raw.backup.as_ref(), &general.data_dir);
     if !ctx.problems.is_empty() {
         return Err(ConfigError::Invalid {
             problems: ctx.problems,
@@ -320,6 +322,7 @@ fn build(
         approvals,
         budget,
         web,
+        backup,
         secret_env: super::env::referenced_vars(&raw.mcp.servers),
         warnings: ctx.warnings,
     })

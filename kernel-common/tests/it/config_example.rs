@@ -47,7 +47,20 @@ fn the_example_parses_with_every_section() {
     let codex = raw.cli["codex"].args.as_deref().unwrap();
     assert_eq!(codex[..3], ["exec", "--sandbox", "workspace-write"]);
     assert!(!codex.iter().any(|a| a.contains("dangerously")));
-    assert_eq!(raw.mcp.servers.len(), 2);
+    assert!(raw.mcp.servers.is_empty(), "no MCP server is enabled");
+}
+
+/// The example with its commented remote MCP servers (exa, context7) uncommented.
+fn with_remote_mcp_enabled() -> String {
+    let text = std::fs::read_to_string(example()).unwrap();
+    let start = text.find("# [[mcp.servers]]\n# name = \"exa\"").unwrap();
+    let end = text[start..].find("\n\n").unwrap() + start;
+    let block: String = text[start..end]
+        .lines()
+        .map(|l| l.strip_prefix("# ").unwrap_or(l.trim_start_matches('#')))
+        .collect::<Vec<_>>()
+        .join("\n");
+    format!("{}{block}{}", &text[..start], &text[end..])
 }
 
 #[test]
@@ -57,17 +70,25 @@ fn the_example_validates_for_agentd_when_env_has_the_key() {
     assert!(config.providers["anthropic"].available());
     assert!(!config.providers["openai"].available());
     assert_eq!(config.general.data_dir, config.base_dir.join("data"));
-    let names: Vec<&str> = config.mcp_servers.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["exa"], "context7 needs CONTEXT7_API_KEY");
+    assert!(
+        config.mcp_servers.is_empty(),
+        "a fresh agentd reaches no MCP server"
+    );
     let warnings = config.warnings.join("\n");
-    for part in [
-        "providers.openai",
-        "providers.deepseek",
-        "titles.api_key",
-        "CONTEXT7_API_KEY",
-    ] {
+    for part in ["providers.openai", "providers.deepseek", "titles.api_key"] {
         assert!(warnings.contains(part), "{part} not in {warnings}");
     }
+}
+
+#[test]
+fn the_commented_remote_mcp_examples_validate_once_uncommented() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, with_remote_mcp_enabled()).unwrap();
+    let config = Config::load_with_env(&path, Component::Agentd, &env).unwrap();
+    let names: Vec<&str> = config.mcp_servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["exa"], "context7 needs CONTEXT7_API_KEY");
+    assert!(config.warnings.join("\n").contains("CONTEXT7_API_KEY"));
     let with_ctx7 = |k: &str| {
         if k == "CONTEXT7_API_KEY" {
             Some("c7-0123456789".to_owned())
@@ -75,7 +96,7 @@ fn the_example_validates_for_agentd_when_env_has_the_key() {
             env(k)
         }
     };
-    let config = Config::load_with_env(&example(), Component::Agentd, &with_ctx7).unwrap();
+    let config = Config::load_with_env(&path, Component::Agentd, &with_ctx7).unwrap();
     let McpTransport::Http { headers, .. } = &config.mcp_servers[1].transport else {
         panic!()
     };

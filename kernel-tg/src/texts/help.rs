@@ -112,6 +112,10 @@ impl Texts {
                 "今日、本会话、近 30 天的 token 用量与费用",
                 "tokens and cost today, this session, the last 30 days",
             ),
+            CommandKind::Doctor => self.pick(
+                "配置、数据目录、数据库、待发送消息、备份、CLI 等检查（不联网）",
+                "checks of config, data_dir, database, outbox, backups, CLIs (offline)",
+            ),
             CommandKind::Help | CommandKind::Start => self.pick("显示本帮助", "show this help"),
         }
     }

@@ -1,0 +1,267 @@
+//! The owner's data as plain rows for `export` and `import`: sessions with their messages (the
+//! stored JSON content kept as is), memories, daily notes, schedules and usage; and one import
+//! written in a single transaction (all of it or nothing), skipping what is already there.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Store, StoreError, now_millis};
+
+/// A session and its messages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+pub struct SessionOut {
+    pub id: i64,
+    pub title: Option<String>,
+    pub provider: String,
+    pub model: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    #[sqlx(skip)]
+    #[serde(default)]
+    pub messages: Vec<MessageOut>,
+}
+
+/// A stored message: `content` is its stored JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+pub struct MessageOut {
+    pub ordinal: i64,
+    pub role: String,
+    pub content: String,
+    pub created_at: i64,
+    pub starts_round: i64,
+}
+
+/// A memory and where it came from (`owner`, `auto`, `imported:<assistant>`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+pub struct MemoryOut {
+    pub text: String,
+    pub source: String,
+    pub created_at: i64,
+}
+
+/// A daily note.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+pub struct NoteOut {
+    pub date: String,
+    pub text: String,
+    pub updated_at: i64,
+}
+
+/// A schedule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+pub struct ScheduleOut {
+    pub spec: String,
+    pub expr: String,
+    pub mode: String,
+    pub message: String,
+    pub next_fire: i64,
+    pub created_at: i64,
+}
+
+/// A usage row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+pub struct UsageOut {
+    pub session_id: Option<i64>,
+    pub provider: String,
+    pub model: String,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub cache_read_tokens: i64,
+    pub cache_write_tokens: i64,
+    pub created_at: i64,
+}
+
+/// What an import adds (memories already de-duplicated by the caller). Imported memories get
+/// their full-text index entries at agentd's next start (`prepare_memory_index` indexes the
+/// memories the index lacks).
+#[derive(Debug, Clone, Default)]
+pub struct ImportRows {
+    pub sessions: Vec<SessionOut>,
+    pub memories: Vec<MemoryOut>,
+    pub notes: Vec<NoteOut>,
+    pub schedules: Vec<ScheduleOut>,
+}
+
+/// How many rows an import added.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Added {
+    pub sessions: usize,
+    pub memories: usize,
+    pub notes: usize,
+    pub schedules: usize,
+}
+
+impl Store {
+    /// Every session with its messages, oldest first.
+    pub async fn export_sessions(&self) -> Result<Vec<SessionOut>, StoreError> {
+        let op = "export sessions";
+        let mut sessions: Vec<SessionOut> = sqlx::query_as(
+            "SELECT id, title, provider, model, created_at, updated_at FROM sessions ORDER BY id",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::db(op))?;
+        for s in &mut sessions {
+            s.messages = sqlx::query_as(
+                "SELECT ordinal, role, content, created_at, starts_round FROM messages
+                 WHERE session_id = ?1 ORDER BY ordinal",
+            )
+            .bind(s.id)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(StoreError::db(op))?;
+        }
+        Ok(sessions)
+    }
+
+    /// Every memory, oldest first.
+    pub async fn export_memories(&self) -> Result<Vec<MemoryOut>, StoreError> {
+        sqlx::query_as("SELECT text, source, created_at FROM memories ORDER BY id")
+            .fetch_all(&self.pool)
+            .await
+            .map_err(StoreError::db("export memories"))
+    }
+
+    /// Every daily note, by date.
+    pub async fn export_notes(&self) -> Result<Vec<NoteOut>, StoreError> {
+        sqlx::query_as("SELECT date, text, updated_at FROM daily_notes ORDER BY date")
+            .fetch_all(&self.pool)
+            .await
+            .map_err(StoreError::db("export notes"))
+    }
+
+    /// Every schedule.
+    pub async fn export_schedules(&self) -> Result<Vec<ScheduleOut>, StoreError> {
+        sqlx::query_as(
+            "SELECT spec, expr, mode, message, next_fire, created_at FROM schedules ORDER BY id",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::db("export schedules"))
+    }
+
+    /// Every usage row.
+    pub async fn export_usage(&self) -> Result<Vec<UsageOut>, StoreError> {
+        sqlx::query_as(
+            "SELECT session_id, provider, model, input_tokens, output_tokens, cache_read_tokens,
+                    cache_write_tokens, created_at FROM usage ORDER BY id",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::db("export usage"))
+    }
+
+    /// Adds `rows` in one transaction: sessions (skipped when one with the same creation time,
+    /// provider and model exists), memories as given, notes for dates without one, schedules
+    /// unless the same spec and message exist. With `dry_run` the transaction is rolled back:
+    /// the counts say what it would add.
+    pub async fn import_rows(&self, rows: &ImportRows, dry_run: bool) -> Result<Added, StoreError> {
+        let op = "import";
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(StoreError::db(op))?;
+        let mut added = Added::default();
+        for s in &rows.sessions {
+            let exists: Option<i64> = sqlx::query_scalar(
+                "SELECT id FROM sessions WHERE created_at = ?1 AND provider = ?2 AND model = ?3",
+            )
+            .bind(s.created_at)
+            .bind(&s.provider)
+            .bind(&s.model)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(StoreError::db(op))?;
+            if exists.is_some() {
+                continue;
+            }
+            let id: i64 = sqlx::query_scalar(
+                "INSERT INTO sessions (title, provider, model, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id",
+            )
+            .bind(&s.title)
+            .bind(&s.provider)
+            .bind(&s.model)
+            .bind(s.created_at)
+            .bind(s.updated_at)
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(StoreError::db(op))?;
+            for m in &s.messages {
+                sqlx::query(
+                    "INSERT INTO messages (session_id, ordinal, role, content, created_at, starts_round)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .bind(id)
+                .bind(m.ordinal)
+                .bind(&m.role)
+                .bind(&m.content)
+                .bind(m.created_at)
+                .bind(m.starts_round)
+                .execute(&mut *tx)
+                .await
+                .map_err(StoreError::db(op))?;
+            }
+            added.sessions += 1;
+        }
+        for m in &rows.memories {
+            sqlx::query("INSERT INTO memories (text, created_at, source) VALUES (?1, ?2, ?3)")
+                .bind(&m.text)
+                .bind(if m.created_at > 0 {
+                    m.created_at
+                } else {
+                    now_millis()
+                })
+                .bind(&m.source)
+                .execute(&mut *tx)
+                .await
+                .map_err(StoreError::db(op))?;
+            added.memories += 1;
+        }
+        for n in &rows.notes {
+            let done = sqlx::query(
+                "INSERT INTO daily_notes (date, text, updated_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (date) DO NOTHING",
+            )
+            .bind(&n.date)
+            .bind(&n.text)
+            .bind(n.updated_at)
+            .execute(&mut *tx)
+            .await
+            .map_err(StoreError::db(op))?;
+            added.notes += done.rows_affected() as usize;
+        }
+        for s in &rows.schedules {
+            let exists: Option<i64> =
+                sqlx::query_scalar("SELECT id FROM schedules WHERE spec = ?1 AND message = ?2")
+                    .bind(&s.spec)
+                    .bind(&s.message)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(StoreError::db(op))?;
+            if exists.is_some() {
+                continue;
+            }
+            sqlx::query(
+                "INSERT INTO schedules (spec, expr, mode, message, next_fire, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
+            .bind(&s.spec)
+            .bind(&s.expr)
+            .bind(&s.mode)
+            .bind(&s.message)
+            .bind(s.next_fire)
+            .bind(s.created_at)
+            .execute(&mut *tx)
+            .await
+            .map_err(StoreError::db(op))?;
+            added.schedules += 1;
+        }
+        if dry_run {
+            tx.rollback().await.map_err(StoreError::db(op))?;
+        } else {
+            tx.commit().await.map_err(StoreError::db(op))?;
+        }
+        Ok(added)
+    }
+}
