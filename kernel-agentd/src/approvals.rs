@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use kernel_common::config::{ApprovalMode, ApprovalsConfig};
+use kernel_proto::words::ApprovalOutcome;
 use tokio::sync::{broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -57,14 +58,19 @@ impl Decision {
         self == Self::Allowed
     }
 
-    /// The name clients see in `ApprovalClosed` and logs.
-    pub fn as_str(self) -> &'static str {
+    /// The word clients see in `ApprovalClosed`.
+    pub fn word(self) -> ApprovalOutcome {
         match self {
-            Self::Allowed => "allowed",
-            Self::Denied => "denied",
-            Self::Expired => "expired",
-            Self::Cancelled => "cancelled",
+            Self::Allowed => ApprovalOutcome::Allowed,
+            Self::Denied => ApprovalOutcome::Denied,
+            Self::Expired => ApprovalOutcome::Expired,
+            Self::Cancelled => ApprovalOutcome::Cancelled,
         }
+    }
+
+    /// The word's wire value (`allowed`, `denied`, `expired`, `cancelled`), also in logs.
+    pub fn as_str(self) -> &'static str {
+        self.word().as_str()
     }
 }
 

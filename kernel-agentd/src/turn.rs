@@ -68,7 +68,7 @@ use context::Soul;
 use gate::{Busy, Gate};
 
 pub use context::RECALL_HEADING;
-pub use cut_off::{Rerun, TURN_CUT_OFF};
+pub use cut_off::Rerun;
 pub use extensions::Extensions;
 pub use gate::{Origin, RunningTurn, TurnStatus};
 pub use hook::{FoldHook, RoundHook};

@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use chrono::{DateTime, SubsecRound as _, Utc};
+use kernel_proto::words;
 
 use crate::llm::LlmError;
 use crate::store::Store;
@@ -58,15 +59,20 @@ impl FailoverReason {
         }
     }
 
-    /// A stable code for the API (`rate_limited`, `overloaded`, `auth`, `network`, `cooldown`).
-    pub fn code(self) -> &'static str {
+    /// The word sent to clients (`kernel.v1.FailedOver.reason`).
+    pub fn word(self) -> words::FailoverReason {
         match self {
-            Self::RateLimited => "rate_limited",
-            Self::Overloaded => "overloaded",
-            Self::Auth => "auth",
-            Self::Network => "network",
-            Self::Cooldown => "cooldown",
+            Self::RateLimited => words::FailoverReason::RateLimited,
+            Self::Overloaded => words::FailoverReason::Overloaded,
+            Self::Auth => words::FailoverReason::Auth,
+            Self::Network => words::FailoverReason::Network,
+            Self::Cooldown => words::FailoverReason::Cooldown,
         }
+    }
+
+    /// The word's wire value (`rate_limited`, `overloaded`, `auth`, `network`, `cooldown`).
+    pub fn code(self) -> &'static str {
+        self.word().as_str()
     }
 }
 

@@ -231,7 +231,10 @@ pub fn chat_event(event: TurnEvent) -> pb::ChatEvent {
         }),
         TurnEvent::Failed { message, reason } => Event::Failed(pb::TurnFailed {
             message,
-            reason: reason.reason,
+            reason: reason
+                .reason
+                .map(|r| r.as_str().to_owned())
+                .unwrap_or_default(),
             args: reason.args.into_iter().collect(),
         }),
         TurnEvent::Cancelled => Event::Cancelled(pb::TurnCancelled {}),

@@ -95,7 +95,10 @@ fn outbox_item(item: &StoredItem) -> pb::OutboxItem {
         }),
         ItemBody::Failed { message, reason } => Body::Failed(pb::TurnFailed {
             message: message.clone(),
-            reason: reason.reason.clone(),
+            reason: reason
+                .reason
+                .map(|r| r.as_str().to_owned())
+                .unwrap_or_default(),
             args: reason.args.clone().into_iter().collect(),
         }),
         ItemBody::Cancelled => Body::Cancelled(pb::TurnCancelled {}),

@@ -34,7 +34,7 @@ fn refused(refusal: &Refusal) -> Status {
         RefusalClass::FailedPrecondition => Code::FailedPrecondition,
     };
     let detail = pb::Refusal {
-        reason: refusal.reason().to_owned(),
+        reason: refusal.reason().as_str().to_owned(),
         args: refusal
             .args()
             .into_iter()

@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use kernel_proto::v1 as pb;
+use kernel_proto::words::FailureReason;
 use pb::outbox_item::Body;
 use teloxide::types::{InlineKeyboardMarkup, MessageId};
 use tokio::time::Instant;
@@ -31,8 +32,6 @@ use crate::telegram::SendError;
 const FIRST_RETRY: Duration = Duration::from_secs(1);
 /// Longest pause between two attempts at one part.
 const MAX_RETRY: Duration = Duration::from_secs(60);
-/// The reason of a cut-off turn's item (agentd's `turn::TURN_CUT_OFF`).
-const TURN_CUT_OFF: &str = "TURN_CUT_OFF";
 /// How long after an item was stored its parts are still retried after transient failures;
 /// then a failing part is given up like a refused one.
 pub const MAX_RETRY_AGE: Duration = Duration::from_secs(3600);
@@ -127,7 +126,10 @@ pub(super) async fn deliver(
             delivery.answer(done, parts_done, parts_failed).await?;
         }
         Some(Body::File(file)) => delivery.file(file, parts_done).await?,
-        Some(Body::Failed(failed)) if parts_done == 0 && failed.reason == TURN_CUT_OFF => {
+        Some(Body::Failed(failed))
+            if parts_done == 0
+                && FailureReason::parse(&failed.reason) == Some(FailureReason::TurnCutOff) =>
+        {
             tracing::info!(seq = item.seq, "delivering a cut-off turn's notice");
             let buttons = crate::buttons::rerun(&item.turn_id, texts);
             delivery
