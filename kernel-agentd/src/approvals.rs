@@ -19,12 +19,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::tools::{Risk, ToolEvent, ToolEvents};
 
-pub use crate::tools::ApprovalShown as Requested;
+pub(crate) use crate::tools::ApprovalShown as Requested;
 
-pub use texts::{DENIED, NOT_ANSWERED};
+pub(crate) use texts::{DENIED, NOT_ANSWERED};
 
 /// The longest text shown in an approval; a longer one is cut (its full length is stated).
-pub const MAX_TEXT_CHARS: usize = 1500;
+pub(crate) const MAX_TEXT_CHARS: usize = 1500;
 /// Events buffered per watcher.
 const CAPACITY: usize = 64;
 

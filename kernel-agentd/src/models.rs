@@ -4,7 +4,7 @@
 //! network) cools down (`cooldown`); `current` skips a cooling provider and `fail_over` names the
 //! next usable one of `general.fallback_providers`.
 
-pub mod cooldown;
+pub(crate) mod cooldown;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

@@ -19,17 +19,17 @@ use tonic::{Request, Response, Status};
 use crate::agent::Agent;
 use convert::session_info;
 
-pub use status::to_status;
+pub(crate) use status::to_status;
 
 /// The `kernel.v1.Agent` service.
 #[derive(Debug, Clone)]
-pub struct AgentService {
+pub(crate) struct AgentService {
     agent: Agent,
 }
 
 impl AgentService {
     /// Wraps the agent.
-    pub fn new(agent: Agent) -> Self {
+    pub(crate) fn new(agent: Agent) -> Self {
         Self { agent }
     }
 }

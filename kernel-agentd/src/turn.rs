@@ -423,6 +423,7 @@ impl Turns {
 /// and the unfolded rounds loaded from the store, folded when over the ceiling or `budget`,
 /// repaired, the summary placed, the new message appended. Returns the request's messages.
 #[doc(hidden)]
+#[cfg(any(test, feature = "test-support"))]
 pub async fn assemble_for_bench(
     store: &Store,
     session_id: i64,

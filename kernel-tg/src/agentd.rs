@@ -158,24 +158,6 @@ async fn dial_local(
     }
 }
 
-/// Like [`connect`], retrying every 500 ms up to `attempts` times while agentd is unreachable.
-pub async fn connect_with_retry(
-    endpoint: &str,
-    token: Option<&Secret>,
-    attempts: u32,
-) -> Result<Client, ConnectError> {
-    let mut tries = 0;
-    loop {
-        match connect(endpoint, token).await {
-            Err(ConnectError::Unreachable { .. }) if tries + 1 < attempts => {
-                tries += 1;
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
-            other => return other,
-        }
-    }
-}
-
 /// Longest pause between two reconnection attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 /// First pause between two reconnection attempts.

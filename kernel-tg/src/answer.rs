@@ -14,7 +14,12 @@ use crate::texts::{
 
 /// The HTML reply to `command`, sent as message `message_id` (what a `/steer` or `/next` turn's
 /// answer replies to).
-pub async fn answer(command: Command, agentd: &Agentd, texts: Texts, message_id: i64) -> String {
+pub(crate) async fn answer(
+    command: Command,
+    agentd: &Agentd,
+    texts: Texts,
+    message_id: i64,
+) -> String {
     if matches!(command, Command::Start | Command::Help) {
         return texts.help();
     }

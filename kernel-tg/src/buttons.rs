@@ -9,11 +9,11 @@ use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
 use crate::texts::Texts;
 
 /// Telegram's limit on `callback_data`, in bytes.
-pub const MAX_CALLBACK_DATA: usize = 64;
+pub(crate) const MAX_CALLBACK_DATA: usize = 64;
 
 /// What a button press asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Press {
+pub(crate) enum Press {
     /// Stop turn `turn_id` (`None`: its id did not fit; whichever turn runs).
     Stop { turn_id: Option<String> },
     /// Answer question `question_id` with option `index`.
@@ -29,7 +29,7 @@ pub enum Press {
 
 /// An approval button.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApprovalPress {
+pub(crate) enum ApprovalPress {
     Once,
     Session,
     Deny,
@@ -46,7 +46,7 @@ impl ApprovalPress {
 }
 
 /// The `callback_data` of `press` (always 1–64 bytes; `None` when a question id is too long).
-pub fn data(press: &Press) -> Option<String> {
+pub(crate) fn data(press: &Press) -> Option<String> {
     let data = match press {
         Press::Stop { turn_id: Some(id) } => format!("stop:{id}"),
         Press::Stop { turn_id: None } => "stop".to_owned(),
@@ -66,7 +66,7 @@ pub fn data(press: &Press) -> Option<String> {
 }
 
 /// Reads a `callback_data` back; `None` for anything kernel-tg did not make.
-pub fn parse(data: &str) -> Option<Press> {
+pub(crate) fn parse(data: &str) -> Option<Press> {
     if data == "stop" {
         return Some(Press::Stop { turn_id: None });
     }
@@ -102,7 +102,7 @@ pub fn parse(data: &str) -> Option<Press> {
 }
 
 /// The placeholder's one Stop button for turn `turn_id`.
-pub fn stop(turn_id: &str, texts: Texts) -> InlineKeyboardMarkup {
+pub(crate) fn stop(turn_id: &str, texts: Texts) -> InlineKeyboardMarkup {
     let press = Press::Stop {
         turn_id: Some(turn_id.to_owned()),
     };
@@ -112,7 +112,7 @@ pub fn stop(turn_id: &str, texts: Texts) -> InlineKeyboardMarkup {
 
 /// The button under a cut-off answer's notice for turn `turn_id` (`None` when the id does not
 /// fit in `callback_data`).
-pub fn rerun(turn_id: &str, texts: Texts) -> Option<InlineKeyboardMarkup> {
+pub(crate) fn rerun(turn_id: &str, texts: Texts) -> Option<InlineKeyboardMarkup> {
     let press = Press::Rerun {
         turn_id: turn_id.to_owned(),
     };
@@ -124,7 +124,7 @@ pub fn rerun(turn_id: &str, texts: Texts) -> Option<InlineKeyboardMarkup> {
 
 /// One button per option of question `question_id`, one per row; `None` without options (or
 /// when an id does not fit).
-pub fn options(question_id: &str, options: &[String]) -> Option<InlineKeyboardMarkup> {
+pub(crate) fn options(question_id: &str, options: &[String]) -> Option<InlineKeyboardMarkup> {
     if options.is_empty() {
         return None;
     }
@@ -141,7 +141,7 @@ pub fn options(question_id: &str, options: &[String]) -> Option<InlineKeyboardMa
 
 /// An approval's three buttons (Allow once / Allow for this session on one row, Deny below);
 /// `None` when the id does not fit.
-pub fn approval(approval_id: &str, texts: Texts) -> Option<InlineKeyboardMarkup> {
+pub(crate) fn approval(approval_id: &str, texts: Texts) -> Option<InlineKeyboardMarkup> {
     let button = |label: &str, decision| {
         let press = Press::Approve {
             approval_id: approval_id.to_owned(),

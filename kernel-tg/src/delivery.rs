@@ -44,7 +44,7 @@ const FINISHED_KEPT: usize = 16;
 
 /// Subscribes, follows and delivers until `shutdown`; resubscribes with backoff after every
 /// break. `first_try` is told once the first subscription attempt is over (either way).
-pub async fn run(app: App, shutdown: CancellationToken, first_try: oneshot::Sender<()>) {
+pub(crate) async fn run(app: App, shutdown: CancellationToken, first_try: oneshot::Sender<()>) {
     let mut courier = Courier::new(app.clone());
     let mut pause = FIRST_PAUSE;
     let mut first_try = Some(first_try);

@@ -19,7 +19,7 @@ const MAX_TRANSCRIPT_CHARS: usize = 24_000;
 const TIME_PREFIX: &str = "[当前时间:";
 
 /// The transcript of `messages` (oldest first), or `None` when there is no text in them.
-pub fn transcript(messages: &[StoredMessage], redactor: &Redactor) -> Option<String> {
+pub(super) fn transcript(messages: &[StoredMessage], redactor: &Redactor) -> Option<String> {
     let mut lines: Vec<String> = Vec::new();
     for stored in messages {
         let m = &stored.message;
@@ -57,7 +57,7 @@ pub fn transcript(messages: &[StoredMessage], redactor: &Redactor) -> Option<Str
 }
 
 /// `text` without a per-turn time line or recalled-memory section.
-pub fn strip_per_turn(text: &str) -> String {
+pub(super) fn strip_per_turn(text: &str) -> String {
     let mut out = Vec::new();
     let mut in_recall = false;
     for line in text.lines() {

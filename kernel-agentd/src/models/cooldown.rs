@@ -13,17 +13,17 @@ use crate::llm::LlmError;
 use crate::store::Store;
 
 /// The first cooldown.
-pub const BASE: Duration = Duration::from_secs(5 * 60);
+pub(crate) const BASE: Duration = Duration::from_secs(5 * 60);
 /// The longest cooldown.
-pub const MAX: Duration = Duration::from_secs(60 * 60);
+pub(crate) const MAX: Duration = Duration::from_secs(60 * 60);
 /// The cooldown key of the `[titles]` provider (not a `[providers.*]` name: brackets).
-pub const TITLES: &str = "[titles]";
+pub(crate) const TITLES: &str = "[titles]";
 
 const SETTING_PREFIX: &str = "cooldown:";
 
 /// How long a provider cools down after `failures` consecutive failures:
 /// `min(1h, 5 min × 5^(failures−1))` (zero for none).
-pub fn cooldown_for(failures: u32) -> Duration {
+pub(crate) fn cooldown_for(failures: u32) -> Duration {
     if failures == 0 {
         return Duration::ZERO;
     }

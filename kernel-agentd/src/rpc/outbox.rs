@@ -10,7 +10,7 @@ use crate::error::ApiError;
 use crate::outbox::{Ack, Delivery, ItemBody, StoredItem};
 
 /// The stream `Subscribe` returns.
-pub type SubscribeStream = std::pin::Pin<
+pub(super) type SubscribeStream = std::pin::Pin<
     Box<dyn futures::Stream<Item = Result<pb::DeliveryEvent, Status>> + Send + 'static>,
 >;
 

@@ -15,7 +15,7 @@ pub trait MemoryRecall: Send + Sync + std::fmt::Debug {
 /// Recalls nothing (unit tests).
 #[cfg(test)]
 #[derive(Debug, Default, Clone, Copy)]
-pub struct NoRecall;
+pub(super) struct NoRecall;
 
 #[cfg(test)]
 #[async_trait::async_trait]
@@ -27,7 +27,7 @@ impl MemoryRecall for NoRecall {
 
 /// One recalled memory as the per-turn block shows it (after `- `): `[id] (YYYY-MM-DD) text`,
 /// the date local, so the model can tell old from new and search by date.
-pub fn recall_line(m: &MemoryRow, date: &str) -> String {
+pub(super) fn recall_line(m: &MemoryRow, date: &str) -> String {
     format!("[{}] ({date}) {}", m.id, m.text)
 }
 

@@ -34,7 +34,7 @@ const FIRST_RETRY: Duration = Duration::from_secs(1);
 const MAX_RETRY: Duration = Duration::from_secs(60);
 /// How long after an item was stored its parts are still retried after transient failures;
 /// then a failing part is given up like a refused one.
-pub const MAX_RETRY_AGE: Duration = Duration::from_secs(3600);
+pub(super) const MAX_RETRY_AGE: Duration = Duration::from_secs(3600);
 
 /// The ack agentd did not record (it went away between Telegram's OK and the ack), kept across
 /// resubscriptions in memory: when its item is replayed, it is sent first and delivery goes on

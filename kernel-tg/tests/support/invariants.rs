@@ -10,7 +10,7 @@ use kernel_tg::render::{Chunk, render_with_limit, utf16_len};
 use crate::telegram_html;
 
 /// Renders `markdown` with `limit`, checks every invariant, and returns the chunks.
-pub fn checked_render(markdown: &str, limit: usize) -> Vec<Chunk> {
+pub(crate) fn checked_render(markdown: &str, limit: usize) -> Vec<Chunk> {
     let chunks = render_with_limit(markdown, limit);
     if let Err(problem) = check(markdown, limit, &chunks) {
         panic!(
@@ -22,7 +22,7 @@ pub fn checked_render(markdown: &str, limit: usize) -> Vec<Chunk> {
 }
 
 /// Checks `chunks`, the rendering of `markdown` with `limit`.
-pub fn check(markdown: &str, limit: usize, chunks: &[Chunk]) -> Result<(), String> {
+pub(crate) fn check(markdown: &str, limit: usize, chunks: &[Chunk]) -> Result<(), String> {
     let blank = !markdown
         .chars()
         .any(|c| !c.is_whitespace() && !c.is_control() && c != '\u{feff}');
@@ -78,7 +78,7 @@ fn is_subsequence(needle: &str, haystack: &str) -> bool {
 
 /// Whether `parts`, in order, make up `whole` with only whitespace dropped at their joins and
 /// table headers repeated at their starts.
-pub fn preserved(whole: &str, parts: &[String]) -> Result<(), String> {
+pub(crate) fn preserved(whole: &str, parts: &[String]) -> Result<(), String> {
     let mut rest = whole;
     for (index, part) in parts.iter().enumerate() {
         rest = rest.trim_start();
@@ -108,7 +108,7 @@ pub fn preserved(whole: &str, parts: &[String]) -> Result<(), String> {
 
 /// The header lines `part` starts with when it repeats a table header already shown in `seen`:
 /// a line, then a rule line (`-` and `+` only) and its newline, found at a line start in `seen`.
-pub fn repeated_header<'a>(part: &'a str, seen: &str) -> Option<&'a str> {
+pub(crate) fn repeated_header<'a>(part: &'a str, seen: &str) -> Option<&'a str> {
     let mut lines = part.split_inclusive('\n');
     let row = lines.next()?;
     let rule = lines.next()?;

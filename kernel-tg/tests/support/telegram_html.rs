@@ -8,16 +8,16 @@
 #![allow(dead_code)]
 
 /// Telegram's limit on a message's visible text, in UTF-16 code units.
-pub const LIMIT: usize = 4096;
+pub(super) const LIMIT: usize = 4096;
 
 /// Validates one message's HTML with the standard limit; returns its visible text.
-pub fn validate(html: &str) -> Result<String, String> {
+pub(super) fn validate(html: &str) -> Result<String, String> {
     validate_with_limit(html, LIMIT)
 }
 
 /// Validates one message's HTML; the visible text must be 1..=`limit` UTF-16 units and not
 /// only whitespace.
-pub fn validate_with_limit(html: &str, limit: usize) -> Result<String, String> {
+pub(super) fn validate_with_limit(html: &str, limit: usize) -> Result<String, String> {
     let text = parse(html)?;
     let units = text.encode_utf16().count();
     if units > limit {
@@ -32,7 +32,7 @@ pub fn validate_with_limit(html: &str, limit: usize) -> Result<String, String> {
 }
 
 /// The visible text of well-formed HTML (no length checks).
-pub fn parse(html: &str) -> Result<String, String> {
+pub(super) fn parse(html: &str) -> Result<String, String> {
     let mut parser = Parser {
         html,
         pos: 0,
