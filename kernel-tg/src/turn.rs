@@ -4,10 +4,6 @@
 //! Everything after that — progress, the answer, the placeholder's removal — comes through the
 //! outbox subscription (`crate::delivery`), never from the `Chat` stream.
 
-pub(crate) mod draft;
-pub(crate) mod narration;
-pub(crate) mod progress;
-
 use chrono::Utc;
 use futures::StreamExt;
 use kernel_proto::v1 as pb;
