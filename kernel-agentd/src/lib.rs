@@ -24,6 +24,7 @@ pub(crate) mod outbox;
 pub(crate) mod program;
 pub(crate) mod quiet;
 pub(crate) mod refusal;
+pub(crate) mod request;
 pub mod retention;
 pub(crate) mod rpc;
 pub(crate) mod schedule;
