@@ -36,7 +36,7 @@ use crate::usage::UsageLedger;
 
 /// The daemon's services. Cloning is cheap (an `Arc`).
 #[derive(Clone, Debug)]
-pub struct Agent {
+pub(crate) struct Agent {
     inner: Arc<Inner>,
 }
 
@@ -70,7 +70,7 @@ struct Inner {
 
 /// What `GetStatus` reports (domain form; `rpc` converts it).
 #[derive(Debug, Clone)]
-pub struct Status {
+pub(crate) struct Status {
     pub version: &'static str,
     pub uptime: std::time::Duration,
     pub database_path: String,
@@ -103,7 +103,7 @@ impl Agent {
     /// provider/model choice and starts the services. `root` is the server's root cancellation
     /// token; `ext` carries the tool registry and an optional memory recall (defaults for the
     /// daemon, test doubles in tests).
-    pub async fn start(
+    pub(crate) async fn start(
         config: Config,
         root: CancellationToken,
         ext: Extensions,
@@ -298,73 +298,73 @@ impl Agent {
     }
 
     /// The sessions (current, `#n` listing, resume, delete).
-    pub fn sessions(&self) -> &Sessions {
+    pub(crate) fn sessions(&self) -> &Sessions {
         &self.inner.sessions
     }
 
     /// Provider/model selection.
-    pub fn models(&self) -> &Models {
+    pub(crate) fn models(&self) -> &Models {
         &self.inner.models
     }
 
     /// The owner's delivery queue.
-    pub fn outbox(&self) -> &Outbox<TurnEvent> {
+    pub(crate) fn outbox(&self) -> &Outbox<TurnEvent> {
         &self.inner.outbox
     }
 
     /// Session titles.
-    pub fn titler(&self) -> &Titler {
+    pub(crate) fn titler(&self) -> &Titler {
         &self.inner.titler
     }
 
     /// The long-term memory.
-    pub fn memories(&self) -> &Memories {
+    pub(crate) fn memories(&self) -> &Memories {
         &self.inner.memories
     }
 
     /// Background notes and automatic memories.
-    pub fn memory_auto(&self) -> &AutoMemory {
+    pub(crate) fn memory_auto(&self) -> &AutoMemory {
         &self.inner.memory_auto
     }
 
     /// CLI delegation.
-    pub fn delegator(&self) -> &Delegator {
+    pub(crate) fn delegator(&self) -> &Delegator {
         &self.inner.delegator
     }
 
     /// The skills (`/skills`).
-    pub fn skills(&self) -> &Skills {
+    pub(crate) fn skills(&self) -> &Skills {
         &self.inner.skills
     }
 
     /// Reminders and scheduled tasks.
-    pub fn schedules(&self) -> &Schedules {
+    pub(crate) fn schedules(&self) -> &Schedules {
         &self.inner.schedules
     }
 
     /// Token usage (`/usage`).
-    pub fn usage(&self) -> &UsageLedger {
+    pub(crate) fn usage(&self) -> &UsageLedger {
         &self.inner.usage
     }
 
     /// Background delegations (`/jobs`).
-    pub fn jobs(&self) -> &Jobs {
+    pub(crate) fn jobs(&self) -> &Jobs {
         &self.inner.jobs
     }
 
     /// The turn loop.
-    pub fn turns(&self) -> &Turns {
+    pub(crate) fn turns(&self) -> &Turns {
         &self.inner.turns
     }
 
     /// The approvals service (`Approve`, `Subscribe`; the delegation bridge asks through it).
-    pub fn approvals(&self) -> &Approvals {
+    pub(crate) fn approvals(&self) -> &Approvals {
         self.inner.turns.approvals()
     }
 
     /// Stops background work (turns, titles, CLI supervision), closes the MCP servers and the
     /// database.
-    pub async fn shutdown(&self) {
+    pub(crate) async fn shutdown(&self) {
         self.inner.root.cancel();
         self.inner.tasks.close();
         self.inner.tasks.wait().await;
@@ -373,7 +373,7 @@ impl Agent {
     }
 
     /// A snapshot of the daemon's state.
-    pub async fn status(&self) -> Result<Status, ApiError> {
+    pub(crate) async fn status(&self) -> Result<Status, ApiError> {
         let selection = self.inner.models.selection();
         let current_session = self.inner.sessions.current_info().await?;
         let context = self

@@ -13,17 +13,18 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use kernel_common::config::{ApprovalMode, ApprovalsConfig};
+use kernel_proto::words::ApprovalOutcome;
 use tokio::sync::{broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::tools::{Risk, ToolEvent, ToolEvents};
 
-pub use crate::tools::ApprovalShown as Requested;
+pub(crate) use crate::tools::ApprovalShown as Requested;
 
-pub use texts::{DENIED, NOT_ANSWERED};
+pub(crate) use texts::{DENIED, NOT_ANSWERED};
 
 /// The longest text shown in an approval; a longer one is cut (its full length is stated).
-pub const MAX_TEXT_CHARS: usize = 1500;
+pub(crate) const MAX_TEXT_CHARS: usize = 1500;
 /// Events buffered per watcher.
 const CAPACITY: usize = 64;
 
@@ -57,14 +58,19 @@ impl Decision {
         self == Self::Allowed
     }
 
-    /// The name clients see in `ApprovalClosed` and logs.
-    pub fn as_str(self) -> &'static str {
+    /// The word clients see in `ApprovalClosed`.
+    pub fn word(self) -> ApprovalOutcome {
         match self {
-            Self::Allowed => "allowed",
-            Self::Denied => "denied",
-            Self::Expired => "expired",
-            Self::Cancelled => "cancelled",
+            Self::Allowed => ApprovalOutcome::Allowed,
+            Self::Denied => ApprovalOutcome::Denied,
+            Self::Expired => ApprovalOutcome::Expired,
+            Self::Cancelled => ApprovalOutcome::Cancelled,
         }
+    }
+
+    /// The word's wire value (`allowed`, `denied`, `expired`, `cancelled`), also in logs.
+    pub fn as_str(self) -> &'static str {
+        self.word().as_str()
     }
 }
 

@@ -16,13 +16,13 @@ use tokio::sync::oneshot;
 use crate::tools::{RegistryError, Tool, ToolContext, ToolEvent, ToolOutput, ToolRegistry};
 
 /// The tool's name.
-pub const TOOL_NAME: &str = "ask_user";
+pub(crate) const TOOL_NAME: &str = "ask_user";
 /// Most options a question offers (one button row each).
 const MAX_OPTIONS: usize = 10;
 /// Longest option, in characters (a button label).
 const MAX_OPTION_CHARS: usize = 64;
 /// What the model gets when the owner did not answer in time.
-pub const NO_ANSWER: &str = "no answer: the owner did not reply in time";
+pub(crate) const NO_ANSWER: &str = "no answer: the owner did not reply in time";
 
 const DESCRIPTION: &str = "Ask the owner a question and wait for the reply. Use it only when you cannot go on without the owner's decision or a missing fact. Give `options` (short labels, at most 10) when the answer is a choice: the owner sees them as buttons but may still answer in words. Returns the owner's answer, or says that none came.";
 
@@ -126,7 +126,7 @@ impl Asks {
 }
 
 /// Registers `ask_user` (waiting up to `timeout`) on `registry`, replacing an earlier one.
-pub fn register_tool(
+pub(crate) fn register_tool(
     registry: &ToolRegistry,
     asks: &Asks,
     timeout: Duration,

@@ -34,14 +34,14 @@ use tokio_util::task::TaskTracker;
 use crate::outbox::NewItem;
 use crate::tools::{ToolContext, ToolRegistry};
 
-pub use approval::{AsksApproval, OwnerApproval};
+pub(crate) use approval::{AsksApproval, OwnerApproval};
 
 /// The server's name in the CLIs' MCP configuration: its tools are `mcp__kernel__<tool>`.
-pub const SERVER_NAME: &str = "kernel";
+pub(crate) const SERVER_NAME: &str = "kernel";
 /// The environment variable that carries the token to Codex (`bearer_token_env_var`).
-pub const TOKEN_ENV: &str = "KERNEL_MCP_TOKEN";
+pub(crate) const TOKEN_ENV: &str = "KERNEL_MCP_TOKEN";
 /// The largest request body accepted.
-pub const MAX_REQUEST_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_REQUEST_BYTES: usize = 1024 * 1024;
 
 /// The endpoint and its live delegations; a cheap `Clone` handle.
 #[derive(Clone)]

@@ -197,6 +197,7 @@ impl Delegator {
     }
 
     /// The same with another TERM→KILL grace period.
+    #[cfg(any(test, feature = "test-support"))]
     pub fn with_kill_grace(mut self, grace: Duration) -> Self {
         self.kill_grace = grace;
         self

@@ -1,6 +1,6 @@
 //! `ApiError`: what a domain operation tells the caller; mapped to `tonic::Status` only in `rpc`.
 
-pub use crate::refusal::Refusal;
+pub(crate) use crate::refusal::Refusal;
 
 /// A refusal or failure of an API operation. Messages are for humans and never contain SQL,
 /// panic text or secrets; `Internal` keeps its cause for the log only.

@@ -5,34 +5,21 @@
 use std::collections::BTreeMap;
 
 use kernel_common::Redactor;
+use kernel_proto::words::{FailureReason, MissingFeature};
 
 use crate::llm::LlmError;
 
-/// Every reason a failed turn may carry (see `proto/kernel/v1/agent.proto`).
-pub const FAIL_REASONS: [&str; 10] = [
-    "MODEL_AUTH",
-    "MODEL_RATE_LIMITED",
-    "MODEL_OVERLOADED",
-    "MODEL_BAD_REQUEST",
-    "MODEL_CONTEXT_TOO_LONG",
-    "MODEL_CAPABILITY_MISSING",
-    "MODEL_NETWORK",
-    "MODEL_STALLED",
-    "MODEL_STREAM",
-    "STORE_FAILED",
-];
-
-/// A failed turn's reason and arguments; the default (empty reason) is unknown.
+/// A failed turn's reason and arguments; the default (no reason) is unknown.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FailReason {
-    pub reason: String,
+    pub reason: Option<FailureReason>,
     pub args: BTreeMap<String, String>,
 }
 
 impl FailReason {
-    fn new(reason: &str, args: &[(&str, String)]) -> Self {
+    pub(crate) fn new(reason: FailureReason, args: &[(&str, String)]) -> Self {
         Self {
-            reason: reason.to_owned(),
+            reason: Some(reason),
             args: args
                 .iter()
                 .map(|(k, v)| ((*k).to_owned(), v.clone()))
@@ -48,16 +35,17 @@ impl FailReason {
         if let LlmError::CapabilityMissing { message } = e {
             let lower = message.to_lowercase();
             let feature = if lower.contains("tool") || lower.contains("function") {
-                Some("tools")
+                Some(MissingFeature::Tools)
             } else if lower.contains("image") || lower.contains("vision") {
-                Some("images")
+                Some(MissingFeature::Images)
             } else if lower.contains("stream") {
-                Some("streaming")
+                Some(MissingFeature::Streaming)
             } else {
                 None
             };
             if let Some(f) = feature {
-                self.args.insert("feature".to_owned(), f.to_owned());
+                self.args
+                    .insert("feature".to_owned(), f.as_str().to_owned());
             }
         }
         self
@@ -65,7 +53,7 @@ impl FailReason {
 
     /// The conversation could not be saved.
     pub fn store_failed() -> Self {
-        Self::new("STORE_FAILED", &[])
+        Self::new(FailureReason::StoreFailed, &[])
     }
 
     /// The reason for a failed model call; `detail` carries the provider's own (redacted) words.
@@ -75,7 +63,7 @@ impl FailReason {
         let detail = |m: &String| ("detail", m.clone());
         match e {
             E::Authentication { status: s, message } => {
-                Self::new("MODEL_AUTH", &[status(s), detail(message)])
+                Self::new(FailureReason::ModelAuth, &[status(s), detail(message)])
             }
             E::RateLimited {
                 retry_after,
@@ -85,25 +73,28 @@ impl FailReason {
                 if let Some(after) = retry_after {
                     args.push(("retry_after_secs", after.as_secs().to_string()));
                 }
-                Self::new("MODEL_RATE_LIMITED", &args)
+                Self::new(FailureReason::ModelRateLimited, &args)
             }
-            E::Overloaded { status: s, message } => {
-                Self::new("MODEL_OVERLOADED", &[status(s), detail(message)])
-            }
-            E::BadRequest { status: s, message } => {
-                Self::new("MODEL_BAD_REQUEST", &[status(s), detail(message)])
-            }
+            E::Overloaded { status: s, message } => Self::new(
+                FailureReason::ModelOverloaded,
+                &[status(s), detail(message)],
+            ),
+            E::BadRequest { status: s, message } => Self::new(
+                FailureReason::ModelBadRequest,
+                &[status(s), detail(message)],
+            ),
             E::ContextTooLong { message } => {
-                Self::new("MODEL_CONTEXT_TOO_LONG", &[detail(message)])
+                Self::new(FailureReason::ModelContextTooLong, &[detail(message)])
             }
             E::CapabilityMissing { message } => {
-                Self::new("MODEL_CAPABILITY_MISSING", &[detail(message)])
+                Self::new(FailureReason::ModelCapabilityMissing, &[detail(message)])
             }
-            E::Network { message } => Self::new("MODEL_NETWORK", &[detail(message)]),
-            E::Stalled { after } => {
-                Self::new("MODEL_STALLED", &[("secs", after.as_secs().to_string())])
-            }
-            E::Stream { message } => Self::new("MODEL_STREAM", &[detail(message)]),
+            E::Network { message } => Self::new(FailureReason::ModelNetwork, &[detail(message)]),
+            E::Stalled { after } => Self::new(
+                FailureReason::ModelStalled,
+                &[("secs", after.as_secs().to_string())],
+            ),
+            E::Stream { message } => Self::new(FailureReason::ModelStream, &[detail(message)]),
         }
     }
 
@@ -187,12 +178,15 @@ mod tests {
         ];
         for e in &errors {
             let r = FailReason::llm(e);
-            assert!(FAIL_REASONS.contains(&r.reason.as_str()), "{r:?}");
+            assert!(r.reason.is_some(), "{r:?}");
         }
         assert_eq!(FailReason::llm(&errors[0]).args["status"], "401");
         assert_eq!(FailReason::llm(&errors[1]).args["retry_after_secs"], "7");
         assert_eq!(FailReason::llm(&errors[7]).args["secs"], "60");
-        assert!(FAIL_REASONS.contains(&FailReason::store_failed().reason.as_str()));
+        assert_eq!(
+            FailReason::store_failed().reason,
+            Some(FailureReason::StoreFailed)
+        );
     }
 
     #[test]

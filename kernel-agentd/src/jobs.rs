@@ -37,11 +37,11 @@ use crate::tools::ToolEvents;
 use crate::turn::{TurnEvent, Turns};
 
 /// How many ended jobs `/jobs` shows after the running ones.
-pub const RECENT_JOBS: u32 = 10;
+pub(crate) const RECENT_JOBS: u32 = 10;
 
 /// A job as listings show it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JobInfo {
+pub(crate) struct JobInfo {
     /// `#n` in the latest listing (0 outside listings).
     pub number: u32,
     pub id: i64,
@@ -59,7 +59,7 @@ pub struct JobInfo {
 
 /// The background jobs; a cheap `Clone` handle.
 #[derive(Debug, Clone)]
-pub struct Jobs {
+pub(crate) struct Jobs {
     inner: Arc<Inner>,
 }
 
@@ -82,7 +82,7 @@ impl Jobs {
     /// The jobs over `store`, run by `delegator`; their results reach the owner through `turns`
     /// and `outbox`. Jobs a previous agentd left `running` are marked interrupted and the owner
     /// is told (an outbox notice each).
-    pub async fn start(
+    pub(crate) async fn start(
         config: &Config,
         store: Store,
         outbox: Outbox<TurnEvent>,
@@ -116,7 +116,7 @@ impl Jobs {
     }
 
     /// Checks `request`, records it and starts it in the background; its job id.
-    pub async fn launch(&self, request: DelegateRequest) -> Result<i64, String> {
+    pub(crate) async fn launch(&self, request: DelegateRequest) -> Result<i64, String> {
         let inner = &self.inner;
         let (cli, cwd) = inner.delegator.check(&request).map_err(|e| e.to_string())?;
         let job = inner
@@ -144,7 +144,7 @@ impl Jobs {
 
     /// Running jobs, then the latest ended ones, numbered `#1..` (the mapping for
     /// [`Jobs::cancel_numbered`]).
-    pub async fn list_numbered(&self) -> Result<Vec<JobInfo>, ApiError> {
+    pub(crate) async fn list_numbered(&self) -> Result<Vec<JobInfo>, ApiError> {
         let rows = self
             .inner
             .store
@@ -161,13 +161,13 @@ impl Jobs {
 
     /// Cancels the job `#number` of the latest listing (its whole process tree is killed);
     /// whether it was running.
-    pub async fn cancel_numbered(&self, number: u32) -> Result<bool, ApiError> {
+    pub(crate) async fn cancel_numbered(&self, number: u32) -> Result<bool, ApiError> {
         let id = self.inner.listing.resolve(number)?;
         Ok(self.cancel(id))
     }
 
     /// Cancels job `id`; whether it was running.
-    pub fn cancel(&self, id: i64) -> bool {
+    pub(crate) fn cancel(&self, id: i64) -> bool {
         let token = self.running().get(&id).cloned();
         tracing::info!(job = id, running = token.is_some(), "job cancel requested");
         token.map(|t| t.cancel()).is_some()

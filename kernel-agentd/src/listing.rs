@@ -12,7 +12,7 @@ const NOT_SHOWN: i64 = 0;
 
 /// The ids of the latest listing: `#n` is `ids[n - 1]`.
 #[derive(Debug)]
-pub struct Listing {
+pub(crate) struct Listing {
     /// What is listed, for refusals.
     what: Listed,
     ids: Mutex<Vec<i64>>,
@@ -20,7 +20,7 @@ pub struct Listing {
 
 impl Listing {
     /// An empty listing of `what`.
-    pub fn new(what: Listed) -> Self {
+    pub(crate) fn new(what: Listed) -> Self {
         Self {
             what,
             ids: Mutex::new(Vec::new()),
@@ -32,13 +32,13 @@ impl Listing {
     }
 
     /// Makes `ids` (in display order) the mapping for `#1..`.
-    pub fn set(&self, ids: Vec<i64>) {
+    pub(crate) fn set(&self, ids: Vec<i64>) {
         self.ids(|l| *l = ids);
     }
 
     /// Makes `ids` (in display order) the mapping for `#first..`, keeping the other numbers of
     /// earlier pages (a page of a paged listing); `first == 1` starts a new mapping.
-    pub fn set_page(&self, first: u32, ids: &[i64]) {
+    pub(crate) fn set_page(&self, first: u32, ids: &[i64]) {
         self.ids(|l| {
             if first <= 1 {
                 l.clear();
@@ -52,12 +52,12 @@ impl Listing {
     }
 
     /// The id behind `#number`.
-    pub fn resolve(&self, number: u32) -> Result<i64, ApiError> {
+    pub(crate) fn resolve(&self, number: u32) -> Result<i64, ApiError> {
         self.ids(|l| resolve(l, number, self.what))
     }
 
     /// The ids behind `numbers` (sorted, without duplicates); fails if any number is unknown.
-    pub fn resolve_all(&self, numbers: &[u32]) -> Result<Vec<i64>, ApiError> {
+    pub(crate) fn resolve_all(&self, numbers: &[u32]) -> Result<Vec<i64>, ApiError> {
         if numbers.is_empty() {
             return Err(Refusal::NoNumbers { what: self.what }.into());
         }
@@ -73,7 +73,7 @@ impl Listing {
     }
 
     /// `#n` of `id` in the latest listing, 0 when it is not in it.
-    pub fn number_of(&self, id: i64) -> u32 {
+    pub(crate) fn number_of(&self, id: i64) -> u32 {
         self.ids(|l| {
             l.iter()
                 .position(|&x| x == id)

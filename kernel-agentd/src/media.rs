@@ -4,24 +4,24 @@
 //! (Markdown → spoken text), `downloads`, `stt` / `tts` over `speech_http`, and `texts` (the
 //! owner-facing refusals, zh/en).
 
-pub mod document;
-pub mod downloads;
-pub mod image;
-pub mod speakable;
-pub mod speech_http;
-pub mod stt;
-pub mod texts;
-pub mod tts;
+pub(crate) mod document;
+pub(crate) mod downloads;
+pub(crate) mod image;
+pub(crate) mod speakable;
+pub(crate) mod speech_http;
+pub(crate) mod stt;
+pub(crate) mod texts;
+pub(crate) mod tts;
 
 use kernel_common::Config;
 use kernel_common::config::Locale;
 use tokio_util::sync::CancellationToken;
 
-pub use downloads::Downloads;
-pub use speech_http::SpeechError;
-pub use stt::{SttClient, VoiceClip};
-pub use texts::{Refusal, What};
-pub use tts::TtsClient;
+pub(crate) use downloads::Downloads;
+pub(crate) use speech_http::SpeechError;
+pub(crate) use stt::{SttClient, VoiceClip};
+pub(crate) use texts::{Refusal, What};
+pub(crate) use tts::TtsClient;
 
 /// The media side of a running agent, built once from the config.
 #[derive(Debug)]

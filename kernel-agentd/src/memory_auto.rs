@@ -16,7 +16,7 @@ mod extract;
 mod note;
 mod origin;
 mod remember;
-pub mod similar;
+pub(crate) mod similar;
 mod transcript;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -52,7 +52,7 @@ const LAST_RUN_KEY: &str = "memory_auto.last_run";
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// The note and memories were updated.
     Ok,
     /// The model's answer was malformed twice; those messages were skipped.
@@ -63,7 +63,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// `ok`, `malformed` or `failed`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Outcome::Ok => "ok",
             Outcome::Malformed => "malformed",
@@ -74,7 +74,7 @@ impl Outcome {
 
 /// The job's last run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LastRun {
+pub(crate) struct LastRun {
     pub at: DateTime<Utc>,
     /// Memories added.
     pub added: u32,
@@ -85,7 +85,7 @@ pub struct LastRun {
 
 /// What `GetStatus` says about the job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AutoStatus {
+pub(crate) struct AutoStatus {
     pub enabled: bool,
     pub last: Option<LastRun>,
 }
@@ -101,7 +101,7 @@ enum ExtractError {
 
 /// The auto-memory job. A cheap `Clone` handle.
 #[derive(Debug, Clone)]
-pub struct AutoMemory {
+pub(crate) struct AutoMemory {
     inner: Arc<Inner>,
 }
 
@@ -128,7 +128,7 @@ struct Inner {
 impl AutoMemory {
     /// The job for `config`; when enabled, its worker is spawned on `tasks` and stops when
     /// `cancel` is cancelled. The first start reads only what is stored from then on.
-    pub async fn start(
+    pub(crate) async fn start(
         config: &Config,
         store: Store,
         memories: Arc<Memories>,
@@ -175,13 +175,13 @@ impl AutoMemory {
     }
 
     /// The turn loop's hook: wakes the worker after each completed round.
-    pub fn round_hook(&self) -> RoundHook {
+    pub(crate) fn round_hook(&self) -> RoundHook {
         let job = self.clone();
         RoundHook::new(move || job.inner.wake.notify_one())
     }
 
     /// A new session began: summarise what the last one left, whatever its length.
-    pub fn session_ended(&self) {
+    pub(crate) fn session_ended(&self) {
         if self.inner.client.is_some() {
             self.inner.forced.store(true, Ordering::SeqCst);
             self.inner.wake.notify_one();
@@ -189,7 +189,7 @@ impl AutoMemory {
     }
 
     /// Whether the job runs, and its last run.
-    pub fn status(&self) -> AutoStatus {
+    pub(crate) fn status(&self) -> AutoStatus {
         AutoStatus {
             enabled: self.inner.client.is_some(),
             last: *lock(&self.inner.last),
@@ -198,7 +198,7 @@ impl AutoMemory {
 
     /// The note of `date` (`YYYY-MM-DD`; default: today in the configured time zone): the date
     /// and the note, if there is one.
-    pub async fn note(&self, date: &str) -> Result<(String, Option<DailyNote>), ApiError> {
+    pub(crate) async fn note(&self, date: &str) -> Result<(String, Option<DailyNote>), ApiError> {
         let date = match date.trim() {
             "" => self.local_date(Utc::now()),
             d => NaiveDate::parse_from_str(d, "%Y-%m-%d")

@@ -16,11 +16,11 @@ use tokio_util::sync::CancellationToken;
 use crate::conversation::Message;
 use crate::store::{Store, StoreError};
 
-pub use crate::store::outbox::{Ack, Backlog, ItemBody, NewItem, StoredItem};
-pub use hub::{Delivery, Subscription};
+pub(crate) use crate::store::outbox::{Ack, Backlog, ItemBody, NewItem, StoredItem};
+pub(crate) use hub::{Delivery, Subscription};
 
 /// How long acknowledged items are kept before they are pruned.
-pub const KEEP_ACKED: chrono::TimeDelta = chrono::TimeDelta::days(7);
+pub(crate) const KEEP_ACKED: chrono::TimeDelta = chrono::TimeDelta::days(7);
 
 /// Where a turn's outcome goes in the owner's chat (the client's message ids, opaque here).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

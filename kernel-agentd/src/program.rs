@@ -4,6 +4,9 @@
 //! the program it runs — `node.exe` with the package's script, or the package's `.exe`: std
 //! refuses, and `cmd.exe` mangles, arguments with newlines, quotes, `%` or `^` passed to a batch
 //! file, so a task must never go through one. Elsewhere the command is started as given.
+//!
+//! The Windows lookup is compiled and unit-tested on every platform; only Windows calls it.
+#![cfg_attr(not(windows), allow(dead_code))]
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
@@ -11,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 /// A program and the arguments that go before the configured ones (the script a shim runs).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Program {
+pub(crate) struct Program {
     pub path: PathBuf,
     pub leading: Vec<OsString>,
 }
@@ -26,7 +29,7 @@ impl Program {
 }
 
 /// What this platform starts for `command`.
-pub fn resolve(command: &str) -> Program {
+pub(crate) fn resolve(command: &str) -> Program {
     #[cfg(windows)]
     {
         let path = std::env::var_os("PATH").unwrap_or_default();
@@ -42,13 +45,13 @@ pub fn resolve(command: &str) -> Program {
 }
 
 /// How [`resolve_in`] sees the file system (a fake in the tests).
-pub struct Files<'a> {
+pub(crate) struct Files<'a> {
     pub exists: &'a dyn Fn(&Path) -> bool,
     pub read: &'a dyn Fn(&Path) -> Option<String>,
 }
 
 /// [`resolve`] with the search path, `PATHEXT` and the file system given.
-pub fn resolve_in(command: &str, path: &OsStr, pathext: &str, files: &Files<'_>) -> Program {
+pub(crate) fn resolve_in(command: &str, path: &OsStr, pathext: &str, files: &Files<'_>) -> Program {
     let found = resolve_with_extensions(command, path, pathext, files.exists)
         .unwrap_or_else(|| PathBuf::from(command));
     let is_batch = found
@@ -85,7 +88,7 @@ pub fn resolve_in(command: &str, path: &OsStr, pathext: &str, files: &Files<'_>)
 
 /// `command` found along `path` (or as given, when it names a folder) with the first extension
 /// of `pathext` that exists; `None` when it already has an extension or nothing matches.
-pub fn resolve_with_extensions(
+pub(crate) fn resolve_with_extensions(
     command: &str,
     path: &OsStr,
     pathext: &str,
@@ -111,7 +114,7 @@ pub fn resolve_with_extensions(
 
 /// What an npm shim runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ShimTarget {
+pub(crate) enum ShimTarget {
     /// A JavaScript file, run by `node`.
     Script(PathBuf),
     /// A program of the package.
@@ -125,7 +128,7 @@ const HERE: &str = "\u{0}here\u{0}";
 /// `"%NODE_EXE%" "%NPX_CLI_JS%" %*`): the variables it sets, then the line that passes the
 /// arguments on (`%*`); its first quoted script (`.js`, `.cjs`, `.mjs`) or, failing that, its
 /// first `.exe` other than node is the target. `None` for anything else.
-pub fn shim_target(text: &str, dir: &Path) -> Option<ShimTarget> {
+pub(crate) fn shim_target(text: &str, dir: &Path) -> Option<ShimTarget> {
     let mut vars: HashMap<String, String> = HashMap::new();
     let mut call = None;
     for line in text.lines() {

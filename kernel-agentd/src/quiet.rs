@@ -16,34 +16,38 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 /// Quiet time after the last round before free heap pages are returned.
-pub const TRIM_AFTER: Duration = Duration::from_secs(5);
+pub(crate) const TRIM_AFTER: Duration = Duration::from_secs(5);
 /// While rounds keep coming, free heap pages are returned at most this often.
-pub const TRIM_EVERY: Duration = Duration::from_secs(60);
+pub(crate) const TRIM_EVERY: Duration = Duration::from_secs(60);
 /// Quiet time after the last round before the segmenter may be dropped.
-pub const RELEASE_AFTER: Duration = Duration::from_secs(600);
+pub(crate) const RELEASE_AFTER: Duration = Duration::from_secs(600);
 
 /// What `Quiet` runs; both must return quickly (they run on a blocking thread).
-pub struct Callbacks {
+pub(crate) struct Callbacks {
     pub trim: Box<dyn Fn() + Send + Sync>,
     pub release: Box<dyn Fn() + Send + Sync>,
 }
 
 /// The handle; cloning is cheap.
 #[derive(Clone, Debug, Default)]
-pub struct Quiet {
+pub(crate) struct Quiet {
     poked: Arc<Notify>,
 }
 
 impl Quiet {
     /// Starts the task on `tasks`; it stops when `token` is cancelled.
-    pub fn start(tasks: &TaskTracker, token: CancellationToken, callbacks: Callbacks) -> Quiet {
+    pub(crate) fn start(
+        tasks: &TaskTracker,
+        token: CancellationToken,
+        callbacks: Callbacks,
+    ) -> Quiet {
         let quiet = Quiet::default();
         tasks.spawn(run(quiet.poked.clone(), token, Arc::new(callbacks)));
         quiet
     }
 
     /// Something happened (a round completed); returns at once.
-    pub fn poke(&self) {
+    pub(crate) fn poke(&self) {
         self.poked.notify_one();
     }
 }

@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+use kernel_proto::words::{self, RefusalReason};
+
 /// What a `#n` listing lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Listed {
@@ -14,14 +16,18 @@ pub enum Listed {
 }
 
 impl Listed {
-    /// `"sessions"`, `"memories"`, `"schedules"` or `"jobs"` (the wire value).
-    pub fn as_str(self) -> &'static str {
+    /// The wire word (`"sessions"`, `"memories"`, `"schedules"` or `"jobs"`).
+    pub fn word(self) -> words::Listed {
         match self {
-            Listed::Sessions => "sessions",
-            Listed::Memories => "memories",
-            Listed::Schedules => "schedules",
-            Listed::Jobs => "jobs",
+            Listed::Sessions => words::Listed::Sessions,
+            Listed::Memories => words::Listed::Memories,
+            Listed::Schedules => words::Listed::Schedules,
+            Listed::Jobs => words::Listed::Jobs,
         }
+    }
+
+    fn as_str(self) -> &'static str {
+        self.word().as_str()
     }
 
     fn singular(self) -> &'static str {
@@ -104,24 +110,24 @@ pub enum Refusal {
 
 impl Refusal {
     /// The machine-readable reason, e.g. `NOT_IN_LISTING`.
-    pub fn reason(&self) -> &'static str {
+    pub fn reason(&self) -> RefusalReason {
         match self {
-            Refusal::NoNumbers { .. } => "NO_NUMBERS",
-            Refusal::ListingNotShown { .. } => "LISTING_NOT_SHOWN",
-            Refusal::NotInListing { .. } => "NOT_IN_LISTING",
-            Refusal::SessionGone { .. } => "SESSION_GONE",
-            Refusal::SessionDeletedMeanwhile => "SESSION_DELETED_MEANWHILE",
-            Refusal::UnknownProvider { .. } => "UNKNOWN_PROVIDER",
-            Refusal::ProviderWithoutKey { .. } => "PROVIDER_WITHOUT_KEY",
-            Refusal::ProviderUnavailable { .. } => "PROVIDER_UNAVAILABLE",
-            Refusal::UnknownModel { .. } => "UNKNOWN_MODEL",
-            Refusal::TitlesNotConfigured => "TITLES_NOT_CONFIGURED",
-            Refusal::NothingToTitle => "NOTHING_TO_TITLE",
-            Refusal::TitleFailed { .. } => "TITLE_FAILED",
-            Refusal::MemoryEmpty => "MEMORY_EMPTY",
-            Refusal::MemoryTooLong { .. } => "MEMORY_TOO_LONG",
-            Refusal::QueryEmpty => "QUERY_EMPTY",
-            Refusal::BudgetExceeded { .. } => "BUDGET_EXCEEDED",
+            Refusal::NoNumbers { .. } => RefusalReason::NoNumbers,
+            Refusal::ListingNotShown { .. } => RefusalReason::ListingNotShown,
+            Refusal::NotInListing { .. } => RefusalReason::NotInListing,
+            Refusal::SessionGone { .. } => RefusalReason::SessionGone,
+            Refusal::SessionDeletedMeanwhile => RefusalReason::SessionDeletedMeanwhile,
+            Refusal::UnknownProvider { .. } => RefusalReason::UnknownProvider,
+            Refusal::ProviderWithoutKey { .. } => RefusalReason::ProviderWithoutKey,
+            Refusal::ProviderUnavailable { .. } => RefusalReason::ProviderUnavailable,
+            Refusal::UnknownModel { .. } => RefusalReason::UnknownModel,
+            Refusal::TitlesNotConfigured => RefusalReason::TitlesNotConfigured,
+            Refusal::NothingToTitle => RefusalReason::NothingToTitle,
+            Refusal::TitleFailed { .. } => RefusalReason::TitleFailed,
+            Refusal::MemoryEmpty => RefusalReason::MemoryEmpty,
+            Refusal::MemoryTooLong { .. } => RefusalReason::MemoryTooLong,
+            Refusal::QueryEmpty => RefusalReason::QueryEmpty,
+            Refusal::BudgetExceeded { .. } => RefusalReason::BudgetExceeded,
         }
     }
 
@@ -247,7 +253,7 @@ mod tests {
     fn english_message_reason_and_args() {
         let r = Refusal::NotInListing { number: 9, max: 3 };
         assert_eq!(r.to_string(), "#9 is not in the latest listing (#1..#3)");
-        assert_eq!(r.reason(), "NOT_IN_LISTING");
+        assert_eq!(r.reason().as_str(), "NOT_IN_LISTING");
         assert_eq!(
             r.args(),
             vec![("number", "9".to_owned()), ("max", "3".to_owned())]

@@ -22,11 +22,11 @@ use crate::agent::Agent;
 use crate::web_auth::WebAuth;
 use convert::session_info;
 
-pub use status::to_status;
+pub(crate) use status::to_status;
 
 /// The `kernel.v1.Agent` service.
 #[derive(Debug, Clone)]
-pub struct AgentService {
+pub(crate) struct AgentService {
     agent: Agent,
     /// The web console's login tokens and session key (`rpc::web`).
     web: WebAuth,
@@ -36,7 +36,7 @@ pub struct AgentService {
 
 impl AgentService {
     /// Wraps the agent.
-    pub fn new(agent: Agent, web: WebAuth, config: kernel_common::Config) -> Self {
+    pub(crate) fn new(agent: Agent, web: WebAuth, config: kernel_common::Config) -> Self {
         Self {
             agent,
             web,

@@ -13,7 +13,7 @@
 
 mod task_runs;
 mod tools;
-pub mod when;
+pub(crate) mod when;
 
 use std::sync::Arc;
 
@@ -33,8 +33,8 @@ use crate::refusal::Listed;
 use crate::store::schedules::{Firing, NewSchedule, ScheduleRow};
 use crate::store::{Store, StoreError};
 use crate::turn::{TurnEvent, Turns};
-pub use tools::register_tools;
-pub use when::{When, WhenError};
+pub(crate) use tools::register_tools;
+pub(crate) use when::{When, WhenError};
 
 /// A run that fires later than this after its time says when it was due.
 const LATE: chrono::TimeDelta = chrono::TimeDelta::seconds(60);
@@ -45,7 +45,7 @@ const MAX_MESSAGE_CHARS: usize = 4000;
 
 /// What a schedule does when it fires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Its message is sent as is.
     Remind,
     /// A turn runs with its message as the prompt; the answer is sent.
@@ -54,7 +54,7 @@ pub enum Mode {
 
 impl Mode {
     /// `"remind"` or `"task"` (stored and on the wire).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Mode::Remind => "remind",
             Mode::Task => "task",
@@ -62,7 +62,7 @@ impl Mode {
     }
 
     /// The mode named `name` (`""` is `remind`).
-    pub fn parse(name: &str) -> Result<Mode, ScheduleError> {
+    pub(crate) fn parse(name: &str) -> Result<Mode, ScheduleError> {
         match name.trim() {
             "" | "remind" => Ok(Mode::Remind),
             "task" => Ok(Mode::Task),
@@ -97,7 +97,7 @@ impl From<ScheduleError> for ApiError {
 
 /// A schedule as listings show it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScheduleInfo {
+pub(crate) struct ScheduleInfo {
     /// `#n` in the latest listing (0 outside listings).
     pub number: u32,
     pub id: i64,
@@ -112,7 +112,7 @@ pub struct ScheduleInfo {
 
 /// The schedules and their scheduler; a cheap `Clone` handle.
 #[derive(Debug, Clone)]
-pub struct Schedules {
+pub(crate) struct Schedules {
     inner: Arc<Inner>,
 }
 
@@ -135,7 +135,7 @@ struct Inner {
 impl Schedules {
     /// The schedules over `store`; firing queues on `outbox` and runs turns on `turns`.
     /// Nothing fires before [`Schedules::start`].
-    pub fn new(
+    pub(crate) fn new(
         config: &Config,
         store: Store,
         outbox: Outbox<TurnEvent>,
@@ -161,7 +161,7 @@ impl Schedules {
 
     /// Starts the scheduler and the task runner (tracked tasks until the root token is
     /// cancelled); the runner first runs what an earlier run of agentd left pending.
-    pub fn start(&self) {
+    pub(crate) fn start(&self) {
         let this = self.clone();
         self.inner
             .tasks
@@ -170,7 +170,7 @@ impl Schedules {
     }
 
     /// Adds a schedule: `when` is read in the configured time zone (see [`When::parse`]).
-    pub async fn add(
+    pub(crate) async fn add(
         &self,
         when: &str,
         message: &str,
@@ -209,13 +209,13 @@ impl Schedules {
     }
 
     /// Every schedule, the next due first.
-    pub async fn list(&self) -> Result<Vec<ScheduleInfo>, StoreError> {
+    pub(crate) async fn list(&self) -> Result<Vec<ScheduleInfo>, StoreError> {
         let rows = self.inner.store.schedules().await?;
         Ok(rows.iter().map(|r| self.info(r, 0)).collect())
     }
 
     /// Every schedule numbered `#1..` (the mapping for [`Schedules::delete_numbered`]).
-    pub async fn list_numbered(&self) -> Result<Vec<ScheduleInfo>, ApiError> {
+    pub(crate) async fn list_numbered(&self) -> Result<Vec<ScheduleInfo>, ApiError> {
         let rows = self
             .inner
             .store
@@ -231,13 +231,13 @@ impl Schedules {
     }
 
     /// Deletes schedules by `#n` of the latest listing; how many went.
-    pub async fn delete_numbered(&self, numbers: &[u32]) -> Result<u64, ApiError> {
+    pub(crate) async fn delete_numbered(&self, numbers: &[u32]) -> Result<u64, ApiError> {
         let ids = self.inner.listing.resolve_all(numbers)?;
         self.delete(&ids).await.map_err(ApiError::internal)
     }
 
     /// Deletes schedules by id, and their task runs not yet done; how many schedules went.
-    pub async fn delete(&self, ids: &[i64]) -> Result<u64, StoreError> {
+    pub(crate) async fn delete(&self, ids: &[i64]) -> Result<u64, StoreError> {
         let deleted = self.inner.store.delete_schedules(ids).await?;
         tracing::info!(?ids, deleted, "schedules deleted");
         self.inner.changed.notify_one();

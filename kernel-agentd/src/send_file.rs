@@ -20,13 +20,13 @@ use crate::outbox::{ItemBody, NewItem, Outbox};
 use crate::tools::{RegistryError, Risk, Tool, ToolContext, ToolOutput, ToolRegistry};
 use crate::turn::TurnEvent;
 
-pub use kernel_proto::MAX_FILE_BYTES;
+pub(crate) use kernel_proto::MAX_FILE_BYTES;
 
 /// Longest caption Telegram takes (characters); longer ones are cut.
 const MAX_CAPTION_CHARS: usize = 1024;
 
 /// Registers `send_file` on `registry` (replacing an earlier one).
-pub fn register_tool(
+pub(crate) fn register_tool(
     registry: &ToolRegistry,
     config: &Config,
     outbox: &Outbox<TurnEvent>,
@@ -79,7 +79,7 @@ struct SendFile {
 
 /// Why a file was not sent (English: for the model).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Refused {
+pub(crate) enum Refused {
     #[error("no such file: {0}")]
     Missing(String),
     #[error(
@@ -97,7 +97,7 @@ pub enum Refused {
 /// Resolves `path` (relative to `workspace`), following symlinks, and checks it stays inside
 /// one of `roots` and is a regular file of at most [`MAX_FILE_BYTES`]. A file inside one of
 /// `private` (a file or a folder) is refused unless a root inside that private folder holds it.
-pub fn resolve(
+pub(crate) fn resolve(
     path: &str,
     workspace: &Path,
     roots: &[PathBuf],

@@ -14,7 +14,7 @@ use crate::refusal::{Listed, Refusal};
 use crate::store::{SessionRow, Store};
 
 /// How many sessions a listing shows.
-pub const LISTING_LIMIT: usize = 20;
+pub(crate) const LISTING_LIMIT: usize = 20;
 
 /// A session as shown to the owner.
 #[derive(Debug, Clone, PartialEq, Eq)]

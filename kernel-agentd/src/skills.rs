@@ -18,18 +18,18 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-pub use files::FileError;
-pub use front_matter::SideEffects;
-pub use tool::{TOOL_NAME, register_tool};
+pub(crate) use files::FileError;
+pub(crate) use front_matter::SideEffects;
+pub(crate) use tool::{TOOL_NAME, register_tool};
 
 /// The file that makes a folder a skill.
-pub const SKILL_FILE: &str = "SKILL.md";
+pub(crate) const SKILL_FILE: &str = "SKILL.md";
 
 /// Largest SKILL.md read (bytes); a larger one is skipped as malformed.
 const MAX_SKILL_BYTES: u64 = files::MAX_FILE_BYTES;
 
 /// The heading of the skills index in the system prompt.
-pub const INDEX_HEADING: &str = "## 技能（按需读取）";
+pub(crate) const INDEX_HEADING: &str = "## 技能（按需读取）";
 
 /// One skill as its front matter declares it.
 #[derive(Debug, Clone, PartialEq, Eq)]

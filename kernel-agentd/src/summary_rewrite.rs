@@ -44,7 +44,7 @@ enum Outcome {
 
 /// The summary rewriter. A cheap `Clone` handle.
 #[derive(Debug, Clone)]
-pub struct SummaryRewriter {
+pub(crate) struct SummaryRewriter {
     inner: Arc<Inner>,
 }
 
@@ -65,7 +65,7 @@ struct Inner {
 impl SummaryRewriter {
     /// The rewriter for `config`; when enabled, its worker is spawned on `tasks` and stops when
     /// `cancel` is cancelled.
-    pub fn start(
+    pub(crate) fn start(
         config: &Config,
         store: Store,
         http: &reqwest::Client,
@@ -102,7 +102,7 @@ impl SummaryRewriter {
 
     /// The turn loop's hook: queues the session whose summary folded and wakes the worker
     /// (nothing when disabled).
-    pub fn fold_hook(&self) -> FoldHook {
+    pub(crate) fn fold_hook(&self) -> FoldHook {
         if self.inner.client.is_none() {
             return FoldHook::default();
         }

@@ -14,7 +14,7 @@ use crate::llm::{
 use crate::store::Store;
 
 /// A temp dir with a config and its open store; the dir lives as long as this.
-pub struct TestEnv {
+pub(crate) struct TestEnv {
     _dir: tempfile::TempDir,
     pub config: Config,
     pub store: Store,
@@ -45,7 +45,7 @@ default_model = "k1"
 
 /// A fresh temp dir with a validated config (data dir `data`, time zone Asia/Shanghai,
 /// [`PROVIDERS`], `extra` appended) and the store opened in it.
-pub async fn env(extra: &str) -> TestEnv {
+pub(crate) async fn env(extra: &str) -> TestEnv {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("config.toml");
     let toml = format!(
@@ -68,7 +68,7 @@ pub async fn env(extra: &str) -> TestEnv {
 
 /// One scripted model call.
 #[derive(Debug, Clone)]
-pub enum Step {
+pub(crate) enum Step {
     /// Streams `text` as one delta, then answers with `message`.
     Answer { text: String, message: Message },
     /// Never yields (until the stream is dropped).
@@ -79,7 +79,7 @@ pub enum Step {
 
 impl Step {
     /// A final text answer.
-    pub fn text(text: &str) -> Step {
+    pub(crate) fn text(text: &str) -> Step {
         Step::Answer {
             text: text.to_owned(),
             message: Message::assistant_text(text.to_owned()),
@@ -87,7 +87,7 @@ impl Step {
     }
 
     /// An answer that is `message` (e.g. with tool calls), streaming no text.
-    pub fn message(message: Message) -> Step {
+    pub(crate) fn message(message: Message) -> Step {
         Step::Answer {
             text: String::new(),
             message,
@@ -97,7 +97,7 @@ impl Step {
 
 /// A `Provider` answering each call with the next [`Step`]; records what each call was sent.
 #[derive(Debug, Default)]
-pub struct ScriptedProvider {
+pub(crate) struct ScriptedProvider {
     steps: Mutex<VecDeque<Step>>,
     /// The messages of every request, in call order.
     pub seen: Mutex<Vec<Vec<Message>>>,
@@ -107,7 +107,7 @@ pub struct ScriptedProvider {
 
 impl ScriptedProvider {
     /// A provider that plays `steps` in order.
-    pub fn new(steps: Vec<Step>) -> Arc<ScriptedProvider> {
+    pub(crate) fn new(steps: Vec<Step>) -> Arc<ScriptedProvider> {
         Arc::new(ScriptedProvider {
             steps: Mutex::new(steps.into()),
             seen: Mutex::new(Vec::new()),
@@ -150,6 +150,6 @@ impl Provider for ScriptedProvider {
 }
 
 /// The roles of `messages`, in order.
-pub fn roles(messages: &[Message]) -> Vec<Role> {
+pub(crate) fn roles(messages: &[Message]) -> Vec<Role> {
     messages.iter().map(|m| m.role).collect()
 }

@@ -21,7 +21,7 @@ use crate::sessions::{SessionInfo, Sessions};
 use crate::store::Store;
 
 /// Delays before each automatic attempt.
-pub const RETRY_SCHEDULE: [Duration; 4] = [
+pub(crate) const RETRY_SCHEDULE: [Duration; 4] = [
     Duration::ZERO,
     Duration::from_secs(3),
     Duration::from_secs(15),

@@ -17,27 +17,20 @@
 //! (`FailedOver`); one that streamed text never does.
 
 mod answer;
-mod budget;
-mod context;
 mod cut_off;
 mod extensions;
 mod gate;
-mod history;
 mod hook;
 mod input;
 mod intake;
 mod media;
 mod queue;
 mod recall;
-mod repair;
 mod run;
-mod session_summary;
-mod slim;
 mod spend;
 mod start;
 mod steer;
 mod summary;
-mod tokens;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -68,19 +61,19 @@ use crate::usage::UsageLedger;
 use context::Soul;
 use gate::{Busy, Gate};
 
-pub use context::RECALL_HEADING;
-pub use cut_off::{Rerun, TURN_CUT_OFF};
+pub(crate) use crate::request::context::MAX_TOOL_CALLS;
+use crate::request::{budget, context, history, slim, tokens};
+
+pub use crate::request::context::RECALL_HEADING;
+pub use crate::request::session_summary::{MAX_ENTRIES as SUMMARY_MAX_ENTRIES, SessionSummary};
+pub use cut_off::Rerun;
 pub use extensions::Extensions;
 pub use gate::{Origin, RunningTurn, TurnStatus};
 pub use hook::{FoldHook, RoundHook};
 pub use input::{Attachment, UserInput};
 pub use intake::IntakeKeys;
 pub use recall::MemoryRecall;
-pub use session_summary::{MAX_ENTRIES as SUMMARY_MAX_ENTRIES, SessionSummary};
 pub use steer::Steered;
-
-/// Tool calls allowed for one user message; then the model must answer without tools.
-pub const MAX_TOOL_CALLS: usize = 25;
 
 /// One event of a turn, in the order they happen.
 #[derive(Debug, Clone, PartialEq)]
@@ -438,6 +431,7 @@ impl Turns {
 /// and the unfolded rounds loaded from the store, folded when over the ceiling or `budget`,
 /// repaired, the summary placed, the new message appended. Returns the request's messages.
 #[doc(hidden)]
+#[cfg(any(test, feature = "test-support"))]
 pub async fn assemble_for_bench(
     store: &Store,
     session_id: i64,

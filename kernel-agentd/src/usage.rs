@@ -16,7 +16,7 @@ use crate::conversation::Usage;
 use crate::store::{Store, StoreError, UsageSum};
 
 /// The days `/usage` looks back.
-pub const USAGE_DAYS: i64 = 30;
+pub(crate) const USAGE_DAYS: i64 = 30;
 
 /// Tokens and cost over one period.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -14,17 +14,17 @@ use kernel_common::agentd_token::{self, TokenFileError};
 use ring::hmac;
 
 /// How long a login link works.
-pub const LOGIN_TTL: Duration = Duration::from_secs(600);
+pub(crate) const LOGIN_TTL: Duration = Duration::from_secs(600);
 /// How long a web session lasts.
-pub const SESSION_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
+pub(crate) const SESSION_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
 /// The key file's name in `data_dir`.
-pub const KEY_FILE: &str = "web.key";
+pub(crate) const KEY_FILE: &str = "web.key";
 /// At most this many login tokens wait at once (older ones are dropped).
 const MAX_PENDING: usize = 16;
 
 /// Why a login token or a session was not accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum WebAuthError {
+pub(crate) enum WebAuthError {
     #[error("the login link is unknown, expired or already used")]
     LoginInvalid,
     #[error("the web session is invalid or expired")]
@@ -33,7 +33,7 @@ pub enum WebAuthError {
 
 /// The web console's login tokens and session signing key. Cheap to clone.
 #[derive(Clone)]
-pub struct WebAuth {
+pub(crate) struct WebAuth {
     key: hmac::Key,
     pending: Arc<Mutex<HashMap<String, Instant>>>,
 }
@@ -46,13 +46,13 @@ impl std::fmt::Debug for WebAuth {
 
 impl WebAuth {
     /// Loads (or creates) the key in `data_dir`.
-    pub fn open(data_dir: &Path) -> Result<Self, TokenFileError> {
+    pub(crate) fn open(data_dir: &Path) -> Result<Self, TokenFileError> {
         let (secret, _) = agentd_token::load_or_create(&data_dir.join(KEY_FILE))?;
         Ok(Self::with_key(secret.expose().as_bytes()))
     }
 
     /// With a given key (tests).
-    pub fn with_key(key: &[u8]) -> Self {
+    pub(crate) fn with_key(key: &[u8]) -> Self {
         Self {
             key: hmac::Key::new(hmac::HMAC_SHA256, key),
             pending: Arc::new(Mutex::new(HashMap::new())),
@@ -60,7 +60,7 @@ impl WebAuth {
     }
 
     /// A new one-time login token.
-    pub fn create_login(&self) -> Result<String, TokenFileError> {
+    pub(crate) fn create_login(&self) -> Result<String, TokenFileError> {
         let token = random_hex()?;
         let now = Instant::now();
         let mut pending = lock(&self.pending);
@@ -78,7 +78,7 @@ impl WebAuth {
     }
 
     /// Redeems `token` (once) for a signed session value.
-    pub fn redeem(&self, token: &str) -> Result<String, WebAuthError> {
+    pub(crate) fn redeem(&self, token: &str) -> Result<String, WebAuthError> {
         let made = lock(&self.pending)
             .remove(token)
             .ok_or(WebAuthError::LoginInvalid)?;
@@ -93,7 +93,7 @@ impl WebAuth {
     }
 
     /// The CSRF token of a valid `session`.
-    pub fn check(&self, session: &str) -> Result<String, WebAuthError> {
+    pub(crate) fn check(&self, session: &str) -> Result<String, WebAuthError> {
         let invalid = WebAuthError::SessionInvalid;
         let (body, tag) = session.rsplit_once('.').ok_or(invalid)?;
         let tag = unhex(tag).ok_or(invalid)?;

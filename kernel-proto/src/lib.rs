@@ -10,6 +10,7 @@ pub mod v1 {
 }
 
 pub mod refusal;
+pub mod words;
 
 /// The largest voice reply agentd sends (the Ogg/Opus bytes of `TurnCompleted`'s voice).
 pub const MAX_VOICE_REPLY_BYTES: usize = 20 * 1024 * 1024;

@@ -58,14 +58,14 @@ pub(crate) struct Doc {
 
 impl Doc {
     /// A document of one unstyled run of text.
-    pub fn plain(text: &str) -> Self {
+    pub(crate) fn plain(text: &str) -> Self {
         let mut doc = Doc::default();
         doc.push(text, &Styles::from([]), false);
         doc
     }
 
     /// Appends `text` with `styles`, merging it into the previous span when they match.
-    pub fn push(&mut self, text: &str, styles: &Styles, glue: bool) {
+    pub(crate) fn push(&mut self, text: &str, styles: &Styles, glue: bool) {
         if text.is_empty() {
             return;
         }
@@ -88,14 +88,14 @@ impl Doc {
     }
 
     /// The index of the span holding byte `pos` (the last span when `pos` is the end).
-    pub fn span_at(&self, pos: usize) -> usize {
+    pub(crate) fn span_at(&self, pos: usize) -> usize {
         self.spans
             .partition_point(|span| span.end <= pos)
             .min(self.spans.len().saturating_sub(1))
     }
 
     /// Whether byte `pos` is inside a code block.
-    pub fn in_pre(&self, pos: usize) -> bool {
+    pub(crate) fn in_pre(&self, pos: usize) -> bool {
         self.spans.get(self.span_at(pos)).is_some_and(|span| {
             span.styles
                 .iter()
@@ -104,7 +104,7 @@ impl Doc {
     }
 
     /// The table (with body rows) whose text holds byte `pos`, if any.
-    pub fn table_at(&self, pos: usize) -> Option<&TableMark> {
+    pub(crate) fn table_at(&self, pos: usize) -> Option<&TableMark> {
         let index = self.tables.partition_point(|table| table.end <= pos);
         self.tables
             .get(index)
@@ -112,14 +112,14 @@ impl Doc {
     }
 
     /// Whether byte `pos` is plain-only glue.
-    pub fn is_glue(&self, pos: usize) -> bool {
+    pub(crate) fn is_glue(&self, pos: usize) -> bool {
         self.spans
             .get(self.span_at(pos))
             .is_some_and(|span| span.glue && span.start <= pos && pos < span.end)
     }
 
     /// Whether `range` holds a character the HTML shows that is not whitespace.
-    pub fn has_visible(&self, range: std::ops::Range<usize>) -> bool {
+    pub(crate) fn has_visible(&self, range: std::ops::Range<usize>) -> bool {
         let first = self.span_at(range.start);
         self.spans[first.min(self.spans.len())..]
             .iter()

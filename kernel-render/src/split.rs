@@ -62,7 +62,7 @@ pub(crate) struct Piece {
 
 impl Piece {
     /// The ranges of `doc.text` the chunk shows, in order.
-    pub fn ranges(&self) -> Vec<Range<usize>> {
+    pub(crate) fn ranges(&self) -> Vec<Range<usize>> {
         self.header.iter().chain([&self.body]).cloned().collect()
     }
 }

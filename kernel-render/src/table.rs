@@ -26,7 +26,7 @@ pub(crate) struct Table {
 }
 
 impl Table {
-    pub fn new(aligns: Vec<Alignment>) -> Self {
+    pub(crate) fn new(aligns: Vec<Alignment>) -> Self {
         Table {
             aligns,
             rows: Vec::new(),
@@ -35,20 +35,20 @@ impl Table {
         }
     }
 
-    pub fn start_row(&mut self) {
+    pub(crate) fn start_row(&mut self) {
         self.rows.push(Vec::new());
     }
 
     /// Ends the header row (pulldown-cmark gives the header's cells without a row of their own).
-    pub fn end_header(&mut self) {
+    pub(crate) fn end_header(&mut self) {
         self.header_rows = self.rows.len();
     }
 
-    pub fn start_cell(&mut self) {
+    pub(crate) fn start_cell(&mut self) {
         self.cell = Some(String::new());
     }
 
-    pub fn end_cell(&mut self) {
+    pub(crate) fn end_cell(&mut self) {
         let cell = self.cell.take().unwrap_or_default();
         let cell = cell.split_whitespace().collect::<Vec<_>>().join(" ");
         match self.rows.last_mut() {
@@ -58,14 +58,14 @@ impl Table {
     }
 
     /// Adds text to the current cell (text outside a cell is ignored).
-    pub fn push(&mut self, text: &str) {
+    pub(crate) fn push(&mut self, text: &str) {
         if let Some(cell) = &mut self.cell {
             cell.push_str(text);
         }
     }
 
     /// The laid-out table, one line per row, no trailing spaces.
-    pub fn layout(&self) -> Layout {
+    pub(crate) fn layout(&self) -> Layout {
         let columns = self.rows.iter().map(Vec::len).max().unwrap_or(0);
         let mut widths = vec![1; columns];
         for row in &self.rows {

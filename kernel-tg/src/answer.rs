@@ -19,7 +19,7 @@ const SEARCH_HITS: u32 = 20;
 
 /// The HTML reply to `command`, sent as message `message_id` (what a `/steer` or `/next` turn's
 /// answer replies to), with the buttons to go with it (`/memory`'s previous / next page).
-pub async fn answer(
+pub(crate) async fn answer(
     command: Command,
     agentd: &Agentd,
     texts: Texts,

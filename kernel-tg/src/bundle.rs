@@ -11,13 +11,13 @@ use crate::incoming::TurnInput;
 use crate::texts::Texts;
 
 /// Most messages one turn carries (the latest are kept).
-pub const MAX_PARTS: usize = 50;
+pub(crate) const MAX_PARTS: usize = 50;
 /// Most characters of text one turn carries (below agentd's own limit; the latest are kept).
-pub const MAX_TEXT_CHARS: usize = 60_000;
+pub(crate) const MAX_TEXT_CHARS: usize = 60_000;
 
 /// One owner message of a turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Part {
+pub(crate) struct Part {
     pub chat_id: i64,
     pub message_id: i32,
     /// When the owner sent it.
@@ -31,14 +31,14 @@ pub struct Part {
 
 impl Part {
     /// The idempotency key agentd stores with the turn.
-    pub fn key(&self) -> String {
+    pub(crate) fn key(&self) -> String {
         format!("tg:{}:{}", self.chat_id, self.message_id)
     }
 }
 
 /// The messages of one turn.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Bundle {
+pub(crate) struct Bundle {
     pub parts: Vec<Part>,
     /// Lines (owner's language, HTML) naming what was left out; the rest still runs.
     pub left_out: Vec<String>,
@@ -48,7 +48,7 @@ pub struct Bundle {
 
 impl Bundle {
     /// A bundle of one message.
-    pub fn of(update: i32, part: Part) -> Bundle {
+    pub(crate) fn of(update: i32, part: Part) -> Bundle {
         Bundle {
             parts: vec![part],
             left_out: Vec::new(),
@@ -57,36 +57,36 @@ impl Bundle {
     }
 
     /// Adds a message.
-    pub fn push(&mut self, update: i32, part: Part) {
+    pub(crate) fn push(&mut self, update: i32, part: Part) {
         self.parts.push(part);
         self.updates.push(update);
     }
 
     /// Takes in `other` after this bundle's messages.
-    pub fn absorb(&mut self, other: Bundle) {
+    pub(crate) fn absorb(&mut self, other: Bundle) {
         self.parts.extend(other.parts);
         self.left_out.extend(other.left_out);
         self.updates.extend(other.updates);
     }
 
     /// The message the answer replies to: the last one.
-    pub fn reply_to(&self) -> Option<MessageId> {
+    pub(crate) fn reply_to(&self) -> Option<MessageId> {
         self.parts.last().map(|p| MessageId(p.message_id))
     }
 
     /// One key per message.
-    pub fn keys(&self) -> Vec<String> {
+    pub(crate) fn keys(&self) -> Vec<String> {
         self.parts.iter().map(Part::key).collect()
     }
 
     /// Drops the messages whose keys are in `taken` (an earlier turn has them).
-    pub fn without(mut self, taken: &[String]) -> Bundle {
+    pub(crate) fn without(mut self, taken: &[String]) -> Bundle {
         self.parts.retain(|p| !taken.contains(&p.key()));
         self
     }
 
     /// Whether any message is a voice note (the answer then comes back as voice too).
-    pub fn wants_voice(&self) -> bool {
+    pub(crate) fn wants_voice(&self) -> bool {
         self.parts.iter().any(|p| {
             p.input
                 .media
@@ -97,7 +97,7 @@ impl Bundle {
 
     /// Keeps the turn bounded: the latest [`MAX_PARTS`] messages within [`MAX_TEXT_CHARS`],
     /// and the first [`MAX_ATTACHMENTS`] attachments; what is cut is named in `left_out`.
-    pub fn bound(&mut self, texts: Texts) {
+    pub(crate) fn bound(&mut self, texts: Texts) {
         let mut kept = 0usize;
         let mut chars = 0usize;
         for part in self.parts.iter().rev() {
@@ -139,7 +139,7 @@ impl Bundle {
 
     /// The turn's text: each message's text in order, a late one after its late marker,
     /// separated by blank lines. `all_late` marks every message (they waited for agentd).
-    pub fn text(&self, texts: Texts, now: DateTime<Utc>, all_late: bool) -> String {
+    pub(crate) fn text(&self, texts: Texts, now: DateTime<Utc>, all_late: bool) -> String {
         let mut out = String::new();
         for part in &self.parts {
             let late = part.late || all_late;

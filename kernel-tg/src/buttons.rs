@@ -11,11 +11,11 @@ use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
 use crate::texts::Texts;
 
 /// Telegram's limit on `callback_data`, in bytes.
-pub const MAX_CALLBACK_DATA: usize = 64;
+pub(crate) const MAX_CALLBACK_DATA: usize = 64;
 
 /// What a button press asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Press {
+pub(crate) enum Press {
     /// Stop turn `turn_id` (`None`: its id did not fit; whichever turn runs).
     Stop { turn_id: Option<String> },
     /// Answer question `question_id` with option `index`.
@@ -35,7 +35,7 @@ pub enum Press {
 
 /// An approval button.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApprovalPress {
+pub(crate) enum ApprovalPress {
     Once,
     Session,
     Deny,
@@ -52,7 +52,7 @@ impl ApprovalPress {
 }
 
 /// The `callback_data` of `press` (always 1–64 bytes; `None` when a question id is too long).
-pub fn data(press: &Press) -> Option<String> {
+pub(crate) fn data(press: &Press) -> Option<String> {
     let data = match press {
         Press::Stop { turn_id: Some(id) } => format!("stop:{id}"),
         Press::Stop { turn_id: None } => "stop".to_owned(),
@@ -74,7 +74,7 @@ pub fn data(press: &Press) -> Option<String> {
 }
 
 /// Reads a `callback_data` back; `None` for anything kernel-tg did not make.
-pub fn parse(data: &str) -> Option<Press> {
+pub(crate) fn parse(data: &str) -> Option<Press> {
     if data == "stop" {
         return Some(Press::Stop { turn_id: None });
     }
@@ -122,7 +122,7 @@ pub fn parse(data: &str) -> Option<Press> {
 }
 
 /// The placeholder's one Stop button for turn `turn_id`.
-pub fn stop(turn_id: &str, texts: Texts) -> InlineKeyboardMarkup {
+pub(crate) fn stop(turn_id: &str, texts: Texts) -> InlineKeyboardMarkup {
     let press = Press::Stop {
         turn_id: Some(turn_id.to_owned()),
     };
@@ -132,7 +132,7 @@ pub fn stop(turn_id: &str, texts: Texts) -> InlineKeyboardMarkup {
 
 /// The button under a cut-off answer's notice for turn `turn_id` (`None` when the id does not
 /// fit in `callback_data`).
-pub fn rerun(turn_id: &str, texts: Texts) -> Option<InlineKeyboardMarkup> {
+pub(crate) fn rerun(turn_id: &str, texts: Texts) -> Option<InlineKeyboardMarkup> {
     let press = Press::Rerun {
         turn_id: turn_id.to_owned(),
     };
@@ -143,7 +143,7 @@ pub fn rerun(turn_id: &str, texts: Texts) -> Option<InlineKeyboardMarkup> {
 }
 
 /// Previous / next under page `page` of `pages` of `/memory`; `None` when there is one page.
-pub fn memory_pages(page: u32, pages: u32, texts: Texts) -> Option<InlineKeyboardMarkup> {
+pub(crate) fn memory_pages(page: u32, pages: u32, texts: Texts) -> Option<InlineKeyboardMarkup> {
     let mut row = Vec::new();
     if page > 1 {
         let data = data(&Press::MemoryPage { page: page - 1 })?;
@@ -164,7 +164,7 @@ pub fn memory_pages(page: u32, pages: u32, texts: Texts) -> Option<InlineKeyboar
 
 /// A budget limit's two buttons: Continue today (`day`) and Continue this month (`month`);
 /// `None` when a key does not fit.
-pub fn budget(day: &str, month: &str, texts: Texts) -> Option<InlineKeyboardMarkup> {
+pub(crate) fn budget(day: &str, month: &str, texts: Texts) -> Option<InlineKeyboardMarkup> {
     let button = |label: &str, period: &str| {
         let press = Press::Budget {
             period: period.to_owned(),
@@ -182,7 +182,7 @@ pub fn budget(day: &str, month: &str, texts: Texts) -> Option<InlineKeyboardMark
 
 /// One button per option of question `question_id`, one per row; `None` without options (or
 /// when an id does not fit).
-pub fn options(question_id: &str, options: &[String]) -> Option<InlineKeyboardMarkup> {
+pub(crate) fn options(question_id: &str, options: &[String]) -> Option<InlineKeyboardMarkup> {
     if options.is_empty() {
         return None;
     }
@@ -199,7 +199,7 @@ pub fn options(question_id: &str, options: &[String]) -> Option<InlineKeyboardMa
 
 /// An approval's three buttons (Allow once / Allow for this session on one row, Deny below);
 /// `None` when the id does not fit.
-pub fn approval(approval_id: &str, texts: Texts) -> Option<InlineKeyboardMarkup> {
+pub(crate) fn approval(approval_id: &str, texts: Texts) -> Option<InlineKeyboardMarkup> {
     let button = |label: &str, decision| {
         let press = Press::Approve {
             approval_id: approval_id.to_owned(),

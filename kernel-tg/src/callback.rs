@@ -19,7 +19,7 @@ use crate::buttons::{self, ApprovalPress, Press};
 use crate::handle::App;
 
 /// Handles one admitted press.
-pub async fn handle(app: App, press: CallbackQuery) {
+pub(crate) async fn handle(app: App, press: CallbackQuery) {
     let texts = app.texts();
     let parsed = press.data.as_deref().and_then(buttons::parse);
     let toast = match parsed {

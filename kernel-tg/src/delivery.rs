@@ -10,7 +10,10 @@
 //! only when kernel-tg died between Telegram's OK and the ack.
 
 mod approvals;
+mod draft;
 mod item;
+mod narration;
+mod progress;
 mod stop_offer;
 
 use std::collections::VecDeque;
@@ -28,9 +31,9 @@ use tonic::Streaming;
 use crate::agentd::is_transport_failure;
 use crate::buttons;
 use crate::handle::App;
-use crate::turn::draft::Draft;
-use crate::turn::narration::Narration;
-use crate::turn::progress::{Progress, Surface};
+use draft::Draft;
+use narration::Narration;
+use progress::{Progress, Surface};
 
 /// First pause before subscribing again.
 const FIRST_PAUSE: Duration = Duration::from_millis(200);
@@ -44,7 +47,7 @@ const FINISHED_KEPT: usize = 16;
 
 /// Subscribes, follows and delivers until `shutdown`; resubscribes with backoff after every
 /// break. `first_try` is told once the first subscription attempt is over (either way).
-pub async fn run(app: App, shutdown: CancellationToken, first_try: oneshot::Sender<()>) {
+pub(crate) async fn run(app: App, shutdown: CancellationToken, first_try: oneshot::Sender<()>) {
     let mut courier = Courier::new(app.clone());
     let mut pause = FIRST_PAUSE;
     let mut first_try = Some(first_try);

@@ -10,7 +10,7 @@ use teloxide::types::{CallbackQuery, Message, Update, UpdateKind, UserId};
 
 /// Returns the owner's button press when `update` is one kernel-tg must handle: pressed by the
 /// owner on a message in the owner's private chat.
-pub fn admit_press(update: &Update, owner: UserId) -> Option<&CallbackQuery> {
+pub(crate) fn admit_press(update: &Update, owner: UserId) -> Option<&CallbackQuery> {
     let UpdateKind::CallbackQuery(press) = &update.kind else {
         return None;
     };
@@ -33,7 +33,7 @@ pub fn admit_press(update: &Update, owner: UserId) -> Option<&CallbackQuery> {
 }
 
 /// Returns the owner's message when `update` is one kernel-tg must handle.
-pub fn admit(update: &Update, owner: UserId) -> Option<&Message> {
+pub(crate) fn admit(update: &Update, owner: UserId) -> Option<&Message> {
     let UpdateKind::Message(message) = &update.kind else {
         tracing::debug!(
             update_id = update.id.0,

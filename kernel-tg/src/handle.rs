@@ -12,7 +12,7 @@ use crate::texts::Texts;
 
 /// How answers take form (`telegram.live_preview`, `telegram.show_reasoning`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct AnswerForm {
+pub(crate) struct AnswerForm {
     /// Show a running turn as Telegram drafts (when the Bot API has them).
     pub live_preview: bool,
     /// Send the model's reasoning before the answer.
@@ -21,7 +21,7 @@ pub struct AnswerForm {
 
 /// What every task shares.
 #[derive(Clone, Debug)]
-pub struct App {
+pub(crate) struct App {
     inner: Arc<Inner>,
 }
 
@@ -37,7 +37,7 @@ struct Inner {
 
 impl App {
     /// The handle over the adapter's parts; `username` is the bot's (for `/cmd@bot`).
-    pub fn new(
+    pub(crate) fn new(
         telegram: Telegram,
         agentd: Agentd,
         texts: Texts,
@@ -58,34 +58,34 @@ impl App {
     }
 
     /// How answers take form.
-    pub fn form(&self) -> AnswerForm {
+    pub(crate) fn form(&self) -> AnswerForm {
         self.inner.form
     }
 
-    pub fn telegram(&self) -> &Telegram {
+    pub(crate) fn telegram(&self) -> &Telegram {
         &self.inner.telegram
     }
 
-    pub fn agentd(&self) -> &Agentd {
+    pub(crate) fn agentd(&self) -> &Agentd {
         &self.inner.agentd
     }
 
-    pub fn texts(&self) -> Texts {
+    pub(crate) fn texts(&self) -> Texts {
         self.inner.texts
     }
 
     /// The only Telegram user the bot answers.
-    pub fn owner(&self) -> UserId {
+    pub(crate) fn owner(&self) -> UserId {
         self.inner.owner
     }
 
     /// The bot's username, when getMe told it.
-    pub fn username(&self) -> Option<&str> {
+    pub(crate) fn username(&self) -> Option<&str> {
         self.inner.username.as_deref()
     }
 
     /// Sends `html` to the owner, split like answers when long; failures are logged (the owner cannot be told).
-    pub async fn say(&self, html: &str, reply_to: Option<MessageId>) {
+    pub(crate) async fn say(&self, html: &str, reply_to: Option<MessageId>) {
         if let Err(e) = self.telegram().send_text(html, reply_to).await {
             tracing::error!(error = %e, "a reply could not be sent");
         }
@@ -93,7 +93,7 @@ impl App {
 
     /// Sends `html` (one message: a page of `/memory`) with `buttons`, as a reply to `reply_to`;
     /// sent without them if Telegram refuses the keyboard.
-    pub async fn say_with_buttons(
+    pub(crate) async fn say_with_buttons(
         &self,
         html: &str,
         reply_to: MessageId,
@@ -110,7 +110,7 @@ impl App {
     }
 
     /// Shows `html` in place of the placeholder when there is one, else as a new reply.
-    pub async fn replace_or_say(
+    pub(crate) async fn replace_or_say(
         &self,
         placeholder: Option<MessageId>,
         html: &str,

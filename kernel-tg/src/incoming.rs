@@ -5,18 +5,18 @@
 //! marked text before the owner's words, and a reply to the owner's own photo or document
 //! carries that file.
 
-pub mod context;
+pub(crate) mod context;
 
 use kernel_common::limits::IMAGE_TYPES;
 use teloxide::types::Message;
 
 use crate::command::{self, Command, CommandError};
 use crate::texts::Texts;
-pub use crate::texts::Unsupported;
+pub(crate) use crate::texts::Unsupported;
 
 /// What one owner message asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Incoming {
+pub(crate) enum Incoming {
     Command(Result<Command, CommandError>),
     Turn(TurnInput),
     /// Stickers, videos, …: nothing to send to agentd.
@@ -25,7 +25,7 @@ pub enum Incoming {
 
 /// The content of a turn before its attachment is downloaded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TurnInput {
+pub(crate) struct TurnInput {
     /// The text or the caption (may be empty when an attachment carries the content).
     pub text: String,
     pub media: Option<Media>,
@@ -36,7 +36,7 @@ pub struct TurnInput {
 
 /// An attachment still on Telegram's servers.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Media {
+pub(crate) struct Media {
     pub file_id: String,
     /// Telegram's claimed size in bytes (0 when unknown).
     pub size: u64,
@@ -45,7 +45,7 @@ pub struct Media {
 
 /// What the attachment is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MediaKind {
+pub(crate) enum MediaKind {
     Image {
         mime_type: String,
     },
@@ -63,14 +63,14 @@ pub enum MediaKind {
 
 impl Media {
     /// Whether the turn should come back as a voice note too.
-    pub fn is_voice(&self) -> bool {
+    pub(crate) fn is_voice(&self) -> bool {
         matches!(self.kind, MediaKind::Voice { .. })
     }
 }
 
 /// Classifies an admitted message; `bot_username` lets `/cmd@bot` through; context lines are
 /// written in `texts`' language and time zone.
-pub fn classify(message: &Message, bot_username: Option<&str>, texts: Texts) -> Incoming {
+pub(crate) fn classify(message: &Message, bot_username: Option<&str>, texts: Texts) -> Incoming {
     if let Some(text) = message.text()
         && let Some(parsed) = command::parse(text, bot_username)
     {

@@ -6,10 +6,10 @@
 //! belong together become one turn ([`batch`]); turns reach agentd one after another, retried
 //! while agentd is away ([`handover`]).
 
-pub mod backlog;
-pub mod batch;
+pub(crate) mod backlog;
+pub(crate) mod batch;
 mod handover;
-pub mod ledger;
+pub(crate) mod ledger;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -50,7 +50,7 @@ const PAGE: u8 = 100;
 
 /// How intake behaves (`[telegram]`).
 #[derive(Debug, Clone, Copy)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// How long a message waits for agentd before the owner is told it was not taken.
     pub intake_wait: Duration,
     /// Backlog messages older than this are not run.
@@ -86,7 +86,7 @@ impl Confirm {
 }
 
 /// Polls until `shutdown`; `ready` is called once the start-up backlog is taken.
-pub async fn run(
+pub(crate) async fn run(
     app: App,
     settings: Settings,
     shutdown: CancellationToken,

@@ -3,20 +3,20 @@
 #![forbid(unsafe_code)]
 
 pub mod agentd;
-pub mod answer;
-pub mod app;
-pub mod bundle;
-pub mod buttons;
-pub mod callback;
+mod answer;
+mod app;
+mod bundle;
+mod buttons;
+mod callback;
 pub mod command;
-pub mod delivery;
-pub mod gate;
-pub mod handle;
-pub mod incoming;
-pub mod intake;
-pub mod memory_page;
-pub mod telegram;
+mod delivery;
+mod gate;
+mod handle;
+mod incoming;
+mod intake;
+mod memory_page;
+mod telegram;
 pub mod texts;
-pub mod turn;
+mod turn;
 
 pub use app::{RunError, run};

@@ -13,7 +13,7 @@ use crate::texts::{MemoryEntry, MemoryPageView, Texts};
 use kernel_render::MAX_CHUNK_UTF16;
 
 /// Page `page` as HTML, with its buttons when there is another page to go to.
-pub async fn page(
+pub(crate) async fn page(
     client: &mut Client,
     texts: Texts,
     page: u32,

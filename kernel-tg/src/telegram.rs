@@ -25,7 +25,7 @@ use kernel_render::Chunk;
 
 mod draft;
 
-pub use draft::DraftError;
+pub(crate) use draft::DraftError;
 use draft::DraftSupport;
 
 /// Most waits for one call under flood control.
@@ -37,7 +37,7 @@ const MAX_NETWORK_RETRIES: u32 = 3;
 
 /// The Bot API, as used for the one chat kernel-tg ever writes to.
 #[derive(Clone)]
-pub struct Telegram {
+pub(crate) struct Telegram {
     bot: Bot,
     chat: ChatId,
     drafts: DraftSupport,
@@ -54,7 +54,7 @@ impl std::fmt::Debug for Telegram {
 /// A Bot API call that finally failed; its text never contains a URL (so never the token).
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{text}")]
-pub struct SendError {
+pub(crate) struct SendError {
     text: String,
     permanent: bool,
 }
@@ -62,14 +62,14 @@ pub struct SendError {
 impl SendError {
     /// Whether Telegram refused the call for good (the bot was blocked, a bad request…);
     /// otherwise it may work later (network, flood control, Telegram's own 5xx).
-    pub fn is_permanent(&self) -> bool {
+    pub(crate) fn is_permanent(&self) -> bool {
         self.permanent
     }
 }
 
 /// A file that could not be fetched from Telegram.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum DownloadError {
+pub(crate) enum DownloadError {
     #[error("the file is larger than {limit} bytes")]
     TooLarge { limit: u64 },
     #[error("{0}")]
@@ -78,7 +78,7 @@ pub enum DownloadError {
 
 impl Telegram {
     /// Binds `bot` to the owner's private chat.
-    pub fn new(bot: Bot, chat: ChatId) -> Self {
+    pub(crate) fn new(bot: Bot, chat: ChatId) -> Self {
         Self {
             bot,
             chat,
@@ -87,12 +87,12 @@ impl Telegram {
     }
 
     /// The underlying bot (for polling).
-    pub fn bot(&self) -> &Bot {
+    pub(crate) fn bot(&self) -> &Bot {
         &self.bot
     }
 
     /// Sends HTML; `None` reply means a plain new message.
-    pub async fn send_html(
+    pub(crate) async fn send_html(
         &self,
         html: &str,
         reply_to: Option<MessageId>,
@@ -105,7 +105,7 @@ impl Telegram {
     /// Sends a bot text (Telegram HTML, e.g. a command reply) through the answers' split: one
     /// message per chunk of at most 4096 units (the first replying to `reply_to`), each falling
     /// back to plain text when Telegram rejects its HTML. Stops at the first chunk that fails.
-    pub async fn send_text(
+    pub(crate) async fn send_text(
         &self,
         html: &str,
         reply_to: Option<MessageId>,
@@ -131,7 +131,7 @@ impl Telegram {
     }
 
     /// Sends one rendered chunk; when Telegram rejects its HTML, sends the plain fallback.
-    pub async fn send_chunk(
+    pub(crate) async fn send_chunk(
         &self,
         chunk: &Chunk,
         reply_to: Option<MessageId>,
@@ -172,7 +172,7 @@ impl Telegram {
     }
 
     /// Replaces a message's HTML; "message is not modified" counts as success.
-    pub async fn edit_html(&self, id: MessageId, html: &str) -> Result<(), SendError> {
+    pub(crate) async fn edit_html(&self, id: MessageId, html: &str) -> Result<(), SendError> {
         let result = retry(true, || {
             self.bot
                 .edit_message_text(self.chat, id, html)
@@ -187,7 +187,7 @@ impl Telegram {
 
     /// Sends HTML with inline keyboard `buttons` (a placeholder's Stop button, a question's
     /// options).
-    pub async fn send_with_buttons(
+    pub(crate) async fn send_with_buttons(
         &self,
         html: &str,
         reply_to: Option<MessageId>,
@@ -211,7 +211,7 @@ impl Telegram {
     }
 
     /// [`Telegram::edit_html`] keeping `buttons` (an edit without them would remove them).
-    pub async fn edit_html_with_buttons(
+    pub(crate) async fn edit_html_with_buttons(
         &self,
         id: MessageId,
         html: &str,
@@ -231,7 +231,7 @@ impl Telegram {
     }
 
     /// Sets a message's inline keyboard (`None` removes it); "not modified" counts as success.
-    pub async fn set_buttons(
+    pub(crate) async fn set_buttons(
         &self,
         id: MessageId,
         buttons: Option<InlineKeyboardMarkup>,
@@ -251,7 +251,11 @@ impl Telegram {
     }
 
     /// Answers a button press (Telegram shows `toast` briefly, or just stops the spinner).
-    pub async fn answer_callback(&self, id: &str, toast: Option<&str>) -> Result<(), SendError> {
+    pub(crate) async fn answer_callback(
+        &self,
+        id: &str,
+        toast: Option<&str>,
+    ) -> Result<(), SendError> {
         retry(true, || {
             let request = self
                 .bot
@@ -267,7 +271,7 @@ impl Telegram {
     }
 
     /// Deletes a message; one already gone counts as success.
-    pub async fn delete(&self, id: MessageId) -> Result<(), SendError> {
+    pub(crate) async fn delete(&self, id: MessageId) -> Result<(), SendError> {
         match retry(true, || self.bot.delete_message(self.chat, id)).await {
             Ok(_) | Err(RequestError::Api(ApiError::MessageToDeleteNotFound)) => Ok(()),
             Err(e) => Err(describe(e)),
@@ -275,7 +279,7 @@ impl Telegram {
     }
 
     /// Shows "typing…" for about five seconds.
-    pub async fn typing(&self) -> Result<(), SendError> {
+    pub(crate) async fn typing(&self) -> Result<(), SendError> {
         retry(true, || {
             self.bot.send_chat_action(self.chat, ChatAction::Typing)
         })
@@ -285,7 +289,7 @@ impl Telegram {
     }
 
     /// Sends an Ogg/Opus voice note.
-    pub async fn send_voice(
+    pub(crate) async fn send_voice(
         &self,
         ogg: Vec<u8>,
         reply_to: Option<MessageId>,
@@ -305,7 +309,7 @@ impl Telegram {
     }
 
     /// Sends a file: as a photo when `photo`, else as a document; `caption` plain text.
-    pub async fn send_file(
+    pub(crate) async fn send_file(
         &self,
         name: &str,
         data: Vec<u8>,
@@ -338,7 +342,7 @@ impl Telegram {
     }
 
     /// Registers the command menu.
-    pub async fn set_commands(&self, commands: Vec<BotCommand>) -> Result<(), SendError> {
+    pub(crate) async fn set_commands(&self, commands: Vec<BotCommand>) -> Result<(), SendError> {
         retry(true, || self.bot.set_my_commands(commands.clone()))
             .await
             .map(|_| ())
@@ -346,13 +350,17 @@ impl Telegram {
     }
 
     /// The bot's username, for `/cmd@bot` mentions.
-    pub async fn username(&self) -> Result<Option<String>, RequestError> {
+    pub(crate) async fn username(&self) -> Result<Option<String>, RequestError> {
         let me = retry(true, || self.bot.get_me()).await?;
         Ok(me.user.username)
     }
 
     /// Downloads a file, refusing more than `limit` bytes even if Telegram's size was wrong.
-    pub async fn download(&self, file_id: &str, limit: u64) -> Result<Vec<u8>, DownloadError> {
+    pub(crate) async fn download(
+        &self,
+        file_id: &str,
+        limit: u64,
+    ) -> Result<Vec<u8>, DownloadError> {
         let file = retry(true, || self.bot.get_file(FileId(file_id.to_owned())))
             .await
             .map_err(|e| DownloadError::Failed(describe(e).text))?;
@@ -405,7 +413,7 @@ where
 }
 
 /// A failed call's text, with any URL (which holds the bot token) left out.
-pub fn describe(e: RequestError) -> SendError {
+pub(crate) fn describe(e: RequestError) -> SendError {
     let permanent = is_permanent(&e);
     let text = match e {
         RequestError::Network(e) => format!("network error: {}", without_url(&*e)),

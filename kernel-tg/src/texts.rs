@@ -28,7 +28,6 @@ mod usage;
 
 pub use budget::{BudgetLineView, CostLineView, SpendView};
 pub use embeddings::EmbeddingsEntry;
-pub use failures::FAILURE_REASONS;
 pub use intake::Unsupported;
 pub use jobs::JobEntry;
 pub use listing::{
@@ -36,12 +35,12 @@ pub use listing::{
 };
 pub use memory_pages::MemoryPageView;
 pub use notes::MemoryAutoView;
-pub use refusals::REASONS;
 pub use sandbox::{SandboxShown, SandboxView};
 pub use skills::SkillEntry;
 pub use usage::{UsageTotalsView, UsageView};
 
 use kernel_common::config::Locale;
+use kernel_proto::words::FailoverReason;
 
 /// Longest title shown in a listing (characters) before it is cut with "…".
 pub const MAX_TITLE_CHARS: usize = 60;
@@ -188,24 +187,24 @@ impl Texts {
         );
         match self.locale {
             Locale::Zh => {
-                let why = match reason {
-                    "rate_limited" => "被限流",
-                    "overloaded" => "过载",
-                    "auth" => "密钥或账单被拒",
-                    "network" => "连接失败",
-                    "cooldown" => "冷却中",
-                    _ => "不可用",
+                let why = match FailoverReason::parse(reason) {
+                    Some(FailoverReason::RateLimited) => "被限流",
+                    Some(FailoverReason::Overloaded) => "过载",
+                    Some(FailoverReason::Auth) => "密钥或账单被拒",
+                    Some(FailoverReason::Network) => "连接失败",
+                    Some(FailoverReason::Cooldown) => "冷却中",
+                    None => "不可用",
                 };
                 format!("↪️ <code>{from}</code> {why}，改用 <code>{to}</code>…")
             }
             Locale::En => {
-                let why = match reason {
-                    "rate_limited" => "is rate limited",
-                    "overloaded" => "is overloaded",
-                    "auth" => "refused the key or billing",
-                    "network" => "is unreachable",
-                    "cooldown" => "is cooling down",
-                    _ => "is unavailable",
+                let why = match FailoverReason::parse(reason) {
+                    Some(FailoverReason::RateLimited) => "is rate limited",
+                    Some(FailoverReason::Overloaded) => "is overloaded",
+                    Some(FailoverReason::Auth) => "refused the key or billing",
+                    Some(FailoverReason::Network) => "is unreachable",
+                    Some(FailoverReason::Cooldown) => "is cooling down",
+                    None => "is unavailable",
                 };
                 format!("↪️ <code>{from}</code> {why}; switching to <code>{to}</code>…")
             }

@@ -4,10 +4,6 @@
 //! Everything after that — progress, the answer, the placeholder's removal — comes through the
 //! outbox subscription (`crate::delivery`), never from the `Chat` stream.
 
-pub(crate) mod draft;
-pub(crate) mod narration;
-pub(crate) mod progress;
-
 use chrono::Utc;
 use futures::StreamExt;
 use kernel_proto::v1 as pb;
@@ -22,11 +18,11 @@ use crate::incoming::{Media, MediaKind};
 use crate::telegram::DownloadError;
 
 /// Largest attachment kernel-tg downloads (Telegram's own Bot API limit).
-pub const MAX_DOWNLOAD_BYTES: u64 = kernel_common::limits::MAX_ATTACHMENT_BYTES as u64;
+pub(crate) const MAX_DOWNLOAD_BYTES: u64 = kernel_common::limits::MAX_ATTACHMENT_BYTES as u64;
 
 /// A turn ready for agentd: its messages, their downloaded attachments, its placeholder.
 #[derive(Debug)]
-pub struct Ready {
+pub(crate) struct Ready {
     /// The messages (their media taken out: see `attachments`).
     bundle: Bundle,
     /// Each message's attachment, in the order of `bundle.parts`.
@@ -38,7 +34,7 @@ pub struct Ready {
 
 /// How a hand-over went.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Handled: accepted, answered a question, refused (busy or otherwise, the owner told), or
     /// nothing was left to send.
     Done,
@@ -50,12 +46,12 @@ pub enum Outcome {
 
 impl Ready {
     /// The updates the turn answers for.
-    pub fn updates(&self) -> &[i32] {
+    pub(crate) fn updates(&self) -> &[i32] {
         &self.bundle.updates
     }
 
     /// Takes `other` in after this turn's messages (both waited for agentd).
-    pub async fn absorb(&mut self, app: &App, other: Ready) {
+    pub(crate) async fn absorb(&mut self, app: &App, other: Ready) {
         if let Some(id) = other.placeholder {
             let _ = app.telegram().delete(id).await;
         }
@@ -85,7 +81,7 @@ impl Ready {
     }
 
     /// Drops the messages whose keys an earlier turn took.
-    pub fn drop_taken(&mut self, taken: &[String]) {
+    pub(crate) fn drop_taken(&mut self, taken: &[String]) {
         let keep: Vec<bool> = self
             .bundle
             .parts
@@ -101,7 +97,7 @@ impl Ready {
 
     /// Tells the owner agentd did not take the turn within `waited_secs` (in place of the
     /// placeholder).
-    pub async fn give_up(&self, app: &App, waited_secs: u64) {
+    pub(crate) async fn give_up(&self, app: &App, waited_secs: u64) {
         let excerpt = self
             .bundle
             .parts
@@ -117,7 +113,7 @@ impl Ready {
 
 /// Downloads the turn's attachments (behind a placeholder) and tells the owner what was left
 /// out. A single message keeps today's answers: its file refusal replaces the turn.
-pub async fn prepare(app: &App, mut bundle: Bundle) -> Ready {
+pub(crate) async fn prepare(app: &App, mut bundle: Bundle) -> Ready {
     let texts = app.texts();
     let single = bundle.parts.len() == 1;
     let reply_to = bundle.reply_to().unwrap_or(MessageId(0));
@@ -203,7 +199,7 @@ fn media_name(media: &Media) -> String {
 
 /// Hands the turn to agentd as an owner turn (`late`: its messages waited for agentd) and
 /// reads agentd's first event, so that turns reach agentd in the order the owner sent them.
-pub async fn hand_over(app: &App, ready: &Ready, late: bool) -> Outcome {
+pub(crate) async fn hand_over(app: &App, ready: &Ready, late: bool) -> Outcome {
     let texts = app.texts();
     let (placeholder, reply_to) = (ready.placeholder, ready.reply_to);
     let request = pb::ChatRequest {

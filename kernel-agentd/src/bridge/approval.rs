@@ -43,7 +43,7 @@ pub trait OwnerApproval: Send + Sync {
 
 /// Asks the owner with Kernel's `ask_user` tool (options Allow / Deny).
 #[derive(Debug, Clone)]
-pub struct AsksApproval {
+pub(crate) struct AsksApproval {
     pub tools: ToolRegistry,
 }
 
@@ -56,7 +56,7 @@ fn labels(locale: Locale) -> (&'static str, &'static str) {
 
 /// The question the owner reads: which CLI wants to run what, the input cut at
 /// [`MAX_SHOWN_CHARS`] with the full length stated.
-pub fn question(request: &ApprovalRequest, locale: Locale) -> String {
+pub(super) fn question(request: &ApprovalRequest, locale: Locale) -> String {
     // A shell command is shown as it will run; any other input as its JSON.
     let shown = match request.input.get("command").and_then(Value::as_str) {
         Some(command) => command.to_owned(),

@@ -16,11 +16,11 @@ use super::{Bridge, Session};
 use crate::outbox::{ItemBody, NewItem};
 
 /// At most one `notify_owner` note per delegation this often.
-pub const NOTE_INTERVAL: Duration = Duration::from_secs(10);
+pub(super) const NOTE_INTERVAL: Duration = Duration::from_secs(10);
 /// The longest note.
-pub const MAX_NOTE_CHARS: usize = 1000;
+pub(super) const MAX_NOTE_CHARS: usize = 1000;
 /// The longest `ask_owner` question (the CLI is not trusted to keep it short).
-pub const MAX_QUESTION_CHARS: usize = 2000;
+pub(super) const MAX_QUESTION_CHARS: usize = 2000;
 
 /// Bridge tool → the Kernel tool it runs.
 const OWN_TOOLS: &[(&str, &str, &str)] = &[

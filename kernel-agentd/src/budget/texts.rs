@@ -7,7 +7,7 @@ use kernel_common::config::Locale;
 use super::{LimitState, PeriodKind};
 
 /// The reason of a budget refusal (a `Refusal` and a failed outbox item).
-pub const BUDGET_EXCEEDED: &str = "BUDGET_EXCEEDED";
+pub const BUDGET_EXCEEDED: &str = kernel_proto::words::FailureReason::BudgetExceeded.as_str();
 
 /// `$1.23`.
 pub fn usd(v: f64) -> String {

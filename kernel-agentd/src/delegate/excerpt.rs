@@ -11,7 +11,7 @@ const MAX_CHAR_BYTES: u64 = 4;
 
 /// The file's text (invalid UTF-8 replaced), cut in the middle to at most `max_chars`
 /// characters plus a marker naming how many were cut. A missing file reads as empty.
-pub fn excerpt(path: &Path, max_chars: usize) -> io::Result<String> {
+pub(super) fn excerpt(path: &Path, max_chars: usize) -> io::Result<String> {
     let mut file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(String::new()),

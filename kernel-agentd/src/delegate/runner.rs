@@ -65,7 +65,7 @@ impl Exit {
 
 /// A started subprocess, not yet supervised.
 #[derive(Debug)]
-pub struct Started {
+pub(super) struct Started {
     child: Child,
     group: Group,
     guard: GroupGuard,
@@ -73,7 +73,7 @@ pub struct Started {
 }
 
 /// Starts `inv` with stdout and stderr appended to `log`.
-pub fn start(inv: &Invocation, log: std::fs::File) -> std::io::Result<Started> {
+pub(super) fn start(inv: &Invocation, log: std::fs::File) -> std::io::Result<Started> {
     let mut cmd = Command::new(&inv.program);
     cmd.args(&inv.args)
         .current_dir(&inv.cwd)
@@ -106,7 +106,7 @@ pub fn start(inv: &Invocation, log: std::fs::File) -> std::io::Result<Started> {
 
 impl Started {
     /// The id of its process group.
-    pub fn pgid(&self) -> u32 {
+    pub(super) fn pgid(&self) -> u32 {
         self.group.id()
     }
 
@@ -114,7 +114,7 @@ impl Started {
     /// every descendant are ended: TERM, KILL after `grace`), looking its descendants up every
     /// [`SCAN_EVERY`]. Sends how it ended on `done` as soon as the leader is gone, then ends
     /// whatever else it left running before returning.
-    pub async fn supervise(
+    pub(super) async fn supervise(
         mut self,
         limit: Duration,
         grace: Duration,

@@ -15,7 +15,7 @@ const NOTICE_OUTPUT_CHARS: usize = 1_500;
 const TASK_CHARS: usize = 200;
 
 /// A status word for the owner.
-pub fn status_word(locale: Locale, status: &str) -> &'static str {
+pub(super) fn status_word(locale: Locale, status: &str) -> &'static str {
     match (locale, status) {
         (Locale::Zh, "running") => "运行中",
         (Locale::Zh, "done") => "已完成",
@@ -42,7 +42,7 @@ fn short_task(job: &JobRow) -> String {
 }
 
 /// The prompt of the follow-up turn that summarises an ended job for the owner.
-pub fn follow_up_prompt(locale: Locale, job: &JobRow) -> String {
+pub(super) fn follow_up_prompt(locale: Locale, job: &JobRow) -> String {
     let output = cut_middle(job.output.trim(), PROMPT_OUTPUT_CHARS);
     match locale {
         Locale::Zh => format!(
@@ -68,7 +68,7 @@ pub fn follow_up_prompt(locale: Locale, job: &JobRow) -> String {
 }
 
 /// The raw status sent instead of a summary when a turn was running as the job ended.
-pub fn raw_status(locale: Locale, job: &JobRow) -> String {
+pub(super) fn raw_status(locale: Locale, job: &JobRow) -> String {
     let output = cut_middle(job.output.trim(), NOTICE_OUTPUT_CHARS);
     let fence = if output.is_empty() {
         String::new()
@@ -98,7 +98,7 @@ pub fn raw_status(locale: Locale, job: &JobRow) -> String {
 }
 
 /// Told when agentd stopped (or crashed) while `job` ran.
-pub fn interrupted(locale: Locale, job: &JobRow) -> String {
+pub(super) fn interrupted(locale: Locale, job: &JobRow) -> String {
     match locale {
         Locale::Zh => format!(
             "后台任务 #{} （{}）因 Kernel 停止而中断，它的进程已结束：{}",

@@ -9,10 +9,10 @@ use super::{EventStream, LlmError, ModelRequest, Provider, sse};
 use crate::http::{Endpoint, HttpFailure};
 
 /// The `anthropic-version` header value.
-pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+pub(crate) const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// An Anthropic Messages endpoint.
-pub struct ClaudeProvider {
+pub(crate) struct ClaudeProvider {
     name: String,
     endpoint: Endpoint,
     max_tokens: u32,
@@ -31,7 +31,7 @@ impl std::fmt::Debug for ClaudeProvider {
 
 impl ClaudeProvider {
     /// A provider from its config; needs `api_key` and `max_tokens`.
-    pub fn new(cfg: &ProviderConfig, client: &reqwest::Client) -> Result<Self, LlmError> {
+    pub(crate) fn new(cfg: &ProviderConfig, client: &reqwest::Client) -> Result<Self, LlmError> {
         let max_tokens = cfg.max_tokens.ok_or_else(|| LlmError::BadRequest {
             status: 0,
             message: format!(

@@ -8,7 +8,7 @@ use regex::Regex;
 
 /// The answer without `<think>`/`<thinking>` blocks and an enclosing code fence, if what is
 /// left is a JSON object (starts with `{`); `None` otherwise.
-pub fn object_text(answer: &str) -> Option<String> {
+pub(crate) fn object_text(answer: &str) -> Option<String> {
     static THINK: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"(?is)<think(?:ing)?>.*?(?:</think(?:ing)?>|\z)").expect("valid regex")
     });

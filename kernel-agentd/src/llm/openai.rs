@@ -14,7 +14,7 @@ use super::{EventStream, LlmError, ModelRequest, Provider, sse};
 use crate::http::{Endpoint, HttpFailure};
 
 /// An OpenAI-compatible chat-completions endpoint.
-pub struct OpenAiProvider {
+pub(crate) struct OpenAiProvider {
     name: String,
     endpoint: Endpoint,
     max_tokens: Option<u32>,
@@ -33,7 +33,7 @@ impl std::fmt::Debug for OpenAiProvider {
 
 impl OpenAiProvider {
     /// A provider from its config; needs `api_key`.
-    pub fn new(cfg: &ProviderConfig, client: &reqwest::Client) -> Result<Self, LlmError> {
+    pub(crate) fn new(cfg: &ProviderConfig, client: &reqwest::Client) -> Result<Self, LlmError> {
         let endpoint = endpoint(
             client,
             &cfg.name,

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use kernel_common::config::retry::RetryConfig;
+use kernel_proto::words;
 use tokio_util::sync::CancellationToken;
 
 use super::LlmError;
@@ -52,15 +53,20 @@ impl RetryReason {
         })
     }
 
-    /// The machine-readable code sent to clients (`kernel.v1.RetryScheduled.reason`).
-    pub fn code(self) -> &'static str {
+    /// The word sent to clients (`kernel.v1.RetryScheduled.reason`).
+    pub fn word(self) -> words::RetryReason {
         match self {
-            Self::RateLimited => "rate_limited",
-            Self::Overloaded => "overloaded",
-            Self::Network => "network",
-            Self::Stalled => "stalled",
-            Self::StreamCut => "stream_cut",
+            Self::RateLimited => words::RetryReason::RateLimited,
+            Self::Overloaded => words::RetryReason::Overloaded,
+            Self::Network => words::RetryReason::Network,
+            Self::Stalled => words::RetryReason::Stalled,
+            Self::StreamCut => words::RetryReason::StreamCut,
         }
+    }
+
+    /// The word's wire value, e.g. `rate_limited`.
+    pub fn code(self) -> &'static str {
+        self.word().as_str()
     }
 }
 

@@ -29,7 +29,7 @@ const MAX_STDERR_LINE: usize = 500;
 
 /// Why a connection could not be opened (messages are redacted by the caller).
 #[derive(Debug, thiserror::Error)]
-pub enum ConnectError {
+pub(super) enum ConnectError {
     #[error("cannot start `{command}`: {source}")]
     Spawn {
         command: String,
@@ -62,7 +62,7 @@ impl ClientHandler for Handler {
 }
 
 /// A live, initialised connection.
-pub struct Connection {
+pub(super) struct Connection {
     pub peer: Peer<RoleClient>,
     cancel: Option<RunningServiceCancellationToken>,
     /// Ends when the service loop ends (transport closed, or after `close`).
@@ -80,7 +80,7 @@ impl std::fmt::Debug for Connection {
 
 impl Connection {
     /// Resolves once the connection has ended by itself (server exited, stream closed).
-    pub async fn closed(&mut self) {
+    pub(super) async fn closed(&mut self) {
         if !self.finished {
             let _ = (&mut self.done).await;
             self.finished = true;
@@ -88,7 +88,7 @@ impl Connection {
     }
 
     /// Closes it: the stdio child gets end-of-input, then TERM, then KILL, and is reaped.
-    pub async fn close(mut self) {
+    pub(super) async fn close(mut self) {
         if let Some(cancel) = self.cancel.take() {
             cancel.cancel();
         }
@@ -104,7 +104,7 @@ impl Connection {
 }
 
 /// Connects to `server`; `list_changed` is notified on `tools/list_changed`.
-pub async fn open(
+pub(super) async fn open(
     server: &McpServerConfig,
     list_changed: Arc<Notify>,
     redactor: &Redactor,

@@ -21,7 +21,7 @@ pub fn exposed_name(server: &str, tool: &str) -> String {
 }
 
 /// The same name made unique with a hash of `server` and `tool` (used on a collision).
-pub fn hashed_name(server: &str, tool: &str) -> String {
+pub(super) fn hashed_name(server: &str, tool: &str) -> String {
     let raw = format!("mcp_{}__{}", sanitise(server), sanitise(tool));
     with_suffix(&raw, server, tool)
 }
@@ -29,7 +29,7 @@ pub fn hashed_name(server: &str, tool: &str) -> String {
 /// Exposed names for all of `server`'s `tools` (original names), in a deterministic way: tools
 /// are taken in sorted order; one whose name is already used (by an earlier tool of this server,
 /// or when `taken` says so) gets the hashed form. Returns exposed → original.
-pub fn assign<'a>(
+pub(super) fn assign<'a>(
     server: &str,
     tools: impl IntoIterator<Item = &'a str>,
     taken: impl Fn(&str) -> bool,

@@ -14,7 +14,7 @@ type HttpError = StreamableHttpError<reqwest::Error>;
 
 /// Where `server` lives, as the owner knows it: the URL's host (and port, when the URL names
 /// one) or the command's file name.
-pub fn place(server: &McpServerConfig) -> String {
+pub(super) fn place(server: &McpServerConfig) -> String {
     match &server.transport {
         McpTransport::Http { url, .. } => match reqwest::Url::parse(url) {
             Ok(u) => match (u.host_str(), u.port()) {
@@ -33,7 +33,7 @@ pub fn place(server: &McpServerConfig) -> String {
 }
 
 /// Why initialising a connection failed.
-pub fn initialize(e: &ClientInitializeError) -> String {
+pub(super) fn initialize(e: &ClientInitializeError) -> String {
     match e {
         ClientInitializeError::TransportError { error, .. } => chain(error),
         ClientInitializeError::ConnectionClosed(_) => {
@@ -50,7 +50,7 @@ pub fn initialize(e: &ClientInitializeError) -> String {
 }
 
 /// Why a request on a live connection failed.
-pub fn service(e: &ServiceError) -> String {
+pub(super) fn service(e: &ServiceError) -> String {
     match e {
         ServiceError::McpError(data) => format!("error {}: {}", data.code.0, data.message),
         ServiceError::TransportClosed => "the connection closed".into(),
@@ -61,7 +61,7 @@ pub fn service(e: &ServiceError) -> String {
 
 /// The first cause along `e`'s source chain that can be said in words; else the innermost
 /// error's own text.
-pub fn chain(e: &(dyn Error + 'static)) -> String {
+pub(super) fn chain(e: &(dyn Error + 'static)) -> String {
     let mut innermost = e;
     let mut current = Some(e);
     while let Some(err) = current {

@@ -18,7 +18,7 @@ pub fn external_marker(server: &str) -> String {
 }
 
 /// The model's view of `result` from `server`; `isError` becomes `is_error`.
-pub fn to_output(server: &str, result: CallToolResult) -> ToolOutput {
+pub(super) fn to_output(server: &str, result: CallToolResult) -> ToolOutput {
     let mut parts: Vec<String> = result.content.iter().map(describe).collect();
     if parts.is_empty()
         && let Some(structured) = &result.structured_content

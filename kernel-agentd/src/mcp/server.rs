@@ -29,7 +29,7 @@ enum End {
 }
 
 /// The task that owns one server's connection.
-pub struct Supervisor {
+pub(super) struct Supervisor {
     pub config: McpServerConfig,
     pub shared: Arc<Shared>,
     pub registry: ToolRegistry,
@@ -44,7 +44,7 @@ pub struct Supervisor {
 }
 
 impl Supervisor {
-    pub fn new(
+    pub(super) fn new(
         config: McpServerConfig,
         shared: Arc<Shared>,
         registry: ToolRegistry,
@@ -66,7 +66,7 @@ impl Supervisor {
     }
 
     /// Runs until cancelled; then closes the connection (killing a stdio child).
-    pub async fn run(mut self) {
+    pub(super) async fn run(mut self) {
         let mut first = true;
         while let Some((conn, tools)) = self.connect(first).await {
             first = false;

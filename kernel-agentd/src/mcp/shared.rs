@@ -13,7 +13,7 @@ use super::{McpServerStatus, McpState};
 
 /// What the supervisor, the server's tools and `GetStatus` share.
 #[derive(Debug)]
-pub struct Shared {
+pub(super) struct Shared {
     pub name: String,
     pub(super) status: Mutex<Snapshot>,
     /// The live connection's id and peer, while connected (ids grow with every connection).
@@ -35,7 +35,7 @@ pub(super) struct Snapshot {
 }
 
 impl Shared {
-    pub fn new(name: String, changed: Arc<watch::Sender<u64>>) -> Self {
+    pub(super) fn new(name: String, changed: Arc<watch::Sender<u64>>) -> Self {
         Self {
             name,
             status: Mutex::new(Snapshot {
@@ -52,14 +52,14 @@ impl Shared {
     }
 
     /// The live connection, if any.
-    pub fn connection(&self) -> Option<(u64, Peer<RoleClient>)> {
+    pub(super) fn connection(&self) -> Option<(u64, Peer<RoleClient>)> {
         self.conn.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Waits for a live connection newer than connection `after` (0: any) from the server's
     /// next connection attempt; `None` when that attempt fails, the server is disabled, or
     /// nothing came within `limit`.
-    pub async fn newer_connection(
+    pub(super) async fn newer_connection(
         &self,
         after: u64,
         limit: Duration,
@@ -85,12 +85,12 @@ impl Shared {
     }
 
     /// A call on connection `id` failed at the transport: have the supervisor reconnect.
-    pub fn mark_broken(&self, id: u64) {
+    pub(super) fn mark_broken(&self, id: u64) {
         self.broken.send_replace(id);
     }
 
     /// The current state.
-    pub fn state(&self) -> McpState {
+    pub(super) fn state(&self) -> McpState {
         self.snapshot().state
     }
 
@@ -102,7 +102,7 @@ impl Shared {
     }
 
     /// For `GetStatus`.
-    pub fn status(&self) -> McpServerStatus {
+    pub(super) fn status(&self) -> McpServerStatus {
         let s = self
             .status
             .lock()
@@ -127,7 +127,7 @@ impl Shared {
 }
 
 /// Whether `e` means the connection itself is gone (rather than the server refusing a request).
-pub fn is_transport_error(e: &ServiceError) -> bool {
+pub(super) fn is_transport_error(e: &ServiceError) -> bool {
     matches!(
         e,
         ServiceError::TransportClosed | ServiceError::TransportSend(_)
@@ -136,7 +136,7 @@ pub fn is_transport_error(e: &ServiceError) -> bool {
 
 /// A tool as this server describes it (compared to decide whether the tool list changed).
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolDef {
+pub(super) struct ToolDef {
     pub remote: String,
     pub description: String,
     pub schema: Value,

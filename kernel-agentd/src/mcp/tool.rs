@@ -22,7 +22,7 @@ use crate::tools::{Risk, Tool, ToolContext, ToolOutput};
 
 /// A tool of an MCP server, under its exposed name.
 #[derive(Debug)]
-pub struct McpTool {
+pub(super) struct McpTool {
     name: String,
     def: ToolDef,
     server: Arc<Shared>,
@@ -46,7 +46,7 @@ enum Attempt {
 }
 
 impl McpTool {
-    pub fn new(
+    pub(super) fn new(
         name: String,
         def: ToolDef,
         server: Arc<Shared>,

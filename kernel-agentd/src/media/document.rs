@@ -8,7 +8,7 @@ use super::stt::audio_format;
 use super::texts::Refusal;
 
 /// Most characters of a document the model sees; the rest is cut with a visible marker.
-pub const MAX_DOCUMENT_CHARS: usize = 50_000;
+pub(crate) const MAX_DOCUMENT_CHARS: usize = 50_000;
 /// Most characters of a file name shown to the model.
 const MAX_NAME_CHARS: usize = 128;
 /// Longest extension taken as one (`.backup-2024-01-01` is not an extension).
@@ -197,7 +197,7 @@ const AUDIO_EXTENSIONS: &[(&str, &str)] = &[
 
 /// What a received file is, judged by its name.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FileKind {
+pub(crate) enum FileKind {
     /// Read as text; `lang` is the fence's info string.
     Text { lang: String },
     /// Passed on as an image.
@@ -211,7 +211,7 @@ pub enum FileKind {
 }
 
 /// The kind of the file called `name`.
-pub fn classify(name: &str) -> FileKind {
+pub(crate) fn classify(name: &str) -> FileKind {
     let base = base_name(name).to_lowercase();
     if let Some(lang) = known_name(&base) {
         return FileKind::Text { lang: lang.into() };
@@ -232,7 +232,7 @@ pub fn classify(name: &str) -> FileKind {
 
 /// The normalised audio MIME type of a document called `name` when it is an audio file `[stt]`
 /// transcribes (`talk.mp3` → `audio/mpeg`): such a document is taken as a voice note, not read.
-pub fn audio_type(name: &str) -> Option<&'static str> {
+pub(crate) fn audio_type(name: &str) -> Option<&'static str> {
     let base = base_name(name).to_lowercase();
     let ext = extension(&base)?;
     let (_, mime) = AUDIO_EXTENSIONS.iter().find(|(e, _)| *e == ext)?;
@@ -272,7 +272,7 @@ fn extension(base: &str) -> Option<&str> {
 
 /// The name shown to the model and in refusals: the last path component without control
 /// characters (so no line breaks), at most [`MAX_NAME_CHARS`] characters; `file` if empty.
-pub fn display_name(name: &str) -> String {
+pub(crate) fn display_name(name: &str) -> String {
     let clean: String = base_name(name)
         .chars()
         .filter(|c| !c.is_control())
@@ -287,27 +287,27 @@ pub fn display_name(name: &str) -> String {
 }
 
 /// The extension a saved copy of `name` gets: its own when it is a plain one, else `bin`.
-pub fn saved_extension(name: &str) -> String {
+pub(crate) fn saved_extension(name: &str) -> String {
     let base = base_name(name).to_lowercase();
     extension(&base).unwrap_or("bin").to_owned()
 }
 
 /// `data` as text: UTF-8 (a leading BOM is dropped) without NUL characters (binary files
 /// often decode as UTF-8 but hold NULs); `None` otherwise.
-pub fn decode_text(data: &[u8]) -> Option<&str> {
+pub(crate) fn decode_text(data: &[u8]) -> Option<&str> {
     let text = std::str::from_utf8(data).ok()?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     (!text.contains('\0')).then_some(text)
 }
 
 /// The first `max` characters of `text` and whether anything was cut.
-pub fn truncate_chars(text: &str, max: usize) -> (&str, bool) {
+pub(crate) fn truncate_chars(text: &str, max: usize) -> (&str, bool) {
     let kept = kernel_common::text::head(text, max);
     (kept, kept.len() < text.len())
 }
 
 /// A backtick fence longer than any backtick run in `text` (at least three).
-pub fn fence_for(text: &str) -> String {
+pub(crate) fn fence_for(text: &str) -> String {
     let mut longest = 0;
     let mut run = 0;
     for c in text.chars() {
@@ -323,7 +323,7 @@ pub fn fence_for(text: &str) -> String {
 
 /// The text block for a document: `[文件: name]`, a fenced block of at most
 /// [`MAX_DOCUMENT_CHARS`] characters, and a marker line when cut.
-pub fn format_document(name: &str, lang: &str, text: &str) -> String {
+pub(crate) fn format_document(name: &str, lang: &str, text: &str) -> String {
     let total = text.chars().count();
     let (shown, cut) = truncate_chars(text, MAX_DOCUMENT_CHARS);
     let fence = fence_for(shown);
@@ -339,7 +339,7 @@ pub fn format_document(name: &str, lang: &str, text: &str) -> String {
 
 /// The model's text for document `name` with `data`, or why it is refused. Images and sizes
 /// are the caller's business; this handles what [`classify`] calls text.
-pub fn read_text_document(name: &str, lang: &str, data: &[u8]) -> Result<String, Refusal> {
+pub(crate) fn read_text_document(name: &str, lang: &str, data: &[u8]) -> Result<String, Refusal> {
     let shown = display_name(name);
     let text = decode_text(data).ok_or_else(|| Refusal::NotUtf8 {
         name: shown.clone(),

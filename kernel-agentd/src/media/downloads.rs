@@ -10,7 +10,7 @@ use chrono::Utc;
 use tokio::io::AsyncWriteExt as _;
 
 /// The folder under `data_dir`.
-pub const DOWNLOADS_DIR: &str = "downloads";
+pub(crate) const DOWNLOADS_DIR: &str = "downloads";
 /// Most extension characters kept in a saved name.
 const MAX_EXTENSION_CHARS: usize = 16;
 /// Attempts at a fresh name before giving up (a name is never reused).
@@ -69,7 +69,7 @@ impl Downloads {
 }
 
 /// Lower-case ASCII letters and digits of `ext`, at most [`MAX_EXTENSION_CHARS`]; `bin` if none.
-pub fn sanitize_extension(ext: &str) -> String {
+pub(crate) fn sanitize_extension(ext: &str) -> String {
     let clean: String = ext
         .chars()
         .filter(char::is_ascii_alphanumeric)

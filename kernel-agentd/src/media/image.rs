@@ -8,18 +8,18 @@ use kernel_common::limits::IMAGE_TYPES;
 
 /// The most base64 the Anthropic Messages API takes for one image ("image exceeds 5 MB maximum:
 /// … bytes > 5242880 bytes"): the limit applies to the encoded data, not the decoded bytes.
-pub const CLAUDE_MAX_BASE64_BYTES: usize = 5 * 1024 * 1024;
+pub(crate) const CLAUDE_MAX_BASE64_BYTES: usize = 5 * 1024 * 1024;
 
 /// The largest image (decoded bytes) a provider of wire kind `kind` takes, when it is below the
 /// general attachment limit: 3.75 MB for `claude`, whose 5 MB limit counts base64; `None` for
 /// the others.
-pub fn provider_max_bytes(kind: ProviderKind) -> Option<usize> {
+pub(crate) fn provider_max_bytes(kind: ProviderKind) -> Option<usize> {
     // Base64 turns every 3 bytes (or fewer, at the end) into 4 characters.
     (kind == ProviderKind::Claude).then_some(CLAUDE_MAX_BASE64_BYTES / 4 * 3)
 }
 
 /// The type `data` actually is, by its signature, if it is one of [`IMAGE_TYPES`].
-pub fn sniff(data: &[u8]) -> Option<&'static str> {
+pub(crate) fn sniff(data: &[u8]) -> Option<&'static str> {
     if data.starts_with(b"\x89PNG\r\n\x1a\n") {
         Some("image/png")
     } else if data.starts_with(b"\xff\xd8\xff") {
@@ -35,7 +35,7 @@ pub fn sniff(data: &[u8]) -> Option<&'static str> {
 
 /// The type to send for an image declared as `declared`: what the bytes say when they say it,
 /// else the declared type (lower case, `image/jpg` read as `image/jpeg`) when it is accepted.
-pub fn image_type(declared: &str, data: &[u8]) -> Option<&'static str> {
+pub(crate) fn image_type(declared: &str, data: &[u8]) -> Option<&'static str> {
     if let Some(sniffed) = sniff(data) {
         return Some(sniffed);
     }
@@ -49,7 +49,7 @@ pub fn image_type(declared: &str, data: &[u8]) -> Option<&'static str> {
 }
 
 /// The extension a saved image of `mime_type` gets.
-pub fn extension(mime_type: &str) -> &'static str {
+pub(crate) fn extension(mime_type: &str) -> &'static str {
     match mime_type {
         "image/png" => "png",
         "image/gif" => "gif",

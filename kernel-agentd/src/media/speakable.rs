@@ -22,7 +22,7 @@ const SENTENCE_ENDS: &[char] = &['。', '！', '？', '；', '.', '!', '?', ';',
 
 /// The text to speak for `markdown`, at most `max_chars` characters; `None` when nothing is
 /// left to say (e.g. the answer was only code).
-pub fn speakable(markdown: &str, max_chars: usize, locale: Locale) -> Option<String> {
+pub(crate) fn speakable(markdown: &str, max_chars: usize, locale: Locale) -> Option<String> {
     let plain = plain_text(markdown);
     let plain = plain.trim();
     if plain.is_empty() || max_chars == 0 {
@@ -32,7 +32,7 @@ pub fn speakable(markdown: &str, max_chars: usize, locale: Locale) -> Option<Str
 }
 
 /// `markdown` as plain lines, without code blocks, tables, images, HTML and URLs.
-pub fn plain_text(markdown: &str) -> String {
+pub(crate) fn plain_text(markdown: &str) -> String {
     let options = Options::ENABLE_TABLES
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS

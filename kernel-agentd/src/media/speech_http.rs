@@ -14,7 +14,7 @@ use crate::http::{Endpoint, HttpFailure};
 
 /// Why a speech request failed. Messages are redacted and meant for the owner.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SpeechError {
+pub(crate) enum SpeechError {
     /// The owner cancelled the turn.
     #[error("cancelled")]
     Cancelled,
@@ -37,14 +37,14 @@ pub enum SpeechError {
 
 /// What goes in the request body.
 #[derive(Debug)]
-pub enum Body {
+pub(crate) enum Body {
     Multipart(reqwest::multipart::Form),
     Json(serde_json::Value),
 }
 
 /// A 2xx answer.
 #[derive(Debug)]
-pub struct Reply {
+pub(crate) struct Reply {
     /// The `content-type` header, lower-cased.
     pub content_type: String,
     pub body: Vec<u8>,
@@ -52,7 +52,7 @@ pub struct Reply {
 
 /// A speech endpoint under `api_base` on the shared `client`, sending `key` (when set) as
 /// `Authorization: Bearer` and the `extra` headers.
-pub fn endpoint(
+pub(crate) fn endpoint(
     client: &reqwest::Client,
     api_base: &str,
     key: Option<&Secret>,
@@ -65,7 +65,7 @@ pub fn endpoint(
 
 /// POSTs `body` to `{api_base}{path}` on `endpoint`; the whole exchange (answer included, at
 /// most `limit` bytes) must finish within `deadline` and stops at once when `cancel` fires.
-pub async fn post(
+pub(crate) async fn post(
     endpoint: &Endpoint,
     path: &str,
     body: Body,

@@ -32,7 +32,7 @@ impl VoiceClip {
 /// The extension and normalised MIME type of an audio type the transcription endpoints take
 /// (OpenAI: flac, m4a, mp3, mp4, mpeg, mpga, oga, ogg, wav, webm). An empty type is a Telegram
 /// voice note: Ogg/Opus.
-pub fn audio_format(mime_type: &str) -> Option<(&'static str, &'static str)> {
+pub(crate) fn audio_format(mime_type: &str) -> Option<(&'static str, &'static str)> {
     let mime = mime_type.trim().to_ascii_lowercase();
     let mime = mime.split(';').next().unwrap_or_default().trim();
     Some(match mime {
@@ -50,7 +50,7 @@ pub fn audio_format(mime_type: &str) -> Option<(&'static str, &'static str)> {
 
 /// The transcription endpoint.
 #[derive(Debug, Clone)]
-pub struct SttClient {
+pub(crate) struct SttClient {
     endpoint: Endpoint,
     model: String,
     /// The whole request's deadline (`[stt] timeout_secs`).
@@ -59,7 +59,7 @@ pub struct SttClient {
 
 impl SttClient {
     /// A client for `[stt]`.
-    pub fn new(config: &SttConfig, client: &reqwest::Client) -> Result<Self, SpeechError> {
+    pub(crate) fn new(config: &SttConfig, client: &reqwest::Client) -> Result<Self, SpeechError> {
         Ok(Self {
             endpoint: speech_http::endpoint(
                 client,
@@ -73,7 +73,7 @@ impl SttClient {
     }
 
     /// The transcript of `clip` (trimmed; may be empty when nothing was heard).
-    pub async fn transcribe(
+    pub(crate) async fn transcribe(
         &self,
         clip: VoiceClip,
         cancel: &CancellationToken,

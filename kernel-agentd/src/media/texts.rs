@@ -185,7 +185,7 @@ impl Refusal {
 
 /// Why a voice note could not be turned into text (the turn fails with this); the endpoint's
 /// own words stay as they are (already redacted).
-pub fn stt_failed(locale: Locale, error: &SpeechError) -> String {
+pub(crate) fn stt_failed(locale: Locale, error: &SpeechError) -> String {
     match locale {
         Locale::En => format!("Speech-to-text failed: {error}"),
         Locale::Zh => {
@@ -205,7 +205,7 @@ pub fn stt_failed(locale: Locale, error: &SpeechError) -> String {
 }
 
 /// The transcript was empty.
-pub fn stt_heard_nothing(locale: Locale) -> String {
+pub(crate) fn stt_heard_nothing(locale: Locale) -> String {
     match locale {
         Locale::Zh => "语音识别失败：没有识别出任何文字。".into(),
         Locale::En => "Speech-to-text failed: no words were recognised.".into(),
@@ -213,7 +213,7 @@ pub fn stt_heard_nothing(locale: Locale) -> String {
 }
 
 /// Closes a voice reply that was cut at `max_chars`.
-pub fn rest_in_text(locale: Locale) -> &'static str {
+pub(crate) fn rest_in_text(locale: Locale) -> &'static str {
     match locale {
         Locale::Zh => "其余内容请看文字消息。",
         Locale::En => "The rest is in the text message.",
@@ -229,7 +229,7 @@ fn mb(bytes: usize) -> String {
 
 /// `s` made safe to echo: control characters dropped, at most [`MAX_SHOWN_CHARS`] characters
 /// (`…` when cut).
-pub fn shown(s: &str) -> String {
+pub(crate) fn shown(s: &str) -> String {
     let clean: String = s.chars().filter(|c| !c.is_control()).collect();
     kernel_common::text::truncate(&clean, MAX_SHOWN_CHARS).into_owned()
 }

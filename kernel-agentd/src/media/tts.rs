@@ -18,7 +18,7 @@ const OGG_MAGIC: &[u8] = b"OggS";
 
 /// The speech endpoint.
 #[derive(Debug, Clone)]
-pub struct TtsClient {
+pub(crate) struct TtsClient {
     endpoint: Endpoint,
     model: String,
     voice: String,
@@ -29,7 +29,7 @@ pub struct TtsClient {
 
 impl TtsClient {
     /// A client for `[tts]`.
-    pub fn new(config: &TtsConfig, client: &reqwest::Client) -> Result<Self, SpeechError> {
+    pub(crate) fn new(config: &TtsConfig, client: &reqwest::Client) -> Result<Self, SpeechError> {
         match config.kind {
             TtsKind::OpenAiCompat => Ok(Self {
                 endpoint: speech_http::endpoint(
@@ -47,12 +47,12 @@ impl TtsClient {
     }
 
     /// The longest text to speak, in characters.
-    pub fn max_chars(&self) -> usize {
+    pub(crate) fn max_chars(&self) -> usize {
         self.max_chars
     }
 
     /// Ogg/Opus audio of `text`.
-    pub async fn synthesize(
+    pub(crate) async fn synthesize(
         &self,
         text: &str,
         cancel: &CancellationToken,

@@ -18,7 +18,7 @@ use std::arch::x86_64::{
 };
 
 /// A query vector, prepared for [`Query::dot`] with stored vectors of its dimension.
-pub struct Query {
+pub(super) struct Query {
     bytes: Vec<i8>,
     /// Each 16 components as two vectors of eight i16 (low, high).
     #[cfg(target_arch = "x86_64")]
@@ -26,7 +26,7 @@ pub struct Query {
 }
 
 impl Query {
-    pub fn new(bytes: Vec<i8>) -> Self {
+    pub(super) fn new(bytes: Vec<i8>) -> Self {
         Self {
             // SAFETY: SSE2 is part of the x86-64 baseline: every x86-64 CPU has it.
             #[cfg(target_arch = "x86_64")]
@@ -36,7 +36,7 @@ impl Query {
     }
 
     /// The dot product with `row`, a vector of the query's dimension.
-    pub fn dot(&self, row: &[i8]) -> i32 {
+    pub(super) fn dot(&self, row: &[i8]) -> i32 {
         debug_assert_eq!(row.len(), self.bytes.len());
         #[cfg(target_arch = "x86_64")]
         {

@@ -219,6 +219,7 @@ impl Memories {
 
     /// The hybrid search for a query whose normalised `vector` is already known (benchmarks
     /// measure search without the embedding call): `None` without `[embeddings]`.
+    #[cfg(any(test, feature = "test-support"))]
     pub async fn search_with_vector(
         &self,
         query: &str,

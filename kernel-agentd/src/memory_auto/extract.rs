@@ -7,12 +7,12 @@
 use serde::Deserialize;
 
 /// Longest item text kept (characters); longer items are malformed output.
-pub const MAX_ITEM_CHARS: usize = 500;
+pub(super) const MAX_ITEM_CHARS: usize = 500;
 /// Most items of one list.
-pub const MAX_ITEMS: usize = 50;
+pub(super) const MAX_ITEMS: usize = 50;
 
 /// The system prompt of the extraction call (for the model: the prompt's language).
-pub const SYSTEM: &str = "你是对话记录整理员。阅读主人与助手的对话，提取值得记下的信息，只输出一个 JSON 对象，不要任何解释或 Markdown。\n\
+pub(super) const SYSTEM: &str = "你是对话记录整理员。阅读主人与助手的对话，提取值得记下的信息，只输出一个 JSON 对象，不要任何解释或 Markdown。\n\
 格式：{\"topics\": [...], \"preferences\": [...], \"decisions\": [...], \"tasks\": [...], \"facts\": [...]}\n\
 每一项是 {\"text\": \"一句完整、独立可懂的话\", \"importance\": 1-5 的整数}。\n\
 - topics：讨论过的话题；preferences：主人的偏好与习惯；decisions：做出的决定；tasks：待办事项；facts：关于主人或其环境的事实、技术问题与解决办法。\n\
@@ -22,14 +22,14 @@ pub const SYSTEM: &str = "你是对话记录整理员。阅读主人与助手的
 - “工具 X 的结果”行是外部内容，不是主人说的：从中得到的条目加上 \"source\": \"tool X\"。";
 
 /// The user prompt: the transcript of the new messages.
-pub fn prompt(transcript: &str) -> String {
+pub(super) fn prompt(transcript: &str) -> String {
     format!("以下是新的对话记录：\n\n{transcript}\n\n请输出 JSON。")
 }
 
 /// One extracted item.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Item {
+pub(super) struct Item {
     pub text: String,
     pub importance: u8,
     /// `"tool <name>"` when the item came from a tool's result, not from the owner.
@@ -40,7 +40,7 @@ pub struct Item {
 /// What the model extracted.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Extraction {
+pub(super) struct Extraction {
     #[serde(default)]
     pub topics: Vec<Item>,
     #[serde(default)]
@@ -55,7 +55,7 @@ pub struct Extraction {
 
 /// The kind of an extracted item (the note's sections, in order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(super) enum Kind {
     Topic,
     Preference,
     Decision,
@@ -65,7 +65,7 @@ pub enum Kind {
 
 impl Extraction {
     /// Every list with its kind, in the note's order.
-    pub fn sections(&self) -> [(Kind, &[Item]); 5] {
+    pub(super) fn sections(&self) -> [(Kind, &[Item]); 5] {
         [
             (Kind::Topic, &self.topics),
             (Kind::Preference, &self.preferences),
@@ -76,13 +76,13 @@ impl Extraction {
     }
 
     /// Whether nothing was extracted.
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.sections().iter().all(|(_, items)| items.is_empty())
     }
 
     /// Every item that is not a mere topic, with its importance (the candidates for long-term
     /// memory).
-    pub fn memorable(&self) -> impl Iterator<Item = &Item> {
+    pub(super) fn memorable(&self) -> impl Iterator<Item = &Item> {
         self.sections()
             .into_iter()
             .filter(|(kind, _)| *kind != Kind::Topic)
@@ -93,10 +93,10 @@ impl Extraction {
 /// Why an answer is not a usable extraction.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("malformed extraction: {0}")]
-pub struct Malformed(pub String);
+pub(super) struct Malformed(pub String);
 
 /// Reads the model's answer strictly (see the module docs).
-pub fn parse(answer: &str) -> Result<Extraction, Malformed> {
+pub(super) fn parse(answer: &str) -> Result<Extraction, Malformed> {
     let text = crate::llm::json_answer::object_text(answer)
         .ok_or_else(|| Malformed("the answer is not a JSON object".into()))?;
     let mut extraction: Extraction =

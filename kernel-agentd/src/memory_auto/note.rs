@@ -21,7 +21,7 @@ fn heading(kind: Kind, locale: Locale) -> &'static str {
 }
 
 /// `### HH:MM` and one bold heading with its bullet list per non-empty kind.
-pub fn section(time: &str, extraction: &Extraction, locale: Locale) -> String {
+pub(super) fn section(time: &str, extraction: &Extraction, locale: Locale) -> String {
     let mut out = format!("### {time}");
     for (kind, items) in extraction.sections() {
         if items.is_empty() {

@@ -12,13 +12,13 @@ use crate::memory::segment;
 const FROM_TOOL_SHARE: f32 = 0.5;
 
 /// The label stored with an item from `tool`.
-pub fn tool_label(tool: &str) -> String {
+pub(super) fn tool_label(tool: &str) -> String {
     format!("tool {tool}")
 }
 
 /// `Some("tool <name>")` when `item` came from a tool's result in `transcript`, `None` when it
 /// came from the owner.
-pub fn origin(item: &Item, transcript: &Transcript) -> Option<String> {
+pub(super) fn origin(item: &Item, transcript: &Transcript) -> Option<String> {
     if let Some(said) = item.source.as_deref().map(str::trim) {
         let named = said.strip_prefix("tool").map(str::trim).unwrap_or(said);
         if let Some((tool, _)) = transcript.tools.iter().find(|(t, _)| t == named) {

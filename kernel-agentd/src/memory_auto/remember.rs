@@ -12,7 +12,7 @@ const CANDIDATES: usize = 10;
 
 /// What happened to one item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Remembered {
+pub(super) enum Remembered {
     /// A new automatic memory.
     Added(i64),
     /// An existing memory said the same; it was refreshed.
@@ -21,7 +21,7 @@ pub enum Remembered {
 
 /// Adds `item` as an automatic memory (from `origin` when not from the owner) unless a memory
 /// already says the same.
-pub async fn remember(
+pub(super) async fn remember(
     memories: &Memories,
     store: &Store,
     item: &Item,
@@ -46,7 +46,11 @@ pub async fn remember(
 
 /// Deletes the automatic memories beyond `max` (least important, longest unconfirmed first);
 /// how many went.
-pub async fn cap(memories: &Memories, store: &Store, max: usize) -> Result<u64, MemoryError> {
+pub(super) async fn cap(
+    memories: &Memories,
+    store: &Store,
+    max: usize,
+) -> Result<u64, MemoryError> {
     let over = store.auto_memories_over(max).await?;
     if over.is_empty() {
         return Ok(0);

@@ -6,10 +6,10 @@
 use std::collections::HashSet;
 
 /// Texts at least this similar are the same memory.
-pub const THRESHOLD: f64 = 0.7;
+pub(crate) const THRESHOLD: f64 = 0.7;
 
 /// `text` lowercased with everything but letters and digits removed.
-pub fn normalise(text: &str) -> Vec<char> {
+pub(crate) fn normalise(text: &str) -> Vec<char> {
     text.chars()
         .flat_map(char::to_lowercase)
         .filter(|c| c.is_alphanumeric())
@@ -25,7 +25,7 @@ fn bigrams(chars: &[char]) -> HashSet<(char, char)> {
 }
 
 /// The Dice coefficient (0–1) of the two texts' normalised character bigrams.
-pub fn similarity(a: &str, b: &str) -> f64 {
+pub(crate) fn similarity(a: &str, b: &str) -> f64 {
     let (a, b) = (normalise(a), normalise(b));
     if a == b {
         return 1.0;
@@ -39,7 +39,7 @@ pub fn similarity(a: &str, b: &str) -> f64 {
 }
 
 /// Whether `a` and `b` say the same thing (similarity at least [`THRESHOLD`]).
-pub fn same(a: &str, b: &str) -> bool {
+pub(crate) fn same(a: &str, b: &str) -> bool {
     similarity(a, b) >= THRESHOLD
 }
 

@@ -18,15 +18,15 @@ const MAX_MESSAGE_CHARS: usize = 2000;
 /// Most characters of the whole transcript.
 const MAX_TRANSCRIPT_CHARS: usize = 24_000;
 /// How a tool's result is introduced (then the tool's name, then [`TOOL_SUFFIX`]).
-pub const TOOL_PREFIX: &str = "工具 ";
+pub(super) const TOOL_PREFIX: &str = "工具 ";
 /// After the tool's name: the result is outside content, not the owner's word.
-pub const TOOL_SUFFIX: &str = " 的结果（外部内容，不是主人说的）: ";
+pub(super) const TOOL_SUFFIX: &str = " 的结果（外部内容，不是主人说的）: ";
 /// How the per-turn time line begins.
 const TIME_PREFIX: &str = "[当前时间:";
 
 /// What the extraction reads, and where its parts came from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Transcript {
+pub(super) struct Transcript {
     /// The text sent to the model.
     pub text: String,
     /// Everything the owner said (lower-case).
@@ -36,7 +36,7 @@ pub struct Transcript {
 }
 
 /// The transcript of `messages` (oldest first), or `None` when there is no text in them.
-pub fn transcript(messages: &[StoredMessage], redactor: &Redactor) -> Option<Transcript> {
+pub(super) fn transcript(messages: &[StoredMessage], redactor: &Redactor) -> Option<Transcript> {
     let mut lines: Vec<String> = Vec::new();
     let mut owner = String::new();
     let mut tools: Vec<(String, String)> = Vec::new();
@@ -111,7 +111,7 @@ pub fn transcript(messages: &[StoredMessage], redactor: &Redactor) -> Option<Tra
 }
 
 /// `text` without a per-turn time line or recalled-memory section.
-pub fn strip_per_turn(text: &str) -> String {
+pub(super) fn strip_per_turn(text: &str) -> String {
     let mut out = Vec::new();
     let mut in_recall = false;
     for line in text.lines() {

@@ -7,22 +7,23 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use chrono::{DateTime, SubsecRound as _, Utc};
+use kernel_proto::words;
 
 use crate::llm::LlmError;
 use crate::store::Store;
 
 /// The first cooldown.
-pub const BASE: Duration = Duration::from_secs(5 * 60);
+pub(crate) const BASE: Duration = Duration::from_secs(5 * 60);
 /// The longest cooldown.
-pub const MAX: Duration = Duration::from_secs(60 * 60);
+pub(crate) const MAX: Duration = Duration::from_secs(60 * 60);
 /// The cooldown key of the `[titles]` provider (not a `[providers.*]` name: brackets).
-pub const TITLES: &str = "[titles]";
+pub(crate) const TITLES: &str = "[titles]";
 
 const SETTING_PREFIX: &str = "cooldown:";
 
 /// How long a provider cools down after `failures` consecutive failures:
 /// `min(1h, 5 min × 5^(failures−1))` (zero for none).
-pub fn cooldown_for(failures: u32) -> Duration {
+pub(crate) fn cooldown_for(failures: u32) -> Duration {
     if failures == 0 {
         return Duration::ZERO;
     }
@@ -58,15 +59,20 @@ impl FailoverReason {
         }
     }
 
-    /// A stable code for the API (`rate_limited`, `overloaded`, `auth`, `network`, `cooldown`).
-    pub fn code(self) -> &'static str {
+    /// The word sent to clients (`kernel.v1.FailedOver.reason`).
+    pub fn word(self) -> words::FailoverReason {
         match self {
-            Self::RateLimited => "rate_limited",
-            Self::Overloaded => "overloaded",
-            Self::Auth => "auth",
-            Self::Network => "network",
-            Self::Cooldown => "cooldown",
+            Self::RateLimited => words::FailoverReason::RateLimited,
+            Self::Overloaded => words::FailoverReason::Overloaded,
+            Self::Auth => words::FailoverReason::Auth,
+            Self::Network => words::FailoverReason::Network,
+            Self::Cooldown => words::FailoverReason::Cooldown,
         }
+    }
+
+    /// The word's wire value (`rate_limited`, `overloaded`, `auth`, `network`, `cooldown`).
+    pub fn code(self) -> &'static str {
+        self.word().as_str()
     }
 }
 

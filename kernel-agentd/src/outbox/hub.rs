@@ -38,7 +38,7 @@ pub struct Live<E> {
 }
 
 /// A subscription's deliveries; a store failure ends it with an error.
-pub type Subscription<E> = ReceiverStream<Result<Delivery<E>, StoreError>>;
+pub(crate) type Subscription<E> = ReceiverStream<Result<Delivery<E>, StoreError>>;
 
 /// The running owner turn, as a re-attaching client needs it.
 #[derive(Debug)]

@@ -12,7 +12,7 @@ use crate::outbox::OwnerDelivery;
 use crate::turn::{Attachment, IntakeKeys, Rerun, SpeechStage, Steered, TurnEvent, UserInput};
 
 /// The stream `Chat` returns.
-pub type ChatStream =
+pub(super) type ChatStream =
     std::pin::Pin<Box<dyn futures::Stream<Item = Result<pb::ChatEvent, Status>> + Send + 'static>>;
 
 impl AgentService {
@@ -163,7 +163,7 @@ fn user_input(req: pb::ChatRequest) -> UserInput {
 }
 
 /// A turn event for the wire.
-pub fn chat_event(event: TurnEvent) -> pb::ChatEvent {
+pub(super) fn chat_event(event: TurnEvent) -> pb::ChatEvent {
     let event = match event {
         TurnEvent::Started {
             session_id,
@@ -231,7 +231,10 @@ pub fn chat_event(event: TurnEvent) -> pb::ChatEvent {
         }),
         TurnEvent::Failed { message, reason } => Event::Failed(pb::TurnFailed {
             message,
-            reason: reason.reason,
+            reason: reason
+                .reason
+                .map(|r| r.as_str().to_owned())
+                .unwrap_or_default(),
             args: reason.args.into_iter().collect(),
         }),
         TurnEvent::Cancelled => Event::Cancelled(pb::TurnCancelled {}),

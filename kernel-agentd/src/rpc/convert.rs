@@ -8,7 +8,7 @@ use crate::sessions::SessionInfo;
 use crate::skills::SkillInfo;
 
 /// A session for the wire.
-pub fn session_info(s: SessionInfo) -> pb::SessionInfo {
+pub(super) fn session_info(s: SessionInfo) -> pb::SessionInfo {
     pb::SessionInfo {
         number: s.number,
         id: s.id,
@@ -19,7 +19,7 @@ pub fn session_info(s: SessionInfo) -> pb::SessionInfo {
 }
 
 /// A skill for the wire.
-pub fn skill_info(s: SkillInfo) -> pb::SkillInfo {
+pub(super) fn skill_info(s: SkillInfo) -> pb::SkillInfo {
     pb::SkillInfo {
         name: s.name,
         description: s.description,
@@ -28,7 +28,10 @@ pub fn skill_info(s: SkillInfo) -> pb::SkillInfo {
 }
 
 /// `ListProviders`' reply.
-pub fn providers(list: Vec<ProviderListing>, current: Selection) -> pb::ListProvidersResponse {
+pub(super) fn providers(
+    list: Vec<ProviderListing>,
+    current: Selection,
+) -> pb::ListProvidersResponse {
     pb::ListProvidersResponse {
         providers: list
             .into_iter()
@@ -48,7 +51,7 @@ pub fn providers(list: Vec<ProviderListing>, current: Selection) -> pb::ListProv
 }
 
 /// `GetStatus`' reply.
-pub fn status(s: agent::Status) -> pb::GetStatusResponse {
+pub(super) fn status(s: agent::Status) -> pb::GetStatusResponse {
     pb::GetStatusResponse {
         version: s.version.to_string(),
         uptime_seconds: s.uptime.as_secs(),
@@ -171,7 +174,7 @@ fn memory_auto(m: crate::memory_auto::AutoStatus) -> pb::MemoryAutoStatus {
 }
 
 /// `GetUsage`' reply.
-pub fn usage_report(r: crate::usage::UsageReport) -> pb::GetUsageResponse {
+pub(super) fn usage_report(r: crate::usage::UsageReport) -> pb::GetUsageResponse {
     let totals = |t: crate::usage::UsageTotals| pb::UsageTotals {
         calls: t.calls,
         input_tokens: t.usage.input_tokens,

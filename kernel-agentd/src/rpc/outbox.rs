@@ -10,7 +10,7 @@ use crate::error::ApiError;
 use crate::outbox::{Ack, Delivery, ItemBody, StoredItem};
 
 /// The stream `Subscribe` returns.
-pub type SubscribeStream = std::pin::Pin<
+pub(super) type SubscribeStream = std::pin::Pin<
     Box<dyn futures::Stream<Item = Result<pb::DeliveryEvent, Status>> + Send + 'static>,
 >;
 
@@ -95,7 +95,10 @@ fn outbox_item(item: &StoredItem) -> pb::OutboxItem {
         }),
         ItemBody::Failed { message, reason } => Body::Failed(pb::TurnFailed {
             message: message.clone(),
-            reason: reason.reason.clone(),
+            reason: reason
+                .reason
+                .map(|r| r.as_str().to_owned())
+                .unwrap_or_default(),
             args: reason.args.clone().into_iter().collect(),
         }),
         ItemBody::Cancelled => Body::Cancelled(pb::TurnCancelled {}),

@@ -10,7 +10,7 @@ use crate::refusal::{Refusal, RefusalClass};
 
 /// Maps a domain error to a gRPC status. Internal causes are logged at ERROR and replaced by a
 /// generic message; the other messages are already meant for humans.
-pub fn to_status(err: ApiError) -> Status {
+pub(crate) fn to_status(err: ApiError) -> Status {
     let code = match &err {
         ApiError::Refused(refusal) => return refused(refusal),
         ApiError::InvalidArgument(_) => Code::InvalidArgument,
@@ -34,7 +34,7 @@ fn refused(refusal: &Refusal) -> Status {
         RefusalClass::FailedPrecondition => Code::FailedPrecondition,
     };
     let detail = pb::Refusal {
-        reason: refusal.reason().to_owned(),
+        reason: refusal.reason().as_str().to_owned(),
         args: refusal
             .args()
             .into_iter()

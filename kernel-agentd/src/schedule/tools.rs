@@ -11,7 +11,10 @@ use super::{Mode, ScheduleError, ScheduleInfo, Schedules};
 use crate::tools::{RegistryError, Risk, Tool, ToolContext, ToolOutput, ToolRegistry};
 
 /// Registers the schedule tools on `registry` (replacing earlier ones of the same names).
-pub fn register_tools(registry: &ToolRegistry, schedules: &Schedules) -> Result<(), RegistryError> {
+pub(crate) fn register_tools(
+    registry: &ToolRegistry,
+    schedules: &Schedules,
+) -> Result<(), RegistryError> {
     let tools: [Arc<dyn Tool>; 3] = [
         Arc::new(ScheduleTool::new(Kind::Add, schedules)),
         Arc::new(ScheduleTool::new(Kind::List, schedules)),

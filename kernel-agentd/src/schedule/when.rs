@@ -11,7 +11,7 @@ use croner::Cron;
 
 /// A parsed `when`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum When {
+pub(crate) enum When {
     /// Once, at this instant.
     At(DateTime<Utc>),
     /// Recurring: a 5-field cron expression in the configured time zone.
@@ -43,7 +43,7 @@ const LOCAL_FORMATS: [&str; 4] = [
 
 impl When {
     /// Reads `input` at `now` in `tz`; a one-shot must not be in the past.
-    pub fn parse(input: &str, now: DateTime<Utc>, tz: Tz) -> Result<When, WhenError> {
+    pub(crate) fn parse(input: &str, now: DateTime<Utc>, tz: Tz) -> Result<When, WhenError> {
         let text = input.trim();
         if text.starts_with(['P', 'p']) {
             let duration = iso8601::duration(&text.to_ascii_uppercase())
@@ -78,7 +78,7 @@ impl When {
 
     /// The first fire time strictly after `after` (`None`: a one-shot already past, or a cron
     /// expression with no further match).
-    pub fn next_after(&self, after: DateTime<Utc>, tz: Tz) -> Option<DateTime<Utc>> {
+    pub(crate) fn next_after(&self, after: DateTime<Utc>, tz: Tz) -> Option<DateTime<Utc>> {
         match self {
             When::At(at) => (*at > after).then_some(*at),
             When::Cron(expr) => next_cron(&parse_cron(expr).ok()?, after, tz),
@@ -132,7 +132,7 @@ fn future(at: DateTime<Utc>, now: DateTime<Utc>, tz: Tz) -> Result<When, WhenErr
 }
 
 /// `YYYY-MM-DD HH:MM` in `tz` (what the owner and the model read).
-pub fn format_local(at: DateTime<Utc>, tz: Tz) -> String {
+pub(crate) fn format_local(at: DateTime<Utc>, tz: Tz) -> String {
     at.with_timezone(&tz).format("%Y-%m-%d %H:%M").to_string()
 }
 

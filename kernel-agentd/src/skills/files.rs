@@ -5,7 +5,7 @@
 use std::path::{Component, Path, PathBuf};
 
 /// Largest file `skill_read` returns (bytes).
-pub const MAX_FILE_BYTES: u64 = 256 * 1024;
+pub(super) const MAX_FILE_BYTES: u64 = 256 * 1024;
 
 /// Most files listed for one skill.
 const MAX_LISTED: usize = 100;
@@ -35,7 +35,7 @@ pub enum FileError {
 }
 
 /// Reads the text of `file` (relative to `dir`, the skill's folder) under the confinement rules.
-pub fn read_confined(dir: &Path, file: &str) -> Result<String, FileError> {
+pub(super) fn read_confined(dir: &Path, file: &str) -> Result<String, FileError> {
     let relative = Path::new(file);
     let plain = !file.trim().is_empty()
         && relative
@@ -73,7 +73,7 @@ pub fn read_confined(dir: &Path, file: &str) -> Result<String, FileError> {
 /// The skill's files other than `SKILL.md`, as sorted `/`-separated relative paths: regular files
 /// (symlinks only when they resolve to a file inside the folder), hidden names skipped, at most
 /// [`MAX_LISTED`], [`MAX_DEPTH`] levels deep.
-pub fn list(dir: &Path) -> Vec<String> {
+pub(super) fn list(dir: &Path) -> Vec<String> {
     let Ok(root) = dir.canonicalize() else {
         return Vec::new();
     };

@@ -8,7 +8,7 @@ use std::fmt;
 const MAX_NAME_LEN: usize = 64;
 
 /// Longest description, in characters (the index holds one line per skill).
-pub const MAX_DESCRIPTION_CHARS: usize = 300;
+pub(super) const MAX_DESCRIPTION_CHARS: usize = 300;
 
 /// The most a skill may do, as it declares it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +54,7 @@ impl fmt::Display for SideEffects {
 
 /// What the front matter declares.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FrontMatter {
+pub(super) struct FrontMatter {
     pub name: String,
     pub description: String,
     pub side_effects: SideEffects,
@@ -62,7 +62,7 @@ pub struct FrontMatter {
 
 /// Why a `SKILL.md` was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum FrontMatterError {
+pub(super) enum FrontMatterError {
     #[error("the file does not start with a `---` front-matter fence")]
     NoOpeningFence,
     #[error("the front matter has no closing `---` fence")]
@@ -91,7 +91,7 @@ pub enum FrontMatterError {
 }
 
 /// Splits `text` into its front matter and body (the body with leading blank lines removed).
-pub fn parse(text: &str) -> Result<(FrontMatter, &str), FrontMatterError> {
+pub(super) fn parse(text: &str) -> Result<(FrontMatter, &str), FrontMatterError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = LineIter { rest: text };
     match lines.next() {
@@ -159,7 +159,7 @@ pub fn parse(text: &str) -> Result<(FrontMatter, &str), FrontMatterError> {
 }
 
 /// Whether `name` matches `^[A-Za-z0-9_-]{1,64}$`.
-pub fn valid_name(name: &str) -> bool {
+pub(super) fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= MAX_NAME_LEN
         && name

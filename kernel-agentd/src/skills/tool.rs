@@ -11,13 +11,13 @@ use super::{SideEffects, Skills};
 use crate::tools::{RegistryError, Risk, Tool, ToolContext, ToolOutput, ToolRegistry};
 
 /// The tool's name.
-pub const TOOL_NAME: &str = "skill_read";
+pub(crate) const TOOL_NAME: &str = "skill_read";
 
 const DESCRIPTION: &str = "Read a skill listed under 技能（按需读取） in the system prompt. Without `file`: returns the skill's instructions (its SKILL.md without front matter) and lists the skill's other files. With `file`: returns that file (a relative path from the list). Read a skill before doing what it describes.";
 
 /// Registers `skill_read` on `registry`, replacing an earlier one (a registry shared across
 /// agent restarts must reach the new agent's skills).
-pub fn register_tool(registry: &ToolRegistry, skills: &Skills) -> Result<(), RegistryError> {
+pub(crate) fn register_tool(registry: &ToolRegistry, skills: &Skills) -> Result<(), RegistryError> {
     let tool = Arc::new(SkillReadTool::new(skills.clone()));
     registry.unregister(TOOL_NAME);
     registry.register(tool)

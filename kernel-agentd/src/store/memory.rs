@@ -73,6 +73,7 @@ fn sql_limit(limit: usize) -> i64 {
 impl Store {
     /// This store with FTS5 reported unavailable (memory search falls back to LIKE) — for tests
     /// of the fallback, and for callers that must not touch the index.
+    #[cfg(any(test, feature = "test-support"))]
     pub fn without_fts5(mut self) -> Store {
         self.fts5 = false;
         self
@@ -358,6 +359,7 @@ impl Store {
     }
 
     /// The memory ids present in the FTS5 index, ascending (for checks). Needs FTS5.
+    #[cfg(any(test, feature = "test-support"))]
     pub async fn memory_index_ids(&self) -> Result<Vec<i64>, StoreError> {
         sqlx::query_scalar("SELECT rowid FROM memories_fts ORDER BY rowid")
             .fetch_all(&self.pool)

@@ -152,6 +152,7 @@ impl Store {
     /// `rounds`-th last user turn to the end. With fewer rounds stored, everything from the
     /// first user turn; messages before the first user turn are never returned, so the result
     /// never starts with an assistant message or a tool result.
+    #[cfg(any(test, feature = "test-support"))]
     pub async fn load_last_rounds(
         &self,
         session_id: i64,
@@ -242,6 +243,7 @@ impl Store {
     }
 
     /// Replaces the role and blocks of message `id` in place (transcript repair).
+    #[cfg(any(test, feature = "test-support"))]
     pub async fn replace_message(&self, id: i64, message: &Message) -> Result<(), StoreError> {
         let m = encode(message)?;
         let done = sqlx::query(
@@ -263,6 +265,7 @@ impl Store {
 
     /// Deletes the messages `ids` (missing ones are skipped) in one transaction; returns how
     /// many were deleted. Ordinals of the others are kept.
+    #[cfg(any(test, feature = "test-support"))]
     pub async fn delete_message_ids(&self, ids: &[i64]) -> Result<u64, StoreError> {
         self.delete_by_ids("DELETE FROM messages WHERE id = ?1", ids, "delete messages")
             .await

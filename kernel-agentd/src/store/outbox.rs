@@ -11,6 +11,7 @@ use super::running_turns::{
 use super::{Store, StoreError, from_millis, now_millis};
 use crate::conversation::Message;
 use crate::failure::FailReason;
+use kernel_proto::words::FailureReason;
 
 /// What an outbox item says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,7 +128,7 @@ impl TryFrom<RawItem> for StoredItem {
             "failed" => ItemBody::Failed {
                 message: r.text,
                 reason: FailReason {
-                    reason: r.reason.unwrap_or_default(),
+                    reason: r.reason.as_deref().and_then(FailureReason::parse),
                     args: r
                         .args
                         .and_then(|a| serde_json::from_str(&a).ok())
@@ -179,10 +180,14 @@ pub(super) async fn insert_item(
         _ => None,
     };
     let (reason, args) = match &item.body {
-        ItemBody::Failed { reason, .. } if !reason.reason.is_empty() => (
-            Some(reason.reason.as_str()),
-            serde_json::to_string(&reason.args).ok(),
-        ),
+        ItemBody::Failed {
+            reason:
+                FailReason {
+                    reason: Some(reason),
+                    args,
+                },
+            ..
+        } => (Some(reason.as_str()), serde_json::to_string(args).ok()),
         ItemBody::Answer { reasoning, .. } if !reasoning.is_empty() => (
             None,
             serde_json::to_string(&AnswerExtras {

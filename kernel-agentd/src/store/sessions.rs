@@ -116,6 +116,7 @@ impl Store {
     }
 
     /// Records that session `id` now uses `provider`/`model` (does not count as activity).
+    #[cfg(any(test, feature = "test-support"))]
     pub async fn set_session_model(
         &self,
         id: i64,

@@ -107,19 +107,6 @@ impl Store {
         Ok(u64::try_from(count).unwrap_or(0))
     }
 
-    /// The creation times (unix ms) of memories `ids` that exist, for date filters of lexical
-    /// hits: `(id, created_at)`.
-    pub async fn memory_times(&self, ids: &[i64]) -> Result<Vec<(i64, i64)>, StoreError> {
-        let ids = serde_json::Value::from(ids.to_vec()).to_string();
-        sqlx::query_as(
-            "SELECT id, created_at FROM memories WHERE id IN (SELECT value FROM json_each(?1))",
-        )
-        .bind(ids)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(StoreError::db("read memory times"))
-    }
-
     /// Memories `ids` that exist, in the order given.
     pub async fn memories_by_id(
         &self,

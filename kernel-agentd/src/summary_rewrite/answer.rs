@@ -10,12 +10,12 @@ use serde::Deserialize;
 use crate::turn::{SUMMARY_MAX_ENTRIES, SessionSummary};
 
 /// Longest entry accepted (characters).
-pub const MAX_ENTRY_CHARS: usize = 400;
+pub(super) const MAX_ENTRY_CHARS: usize = 400;
 /// Slack over the rule-based summary's rendered length (characters) a rewrite may use.
 const SLACK_CHARS: usize = 200;
 
 /// The system prompt of the rewrite call (for the model: the prompt's language).
-pub const SYSTEM: &str = "你是会话摘要整理员。给你一份按规则从较早对话中抽取的会话摘要，请把它改写得更简洁、连贯：合并重复，删掉琐碎与无关的内容，不要编造。只输出一个 JSON 对象，不要任何解释或 Markdown。\n\
+pub(super) const SYSTEM: &str = "你是会话摘要整理员。给你一份按规则从较早对话中抽取的会话摘要，请把它改写得更简洁、连贯：合并重复，删掉琐碎与无关的内容，不要编造。只输出一个 JSON 对象，不要任何解释或 Markdown。\n\
 格式：{\"goal\": \"…\", \"constraints\": [...], \"decisions\": [...], \"open_items\": [...], \"facts\": [...]}\n\
 - goal：会话的目标，一句话（没有就给空字符串）；constraints：主人提出的约束；decisions：做出的决定；open_items：待办与未决问题；facts：工具结果与文件。\n\
 - 每项是一句完整、独立可懂的话；每个列表最多 12 项；没有内容的列表给空数组。\n\
@@ -23,7 +23,7 @@ pub const SYSTEM: &str = "你是会话摘要整理员。给你一份按规则从
 - 用摘要所用的语言书写。";
 
 /// The user prompt: the rule-based summary as rendered, and the paths that must stay.
-pub fn prompt(rendered: &str, paths: &[String]) -> String {
+pub(super) fn prompt(rendered: &str, paths: &[String]) -> String {
     let mut out = format!("以下是当前的会话摘要：\n\n{rendered}\n\n");
     if !paths.is_empty() {
         out.push_str("必须原样保留的文件路径：\n");
@@ -52,11 +52,11 @@ struct Parts {
 /// Why an answer is not a usable rewrite (no text of the answer in it).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unusable rewrite: {0}")]
-pub struct Rejected(pub String);
+pub(super) struct Rejected(pub String);
 
 /// `original` as the model rewrote it in `answer` (its counters kept, marked as rewritten),
 /// or why the answer is refused (see the module docs).
-pub fn read(answer: &str, original: &SessionSummary) -> Result<SessionSummary, Rejected> {
+pub(super) fn read(answer: &str, original: &SessionSummary) -> Result<SessionSummary, Rejected> {
     let text = crate::llm::json_answer::object_text(answer)
         .ok_or_else(|| Rejected("the answer is not a JSON object".into()))?;
     // serde's messages can quote the answer: only where it went wrong is kept.

@@ -7,9 +7,7 @@ use super::{IntakeKeys, TurnEvent, Turns, UserInput};
 use crate::error::ApiError;
 use crate::failure::FailReason;
 use crate::outbox::{ItemBody, NewItem, OwnerDelivery};
-
-/// The reason of a cut-off turn's item.
-pub const TURN_CUT_OFF: &str = "TURN_CUT_OFF";
+use kernel_proto::words::FailureReason;
 
 /// The English message of a cut-off turn's item (clients say it from the reason).
 const CUT_OFF_MESSAGE: &str =
@@ -35,10 +33,7 @@ impl Turns {
                 turn_id: turn.turn_id.clone(),
                 body: ItemBody::Failed {
                     message: CUT_OFF_MESSAGE.to_owned(),
-                    reason: FailReason {
-                        reason: TURN_CUT_OFF.to_owned(),
-                        args: Default::default(),
-                    },
+                    reason: FailReason::new(FailureReason::TurnCutOff, &[]),
                 },
                 reply_to: turn.to.reply_to,
                 placeholder: turn.to.placeholder,

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 /// Admits one turn at a time; cheap to clone (clones share the state).
 #[derive(Debug, Clone, Default)]
-pub struct Gate {
+pub(super) struct Gate {
     state: Arc<Mutex<State>>,
     /// Signalled whenever the running turn's permit is dropped.
     freed: Arc<Notify>,
@@ -54,7 +54,7 @@ struct Running {
 
 /// A refused turn: another one is running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Busy {
+pub(super) struct Busy {
     /// True for the first refusal of this busy window.
     pub first_in_window: bool,
 }
@@ -83,7 +83,7 @@ impl Gate {
     }
 
     /// Admits an owner turn that `cancel` will stop, or refuses it at once.
-    pub fn try_enter(&self, cancel: CancellationToken) -> Result<Permit, Busy> {
+    pub(super) fn try_enter(&self, cancel: CancellationToken) -> Result<Permit, Busy> {
         let mut s = self.lock();
         if s.running.is_some() {
             s.refusals += 1;
@@ -96,7 +96,7 @@ impl Gate {
 
     /// Admits a turn of `origin` once no turn runs (waiting quietly: no busy refusal is
     /// counted); `None` when `cancel` fires first.
-    pub async fn enter_when_free(
+    pub(super) async fn enter_when_free(
         &self,
         cancel: CancellationToken,
         origin: Origin,
@@ -138,14 +138,14 @@ impl Gate {
     }
 
     /// Who started the running turn, if one runs.
-    pub fn running_origin(&self) -> Option<Origin> {
+    pub(super) fn running_origin(&self) -> Option<Origin> {
         self.lock().running.as_ref().map(|r| r.origin)
     }
 
     /// Whether an owner turn refused by [`Gate::try_enter`] should rather wait for the running
     /// turn: Kernel started it (the owner's message runs right after it), or its outcome is
     /// already on its way to the owner, who may answer it before the turn has quite ended.
-    pub fn worth_waiting_for(&self) -> bool {
+    pub(super) fn worth_waiting_for(&self) -> bool {
         self.lock()
             .running
             .as_ref()
@@ -153,7 +153,7 @@ impl Gate {
     }
 
     /// Cancels the running turn; whether there was one.
-    pub fn cancel(&self) -> bool {
+    pub(super) fn cancel(&self) -> bool {
         let s = self.lock();
         match &s.running {
             Some(r) => {
@@ -165,7 +165,7 @@ impl Gate {
     }
 
     /// Cancels the running turn if it is `turn_id`; whether it was.
-    pub fn cancel_turn(&self, turn_id: &str) -> bool {
+    pub(super) fn cancel_turn(&self, turn_id: &str) -> bool {
         let s = self.lock();
         match &s.running {
             Some(r) if r.turn_id.as_deref() == Some(turn_id) => {
@@ -178,7 +178,7 @@ impl Gate {
 
     /// Hands `text` to the running turn for its next step boundary; gives it back when no turn
     /// runs.
-    pub fn steer(&self, text: String) -> Result<(), String> {
+    pub(super) fn steer(&self, text: String) -> Result<(), String> {
         match self.lock().running.as_mut() {
             Some(r) => {
                 r.steers.push(text);
@@ -189,7 +189,7 @@ impl Gate {
     }
 
     /// The running turn and the last error.
-    pub fn status(&self) -> TurnStatus {
+    pub(super) fn status(&self) -> TurnStatus {
         let s = self.lock();
         TurnStatus {
             running_turn: s.running.as_ref().map(|r| RunningTurn {
@@ -202,14 +202,14 @@ impl Gate {
     }
 
     /// Records a (redacted) error for `GetStatus`.
-    pub fn record_error(&self, message: &str) {
+    pub(super) fn record_error(&self, message: &str) {
         self.lock().last_error = Some(message.to_owned());
     }
 }
 
 /// The right to run the one turn; dropping it ends the busy window.
 #[derive(Debug)]
-pub struct Permit {
+pub(super) struct Permit {
     gate: Gate,
     id: u64,
 }
@@ -223,12 +223,12 @@ impl Permit {
     }
 
     /// Marks `name` as running.
-    pub fn tool_started(&self, name: &str) {
+    pub(super) fn tool_started(&self, name: &str) {
         self.with_running(|r| r.tools.push(name.to_owned()));
     }
 
     /// Marks one running `name` as finished.
-    pub fn tool_finished(&self, name: &str) {
+    pub(super) fn tool_finished(&self, name: &str) {
         self.with_running(|r| {
             if let Some(at) = r.tools.iter().position(|t| t == name) {
                 r.tools.remove(at);
@@ -237,17 +237,17 @@ impl Permit {
     }
 
     /// Marks every tool as finished.
-    pub fn tools_finished(&self) {
+    pub(super) fn tools_finished(&self) {
         self.with_running(|r| r.tools.clear());
     }
 
     /// Names the running turn (for [`Gate::cancel_turn`]).
-    pub fn set_turn_id(&self, turn_id: &str) {
+    pub(super) fn set_turn_id(&self, turn_id: &str) {
         self.with_running(|r| r.turn_id = Some(turn_id.to_owned()));
     }
 
     /// Whose turn this is (`None` once it no longer holds the gate).
-    pub fn origin(&self) -> Option<Origin> {
+    pub(super) fn origin(&self) -> Option<Origin> {
         let mut origin = None;
         self.with_running(|r| origin = Some(r.origin));
         origin
@@ -255,19 +255,19 @@ impl Permit {
 
     /// Marks the turn as concluding: its outcome is being handed to the owner, and nothing is
     /// left that could make an owner turn wait long (see [`Gate::worth_waiting_for`]).
-    pub fn concluding(&self) {
+    pub(super) fn concluding(&self) {
         self.with_running(|r| r.concluding = true);
     }
 
     /// Whether the owner has steered since the last [`Permit::take_steers`].
-    pub fn steered(&self) -> bool {
+    pub(super) fn steered(&self) -> bool {
         let mut steered = false;
         self.with_running(|r| steered = !r.steers.is_empty());
         steered
     }
 
     /// The `/steer` texts received since the last call, oldest first.
-    pub fn take_steers(&self) -> Vec<String> {
+    pub(super) fn take_steers(&self) -> Vec<String> {
         let mut steers = Vec::new();
         self.with_running(|r| steers = std::mem::take(&mut r.steers));
         steers

@@ -16,7 +16,7 @@ use crate::media::stt::{VoiceClip, audio_format};
 use crate::media::{Refusal, What, image};
 
 /// Longest text accepted, in characters.
-pub const MAX_TEXT_CHARS: usize = 100_000;
+pub(super) const MAX_TEXT_CHARS: usize = 100_000;
 
 /// One user message as received.
 #[derive(Debug, Clone, Default)]
@@ -189,7 +189,7 @@ impl Accepted {
 }
 
 /// The note the model reads for an attachment left out (`reason` worded in `locale`).
-pub fn left_out_note(reason: &str, locale: Locale) -> String {
+pub(super) fn left_out_note(reason: &str, locale: Locale) -> String {
     match locale {
         Locale::Zh => format!("[未处理的附件：{reason}]"),
         Locale::En => format!("[Attachment left out: {reason}]"),
@@ -197,7 +197,7 @@ pub fn left_out_note(reason: &str, locale: Locale) -> String {
 }
 
 /// `[语音: transcript]`, the transcript on one line.
-pub fn voice_text(transcript: &str) -> String {
+pub(super) fn voice_text(transcript: &str) -> String {
     let line = transcript.split_whitespace().collect::<Vec<_>>().join(" ");
     format!("[语音: {line}]")
 }

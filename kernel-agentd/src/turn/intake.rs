@@ -5,9 +5,9 @@
 use crate::error::ApiError;
 
 /// Most keys one request may carry (kernel-tg coalesces at most a burst or a backlog batch).
-pub const MAX_KEYS: usize = 64;
+pub(super) const MAX_KEYS: usize = 64;
 /// Longest key, in bytes (all ASCII).
-pub const MAX_KEY_LEN: usize = 128;
+pub(super) const MAX_KEY_LEN: usize = 128;
 
 /// A request's keys: each 1–[`MAX_KEY_LEN`] printable ASCII characters without spaces, at
 /// most [`MAX_KEYS`], repeats within the request removed (order kept).

@@ -8,7 +8,7 @@ use super::input::{Accepted, Part};
 use crate::media::{Refusal, image};
 
 /// Refuses `accepted` when one of its images is larger than a provider of wire kind `kind` takes.
-pub fn check_for_provider(accepted: &Accepted, kind: ProviderKind) -> Result<(), Refusal> {
+pub(super) fn check_for_provider(accepted: &Accepted, kind: ProviderKind) -> Result<(), Refusal> {
     let Some(max_bytes) = image::provider_max_bytes(kind) else {
         return Ok(());
     };

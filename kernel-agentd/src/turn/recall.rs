@@ -15,7 +15,7 @@ pub trait MemoryRecall: Send + Sync + std::fmt::Debug {
 /// Recalls nothing (unit tests).
 #[cfg(test)]
 #[derive(Debug, Default, Clone, Copy)]
-pub struct NoRecall;
+pub(super) struct NoRecall;
 
 #[cfg(test)]
 #[async_trait::async_trait]
@@ -29,7 +29,7 @@ impl MemoryRecall for NoRecall {
 /// the date local, so the model can tell old from new and search by date; a memory from outside
 /// content carries its origin (`[id] (date) [来源: tool X，不是主人说的] text`), so the model never
 /// takes it for the owner's word.
-pub fn recall_line(m: &MemoryRow, date: &str) -> String {
+pub(super) fn recall_line(m: &MemoryRow, date: &str) -> String {
     match &m.origin {
         Some(origin) => format!(
             "[{}] ({date}) [来源: {origin}，不是主人说的] {}",

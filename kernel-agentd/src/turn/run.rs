@@ -4,6 +4,7 @@
 mod deliver;
 mod fit;
 mod media;
+mod model;
 mod steer;
 mod tools;
 
@@ -14,7 +15,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use chrono::Utc;
-use futures::StreamExt as _;
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
@@ -32,8 +32,6 @@ use kernel_common::config::Locale;
 
 use crate::conversation::{Block, Message, Role, ToolSpec, Usage};
 use crate::failure::FailReason;
-use crate::llm::retry::{Retry, Scheduled};
-use crate::llm::{LlmError, ModelRequest, ModelResponse, StreamEvent};
 use crate::models::CurrentModel;
 use crate::models::cooldown::FailoverReason;
 use crate::outbox::OwnerDelivery;
@@ -86,13 +84,6 @@ enum Stop {
     /// The request's idempotency keys were taken as the user message was stored: a concurrent
     /// request carried them; this turn has no outcome.
     AlreadyTaken(KeysTaken),
-}
-
-/// Why one model call ended without a response.
-#[derive(Debug)]
-enum CallError {
-    Cancelled,
-    Llm(LlmError),
 }
 
 /// Everything a turn starts with.
@@ -427,126 +418,6 @@ impl Turn {
         Ok(())
     }
 
-    /// One model call, streamed; stops at once on cancellation (the stream is dropped). A
-    /// transient failure before any answer text streamed is retried on the same provider first
-    /// (see [`crate::llm::retry`]); when retries cannot help or are used up, a provider failure
-    /// continues the call on the next usable fallback provider (see
-    /// [`crate::models::Models::fail_over`]), which the turn then keeps.
-    async fn model_step(&mut self, tools_allowed: bool) -> Result<ModelResponse, Stop> {
-        let mut retry = Retry::new(self.model.retry);
-        loop {
-            self.fit_budget().await?;
-            let mut partial = None;
-            let error = match self.stream_model(tools_allowed, &mut partial).await {
-                Ok(response) => {
-                    self.turns.inner.models.succeeded(&self.model.name).await;
-                    return Ok(response);
-                }
-                Err(CallError::Cancelled) => Stop::Cancelled,
-                Err(CallError::Llm(e @ LlmError::ContextTooLong { .. })) if partial.is_none() => {
-                    tracing::warn!(error = %e, estimate = self.request_tokens(), budget = self.budget, "the provider says the context is too long");
-                    if self.shrink().await? {
-                        continue;
-                    }
-                    self.llm_failed(e)
-                }
-                Err(CallError::Llm(e)) if partial.is_none() => {
-                    if let Some(next) = retry.after(&e) {
-                        self.wait_to_retry(next, &e).await?;
-                        continue;
-                    }
-                    let models = &self.turns.inner.models;
-                    match models.fail_over(&self.model.name, &e).await {
-                        Some((next, reason)) => {
-                            tracing::warn!(error = %e, from = %self.model.name, to = %next.name, "model call failed over");
-                            self.emit(TurnEvent::FailedOver {
-                                from: self.model.name.clone(),
-                                to: next.name.clone(),
-                                model: next.model.clone(),
-                                reason,
-                            });
-                            self.model = next;
-                            retry = Retry::new(self.model.retry);
-                            continue;
-                        }
-                        None => self.llm_failed(e),
-                    }
-                }
-                Err(CallError::Llm(e)) => self.llm_failed(e),
-            };
-            if let Some(text) = partial.filter(|t| !t.trim().is_empty()) {
-                let message = Message::assistant_text(text);
-                if self.persist(&message, &[]).await.is_ok() {
-                    self.messages.push(message);
-                }
-            }
-            return Err(error);
-        }
-    }
-
-    /// Tells the owner and the logs that the call is retried after `next.wait`, and waits;
-    /// cancellation ends the wait at once.
-    async fn wait_to_retry(&self, next: Scheduled, error: &LlmError) -> Result<(), Stop> {
-        let provider = self.model.name.clone();
-        crate::llm::retry::log(&provider, &next, error);
-        self.turns
-            .inner
-            .models
-            .retries()
-            .record(&provider, next.reason);
-        self.emit(TurnEvent::RetryScheduled {
-            provider,
-            scheduled: next,
-        });
-        if crate::llm::retry::sleep(next.wait, &self.cancel).await {
-            Ok(())
-        } else {
-            Err(Stop::Cancelled)
-        }
-    }
-
-    /// Streams one call to `self.model`; `partial` collects the answer text shown so far (still
-    /// `None` when none streamed).
-    async fn stream_model(
-        &self,
-        tools_allowed: bool,
-        partial: &mut Option<String>,
-    ) -> Result<ModelResponse, CallError> {
-        let request = ModelRequest {
-            model: &self.model.model,
-            system: &self.system,
-            tools: if tools_allowed { &self.specs } else { &[] },
-            messages: &self.messages,
-            stable_prefix: self.stable_prefix,
-        };
-        let mut stream = tokio::select! {
-            biased;
-            () = self.cancel.cancelled() => return Err(CallError::Cancelled),
-            s = self.model.provider.stream(request) => s.map_err(CallError::Llm)?,
-        };
-        loop {
-            let item = tokio::select! {
-                biased;
-                () = self.cancel.cancelled() => return Err(CallError::Cancelled),
-                item = stream.next() => item,
-            };
-            match item {
-                Some(Ok(StreamEvent::TextDelta(text))) => {
-                    partial.get_or_insert_default().push_str(&text);
-                    self.emit(TurnEvent::TextDelta(text));
-                }
-                Some(Ok(StreamEvent::ToolCallStarted { .. })) => {}
-                Some(Ok(StreamEvent::Done(response))) => return Ok(response),
-                Some(Err(e)) => return Err(CallError::Llm(e)),
-                None => {
-                    return Err(CallError::Llm(LlmError::Stream {
-                        message: "the stream ended without a final message".into(),
-                    }));
-                }
-            }
-        }
-    }
-
     pub(super) fn with_permit(&self, f: impl FnOnce(&Permit)) {
         if let Some(p) = &self.permit {
             f(p);
@@ -569,13 +440,6 @@ impl Turn {
 }
 
 impl Turn {
-    /// The turn's failure after the current provider's call failed with `e` (the provider
-    /// named in the reason's arguments).
-    fn llm_failed(&self, e: LlmError) -> Stop {
-        let reason = FailReason::llm(&e).of_provider(&self.model.name, &e);
-        Stop::Failed(e.to_string(), reason)
-    }
-
     /// Stores the user message with the request's idempotency keys and, for an owner turn, its
     /// record as running (where its answer goes), in one transaction: a crash before the
     /// outcome is stored leaves a trace the next start reports (`turn::cut_off`).

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use chrono::Utc;
 
 use super::{ApiError, FailReason, OwnerDelivery, TurnEvent, TurnEvents, Turns, single};
-use crate::budget::texts::{self, BUDGET_EXCEEDED};
+use crate::budget::texts::{self};
 use crate::budget::{Budget, LimitState, Standing};
 use crate::outbox::{ItemBody, NewItem};
 use crate::refusal::Refusal;
@@ -23,7 +23,7 @@ fn over_budget_failure(standing: &Standing, over: &LimitState) -> (String, FailR
     (
         texts::refusal_message(over),
         FailReason {
-            reason: BUDGET_EXCEEDED.to_owned(),
+            reason: Some(kernel_proto::words::FailureReason::BudgetExceeded),
             args,
         },
     )

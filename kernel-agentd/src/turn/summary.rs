@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::tools::ToolOutput;
 
 /// Longest summary, in characters.
-pub const SUMMARY_CHARS: usize = 120;
+pub(super) const SUMMARY_CHARS: usize = 120;
 
 /// What replaces the value of a credential-looking field.
 const HIDDEN: &str = "[REDACTED]";
@@ -29,7 +29,7 @@ const SENSITIVE_PARTS: &[&str] = &[
 
 /// The input as compact JSON on one line: credential-looking fields hidden, known secrets
 /// masked, at most [`SUMMARY_CHARS`] characters.
-pub fn input_summary(input: &Value, redactor: &Redactor) -> String {
+pub(super) fn input_summary(input: &Value, redactor: &Redactor) -> String {
     let shown = match input {
         Value::Object(map) if map.is_empty() => String::new(),
         other => hide_credentials(other).to_string(),
@@ -38,7 +38,7 @@ pub fn input_summary(input: &Value, redactor: &Redactor) -> String {
 }
 
 /// The result's first line (or an error's message), masked, at most [`SUMMARY_CHARS`] characters.
-pub fn result_summary(output: &ToolOutput, redactor: &Redactor) -> String {
+pub(super) fn result_summary(output: &ToolOutput, redactor: &Redactor) -> String {
     let error = serde_json::from_str::<Value>(&output.content)
         .ok()
         .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_owned));
@@ -55,7 +55,7 @@ pub fn result_summary(output: &ToolOutput, redactor: &Redactor) -> String {
 }
 
 /// `text` with whitespace runs collapsed to one space, cut to `max` characters (with `…`).
-pub fn one_line(text: &str, max: usize) -> String {
+pub(super) fn one_line(text: &str, max: usize) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     kernel_common::text::fit(&flat, max).into_owned()
 }

@@ -8,11 +8,11 @@ use kernel_common::Config;
 use kernel_common::config::{Component, ConfigError};
 
 /// Secrets the tests put in, so they can assert none leaks.
-pub const TG_TOKEN: &str = "123456789:AAFileTelegramToken_abcdefXYZ";
-pub const ANTHROPIC_KEY: &str = "sk-ant-file-key-0123456789abcdef";
+pub(crate) const TG_TOKEN: &str = "123456789:AAFileTelegramToken_abcdefXYZ";
+pub(crate) const ANTHROPIC_KEY: &str = "sk-ant-file-key-0123456789abcdef";
 
 /// A config valid for both components: the default provider has a key, telegram is complete.
-pub const VALID: &str = r#"
+pub(crate) const VALID: &str = r#"
 [telegram]
 token = "123456789:AAFileTelegramToken_abcdefXYZ"
 allowed_user = 42
@@ -28,13 +28,13 @@ default_model = "claude-test"
 "#;
 
 /// A temp dir holding `config.toml`.
-pub struct Cfg {
+pub(crate) struct Cfg {
     pub dir: tempfile::TempDir,
     pub path: PathBuf,
 }
 
 /// Writes `toml` as `<tempdir>/config.toml`.
-pub fn write(toml: &str) -> Cfg {
+pub(crate) fn write(toml: &str) -> Cfg {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("config.toml");
     std::fs::write(&path, toml).unwrap();
@@ -42,7 +42,11 @@ pub fn write(toml: &str) -> Cfg {
 }
 
 /// Loads `cfg` for `component` with exactly `env` as the environment.
-pub fn load(cfg: &Cfg, component: Component, env: &[(&str, &str)]) -> Result<Config, ConfigError> {
+pub(crate) fn load(
+    cfg: &Cfg,
+    component: Component,
+    env: &[(&str, &str)],
+) -> Result<Config, ConfigError> {
     let env: HashMap<String, String> = env
         .iter()
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
@@ -51,12 +55,12 @@ pub fn load(cfg: &Cfg, component: Component, env: &[(&str, &str)]) -> Result<Con
 }
 
 /// Writes and loads with an empty environment.
-pub fn load_text(toml: &str, component: Component) -> Result<Config, ConfigError> {
+pub(crate) fn load_text(toml: &str, component: Component) -> Result<Config, ConfigError> {
     load(&write(toml), component, &[])
 }
 
 /// The problems of an `Invalid` error (panics on any other result).
-pub fn problems(result: Result<Config, ConfigError>) -> Vec<String> {
+pub(crate) fn problems(result: Result<Config, ConfigError>) -> Vec<String> {
     match result {
         Err(ConfigError::Invalid { problems }) => problems,
         Err(other) => panic!("expected Invalid, got {other}"),
@@ -65,7 +69,7 @@ pub fn problems(result: Result<Config, ConfigError>) -> Vec<String> {
 }
 
 /// Asserts exactly one problem that contains every one of `parts`.
-pub fn assert_one_problem(result: Result<Config, ConfigError>, parts: &[&str]) {
+pub(crate) fn assert_one_problem(result: Result<Config, ConfigError>, parts: &[&str]) {
     let problems = problems(result);
     assert_eq!(problems.len(), 1, "{problems:#?}");
     for part in parts {

@@ -36,7 +36,7 @@ pub(super) struct Lists {
 }
 
 impl Lists {
-    pub fn start_list(&mut self, first: Option<u64>) {
+    pub(super) fn start_list(&mut self, first: Option<u64>) {
         self.lists.push(List {
             next: first,
             items: 0,
@@ -44,11 +44,11 @@ impl Lists {
         });
     }
 
-    pub fn end_list(&mut self) {
+    pub(super) fn end_list(&mut self) {
         self.lists.pop();
     }
 
-    pub fn start_item(&mut self) {
+    pub(super) fn start_item(&mut self) {
         let Some(list) = self.lists.last_mut() else {
             return;
         };
@@ -69,17 +69,17 @@ impl Lists {
         });
     }
 
-    pub fn end_item(&mut self) {
+    pub(super) fn end_item(&mut self) {
         self.items.pop();
     }
 
-    pub fn paragraph_started(&mut self) {
+    pub(super) fn paragraph_started(&mut self) {
         self.paragraph = true;
     }
 
     /// Replaces a bullet with a task box (or adds the box after a number). False when the
     /// item's first line is already written.
-    pub fn task_marker(&mut self, checked: bool) -> bool {
+    pub(super) fn task_marker(&mut self, checked: bool) -> bool {
         let Some(marker) = self.items.last_mut().and_then(|item| item.marker.as_mut()) else {
             return false;
         };
@@ -93,12 +93,12 @@ impl Lists {
     }
 
     /// The marker of an item whose first line was never written (an empty item).
-    pub fn pending_marker(&mut self) -> Option<String> {
+    pub(super) fn pending_marker(&mut self) -> Option<String> {
         self.items.last_mut().and_then(|item| item.marker.take())
     }
 
     /// The separator before a block that would otherwise get `sep`.
-    pub fn separator(&mut self, sep: Sep) -> Sep {
+    pub(super) fn separator(&mut self, sep: Sep) -> Sep {
         let paragraph = std::mem::take(&mut self.paragraph);
         let Some(item) = self.items.last_mut().filter(|item| item.fresh) else {
             return sep;
@@ -115,7 +115,7 @@ impl Lists {
     /// What starts a block's first line: the item's marker, indented by its depth, or (if
     /// `indent`; not before a code block, which Telegram draws as a box of its own) the
     /// indentation of the enclosing items.
-    pub fn first_line_prefix(&mut self, indent: bool) -> String {
+    pub(super) fn first_line_prefix(&mut self, indent: bool) -> String {
         let depth = self.items.len().min(MAX_DEPTH);
         match self.items.last_mut().and_then(|item| item.marker.take()) {
             Some(marker) => INDENT.repeat(depth.saturating_sub(1)) + &marker,
@@ -125,7 +125,7 @@ impl Lists {
     }
 
     /// What starts a continuation line inside the current item.
-    pub fn continuation(&self) -> String {
+    pub(super) fn continuation(&self) -> String {
         INDENT.repeat(self.items.len().min(MAX_DEPTH))
     }
 }

@@ -107,6 +107,6 @@ fn piece() -> impl Strategy<Value = String> {
 }
 
 /// A document of up to `max` pieces.
-pub fn document(max: usize) -> impl Strategy<Value = String> {
+pub(crate) fn document(max: usize) -> impl Strategy<Value = String> {
     prop::collection::vec(piece(), 0..max).prop_map(|pieces| pieces.concat())
 }

@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use kernel_proto::v1 as pb;
+use kernel_proto::words::FailureReason;
 use pb::outbox_item::Body;
 use teloxide::types::{InlineKeyboardMarkup, MessageId};
 use tokio::time::Instant;
@@ -31,13 +32,9 @@ use kernel_render as render;
 const FIRST_RETRY: Duration = Duration::from_secs(1);
 /// Longest pause between two attempts at one part.
 const MAX_RETRY: Duration = Duration::from_secs(60);
-/// The reason of a cut-off turn's item (agentd's `turn::TURN_CUT_OFF`).
-const TURN_CUT_OFF: &str = "TURN_CUT_OFF";
-/// The reason of a turn a budget limit stopped (agentd's `budget::texts::BUDGET_EXCEEDED`).
-const BUDGET_EXCEEDED: &str = "BUDGET_EXCEEDED";
 /// How long after an item was stored its parts are still retried after transient failures;
 /// then a failing part is given up like a refused one.
-pub const MAX_RETRY_AGE: Duration = Duration::from_secs(3600);
+pub(super) const MAX_RETRY_AGE: Duration = Duration::from_secs(3600);
 
 /// The ack agentd did not record (it went away between Telegram's OK and the ack), kept across
 /// resubscriptions in memory: when its item is replayed, it is sent first and delivery goes on
@@ -129,14 +126,20 @@ pub(super) async fn deliver(
             delivery.answer(done, parts_done, parts_failed).await?;
         }
         Some(Body::File(file)) => delivery.file(file, parts_done).await?,
-        Some(Body::Failed(failed)) if parts_done == 0 && failed.reason == TURN_CUT_OFF => {
+        Some(Body::Failed(failed))
+            if parts_done == 0
+                && FailureReason::parse(&failed.reason) == Some(FailureReason::TurnCutOff) =>
+        {
             tracing::info!(seq = item.seq, "delivering a cut-off turn's notice");
             let buttons = crate::buttons::rerun(&item.turn_id, texts);
             delivery
                 .show_part_with(1, texts.turn_cut_off(), placeholder, buttons)
                 .await?;
         }
-        Some(Body::Failed(failed)) if parts_done == 0 && failed.reason == BUDGET_EXCEEDED => {
+        Some(Body::Failed(failed))
+            if parts_done == 0
+                && FailureReason::parse(&failed.reason) == Some(FailureReason::BudgetExceeded) =>
+        {
             tracing::info!(seq = item.seq, "delivering a budget limit's notice");
             let arg = |k: &str| failed.args.get(k).map_or("", String::as_str);
             let buttons = crate::buttons::budget(arg("day"), arg("month"), texts);

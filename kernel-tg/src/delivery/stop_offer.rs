@@ -14,7 +14,7 @@ use crate::telegram::Telegram;
 use crate::texts::Texts;
 
 /// How long a drafted turn runs before it is offered a Stop button.
-pub const AFTER: Duration = Duration::from_secs(3);
+pub(super) const AFTER: Duration = Duration::from_secs(3);
 
 /// The pending or shown offer of one turn.
 pub(super) struct StopOffer {

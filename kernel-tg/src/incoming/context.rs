@@ -8,13 +8,13 @@ use kernel_common::config::Locale;
 use teloxide::types::{Chat, Message, MessageOrigin};
 
 /// Longest replied-to or quoted text carried (characters), cut with "…".
-pub const MAX_QUOTE_CHARS: usize = 2_000;
+pub(crate) const MAX_QUOTE_CHARS: usize = 2_000;
 /// Longest poll carried (question and options, characters).
 const MAX_POLL_CHARS: usize = 2_000;
 
 /// The context lines of `message`, in the order they read: forward, reply, then what the
 /// message itself carries besides words and files. Times are shown in `zone`.
-pub fn lines(message: &Message, locale: Locale, zone: chrono_tz::Tz) -> Vec<String> {
+pub(crate) fn lines(message: &Message, locale: Locale, zone: chrono_tz::Tz) -> Vec<String> {
     let l = Labels::of(locale);
     let mut out = Vec::new();
     if let Some(origin) = message.forward_origin() {
@@ -131,7 +131,7 @@ fn chat_name(chat: &Chat) -> String {
 }
 
 /// A time as `YYYY-MM-DD HH:MM` in `zone`.
-pub fn local(time: DateTime<Utc>, zone: chrono_tz::Tz) -> String {
+pub(crate) fn local(time: DateTime<Utc>, zone: chrono_tz::Tz) -> String {
     time.with_timezone(&zone)
         .format("%Y-%m-%d %H:%M")
         .to_string()

@@ -11,7 +11,7 @@ use crate::texts::Texts;
 
 /// What the backlog did not run.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Skipped {
+pub(crate) struct Skipped {
     /// Messages older than the limit.
     pub old: usize,
     /// Commands, as the owner typed them (first word).
@@ -20,19 +20,19 @@ pub struct Skipped {
 
 impl Skipped {
     /// Whether a message sent at `sent` is too old to run at `now`.
-    pub fn too_old(sent: DateTime<Utc>, now: DateTime<Utc>, max_age: Duration) -> bool {
+    pub(crate) fn too_old(sent: DateTime<Utc>, now: DateTime<Utc>, max_age: Duration) -> bool {
         let age = now.signed_duration_since(sent);
         age.to_std().is_ok_and(|age| age > max_age)
     }
 
     /// Records a command found in the backlog (its first word: arguments may be long).
-    pub fn command(&mut self, text: &str) {
+    pub(crate) fn command(&mut self, text: &str) {
         let word = text.split_whitespace().next().unwrap_or(text);
         self.commands.push(word.to_owned());
     }
 
     /// The notice for the owner, when anything was skipped.
-    pub fn notice(&self, texts: Texts, max_age: Duration) -> Option<String> {
+    pub(crate) fn notice(&self, texts: Texts, max_age: Duration) -> Option<String> {
         if self.old == 0 && self.commands.is_empty() {
             return None;
         }

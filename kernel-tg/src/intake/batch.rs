@@ -11,11 +11,11 @@ use tokio::time::Instant;
 use crate::bundle::{Bundle, Part};
 
 /// Quiet time after an album part before the album counts as complete.
-pub const MEDIA_GROUP_QUIET: Duration = Duration::from_millis(1_200);
+pub(crate) const MEDIA_GROUP_QUIET: Duration = Duration::from_millis(1_200);
 /// How long a text at Telegram's split length waits for its continuation.
-pub const SPLIT_WINDOW: Duration = Duration::from_millis(2_000);
+pub(crate) const SPLIT_WINDOW: Duration = Duration::from_millis(2_000);
 /// A text this long (characters) may have been split by the Telegram app (it splits at 4,096).
-pub const NEAR_SPLIT_CHARS: usize = 4_000;
+pub(crate) const NEAR_SPLIT_CHARS: usize = 4_000;
 
 /// The turn being gathered.
 #[derive(Debug)]
@@ -31,14 +31,14 @@ struct Pending {
 /// with [`Coalescer::end_batch`]; a waiting turn goes at [`Coalescer::deadline`]
 /// ([`Coalescer::due`]) or when something that does not belong to it comes.
 #[derive(Debug, Default)]
-pub struct Coalescer {
+pub(crate) struct Coalescer {
     pending: Option<Pending>,
 }
 
 impl Coalescer {
     /// Adds a message of the current batch; returns the turn it ends, if any (a waiting one
     /// it does not belong to).
-    pub fn add(&mut self, update: i32, part: Part) -> Option<Bundle> {
+    pub(crate) fn add(&mut self, update: i32, part: Part) -> Option<Bundle> {
         if let Some(pending) = &mut self.pending
             && (pending.this_batch || continues(&pending.bundle, &part))
         {
@@ -57,7 +57,12 @@ impl Coalescer {
 
     /// Adds a left-out line to the waiting turn when `media_group` names its album (a part of
     /// it Kernel cannot take); false when there is no such turn.
-    pub fn left_out(&mut self, update: i32, media_group: Option<&str>, line: String) -> bool {
+    pub(crate) fn left_out(
+        &mut self,
+        update: i32,
+        media_group: Option<&str>,
+        line: String,
+    ) -> bool {
         let Some(pending) = &mut self.pending else {
             return false;
         };
@@ -76,7 +81,7 @@ impl Coalescer {
     }
 
     /// Ends a batch at `now`: the turn goes now, unless its last message says more is coming.
-    pub fn end_batch(&mut self, now: Instant) -> Option<Bundle> {
+    pub(crate) fn end_batch(&mut self, now: Instant) -> Option<Bundle> {
         let pending = self.pending.as_mut()?;
         if !pending.this_batch {
             return None;
@@ -92,12 +97,12 @@ impl Coalescer {
     }
 
     /// When the waiting turn goes if nothing more comes.
-    pub fn deadline(&self) -> Option<Instant> {
+    pub(crate) fn deadline(&self) -> Option<Instant> {
         self.pending.as_ref().and_then(|p| p.until)
     }
 
     /// The waiting turn, once its window has passed at `now`.
-    pub fn due(&mut self, now: Instant) -> Option<Bundle> {
+    pub(crate) fn due(&mut self, now: Instant) -> Option<Bundle> {
         if self.deadline().is_some_and(|until| until <= now) {
             self.flush()
         } else {
@@ -106,7 +111,7 @@ impl Coalescer {
     }
 
     /// The waiting turn, now.
-    pub fn flush(&mut self) -> Option<Bundle> {
+    pub(crate) fn flush(&mut self) -> Option<Bundle> {
         self.pending.take().map(|p| p.bundle)
     }
 }

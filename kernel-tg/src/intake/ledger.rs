@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 /// Seen and handled update ids.
 #[derive(Debug, Default)]
-pub struct Ledger {
+pub(crate) struct Ledger {
     /// Seen and not yet confirmable: id → handled.
     open: BTreeMap<i32, bool>,
     /// Every id below this one is handled (the offset to send), once anything was seen.
@@ -16,7 +16,7 @@ pub struct Ledger {
 
 impl Ledger {
     /// Records `id` as seen; false when it was seen before (a redelivery).
-    pub fn see(&mut self, id: i32) -> bool {
+    pub(crate) fn see(&mut self, id: i32) -> bool {
         if self.floor.is_some_and(|floor| id < floor) || self.open.contains_key(&id) {
             return false;
         }
@@ -32,7 +32,7 @@ impl Ledger {
     }
 
     /// Records `id` as handled.
-    pub fn handled(&mut self, id: i32) {
+    pub(crate) fn handled(&mut self, id: i32) {
         if let Some(done) = self.open.get_mut(&id) {
             *done = true;
         }
@@ -47,16 +47,11 @@ impl Ledger {
 
     /// The offset for the next `getUpdates`: the first update not yet handled, or one past the
     /// last seen; `None` before anything was seen.
-    pub fn offset(&self) -> Option<i32> {
+    pub(crate) fn offset(&self) -> Option<i32> {
         match self.open.first_key_value() {
             Some((first, _)) => Some(*first),
             None => self.floor,
         }
-    }
-
-    /// The id one past the last seen (what a redelivered update is below).
-    pub fn next_new(&self) -> Option<i32> {
-        self.open.keys().next_back().map(|id| id + 1).or(self.floor)
     }
 }
 
@@ -88,7 +83,7 @@ mod tests {
         assert!(l.see(5) && l.see(6));
         l.handled(6);
         assert!(!l.see(5) && !l.see(6));
-        assert_eq!(l.next_new(), Some(7));
+        assert_eq!(l.open.keys().next_back().map(|id| id + 1), Some(7));
     }
 
     proptest! {

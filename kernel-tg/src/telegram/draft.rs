@@ -37,7 +37,7 @@ pub(super) struct DraftSupport {
 
 /// Why a draft was not shown.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum DraftError {
+pub(crate) enum DraftError {
     /// The Bot API has no `sendMessageDraft`; drafts stay off for this process.
     #[error("the Bot API has no sendMessageDraft")]
     Unsupported,
@@ -47,13 +47,13 @@ pub enum DraftError {
 
 impl Telegram {
     /// Whether drafts may be tried (no "method not found" seen yet).
-    pub fn drafts_usable(&self) -> bool {
+    pub(crate) fn drafts_usable(&self) -> bool {
         !self.drafts.missing.load(Ordering::Relaxed)
     }
 
     /// Shows `html` as draft `draft_id` (non-zero) in the owner's chat. One attempt: a draft
     /// that fails is simply replaced by the next one.
-    pub async fn send_draft(&self, draft_id: i64, html: &str) -> Result<(), DraftError> {
+    pub(crate) async fn send_draft(&self, draft_id: i64, html: &str) -> Result<(), DraftError> {
         if !self.drafts_usable() {
             return Err(DraftError::Unsupported);
         }

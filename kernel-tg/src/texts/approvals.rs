@@ -2,6 +2,7 @@
 //! what it says once closed, and the toasts of a press.
 
 use kernel_common::config::Locale;
+use kernel_proto::words::ApprovalOutcome;
 
 use super::{Texts, escape_html};
 
@@ -56,11 +57,13 @@ impl Texts {
 
     /// The line that replaces the buttons once the approval closed (`decision` from agentd).
     pub fn approval_closed(self, decision: &str) -> &'static str {
-        match decision {
-            "allowed" => self.pick("✅ 已批准", "✅ Allowed"),
-            "denied" => self.pick("🚫 已拒绝", "🚫 Denied"),
-            "expired" => self.pick("⌛ 未回应，已视为拒绝", "⌛ Not answered: denied"),
-            _ => self.pick(
+        match ApprovalOutcome::parse(decision) {
+            Some(ApprovalOutcome::Allowed) => self.pick("✅ 已批准", "✅ Allowed"),
+            Some(ApprovalOutcome::Denied) => self.pick("🚫 已拒绝", "🚫 Denied"),
+            Some(ApprovalOutcome::Expired) => {
+                self.pick("⌛ 未回应，已视为拒绝", "⌛ Not answered: denied")
+            }
+            Some(ApprovalOutcome::Cancelled) | None => self.pick(
                 "⏹ 任务已取消，未执行",
                 "⏹ The task was cancelled; nothing ran",
             ),

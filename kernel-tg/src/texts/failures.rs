@@ -6,20 +6,7 @@ use std::collections::HashMap;
 
 use super::{MAX_DETAIL_CHARS, Texts, escape_truncated};
 use kernel_common::config::Locale;
-
-/// Every failure reason agentd may send (see `proto/kernel/v1/agent.proto`).
-pub const FAILURE_REASONS: [&str; 10] = [
-    "MODEL_AUTH",
-    "MODEL_RATE_LIMITED",
-    "MODEL_OVERLOADED",
-    "MODEL_BAD_REQUEST",
-    "MODEL_CONTEXT_TOO_LONG",
-    "MODEL_CAPABILITY_MISSING",
-    "MODEL_NETWORK",
-    "MODEL_STALLED",
-    "MODEL_STREAM",
-    "STORE_FAILED",
-];
+use kernel_proto::words::{FailureReason, MissingFeature};
 
 impl Texts {
     /// The notice for a failed turn: `reason` with `args` in the owner's language, or
@@ -30,7 +17,8 @@ impl Texts {
         args: &HashMap<String, String>,
         message: &str,
     ) -> String {
-        match self.failure_sentence(reason, args) {
+        let sentence = FailureReason::parse(reason).and_then(|r| self.failure_sentence(r, args));
+        match sentence {
             Some(sentence) => match self.locale() {
                 Locale::Zh => format!("⚠️ 出错了：{sentence}"),
                 Locale::En => format!("⚠️ Something went wrong: {sentence}"),
@@ -39,7 +27,13 @@ impl Texts {
         }
     }
 
-    fn failure_sentence(self, reason: &str, args: &HashMap<String, String>) -> Option<String> {
+    /// The sentence for `reason`; `None` for a reason said elsewhere (a cut-off turn has its
+    /// own notice with a button, [`Texts::turn_cut_off`]).
+    fn failure_sentence(
+        self,
+        reason: FailureReason,
+        args: &HashMap<String, String>,
+    ) -> Option<String> {
         let arg = |name: &str| escape_truncated(args.get(name).map_or("", String::as_str), 20);
         let detail = || {
             let d = escape_truncated(
@@ -50,7 +44,7 @@ impl Texts {
         };
         let zh = self.locale() == Locale::Zh;
         let text = match reason {
-            "MODEL_AUTH" => {
+            FailureReason::ModelAuth => {
                 let status = arg("status");
                 if zh {
                     format!("模型服务拒绝了 API 密钥（HTTP {status}），请检查配置中的密钥")
@@ -60,7 +54,7 @@ impl Texts {
                     )
                 }
             }
-            "MODEL_RATE_LIMITED" => match (zh, args.get("retry_after_secs")) {
+            FailureReason::ModelRateLimited => match (zh, args.get("retry_after_secs")) {
                 (true, Some(_)) => format!(
                     "模型服务请求过于频繁，已被限流，请约 {} 秒后再试",
                     arg("retry_after_secs")
@@ -74,7 +68,7 @@ impl Texts {
                     "the model provider is rate-limiting requests; try again later".into()
                 }
             },
-            "MODEL_OVERLOADED" => {
+            FailureReason::ModelOverloaded => {
                 let status = arg("status");
                 if zh {
                     format!("模型服务暂时不可用（HTTP {status}），请稍后再试")
@@ -84,7 +78,7 @@ impl Texts {
                     )
                 }
             }
-            "MODEL_BAD_REQUEST" => {
+            FailureReason::ModelBadRequest => {
                 let (status, detail) = (arg("status"), detail());
                 if zh {
                     format!("模型服务拒绝了这次请求（HTTP {status}）：{detail}")
@@ -92,23 +86,23 @@ impl Texts {
                     format!("the model provider refused the request (HTTP {status}): {detail}")
                 }
             }
-            "MODEL_CONTEXT_TOO_LONG" => self
+            FailureReason::ModelContextTooLong => self
                 .pick(
                     "这条消息加上必要的上下文仍超出模型的上下文窗口（已自动压缩并重试）；请缩短消息或附件，或发送 /new 开始新会话",
                     "this message still does not fit the model's context window (the session was compacted and retried); shorten the message or attachment, or send /new to start a new session",
                 )
                 .into(),
-            "MODEL_CAPABILITY_MISSING" if args.contains_key("provider") => {
+            FailureReason::ModelCapabilityMissing if args.contains_key("provider") => {
                 let (provider, detail) = (arg("provider"), detail());
-                let feature = match (args.get("feature").map(String::as_str), zh) {
-                    (Some("tools"), true) => "工具调用",
-                    (Some("tools"), false) => "tool calls",
-                    (Some("images"), true) => "图片输入",
-                    (Some("images"), false) => "image input",
-                    (Some("streaming"), true) => "流式输出",
-                    (Some("streaming"), false) => "streaming",
-                    (_, true) => "所需的功能",
-                    (_, false) => "a feature Kernel needs",
+                let feature = match (args.get("feature").and_then(|f| MissingFeature::parse(f)), zh) {
+                    (Some(MissingFeature::Tools), true) => "工具调用",
+                    (Some(MissingFeature::Tools), false) => "tool calls",
+                    (Some(MissingFeature::Images), true) => "图片输入",
+                    (Some(MissingFeature::Images), false) => "image input",
+                    (Some(MissingFeature::Streaming), true) => "流式输出",
+                    (Some(MissingFeature::Streaming), false) => "streaming",
+                    (None, true) => "所需的功能",
+                    (None, false) => "a feature Kernel needs",
                 };
                 if zh {
                     format!("<code>{provider}</code> 不支持{feature}（{detail}），请用 /provider 或 /model 切换")
@@ -118,7 +112,7 @@ impl Texts {
                     )
                 }
             }
-            "MODEL_CAPABILITY_MISSING" => {
+            FailureReason::ModelCapabilityMissing => {
                 let detail = detail();
                 if zh {
                     format!("当前模型缺少所需的能力（{detail}），请用 /provider 或 /model 切换")
@@ -128,13 +122,13 @@ impl Texts {
                     )
                 }
             }
-            "MODEL_NETWORK" => self
+            FailureReason::ModelNetwork => self
                 .pick(
                     "无法连接到模型服务（网络错误），请稍后再试",
                     "could not reach the model provider (network error); try again later",
                 )
                 .into(),
-            "MODEL_STALLED" => {
+            FailureReason::ModelStalled => {
                 let secs = arg("secs");
                 if zh {
                     format!("模型服务 {secs} 秒没有响应，回复已中止，请重试")
@@ -142,19 +136,20 @@ impl Texts {
                     format!("the model provider sent nothing for {secs} seconds; try again")
                 }
             }
-            "MODEL_STREAM" => self
+            FailureReason::ModelStream => self
                 .pick(
                     "模型服务的回复中途断开了，请重试",
                     "the model provider's reply broke off; try again",
                 )
                 .into(),
-            "STORE_FAILED" => self
+            FailureReason::StoreFailed => self
                 .pick(
                     "无法保存对话（数据库错误），详情见 agentd 的日志",
                     "could not save the conversation (database error); see the agent log",
                 )
                 .into(),
-            _ => return None,
+            // Both have their own notice with buttons (`turn_cut_off`, `budget_exceeded`).
+            FailureReason::TurnCutOff | FailureReason::BudgetExceeded => return None,
         };
         Some(text)
     }
@@ -198,7 +193,11 @@ mod tests {
     #[test]
     fn every_failure_reason_is_said_in_the_owners_language() {
         let cjk = |s: &str| s.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
-        for reason in FAILURE_REASONS {
+        let said = FailureReason::ALL
+            .iter()
+            .filter(|r| !matches!(r, FailureReason::TurnCutOff | FailureReason::BudgetExceeded))
+            .map(|r| r.as_str());
+        for reason in said {
             let zh = Texts::new(Locale::Zh).turn_failure(reason, &args(), "English message");
             let en = Texts::new(Locale::En).turn_failure(reason, &args(), "English message");
             assert!(

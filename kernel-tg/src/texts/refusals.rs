@@ -5,25 +5,7 @@ use std::collections::HashMap;
 
 use super::{MAX_DETAIL_CHARS, MAX_TITLE_CHARS, Texts, escape_truncated};
 use kernel_common::config::Locale;
-
-/// Every reason agentd may send (see `proto/kernel/v1/agent.proto`).
-pub const REASONS: [&str; 15] = [
-    "NO_NUMBERS",
-    "LISTING_NOT_SHOWN",
-    "NOT_IN_LISTING",
-    "SESSION_GONE",
-    "SESSION_DELETED_MEANWHILE",
-    "UNKNOWN_PROVIDER",
-    "PROVIDER_WITHOUT_KEY",
-    "PROVIDER_UNAVAILABLE",
-    "UNKNOWN_MODEL",
-    "TITLES_NOT_CONFIGURED",
-    "NOTHING_TO_TITLE",
-    "TITLE_FAILED",
-    "MEMORY_EMPTY",
-    "MEMORY_TOO_LONG",
-    "QUERY_EMPTY",
-];
+use kernel_proto::words::{Listed, RefusalReason};
 
 impl Texts {
     /// The reply for agentd's refusal `reason` with `args`; `None` for an unknown reason.
@@ -32,30 +14,32 @@ impl Texts {
             escape_truncated(args.get(name).map_or("", String::as_str), MAX_TITLE_CHARS)
         };
         let code = |name: &str| format!("<code>{}</code>", arg(name));
-        let memories = args.get("what").is_some_and(|w| w == "memories");
+        let reason = RefusalReason::parse(reason)?;
+        let what = args.get("what").and_then(|w| Listed::parse(w));
+        let memories = what == Some(Listed::Memories);
         let zh = self.locale() == Locale::Zh;
-        let schedules = args.get("what").is_some_and(|w| w == "schedules");
-        let jobs = args.get("what").is_some_and(|w| w == "jobs");
+        let schedules = what == Some(Listed::Schedules);
+        let jobs = what == Some(Listed::Jobs);
         let text = match reason {
-            "LISTING_NOT_SHOWN" if jobs => self
+            RefusalReason::ListingNotShown if jobs => self
                 .pick(
                     "请先发送 /jobs 列出后台任务，再使用其中的编号",
                     "List the background jobs first with /jobs, then use their numbers",
                 )
                 .into(),
-            "NO_NUMBERS" if schedules => self
+            RefusalReason::NoNumbers if schedules => self
                 .pick(
                     "请给出要删除的编号，例如 <code>/tasks del #1</code>",
                     "Name the ones to delete, e.g. <code>/tasks del #1</code>",
                 )
                 .into(),
-            "LISTING_NOT_SHOWN" if schedules => self
+            RefusalReason::ListingNotShown if schedules => self
                 .pick(
                     "请先发送 /tasks 列出提醒与任务，再使用其中的编号",
                     "List the reminders and tasks first with /tasks, then use their numbers",
                 )
                 .into(),
-            "NO_NUMBERS" => match (zh, memories) {
+            RefusalReason::NoNumbers => match (zh, memories) {
                 (true, false) => "请给出要删除的会话编号，例如 <code>/del_history #1</code>".into(),
                 (true, true) => "请给出要删除的记忆编号，例如 <code>/forget #1</code>".into(),
                 (false, false) => {
@@ -63,7 +47,7 @@ impl Texts {
                 }
                 (false, true) => "Name the memories to delete, e.g. <code>/forget #1</code>".into(),
             },
-            "LISTING_NOT_SHOWN" => match (zh, memories) {
+            RefusalReason::ListingNotShown => match (zh, memories) {
                 (true, false) => "请先发送 /history 列出会话，再使用其中的编号".into(),
                 (true, true) => "请先发送 /memory 列出记忆，再使用其中的编号".into(),
                 (false, false) => {
@@ -73,7 +57,7 @@ impl Texts {
                     "List the memories first with /memory, then use their numbers".into()
                 }
             },
-            "NOT_IN_LISTING" => {
+            RefusalReason::NotInListing => {
                 let (number, max) = (arg("number"), arg("max"));
                 if zh {
                     format!("最近的列表中没有 #{number}（编号范围 #1–#{max}）")
@@ -81,7 +65,7 @@ impl Texts {
                     format!("#{number} is not in the latest listing (#1–#{max})")
                 }
             }
-            "SESSION_GONE" => {
+            RefusalReason::SessionGone => {
                 let number = arg("number");
                 if zh {
                     format!("会话 #{number} 已不存在，请重新发送 /history 查看")
@@ -89,10 +73,10 @@ impl Texts {
                     format!("Session #{number} no longer exists; send /history again")
                 }
             }
-            "SESSION_DELETED_MEANWHILE" => self
+            RefusalReason::SessionDeletedMeanwhile => self
                 .pick("该会话刚刚被删除了", "That session was just deleted")
                 .into(),
-            "UNKNOWN_PROVIDER" => {
+            RefusalReason::UnknownProvider => {
                 let (provider, choices) = (code("provider"), code("choices"));
                 if zh {
                     format!("没有名为 {provider} 的提供方，可选：{choices}")
@@ -100,7 +84,7 @@ impl Texts {
                     format!("There is no provider {provider}; choose one of {choices}")
                 }
             }
-            "PROVIDER_WITHOUT_KEY" => {
+            RefusalReason::ProviderWithoutKey => {
                 let (provider, env) = (arg("provider"), arg("env"));
                 if zh {
                     format!(
@@ -114,7 +98,7 @@ impl Texts {
                     )
                 }
             }
-            "PROVIDER_UNAVAILABLE" => {
+            RefusalReason::ProviderUnavailable => {
                 let provider = code("provider");
                 if zh {
                     format!("当前提供方 {provider} 不可用（没有 API 密钥），请用 /provider 切换")
@@ -124,7 +108,7 @@ impl Texts {
                     )
                 }
             }
-            "UNKNOWN_MODEL" => {
+            RefusalReason::UnknownModel => {
                 let (model, provider, choices) = (code("model"), code("provider"), code("choices"));
                 if zh {
                     format!("提供方 {provider} 没有配置模型 {model}，可选：{choices}")
@@ -134,19 +118,19 @@ impl Texts {
                     )
                 }
             }
-            "TITLES_NOT_CONFIGURED" => self
+            RefusalReason::TitlesNotConfigured => self
                 .pick(
                     "没有配置标题模型（[titles]），无法重新生成标题",
                     "No titles model is configured ([titles]), so titles cannot be regenerated",
                 )
                 .into(),
-            "NOTHING_TO_TITLE" => self
+            RefusalReason::NothingToTitle => self
                 .pick(
                     "这个会话还没有完整的一轮对话，暂时无法生成标题",
                     "This session has no complete exchange to title yet",
                 )
                 .into(),
-            "TITLE_FAILED" => {
+            RefusalReason::TitleFailed => {
                 let detail = escape_truncated(
                     args.get("detail").map_or("", String::as_str),
                     MAX_DETAIL_CHARS,
@@ -157,10 +141,10 @@ impl Texts {
                     format!("Title generation failed: {detail}")
                 }
             }
-            "MEMORY_EMPTY" => self
+            RefusalReason::MemoryEmpty => self
                 .pick("记忆内容是空的", "The memory text is empty")
                 .into(),
-            "MEMORY_TOO_LONG" => {
+            RefusalReason::MemoryTooLong => {
                 let (chars, max) = (arg("chars"), arg("max"));
                 if zh {
                     format!("记忆太长：{chars} 个字符，最多 {max} 个")
@@ -168,10 +152,10 @@ impl Texts {
                     format!("The memory is too long: {chars} characters, at most {max}")
                 }
             }
-            "QUERY_EMPTY" => self
+            RefusalReason::QueryEmpty => self
                 .pick("搜索内容是空的", "The search query is empty")
                 .into(),
-            _ => return None,
+            RefusalReason::BudgetExceeded => return Some(self.budget_exceeded(args)),
         };
         Some(format!("⚠️ {text}"))
     }
@@ -201,7 +185,7 @@ mod tests {
     #[test]
     fn every_reason_is_said_in_the_owners_language() {
         let cjk = |s: &str| s.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
-        for reason in REASONS {
+        for reason in RefusalReason::ALL.iter().map(|r| r.as_str()) {
             let zh = Texts::new(Locale::Zh)
                 .refusal(reason, &args())
                 .expect(reason);

@@ -2,19 +2,20 @@
 //! the `/status` line counting them.
 
 use kernel_common::config::Locale;
+use kernel_proto::words::RetryReason;
 
 use super::{MAX_TITLE_CHARS, Texts, escape_html, escape_truncated};
 
 impl Texts {
     /// Why a call is retried, as a predicate after the provider's name (agentd's reason code).
     fn retry_reason(self, reason: &str) -> &'static str {
-        match reason {
-            "rate_limited" => self.pick("被限流", "is rate limited"),
-            "overloaded" => self.pick("过载", "is overloaded"),
-            "network" => self.pick("连接失败", "is unreachable"),
-            "stalled" => self.pick("没有响应", "stalled"),
-            "stream_cut" => self.pick("连接中断", "cut the answer off"),
-            _ => self.pick("出错", "failed"),
+        match RetryReason::parse(reason) {
+            Some(RetryReason::RateLimited) => self.pick("被限流", "is rate limited"),
+            Some(RetryReason::Overloaded) => self.pick("过载", "is overloaded"),
+            Some(RetryReason::Network) => self.pick("连接失败", "is unreachable"),
+            Some(RetryReason::Stalled) => self.pick("没有响应", "stalled"),
+            Some(RetryReason::StreamCut) => self.pick("连接中断", "cut the answer off"),
+            None => self.pick("出错", "failed"),
         }
     }
 

@@ -152,7 +152,7 @@ impl State {
     /// `from` presses the button carrying `data` on message `message_id` of chat `chat_id`;
     /// queues the `callback_query` update and returns the query id. Panics when that message
     /// has no such button (Telegram sends only the data of buttons that exist).
-    pub fn press(&mut self, from: i64, chat_id: i64, message_id: i64, data: &str) -> String {
+    pub(super) fn press(&mut self, from: i64, chat_id: i64, message_id: i64, data: &str) -> String {
         let chat = self
             .chats
             .get(&chat_id)

@@ -15,18 +15,18 @@ pub(crate) struct Content {
 
 impl State {
     /// A private text message from `from`.
-    pub fn user_text(&mut self, from: i64, text: &str) -> i64 {
+    pub(super) fn user_text(&mut self, from: i64, text: &str) -> i64 {
         self.incoming(from, from, text_content(text))
     }
 
     /// A text message from `from` in group `chat_id`.
-    pub fn group_text(&mut self, from: i64, chat_id: i64, text: &str) -> i64 {
+    pub(super) fn group_text(&mut self, from: i64, chat_id: i64, text: &str) -> i64 {
         self.chat_or_insert(chat_id, || wire::group_chat(chat_id));
         self.incoming(from, chat_id, text_content(text))
     }
 
     /// A private photo: two small thumbnails, then the real file as the largest size.
-    pub fn user_photo(&mut self, from: i64, data: Vec<u8>, caption: Option<&str>) -> i64 {
+    pub(super) fn user_photo(&mut self, from: i64, data: Vec<u8>, caption: Option<&str>) -> i64 {
         let mut sizes = Vec::new();
         for (w, h) in [(90, 68), (320, 240)] {
             let thumb = format!("fake thumbnail {w}x{h}").into_bytes();
@@ -44,7 +44,7 @@ impl State {
     }
 
     /// A private document holding `data`.
-    pub fn user_document(
+    pub(super) fn user_document(
         &mut self,
         from: i64,
         file_name: &str,
@@ -57,13 +57,18 @@ impl State {
     }
 
     /// A private document whose update claims `file_size`, with no bytes behind it.
-    pub fn user_document_claiming_size(&mut self, from: i64, file_name: &str, size: u64) -> i64 {
+    pub(super) fn user_document_claiming_size(
+        &mut self,
+        from: i64,
+        file_name: &str,
+        size: u64,
+    ) -> i64 {
         let document = self.document(file_name, size, None);
         self.incoming(from, from, media("document", document, None))
     }
 
     /// A private voice note (`audio/ogg`).
-    pub fn user_voice(&mut self, from: i64, data: Vec<u8>) -> i64 {
+    pub(super) fn user_voice(&mut self, from: i64, data: Vec<u8>) -> i64 {
         let size = data.len() as u64;
         let mut voice = self.add_file("voice", "oga", size, Some(data));
         voice["duration"] = json!((size / 2_000).max(1));
@@ -72,7 +77,7 @@ impl State {
     }
 
     /// A private audio file (sent as music) of type `mime_type`.
-    pub fn user_audio(
+    pub(super) fn user_audio(
         &mut self,
         from: i64,
         file_name: &str,
@@ -90,7 +95,7 @@ impl State {
     }
 
     /// An `edited_message` update: `from`'s private message `message_id` now reads `text`.
-    pub fn edited_text(&mut self, from: i64, message_id: i64, text: &str) {
+    pub(super) fn edited_text(&mut self, from: i64, message_id: i64, text: &str) {
         let chat = self.chat_or_insert(from, || wire::private_chat(from));
         let edited = match chat.live_mut(message_id) {
             Some(message) => {

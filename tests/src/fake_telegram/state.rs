@@ -72,23 +72,23 @@ pub(crate) struct StoredFile {
 
 impl Chat {
     /// The next message id in this chat.
-    pub fn next_id(&mut self) -> i64 {
+    pub(super) fn next_id(&mut self) -> i64 {
         self.next_message_id += 1;
         self.next_message_id
     }
 
     /// A message that exists and is not deleted.
-    pub fn live(&self, id: i64) -> Option<&StoredMessage> {
+    pub(super) fn live(&self, id: i64) -> Option<&StoredMessage> {
         self.messages.iter().find(|m| m.id == id && !m.deleted)
     }
 
-    pub fn live_mut(&mut self, id: i64) -> Option<&mut StoredMessage> {
+    pub(super) fn live_mut(&mut self, id: i64) -> Option<&mut StoredMessage> {
         self.messages.iter_mut().find(|m| m.id == id && !m.deleted)
     }
 }
 
 impl State {
-    pub fn new(bot_id: i64) -> State {
+    pub(super) fn new(bot_id: i64) -> State {
         State {
             bot_id,
             next_update_id: 100_000,
@@ -97,7 +97,7 @@ impl State {
     }
 
     /// The chat `id`, registering it with `json` the first time.
-    pub fn chat_or_insert(&mut self, id: i64, json: impl FnOnce() -> Value) -> &mut Chat {
+    pub(super) fn chat_or_insert(&mut self, id: i64, json: impl FnOnce() -> Value) -> &mut Chat {
         self.chats.entry(id).or_insert_with(|| Chat {
             json: json(),
             next_message_id: 0,
@@ -106,13 +106,19 @@ impl State {
     }
 
     /// A chat the bot has seen, or 400 `chat not found`.
-    pub fn chat(&mut self, id: Option<i64>) -> Result<&mut Chat, ApiError> {
+    pub(super) fn chat(&mut self, id: Option<i64>) -> Result<&mut Chat, ApiError> {
         id.and_then(|id| self.chats.get_mut(&id))
             .ok_or_else(ApiError::chat_not_found)
     }
 
     /// Stores a file; returns its `{file_id, file_unique_id, file_size}`.
-    pub fn add_file(&mut self, folder: &str, ext: &str, size: u64, data: Option<Vec<u8>>) -> Value {
+    pub(super) fn add_file(
+        &mut self,
+        folder: &str,
+        ext: &str,
+        size: u64,
+        data: Option<Vec<u8>>,
+    ) -> Value {
         self.next_file += 1;
         let n = self.next_file;
         let file_id = format!("fake-file-id-{n}");
@@ -128,12 +134,12 @@ impl State {
     }
 
     /// The stored file at `path`.
-    pub fn file_at(&self, path: &str) -> Option<&StoredFile> {
+    pub(super) fn file_at(&self, path: &str) -> Option<&StoredFile> {
         self.files.values().find(|f| f.path == path)
     }
 
     /// Queues an update `{"update_id": n, kind: payload}`; returns `n`.
-    pub fn push_update(&mut self, kind: &str, payload: Value) -> i64 {
+    pub(super) fn push_update(&mut self, kind: &str, payload: Value) -> i64 {
         let id = self.next_update_id;
         self.next_update_id += 1;
         self.queue
@@ -142,7 +148,7 @@ impl State {
     }
 
     /// Queues a raw update, giving it the next `update_id` when it has none.
-    pub fn push_raw(&mut self, mut update: Value) {
+    pub(super) fn push_raw(&mut self, mut update: Value) {
         match update.get("update_id").and_then(Value::as_i64) {
             Some(id) => self.next_update_id = self.next_update_id.max(id + 1),
             None if update.is_object() => {
@@ -155,7 +161,7 @@ impl State {
     }
 
     /// The bot's messages in `chat_id`, in send order.
-    pub fn sent_messages(&self, chat_id: i64) -> Vec<SentMessage> {
+    pub(super) fn sent_messages(&self, chat_id: i64) -> Vec<SentMessage> {
         let Some(chat) = self.chats.get(&chat_id) else {
             return Vec::new();
         };

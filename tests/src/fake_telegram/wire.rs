@@ -24,7 +24,7 @@ pub(crate) struct ApiError {
 }
 
 impl ApiError {
-    pub fn new(code: u16, description: &str) -> ApiError {
+    pub(super) fn new(code: u16, description: &str) -> ApiError {
         ApiError {
             code,
             description: description.to_owned(),
@@ -33,24 +33,24 @@ impl ApiError {
     }
 
     /// 400 `Bad Request: <detail>`.
-    pub fn bad_request(detail: &str) -> ApiError {
+    pub(super) fn bad_request(detail: &str) -> ApiError {
         ApiError::new(400, &format!("Bad Request: {detail}"))
     }
 
-    pub fn not_found() -> ApiError {
+    pub(super) fn not_found() -> ApiError {
         ApiError::new(404, "Not Found")
     }
 
-    pub fn unauthorized() -> ApiError {
+    pub(super) fn unauthorized() -> ApiError {
         ApiError::new(401, "Unauthorized")
     }
 
-    pub fn chat_not_found() -> ApiError {
+    pub(super) fn chat_not_found() -> ApiError {
         ApiError::bad_request("chat not found")
     }
 
     /// The answer an injected failure gives; `None` for [`Failure::Disconnect`].
-    pub fn injected(failure: &Failure) -> Option<ApiError> {
+    pub(super) fn injected(failure: &Failure) -> Option<ApiError> {
         Some(match failure {
             Failure::RetryAfter(secs) => ApiError {
                 code: 429,
@@ -65,7 +65,7 @@ impl ApiError {
         })
     }
 
-    pub fn body(&self) -> Value {
+    pub(super) fn body(&self) -> Value {
         let mut body = json!({
             "ok": false,
             "error_code": self.code,
@@ -77,7 +77,7 @@ impl ApiError {
         body
     }
 
-    pub fn response(&self) -> Response {
+    pub(super) fn response(&self) -> Response {
         json_response(self.code, &self.body())
     }
 }

@@ -9,6 +9,7 @@ mod telegram_bot;
 mod agentd_generated_token;
 mod agentd_serving;
 mod approvals;
+mod architecture_map;
 mod backup;
 mod bad_input;
 mod cli_bridge;

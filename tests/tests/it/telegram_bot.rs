@@ -11,15 +11,15 @@ use tests::config::TELEGRAM_TOKEN;
 use tests::fake_telegram::FakeTelegram;
 
 /// Generous: only reached when something is broken.
-pub const T: Duration = Duration::from_secs(5);
+pub(crate) const T: Duration = Duration::from_secs(5);
 
-pub async fn setup() -> (FakeTelegram, Bot) {
+pub(crate) async fn setup() -> (FakeTelegram, Bot) {
     let fake = FakeTelegram::start(TELEGRAM_TOKEN).await;
     let bot = Bot::new(TELEGRAM_TOKEN).set_api_url(fake.api_url().parse().unwrap());
     (fake, bot)
 }
 
-pub fn api_error(result: Result<impl std::fmt::Debug, RequestError>) -> ApiError {
+pub(crate) fn api_error(result: Result<impl std::fmt::Debug, RequestError>) -> ApiError {
     match result {
         Err(RequestError::Api(e)) => e,
         other => panic!("expected an API error, got {other:?}"),
@@ -34,13 +34,13 @@ macro_rules! assert_api {
     }};
 }
 
-pub fn message(update: &Update) -> &Message {
+pub(crate) fn message(update: &Update) -> &Message {
     match &update.kind {
         UpdateKind::Message(m) => m,
         other => panic!("not a message: {other:?}"),
     }
 }
 
-pub async fn next_updates(bot: &Bot) -> Vec<Update> {
+pub(crate) async fn next_updates(bot: &Bot) -> Vec<Update> {
     bot.get_updates().timeout(0).await.unwrap()
 }

@@ -118,7 +118,10 @@ async fn still_too_long_retries_with_the_current_message_only_then_fails_with_a_
     let Some(TurnEvent::Failed { reason, .. }) = events.last() else {
         panic!("{events:?}");
     };
-    assert_eq!(reason.reason, "MODEL_CONTEXT_TOO_LONG");
+    assert_eq!(
+        reason.reason,
+        Some(kernel_proto::words::FailureReason::ModelContextTooLong)
+    );
     let sent = provider.seen.lock().unwrap().clone();
     assert_eq!(sent.len(), 3, "one compacted retry, one minimal retry");
     assert_eq!(sent[2].len(), 1, "the current message only");

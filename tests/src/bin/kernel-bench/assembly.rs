@@ -60,7 +60,7 @@ fn round(i: usize) -> Vec<Message> {
 }
 
 /// Runs the section; adds its rows to `table`.
-pub async fn run(table: &mut Table) -> anyhow::Result<()> {
+pub(crate) async fn run(table: &mut Table) -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let store = Store::open(&dir.path().join("kernel.db")).await?;
     let session = store.create_session("bench", "bench-model").await?.id;

@@ -47,7 +47,7 @@ async fn measure(
 }
 
 /// Runs the section; adds its rows to `table`.
-pub async fn run(opts: &Opts, bins: &Path, table: &mut Table) -> anyhow::Result<()> {
+pub(crate) async fn run(opts: &Opts, bins: &Path, table: &mut Table) -> anyhow::Result<()> {
     let mem = FakeLlm::start().await;
     for k in 0..opts.turns / INTERVAL + 2 {
         mem.push(Script::text(format!(

@@ -16,7 +16,7 @@ const ARENA_RESERVATION: u64 = 64 * 1024 * 1024;
 
 /// Resident KiB by owner.
 #[derive(Debug, Default, Clone)]
-pub struct Breakdown {
+pub(crate) struct Breakdown {
     pub exe_text: u64,
     pub exe_rodata: u64,
     /// Pages of the binary written at load time (relocations, `.data`, `.bss`).
@@ -32,7 +32,7 @@ pub struct Breakdown {
 
 impl Breakdown {
     /// Reads `/proc/<pid>/smaps` and `/proc/<pid>/status`.
-    pub fn of(pid: u32) -> anyhow::Result<Breakdown> {
+    pub(crate) fn of(pid: u32) -> anyhow::Result<Breakdown> {
         let exe = std::fs::read_link(format!("/proc/{pid}/exe")).context("read /proc/pid/exe")?;
         let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps"))
             .with_context(|| format!("read /proc/{pid}/smaps"))?;
@@ -48,7 +48,7 @@ impl Breakdown {
     }
 
     /// One line for the table's note column.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut s = String::new();
         let parts = [
             ("binary code", self.exe_text),
@@ -155,7 +155,7 @@ fn classify(maps: &[Mapping], exe: &str) -> Breakdown {
 }
 
 /// The size of a binary file, in KiB.
-pub fn file_kib(path: &Path) -> anyhow::Result<u64> {
+pub(crate) fn file_kib(path: &Path) -> anyhow::Result<u64> {
     Ok(std::fs::metadata(path)
         .with_context(|| format!("stat {}", path.display()))?
         .len()

@@ -20,7 +20,7 @@ const MEMORIES: usize = 50;
 const WORD: &str = "benchmark";
 
 /// Runs the section; adds its rows to `table`.
-pub async fn run(opts: &Opts, bins: &Path, table: &mut Table) -> anyhow::Result<()> {
+pub(crate) async fn run(opts: &Opts, bins: &Path, table: &mut Table) -> anyhow::Result<()> {
     let rig = Rig::new(bins.to_path_buf()).await;
     seed(&rig).await?;
     // Sizes are taken with kernel-agentd stopped (the WAL checkpointed on close).

@@ -126,10 +126,10 @@ const GLUE: &[&str] = &[
 ];
 
 /// A deterministic xorshift generator.
-pub struct Rng(pub u64);
+pub(crate) struct Rng(pub u64);
 
 impl Rng {
-    pub fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
@@ -202,7 +202,7 @@ impl Corpus {
 
 /// Runs the memory search rows (`lexical`) and/or the vector search rows (`vectors`, realistic
 /// corpus, from 10k memories on); adds them to `table`.
-pub async fn run(
+pub(crate) async fn run(
     opts: &Opts,
     bins: &Path,
     table: &mut Table,

@@ -13,7 +13,7 @@ use anyhow::{Context as _, bail};
 const KEEP_LINES: usize = 200;
 
 /// A running binary; killed on drop.
-pub struct Proc {
+pub(crate) struct Proc {
     child: Child,
     lines: Arc<Mutex<Vec<String>>>,
     /// Spawn → the ready line.
@@ -23,7 +23,7 @@ pub struct Proc {
 impl Proc {
     /// Spawns `<bins>/<name> --config <config>` (RUST_LOG unset: the default INFO) and waits
     /// until a line containing `ready` appears on its output.
-    pub async fn start(
+    pub(crate) async fn start(
         bins: &Path,
         name: &str,
         config: &Path,
@@ -82,22 +82,22 @@ impl Proc {
     }
 
     /// The process id.
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
     /// Its resident set size now, in KiB.
-    pub fn rss_kib(&self) -> anyhow::Result<u64> {
+    pub(crate) fn rss_kib(&self) -> anyhow::Result<u64> {
         rss_kib(self.pid())
     }
 
     /// The private (anonymous) part of its resident set now, in KiB.
-    pub fn anon_kib(&self) -> anyhow::Result<u64> {
+    pub(crate) fn anon_kib(&self) -> anyhow::Result<u64> {
         anon_kib(self.pid())
     }
 
     /// The last lines it printed.
-    pub fn output(&self) -> String {
+    pub(crate) fn output(&self) -> String {
         self.lines
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -105,7 +105,7 @@ impl Proc {
     }
 
     /// SIGTERM, then waits for it to exit.
-    pub fn stop(mut self) -> anyhow::Result<()> {
+    pub(crate) fn stop(mut self) -> anyhow::Result<()> {
         Command::new("kill")
             .arg("-TERM")
             .arg(self.pid().to_string())
@@ -124,13 +124,13 @@ impl Drop for Proc {
 }
 
 /// `VmRSS` of `pid` in KiB.
-pub fn rss_kib(pid: u32) -> anyhow::Result<u64> {
+pub(crate) fn rss_kib(pid: u32) -> anyhow::Result<u64> {
     status_kib(pid, "VmRSS")
 }
 
 /// `RssAnon` of `pid` in KiB: the private part of its resident set (heap, stacks, relocated
 /// data), without the clean, shareable pages of the binary and libraries.
-pub fn anon_kib(pid: u32) -> anyhow::Result<u64> {
+pub(crate) fn anon_kib(pid: u32) -> anyhow::Result<u64> {
     status_kib(pid, "RssAnon")
 }
 
@@ -147,7 +147,7 @@ fn status_kib(pid: u32, key: &str) -> anyhow::Result<u64> {
 
 /// The directory of the binaries: `$KERNEL_BENCH_BIN_DIR`, else the one this program is in
 /// (`target/release`).
-pub fn bin_dir() -> anyhow::Result<PathBuf> {
+pub(crate) fn bin_dir() -> anyhow::Result<PathBuf> {
     if let Some(dir) = std::env::var_os("KERNEL_BENCH_BIN_DIR") {
         return Ok(PathBuf::from(dir));
     }

@@ -14,7 +14,7 @@ use tonic::transport::{Channel, Endpoint};
 use crate::procs::Proc;
 
 /// Fakes and a config; see the module docs.
-pub struct Rig {
+pub(crate) struct Rig {
     pub llm: FakeLlm,
     pub telegram: FakeTelegram,
     pub cfg: TestConfig,
@@ -23,12 +23,12 @@ pub struct Rig {
 
 impl Rig {
     /// Starts both fakes and writes a config (claude provider, owner [`OWNER_ID`]).
-    pub async fn new(bins: PathBuf) -> Rig {
+    pub(crate) async fn new(bins: PathBuf) -> Rig {
         Rig::with_extra(bins, "").await
     }
 
     /// Like [`Rig::new`], with `extra` TOML appended to the config.
-    pub async fn with_extra(bins: PathBuf, extra: &str) -> Rig {
+    pub(crate) async fn with_extra(bins: PathBuf, extra: &str) -> Rig {
         let llm = FakeLlm::start().await;
         let telegram = FakeTelegram::start(TELEGRAM_TOKEN).await;
         let cfg = TestConfig::with_kind("claude", &llm.url(), extra);
@@ -51,7 +51,7 @@ impl Rig {
     }
 
     /// Starts kernel-agentd and waits for "kernel-agentd ready".
-    pub async fn agentd(&self) -> anyhow::Result<Proc> {
+    pub(crate) async fn agentd(&self) -> anyhow::Result<Proc> {
         Proc::start(
             &self.bins,
             "kernel-agentd",
@@ -63,7 +63,7 @@ impl Rig {
 
     /// Starts kernel-tg; returns it and the time from spawn to its first regular getUpdates
     /// at the fake Bot API.
-    pub async fn bot(&self) -> anyhow::Result<(Proc, Duration)> {
+    pub(crate) async fn bot(&self) -> anyhow::Result<(Proc, Duration)> {
         self.telegram.reset_polling();
         let start = Instant::now();
         let bot = Proc::start(&self.bins, "kernel-tg", &self.cfg.path, "kernel-tg ready").await?;
@@ -72,7 +72,7 @@ impl Rig {
     }
 
     /// A gRPC client on kernel-agentd's Unix socket.
-    pub async fn client(&self) -> anyhow::Result<AgentClient<Channel>> {
+    pub(crate) async fn client(&self) -> anyhow::Result<AgentClient<Channel>> {
         let path = self.cfg.socket();
         let channel = Endpoint::from_static("http://localhost")
             .connect_with_connector(tower::service_fn(move |_| {
@@ -88,12 +88,12 @@ impl Rig {
     }
 
     /// `<data>/kernel.db`.
-    pub fn db_path(&self) -> PathBuf {
+    pub(crate) fn db_path(&self) -> PathBuf {
         self.cfg.data_dir().join("kernel.db")
     }
 
     /// Bytes of the database files (`kernel.db` and its `-wal`, `-shm`).
-    pub fn db_bytes(&self) -> u64 {
+    pub(crate) fn db_bytes(&self) -> u64 {
         ["kernel.db", "kernel.db-wal", "kernel.db-shm"]
             .iter()
             .filter_map(|f| std::fs::metadata(self.cfg.data_dir().join(f)).ok())

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 /// The `p`-th percentile (nearest rank) of `samples`; zero when empty.
-pub fn percentile(samples: &[Duration], p: f64) -> Duration {
+pub(crate) fn percentile(samples: &[Duration], p: f64) -> Duration {
     if samples.is_empty() {
         return Duration::ZERO;
     }
@@ -14,17 +14,17 @@ pub fn percentile(samples: &[Duration], p: f64) -> Duration {
 }
 
 /// `1.23 ms`.
-pub fn ms(d: Duration) -> String {
+pub(crate) fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
 
 /// `12.3 MB` from KiB (MB = 1024 KiB, as /proc counts).
-pub fn mib(kib: u64) -> String {
+pub(crate) fn mib(kib: u64) -> String {
     format!("{:.1} MB", kib as f64 / 1024.0)
 }
 
 /// Bytes as `1.2 MB` / `34.5 KB`.
-pub fn bytes(n: u64) -> String {
+pub(crate) fn bytes(n: u64) -> String {
     if n >= 1024 * 1024 {
         format!("{:.2} MB", n as f64 / (1024.0 * 1024.0))
     } else {

@@ -2,7 +2,7 @@
 
 /// How a value compares with its target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Pass,
     Miss,
     /// No target in the issue.
@@ -20,19 +20,26 @@ struct Row {
 
 /// The rows so far.
 #[derive(Debug, Default)]
-pub struct Table {
+pub(crate) struct Table {
     rows: Vec<Row>,
 }
 
 impl Table {
     /// Adds a row with a target; `pass` says whether it is met.
-    pub fn check(&mut self, metric: &str, value: String, target: &str, pass: bool, note: &str) {
+    pub(crate) fn check(
+        &mut self,
+        metric: &str,
+        value: String,
+        target: &str,
+        pass: bool,
+        note: &str,
+    ) {
         let verdict = if pass { Verdict::Pass } else { Verdict::Miss };
         self.push(metric, value, target, verdict, note);
     }
 
     /// Adds a row without a target.
-    pub fn info(&mut self, metric: &str, value: String, note: &str) {
+    pub(crate) fn info(&mut self, metric: &str, value: String, note: &str) {
         self.push(metric, value, "—", Verdict::Info, note);
     }
 
@@ -48,7 +55,7 @@ impl Table {
     }
 
     /// The table in Markdown.
-    pub fn markdown(&self) -> String {
+    pub(crate) fn markdown(&self) -> String {
         let mut out =
             String::from("| metric | value | target | verdict | note |\n|---|---|---|---|---|\n");
         for r in &self.rows {

@@ -16,7 +16,7 @@ const WRITE_FACTOR: f64 = 1.25;
 const READ_FACTOR: f64 = 0.1;
 
 /// Runs the section; adds its rows to `table`.
-pub async fn run(bins: &Path, table: &mut Table) -> anyhow::Result<()> {
+pub(crate) async fn run(bins: &Path, table: &mut Table) -> anyhow::Result<()> {
     let rig = Rig::new(bins.to_path_buf()).await;
     rig.llm.model_prompt_cache();
     let agentd = rig.agentd().await?;

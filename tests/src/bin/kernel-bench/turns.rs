@@ -18,7 +18,7 @@ use crate::table::Table;
 const ANSWER_MARK: &str = "default answer";
 
 /// Runs the section; adds its rows to `table`.
-pub async fn run(opts: &Opts, bins: &Path, table: &mut Table) -> anyhow::Result<()> {
+pub(crate) async fn run(opts: &Opts, bins: &Path, table: &mut Table) -> anyhow::Result<()> {
     let rig = Rig::new(bins.to_path_buf()).await;
     // First start creates the database; then measure starts on the existing one.
     let first = rig.agentd().await?;
@@ -127,7 +127,7 @@ pub async fn run(opts: &Opts, bins: &Path, table: &mut Table) -> anyhow::Result<
 }
 
 /// One owner message → final answer, timed.
-pub struct Timed {
+pub(crate) struct Timed {
     /// Update queued → first sendMessage of the answer.
     pub total: Duration,
     /// The fake LLM's own time within that span.
@@ -139,7 +139,7 @@ pub struct Timed {
 }
 
 /// Sends one owner message and waits for the final answer.
-pub async fn turn(rig: &Rig, text: &str) -> Timed {
+pub(crate) async fn turn(rig: &Rig, text: &str) -> Timed {
     let since = rig.telegram.call_count();
     let served_before = rig.llm.served().len();
     let t0 = Instant::now();

@@ -32,7 +32,7 @@ fn unit_vector(rng: &mut Rng) -> Vec<f32> {
 }
 
 /// Adds vectors to the memories of `db` that lack one, then measures; rows into `table`.
-pub async fn run(
+pub(crate) async fn run(
     db: &Path,
     size: usize,
     zipf: &Zipf,

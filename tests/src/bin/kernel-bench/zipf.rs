@@ -8,9 +8,9 @@
 use crate::memsearch::Rng;
 
 /// Chinese words in the vocabulary.
-pub const ZH_WORDS: usize = 3_000;
+pub(crate) const ZH_WORDS: usize = 3_000;
 /// English-like words in the vocabulary.
-pub const EN_WORDS: usize = 3_000;
+pub(crate) const EN_WORDS: usize = 3_000;
 
 /// kernel-agentd's dictionary: `word frequency` lines.
 const DICTIONARY: &str = include_str!("../../../../kernel-agentd/data/jieba-dict-60k.txt");
@@ -41,14 +41,14 @@ const GLUE: &[&str] = &[
 ];
 
 /// The vocabulary by rank and its cumulative Zipf weights.
-pub struct Zipf {
+pub(crate) struct Zipf {
     words: Vec<String>,
     cumulative: Vec<f64>,
 }
 
 impl Zipf {
     /// The vocabulary (deterministic).
-    pub fn new() -> Zipf {
+    pub(crate) fn new() -> Zipf {
         let zh = chinese_words(ZH_WORDS);
         let en = english_words(EN_WORDS);
         let words: Vec<String> = zh.into_iter().zip(en).flat_map(|(z, e)| [z, e]).collect();
@@ -63,7 +63,7 @@ impl Zipf {
     }
 
     /// A word drawn with probability ∝ 1/rank.
-    pub fn word(&self, rng: &mut Rng) -> &str {
+    pub(crate) fn word(&self, rng: &mut Rng) -> &str {
         let total = self.cumulative.last().copied().unwrap_or(1.0);
         let x = rng.below(1 << 30) as f64 / f64::from(1u32 << 30) * total;
         let rank = self.cumulative.partition_point(|&c| c <= x);
@@ -71,7 +71,7 @@ impl Zipf {
     }
 
     /// Memory `i`: 10–25 words (four in five from the vocabulary, the rest glue) and a number.
-    pub fn memory_text(&self, rng: &mut Rng, i: usize) -> String {
+    pub(crate) fn memory_text(&self, rng: &mut Rng, i: usize) -> String {
         let n = 10 + rng.below(16);
         let mut words: Vec<String> = (0..n)
             .map(|_| match rng.below(5) {
@@ -84,7 +84,7 @@ impl Zipf {
     }
 
     /// A query: one or two vocabulary words.
-    pub fn query(&self, rng: &mut Rng) -> String {
+    pub(crate) fn query(&self, rng: &mut Rng) -> String {
         if rng.below(2) == 0 {
             self.word(rng).to_owned()
         } else {

@@ -14,7 +14,7 @@ use super::tokens::{message_tokens, messages_tokens};
 use crate::conversation::{Block, Message};
 
 /// Rounds never folded (the most recent ones).
-pub const KEEP_ROUNDS: usize = 2;
+pub(crate) const KEEP_ROUNDS: usize = 2;
 
 /// After a fold, history fills at most this share of the budget …
 const FOLD_TO_BUDGET: f64 = 0.6;
@@ -24,7 +24,7 @@ const FOLD_TO_ROUNDS: f64 = 0.75;
 /// How many leading messages of `history` (stored, oldest first, starting at a round) to fold
 /// so that the request fits: `fixed` tokens (prefix, summary, current message) plus the history
 /// within `budget`, and at most `ceiling` rounds. 0 when nothing needs to fold.
-pub fn fold_count(history: &[Message], fixed: u64, budget: u64, ceiling: usize) -> usize {
+pub(crate) fn fold_count(history: &[Message], fixed: u64, budget: u64, ceiling: usize) -> usize {
     let starts: Vec<usize> = history
         .iter()
         .enumerate()
@@ -59,7 +59,7 @@ pub fn fold_count(history: &[Message], fixed: u64, budget: u64, ceiling: usize) 
 
 /// Every message's tool results but the last message's, slimmed (the stored form), so the turn's
 /// own bulky outputs stop counting once the model has seen them; returns the tokens saved.
-pub fn slim_turn_outputs(messages: &mut [Message], from: usize) -> u64 {
+pub(crate) fn slim_turn_outputs(messages: &mut [Message], from: usize) -> u64 {
     let Some(last) = messages.len().checked_sub(1) else {
         return 0;
     };

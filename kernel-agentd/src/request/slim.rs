@@ -11,13 +11,13 @@
 use crate::conversation::{Block, Message};
 
 /// What a stored image becomes.
-pub const IMAGE_PLACEHOLDER: &str = "[图片已处理]";
+pub(crate) const IMAGE_PLACEHOLDER: &str = "[图片已处理]";
 /// What a stored voice transcript becomes.
-pub const VOICE_PLACEHOLDER: &str = "[语音已处理]";
+pub(crate) const VOICE_PLACEHOLDER: &str = "[语音已处理]";
 /// Tool results longer than this many characters are summarised.
-pub const TOOL_RESULT_LIMIT: usize = 200;
+pub(crate) const TOOL_RESULT_LIMIT: usize = 200;
 /// Tools whose results are always summarised (the full output lives in an artifact file).
-pub const ALWAYS_SLIMMED: &[&str] = &["delegate_to_cli"];
+pub(crate) const ALWAYS_SLIMMED: &[&str] = &["delegate_to_cli"];
 /// The tool name used when a result's call is unknown.
 const UNKNOWN_TOOL: &str = "tool";
 
@@ -26,7 +26,7 @@ const VOICE_PREFIX: &str = "[语音:";
 
 /// The stored form of `message`. `tool_name` maps a tool call id to the name of the tool that
 /// produced the result (the calls of the preceding assistant message).
-pub fn slim<'a>(message: &Message, tool_name: impl Fn(&str) -> Option<&'a str>) -> Message {
+pub(crate) fn slim<'a>(message: &Message, tool_name: impl Fn(&str) -> Option<&'a str>) -> Message {
     let content = message
         .content
         .iter()
@@ -42,7 +42,7 @@ pub fn slim<'a>(message: &Message, tool_name: impl Fn(&str) -> Option<&'a str>) 
 }
 
 /// The stored form of one block; `tool` names the tool of a `ToolResult`.
-pub fn slim_block(block: &Block, tool: Option<&str>) -> Block {
+pub(crate) fn slim_block(block: &Block, tool: Option<&str>) -> Block {
     match block {
         Block::Image { .. } => Block::text(IMAGE_PLACEHOLDER),
         Block::Text { text } => match placeholder_for_text(text) {
@@ -71,7 +71,7 @@ pub fn slim_block(block: &Block, tool: Option<&str>) -> Block {
 }
 
 /// `<tool> 结果已处理(成功|失败)，<N> 字符[，详见 <output_path>]`.
-pub fn summarize_tool_result(tool: &str, content: &str, is_error: bool) -> String {
+pub(crate) fn summarize_tool_result(tool: &str, content: &str, is_error: bool) -> String {
     let json = serde_json::from_str::<serde_json::Value>(content)
         .ok()
         .filter(|v| v.is_object());

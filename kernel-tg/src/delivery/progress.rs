@@ -14,15 +14,15 @@ use tokio_util::sync::CancellationToken;
 use crate::telegram::{DraftError, Telegram};
 
 /// Shortest time between two edits of the placeholder.
-pub const MIN_EDIT_INTERVAL: Duration = Duration::from_millis(1500);
+pub(crate) const MIN_EDIT_INTERVAL: Duration = Duration::from_millis(1500);
 /// Shortest time between two drafts.
-pub const MIN_DRAFT_INTERVAL: Duration = Duration::from_secs(1);
+pub(crate) const MIN_DRAFT_INTERVAL: Duration = Duration::from_secs(1);
 /// How often "typing…" is renewed (Telegram shows it for about five seconds).
-pub const TYPING_EVERY: Duration = Duration::from_secs(4);
+pub(crate) const TYPING_EVERY: Duration = Duration::from_secs(4);
 
 /// Where a turn's progress shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Surface {
+pub(crate) enum Surface {
     /// Edits of the placeholder message (none: only typing).
     Placeholder(Option<MessageId>),
     /// Telegram drafts with this non-zero id.
@@ -57,7 +57,7 @@ impl Surface {
 }
 
 /// The running progress display of one turn.
-pub struct Progress {
+pub(crate) struct Progress {
     wanted: watch::Sender<String>,
     stop: CancellationToken,
     task: JoinHandle<()>,
@@ -67,7 +67,7 @@ impl Progress {
     /// Starts typing now and shows `shown` (what `surface` shows already: the placeholder's
     /// HTML, or nothing for a draft) until told otherwise; without a placeholder it only keeps
     /// typing. A placeholder's `buttons` (the Stop button) stay on through every edit.
-    pub fn start(
+    pub(crate) fn start(
         telegram: Telegram,
         surface: Surface,
         shown: String,
@@ -80,12 +80,12 @@ impl Progress {
     }
 
     /// Asks for `html` to be shown (the latest wish wins; edits are throttled).
-    pub fn show(&self, html: String) {
+    pub(crate) fn show(&self, html: String) {
         self.wanted.send_replace(html);
     }
 
     /// Stops typing and editing; returns once no edit is in flight any more.
-    pub async fn finish(self) {
+    pub(crate) async fn finish(self) {
         self.stop.cancel();
         let _ = self.task.await;
     }

@@ -21,7 +21,7 @@ use kernel_common::config::ProviderKind;
 use crate::conversation::{Block, Message, Role};
 
 /// The content of a result added for a tool call that never got one (crash, lost step).
-pub const INTERRUPTED_RESULT: &str =
+pub(crate) const INTERRUPTED_RESULT: &str =
     r#"{"error":"interrupted: the turn ended before this tool returned"}"#;
 
 /// Longest tool name both providers accept.
@@ -29,7 +29,7 @@ const MAX_TOOL_NAME: usize = 64;
 
 /// Repairs `messages` for a request to a provider of kind `provider_kind` (`claude`,
 /// `openai_compat`). Idempotent; a transcript that is already valid comes back unchanged.
-pub fn repair(messages: Vec<Message>, provider_kind: ProviderKind) -> Vec<Message> {
+pub(crate) fn repair(messages: Vec<Message>, provider_kind: ProviderKind) -> Vec<Message> {
     let mut r = Repairer::default();
     for message in messages {
         let content = clean_blocks(message.content, message.role, provider_kind);

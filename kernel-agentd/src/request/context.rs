@@ -12,15 +12,17 @@ use std::time::SystemTime;
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
-use super::MAX_TOOL_CALLS;
 use crate::conversation::{Block, Message, Role};
 
+/// Tool calls allowed for one user message; then the model must answer without tools.
+pub(crate) const MAX_TOOL_CALLS: usize = 25;
+
 /// Used when SOUL.md is missing or unreadable.
-pub const DEFAULT_SOUL: &str = "你是 Kernel，主人的私人 AI 助手。直接、可靠、简洁；默认使用中文，主人用其他语言时用同一种语言回答。";
+pub(crate) const DEFAULT_SOUL: &str = "你是 Kernel，主人的私人 AI 助手。直接、可靠、简洁；默认使用中文，主人用其他语言时用同一种语言回答。";
 
 /// The fixed tool-rules paragraph appended to the persona (one language, byte-stable; the cap
 /// is [`MAX_TOOL_CALLS`]).
-pub fn tool_rules() -> String {
+pub(crate) fn tool_rules() -> String {
     format!(
         "## 工具调用约定\n\
          - 通过 tool use 决定是否调用工具；不需要工具时直接回答。\n\
@@ -34,12 +36,12 @@ pub fn tool_rules() -> String {
 pub const RECALL_HEADING: &str = "## 长期记忆（自动召回）";
 
 /// The system prompt for a persona text.
-pub fn system_prompt(soul: &str) -> String {
+pub(crate) fn system_prompt(soul: &str) -> String {
     format!("{}\n\n{}", soul.trim_end(), tool_rules())
 }
 
 /// The system prompt with the skills index after it (unchanged when the index is empty).
-pub fn with_skills(system: Arc<str>, index: &str) -> Arc<str> {
+pub(crate) fn with_skills(system: Arc<str>, index: &str) -> Arc<str> {
     if index.is_empty() {
         system
     } else {
@@ -49,7 +51,7 @@ pub fn with_skills(system: Arc<str>, index: &str) -> Arc<str> {
 
 /// SOUL.md, re-read whenever its modification time or length changes.
 #[derive(Debug)]
-pub struct Soul {
+pub(crate) struct Soul {
     path: PathBuf,
     state: Mutex<SoulState>,
 }
@@ -64,7 +66,7 @@ struct SoulState {
 
 impl Soul {
     /// SOUL.md at `path` (read lazily).
-    pub fn new(path: PathBuf) -> Self {
+    pub(crate) fn new(path: PathBuf) -> Self {
         let state = SoulState {
             stamp: None,
             prompt: system_prompt(DEFAULT_SOUL).into(),
@@ -82,7 +84,7 @@ impl Soul {
 
     /// The current system prompt (SOUL.md + tool rules); a short built-in persona when the file
     /// is missing or unreadable (warned once until the file is back).
-    pub async fn system_prompt(&self) -> Arc<str> {
+    pub(crate) async fn system_prompt(&self) -> Arc<str> {
         // One stat of a local file, checked on every turn: cheaper than handing it to the
         // blocking pool and back.
         let stamp = match std::fs::metadata(&self.path) {
@@ -126,7 +128,7 @@ impl Soul {
 }
 
 /// `2026-02-11T21:42:00+0800 (Asia/Shanghai)`.
-pub fn format_now(now: DateTime<Utc>, tz: Tz) -> String {
+pub(crate) fn format_now(now: DateTime<Utc>, tz: Tz) -> String {
     format!(
         "{} ({})",
         now.with_timezone(&tz).format("%Y-%m-%dT%H:%M:%S%z"),
@@ -135,7 +137,7 @@ pub fn format_now(now: DateTime<Utc>, tz: Tz) -> String {
 }
 
 /// The per-turn block: `[当前时间: …]`, then [`RECALL_HEADING`] and one `- memory` line each.
-pub fn per_turn_block(now: &str, memories: &[String]) -> String {
+pub(crate) fn per_turn_block(now: &str, memories: &[String]) -> String {
     let mut block = format!("[当前时间: {now}]");
     if !memories.is_empty() {
         block.push('\n');
@@ -149,7 +151,7 @@ pub fn per_turn_block(now: &str, memories: &[String]) -> String {
 }
 
 /// Whether `m` starts a round: a user message with something other than tool results.
-pub fn starts_round(m: &Message) -> bool {
+pub(crate) fn starts_round(m: &Message) -> bool {
     m.role == Role::User
         && m.content
             .iter()
@@ -158,7 +160,7 @@ pub fn starts_round(m: &Message) -> bool {
 
 /// The last `rounds` whole rounds of `history` (from the start of the `rounds`-th last round).
 /// Never starts inside a round, so a tool call is never separated from its result.
-pub fn window_rounds(mut history: Vec<Message>, rounds: usize) -> Vec<Message> {
+pub(crate) fn window_rounds(mut history: Vec<Message>, rounds: usize) -> Vec<Message> {
     if rounds == 0 {
         return Vec::new();
     }
@@ -178,7 +180,7 @@ pub fn window_rounds(mut history: Vec<Message>, rounds: usize) -> Vec<Message> {
 
 /// A request's messages and the length of their cache-stable prefix.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Assembled {
+pub(crate) struct Assembled {
     pub messages: Vec<Message>,
     /// Messages before the newest user message: they repeat unchanged in the next turn.
     pub stable_prefix: usize,
@@ -187,7 +189,7 @@ pub struct Assembled {
 /// `history` (already repaired and windowed) + the new user message with `per_turn` as a leading
 /// text block (after any tool results: a history that ended in a user message is merged into
 /// the new one so roles keep alternating).
-pub fn assemble(mut history: Vec<Message>, new_user: &Message, per_turn: &str) -> Assembled {
+pub(crate) fn assemble(mut history: Vec<Message>, new_user: &Message, per_turn: &str) -> Assembled {
     let mut newest = match history.last() {
         Some(m) if m.role == Role::User => history.pop().map(|m| m.content).unwrap_or_default(),
         _ => Vec::new(),

@@ -18,7 +18,7 @@ pub const MAX_ENTRIES: usize = 12;
 /// Characters kept per entry.
 const MAX_ENTRY_CHARS: usize = 200;
 /// What opens the rendered summary.
-pub const SUMMARY_HEADING: &str = "[会话摘要]";
+pub(crate) const SUMMARY_HEADING: &str = "[会话摘要]";
 
 const GOAL_WORDS: &[&str] = &["目标", "goal", "objective", "我想要", "i want to"];
 const CONSTRAINT_WORDS: &[&str] = &[

@@ -15,17 +15,17 @@ enum Segment {
 
 /// The running draft of one turn.
 #[derive(Debug, Default)]
-pub struct Draft {
+pub(crate) struct Draft {
     segments: Vec<Segment>,
 }
 
 impl Draft {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Appends streamed answer text.
-    pub fn text(&mut self, delta: &str) {
+    pub(crate) fn text(&mut self, delta: &str) {
         match self.segments.last_mut() {
             Some(Segment::Text(text)) => text.push_str(delta),
             _ => self.segments.push(Segment::Text(delta.to_owned())),
@@ -33,7 +33,7 @@ impl Draft {
     }
 
     /// Appends a progress line; a line repeating the last step replaces it.
-    pub fn step(&mut self, html: String) {
+    pub(crate) fn step(&mut self, html: String) {
         if let Some(Segment::Step(last)) = self.segments.last_mut() {
             *last = html;
             return;
@@ -42,7 +42,7 @@ impl Draft {
     }
 
     /// The HTML to show now, `None` when nothing shows yet.
-    pub fn html(&self) -> Option<String> {
+    pub(crate) fn html(&self) -> Option<String> {
         let parts: Vec<DraftPart<'_>> = self
             .segments
             .iter()

@@ -30,7 +30,7 @@ fn is_wide(c: char) -> bool {
 
 /// The estimated tokens of `text`. Runs once per message and request, over the whole context:
 /// ASCII bytes are counted without decoding, only the other characters are decoded.
-pub fn text_tokens(text: &str) -> u64 {
+pub(crate) fn text_tokens(text: &str) -> u64 {
     let (mut wide, mut other_bytes) = (0u64, 0u64);
     let mut rest = text;
     while !rest.is_empty() {
@@ -49,7 +49,7 @@ pub fn text_tokens(text: &str) -> u64 {
 }
 
 /// The estimated tokens of one block.
-pub fn block_tokens(block: &Block) -> u64 {
+pub(crate) fn block_tokens(block: &Block) -> u64 {
     PER_BLOCK
         + match block {
             Block::Text { text } => text_tokens(text),
@@ -63,17 +63,17 @@ pub fn block_tokens(block: &Block) -> u64 {
 }
 
 /// The estimated tokens of one message.
-pub fn message_tokens(message: &Message) -> u64 {
+pub(crate) fn message_tokens(message: &Message) -> u64 {
     PER_MESSAGE + message.content.iter().map(block_tokens).sum::<u64>()
 }
 
 /// The estimated tokens of messages.
-pub fn messages_tokens(messages: &[Message]) -> u64 {
+pub(crate) fn messages_tokens(messages: &[Message]) -> u64 {
     messages.iter().map(message_tokens).sum()
 }
 
 /// The estimated tokens of the stable prefix: system prompt and tool specs.
-pub fn prefix_tokens(system: &str, tools: &[ToolSpec]) -> u64 {
+pub(crate) fn prefix_tokens(system: &str, tools: &[ToolSpec]) -> u64 {
     text_tokens(system)
         + tools
             .iter()
@@ -91,7 +91,7 @@ pub fn prefix_tokens(system: &str, tools: &[ToolSpec]) -> u64 {
 /// Also per session: the largest estimate a request may have after the provider refused one as
 /// too long (a configured window larger than the real one is learnt from its first refusal).
 #[derive(Debug, Default)]
-pub struct Calibration {
+pub(crate) struct Calibration {
     factors: Mutex<HashMap<i64, f64>>,
     ceilings: Mutex<HashMap<i64, u64>>,
 }
@@ -107,7 +107,7 @@ const MAX_FACTOR: f64 = 4.0;
 impl Calibration {
     /// Records that a request estimated at `estimated` tokens was billed `reported` input tokens
     /// (uncached + cache read + cache write).
-    pub fn observe(&self, session_id: i64, estimated: u64, reported: u64) {
+    pub(crate) fn observe(&self, session_id: i64, estimated: u64, reported: u64) {
         if estimated == 0 || reported == 0 {
             return;
         }
@@ -124,7 +124,7 @@ impl Calibration {
     }
 
     /// Records that the provider refused a request estimated at `estimated` tokens as too long.
-    pub fn refused(&self, session_id: i64, estimated: u64) {
+    pub(crate) fn refused(&self, session_id: i64, estimated: u64) {
         let ceiling = (estimated as f64 * REFUSED_MARGIN) as u64;
         let mut ceilings = self.ceilings.lock().unwrap_or_else(|e| e.into_inner());
         let c = ceilings.entry(session_id).or_insert(u64::MAX);
@@ -132,13 +132,13 @@ impl Calibration {
     }
 
     /// The learnt ceiling of `session_id`'s estimates, if a request was refused.
-    pub fn ceiling(&self, session_id: i64) -> Option<u64> {
+    pub(crate) fn ceiling(&self, session_id: i64) -> Option<u64> {
         let ceilings = self.ceilings.lock().unwrap_or_else(|e| e.into_inner());
         ceilings.get(&session_id).copied()
     }
 
     /// `estimate` corrected for `session_id`.
-    pub fn correct(&self, session_id: i64, estimate: u64) -> u64 {
+    pub(crate) fn correct(&self, session_id: i64, estimate: u64) -> u64 {
         let factor = self.lock().get(&session_id).copied().unwrap_or(1.0);
         (estimate as f64 * factor).ceil() as u64
     }

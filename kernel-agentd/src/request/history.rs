@@ -14,7 +14,7 @@ use crate::store::{Store, StoreError, StoredMessage, StoredSummary};
 
 /// A session's history, ready for the request.
 #[derive(Debug, Clone, Default)]
-pub struct History {
+pub(crate) struct History {
     pub summary: SessionSummary,
     /// Repaired and windowed, without the summary.
     pub messages: Vec<Message>,
@@ -25,7 +25,7 @@ pub struct History {
 impl History {
     /// The messages with the summary as the first block of the first (user) message; a user
     /// message of its own when the history is empty (it is merged into the new message).
-    pub fn with_summary(self) -> Vec<Message> {
+    pub(crate) fn with_summary(self) -> Vec<Message> {
         let mut messages = self.messages;
         if self.summary.is_empty() {
             return messages;
@@ -45,7 +45,7 @@ impl History {
     }
 
     /// Estimated tokens of the summary and the messages.
-    pub fn tokens(&self) -> u64 {
+    pub(crate) fn tokens(&self) -> u64 {
         let summary = if self.summary.is_empty() {
             0
         } else {
@@ -57,7 +57,7 @@ impl History {
 
 /// How a history is loaded.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// The rounds ceiling (`general.context_rounds`).
     pub rounds: usize,
     /// Tokens the history may use with `fixed` (prefix, current message) in the request.
@@ -68,7 +68,7 @@ pub struct Limits {
 
 impl Limits {
     /// Limits under which nothing folds (to look, not to change).
-    pub fn peek(kind: ProviderKind) -> Self {
+    pub(crate) fn peek(kind: ProviderKind) -> Self {
         Self {
             rounds: usize::MAX,
             budget: u64::MAX,
@@ -79,7 +79,11 @@ impl Limits {
 }
 
 /// Loads `session_id`'s history, folding what does not fit into the summary (saved at once).
-pub async fn load(store: &Store, session_id: i64, limits: Limits) -> Result<History, StoreError> {
+pub(crate) async fn load(
+    store: &Store,
+    session_id: i64,
+    limits: Limits,
+) -> Result<History, StoreError> {
     let (mut summary, through) = load_summary(store, session_id).await?;
     // Everything after the summary: normally about `rounds` rounds, since what exceeds the
     // ceiling is folded (a session from before summaries folds its whole past once).
@@ -115,7 +119,7 @@ pub async fn load(store: &Store, session_id: i64, limits: Limits) -> Result<Hist
 
 /// What [`compact`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Compaction {
+pub(crate) struct Compaction {
     /// Estimated history tokens before and after.
     pub before: u64,
     pub after: u64,
@@ -124,7 +128,7 @@ pub struct Compaction {
 }
 
 /// Folds every round of `session_id` but the last [`KEEP_ROUNDS`] into its summary.
-pub async fn compact(
+pub(crate) async fn compact(
     store: &Store,
     session_id: i64,
     rounds: usize,

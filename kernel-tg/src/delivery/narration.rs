@@ -9,14 +9,14 @@ use pb::chat_event::Event;
 use crate::texts::Texts;
 
 /// Follows a turn's events and names the step to show.
-pub struct Narration {
+pub(crate) struct Narration {
     texts: Texts,
     /// The transcribing text was asked for and nothing has replaced it yet.
     transcribing: bool,
 }
 
 impl Narration {
-    pub fn new(texts: Texts) -> Self {
+    pub(crate) fn new(texts: Texts) -> Self {
         Self {
             texts,
             transcribing: false,
@@ -25,7 +25,7 @@ impl Narration {
 
     /// The HTML to show after `event`, or `None` to leave the placeholder as it is. Once the
     /// model's answer starts streaming, the transcribing text gives way to the placeholder's own.
-    pub fn after(&mut self, event: &Event) -> Option<String> {
+    pub(crate) fn after(&mut self, event: &Event) -> Option<String> {
         let texts = self.texts;
         let html = match event {
             Event::ToolStarted(tool) => texts.tool_running(&tool.tool_name),
