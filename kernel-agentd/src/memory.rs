@@ -311,3 +311,41 @@ async fn prepare_index(store: &Store) -> bool {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::store::memory::LikeMatch;
+
+    #[tokio::test]
+    async fn every_read_carries_the_origin() {
+        let env = crate::test_support::env("").await;
+        let store = &env.store;
+        // Opening memory builds the FTS5 index.
+        super::Memories::open(store.clone(), chrono_tz::Tz::UTC).await;
+        let row = store
+            .add_auto_memory("项目代号是蓝鲸", Some("项目 代号 蓝鲸"), 4, Some("tool t"))
+            .await
+            .unwrap();
+        let want = Some("tool t".to_owned());
+        assert_eq!(row.origin, want);
+        let terms = ["蓝鲸".to_owned(), "不存在".to_owned()];
+        let reads = [
+            store.recent_memories(5).await.unwrap(),
+            store.memories_page(0, 5).await.unwrap(),
+            store.memories_by_id(&[row.id]).await.unwrap(),
+            store.search_memories_fts("\"蓝鲸\"", 5).await.unwrap(),
+            store
+                .search_memories_like(&terms[..1], LikeMatch::All, 5)
+                .await
+                .unwrap(),
+            store
+                .search_memories_like(&terms, LikeMatch::Any, 5)
+                .await
+                .unwrap(),
+        ];
+        for (i, rows) in reads.iter().enumerate() {
+            assert_eq!(rows.len(), 1, "read {i}");
+            assert_eq!(rows[0].origin, want, "read {i}");
+        }
+    }
+}
