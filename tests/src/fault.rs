@@ -1,4 +1,4 @@
-//! Support for the fault suite (`tests/tests/it/fault_*.rs`): the real kernel-agentd started and
+//! Support for the fault suite (`tests/tests/it/faults/*.rs`): the real kernel-agentd started and
 //! connected to, killed with SIGKILL, sessions resumed by id, and the final scan of every log file
 //! and every reply for the test secrets.
 

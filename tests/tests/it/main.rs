@@ -1,111 +1,141 @@
-//! The tests crate's one integration-test binary: each module is one suite (a file that used to
-//! be its own test binary), so the whole stack is linked once. Shared helpers live in the
+//! The tests crate's one integration-test binary: each file is one suite, grouped in folders by
+//! area (`tg/`, `turn/`, `provider/`, `memory/`, `mcp/`, …), so the whole stack is linked once. Shared helpers live in the
 //! `tests` library (`tests/src/`); `telegram_bot` is the teloxide-side support of the two
 //! `fake_telegram*` suites.
 
 #[macro_use]
 mod telegram_bot;
 
-mod agentd_generated_token;
-mod agentd_serving;
-mod approvals;
-mod architecture_map;
-mod backup;
-mod bad_input;
-mod cli_bridge;
-mod cli_claude_code;
-mod cli_sandbox;
-mod context_budget;
-mod delegate_descendants;
-mod delegate_env;
-mod delegate_tool;
-mod delegate_turn;
-mod deploy_process;
-mod deploy_units;
-mod doctor;
-mod fake_telegram;
-mod fake_telegram_drafts;
-mod fake_telegram_methods;
-mod fault_kill;
-mod fault_kill_intake;
-mod fault_mcp;
-mod fault_provider;
-mod intake_keys;
-mod jobs;
-mod layers;
-mod log_capture;
-mod mcp_heal;
-mod mcp_http;
-mod mcp_lifecycle;
-mod mcp_reasons;
-mod mcp_stdio;
-mod mcp_timeouts;
-mod mcp_unreachable_logs;
-mod media_documents;
-mod media_images;
-mod media_retention;
-mod media_voice;
-mod media_voice_logs;
-mod memory_auto;
-mod memory_embeddings;
-mod memory_origin;
-mod memory_pages;
-mod memory_real_model;
-mod memory_rpc;
-mod memory_search;
-mod memory_turn;
-mod owner_trips;
-mod provider_claude;
-mod provider_claude_wire;
-mod provider_failover;
-mod provider_openai;
-mod provider_openai_errors;
-mod provider_retry;
-mod provider_think;
-mod provider_thinking;
-mod schedule_task_runs;
-mod schedules;
-mod scripts_run;
-mod send_file;
-mod server_drain;
-mod sessions_providers;
-mod skills;
-mod speech_timeouts;
-mod spend_budget;
-mod spend_prices;
-mod store;
-mod summary_rewrite;
-mod tg_agentd_restart;
-mod tg_allow;
-mod tg_busy_cancel;
-mod tg_commands;
-mod tg_context;
-mod tg_cut_off;
-mod tg_doctor;
-mod tg_drafts;
-mod tg_failures;
-mod tg_faults;
-mod tg_intake;
-mod tg_media;
-mod tg_notes;
-mod tg_outage;
-mod tg_outbox;
-mod tg_refusals;
-mod tg_sessions;
-mod tg_startup;
-mod tg_steering;
-mod tg_stop_offer;
-mod tg_telegram_errors;
-mod tg_turn;
-mod titles;
-mod titles_auto;
-mod tools_parallel;
-mod transfer;
-mod turn_basic;
-mod turn_busy;
-mod turn_cancel;
-mod turn_errors;
-mod turn_history;
-mod turn_steering;
-mod web_browser;
-mod web_http;
+mod agentd {
+    mod bad_input;
+    mod generated_token;
+    mod intake_keys;
+    mod server_drain;
+    mod serving;
+    mod sessions_providers;
+    mod skills;
+    mod store;
+    mod titles;
+    mod titles_auto;
+}
+mod delegation {
+    mod cli_bridge;
+    mod cli_claude_code;
+    mod cli_sandbox;
+    mod delegate_descendants;
+    mod delegate_env;
+    mod delegate_tool;
+    mod delegate_turn;
+}
+mod fakes {
+    mod fake_telegram;
+    mod fake_telegram_drafts;
+    mod fake_telegram_methods;
+}
+mod faults {
+    mod kill;
+    mod kill_intake;
+    mod mcp;
+    mod provider;
+}
+mod house {
+    mod architecture_map;
+    mod layers;
+    mod log_capture;
+}
+mod mcp {
+    mod heal;
+    mod http;
+    mod lifecycle;
+    mod reasons;
+    mod stdio;
+    mod timeouts;
+    mod unreachable_logs;
+}
+mod media {
+    mod documents;
+    mod images;
+    mod retention;
+    mod speech_timeouts;
+    mod voice;
+    mod voice_logs;
+}
+mod memory {
+    mod auto;
+    mod embeddings;
+    mod origin;
+    mod pages;
+    mod real_model;
+    mod rpc;
+    mod search;
+    mod summary_rewrite;
+    mod turn;
+}
+mod ops {
+    mod backup;
+    mod deploy_process;
+    mod deploy_units;
+    mod doctor;
+    mod scripts_run;
+    mod transfer;
+}
+mod provider {
+    mod claude;
+    mod claude_wire;
+    mod failover;
+    mod openai;
+    mod openai_errors;
+    mod retry;
+    mod think;
+    mod thinking;
+}
+mod schedules {
+    mod jobs;
+    mod schedules;
+    mod task_runs;
+}
+mod spend {
+    mod budget;
+    mod prices;
+}
+mod tg {
+    mod agentd_restart;
+    mod allow;
+    mod busy_cancel;
+    mod commands;
+    mod context;
+    mod cut_off;
+    mod doctor;
+    mod drafts;
+    mod failures;
+    mod faults;
+    mod intake;
+    mod media;
+    mod notes;
+    mod outage;
+    mod outbox;
+    mod owner_trips;
+    mod refusals;
+    mod sessions;
+    mod startup;
+    mod steering;
+    mod stop_offer;
+    mod telegram_errors;
+    mod turn;
+}
+mod turn {
+    mod approvals;
+    mod basic;
+    mod busy;
+    mod cancel;
+    mod context_budget;
+    mod errors;
+    mod history;
+    mod send_file;
+    mod steering;
+    mod tools_parallel;
+}
+mod web {
+    mod browser;
+    mod http;
+}

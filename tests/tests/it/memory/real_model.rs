@@ -148,7 +148,7 @@ async fn recall_at_5(m: &Memories, ids: &[i64], questions: &[(String, usize)]) -
 #[tokio::test]
 async fn recall_set_lexical_versus_hybrid() {
     let set: serde_json::Value =
-        serde_json::from_str(include_str!("../../data/recall_set.json")).unwrap();
+        serde_json::from_str(include_str!("../../../data/recall_set.json")).unwrap();
     let questions =
         |key: &str| -> Vec<(String, usize)> { serde_json::from_value(set[key].clone()).unwrap() };
     let memories: Vec<String> = serde_json::from_value(set["memories"].clone()).unwrap();
@@ -202,7 +202,7 @@ async fn recall_set_lexical_versus_hybrid() {
 #[tokio::test]
 async fn crowded_set_exact_words_stay_exact() {
     let set: serde_json::Value =
-        serde_json::from_str(include_str!("../../data/recall_set.json")).unwrap();
+        serde_json::from_str(include_str!("../../../data/recall_set.json")).unwrap();
     let list =
         |key: &str| -> Vec<(String, usize)> { serde_json::from_value(set[key].clone()).unwrap() };
     let mut memories: Vec<String> = serde_json::from_value(set["memories"].clone()).unwrap();
