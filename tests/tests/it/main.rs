@@ -76,6 +76,7 @@ mod ops {
     mod deploy_process;
     mod deploy_units;
     mod doctor;
+    mod first_start;
     mod scripts_run;
     mod transfer;
 }
@@ -91,7 +92,7 @@ mod provider {
 }
 mod schedules {
     mod jobs;
-    mod schedules;
+    mod reminders_and_tasks;
     mod task_runs;
 }
 mod spend {
