@@ -353,8 +353,8 @@ async fn cli_check(cli: &kernel_common::config::CliConfig, t: &Texts) -> Check {
             name,
             detail,
             t.pick(
-                "它的命令不受沙箱限制：见 README 的 Delegated CLIs",
-                "its commands run unconfined: see README, Delegated CLIs",
+                "它的命令不受沙箱限制：见 docs/deploy.md 的 Delegated CLIs",
+                "its commands run unconfined: see docs/deploy.md, Delegated CLIs",
             ),
         ),
         _ => Check::ok(name, detail),
