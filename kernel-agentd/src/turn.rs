@@ -27,6 +27,8 @@ mod media;
 mod queue;
 mod recall;
 mod run;
+mod session_history;
+mod soul;
 mod spend;
 mod start;
 mod steer;
@@ -58,11 +60,12 @@ use crate::store::Store;
 use crate::titling::Titler;
 use crate::tools::ToolRegistry;
 use crate::usage::UsageLedger;
-use context::Soul;
 use gate::{Busy, Gate};
+use soul::Soul;
 
 pub(crate) use crate::request::context::MAX_TOOL_CALLS;
-use crate::request::{budget, context, history, slim, tokens};
+use crate::request::history::Limits;
+use crate::request::{context, slim, tokens};
 
 pub use crate::request::context::RECALL_HEADING;
 pub use crate::request::session_summary::{MAX_ENTRIES as SUMMARY_MAX_ENTRIES, SessionSummary};
@@ -374,14 +377,15 @@ impl Turns {
         let inner = &self.inner;
         let session = inner.sessions.current().await?;
         let kind = inner.models.current()?.kind;
-        let compaction = history::compact(&inner.store, session.id, inner.context_rounds, kind)
-            .await
-            .map_err(ApiError::internal)?;
+        let compaction =
+            session_history::compact(&inner.store, session.id, inner.context_rounds, kind)
+                .await
+                .map_err(ApiError::internal)?;
         if compaction.folded {
             inner.after_fold.folded(session.id);
         }
         let (tokens_before, tokens_after) = (compaction.before, compaction.after);
-        let summary_rounds = history::load(&inner.store, session.id, history::Limits::peek(kind))
+        let summary_rounds = session_history::load(&inner.store, session.id, Limits::peek(kind))
             .await
             .map_err(ApiError::internal)?
             .summary
@@ -411,7 +415,7 @@ impl Turns {
                 ..ContextFill::default()
             });
         };
-        let history = history::load(&inner.store, session_id, history::Limits::peek(model.kind))
+        let history = session_history::load(&inner.store, session_id, Limits::peek(model.kind))
             .await
             .map_err(ApiError::internal)?;
         let system = context::with_skills(
@@ -427,9 +431,10 @@ impl Turns {
     }
 }
 
-/// Benchmark support (`kernel-bench`): a turn's request assembly for `session_id` — the summary
-/// and the unfolded rounds loaded from the store, folded when over the ceiling or `budget`,
-/// repaired, the summary placed, the new message appended. Returns the request's messages.
+/// Benchmark support (`kernel-bench`): a turn's request for `session_id` — the summary and the
+/// unfolded rounds read from the store, built by `request::build` (folded when over the ceiling
+/// or `budget`, repaired, the summary placed, the new message appended), the fold saved.
+/// Returns the request's messages.
 #[doc(hidden)]
 #[cfg(any(test, feature = "test-support"))]
 pub async fn assemble_for_bench(
@@ -439,21 +444,23 @@ pub async fn assemble_for_bench(
     budget: u64,
     user: &crate::conversation::Message,
 ) -> Result<Vec<crate::conversation::Message>, crate::store::StoreError> {
-    let limits = history::Limits {
+    let stored = session_history::read(store, session_id).await?;
+    let built = crate::request::build(crate::request::RequestInputs {
+        persona: Arc::from(""),
+        skills_index: "",
+        tools: &[],
+        stored,
         rounds,
         budget,
-        fixed: tokens::message_tokens(user),
         kind: kernel_common::config::ProviderKind::Claude,
-    };
-    let history = history::load(store, session_id, limits)
-        .await?
-        .with_summary();
-    Ok(context::assemble(
-        history,
         user,
-        "[当前时间: 2026-01-01T00:00:00+0800 (Asia/Shanghai)]",
-    )
-    .messages)
+        now: "2026-01-01T00:00:00+0800 (Asia/Shanghai)",
+        memories: &[],
+    });
+    if let Some(folded) = built.folded {
+        session_history::save_fold(store, session_id, &built.summary, folded).await?;
+    }
+    Ok(built.messages)
 }
 
 #[cfg(test)]

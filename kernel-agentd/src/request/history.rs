@@ -1,16 +1,34 @@
-//! A turn's history under the budget: the session summary and the stored rounds after it, the
-//! oldest rounds folded into the summary (and the summary saved) when they exceed the rounds
-//! ceiling or the token budget; `/compact`; the summary placed as the history's first block.
+//! A request's history under the budget, from plain data: the session summary and the stored
+//! rounds after it ([`StoredHistory`]), the oldest rounds folded into the summary when they
+//! exceed the rounds ceiling or the token budget ([`fit`]), the rest repaired and windowed; the
+//! summary placed as the history's first block. Reading and saving the summary is the caller's
+//! (`turn::session_history`).
 
 use kernel_common::config::ProviderKind;
 
-use super::budget::{KEEP_ROUNDS, fold_count};
-use super::context::window_rounds;
+use super::budget::fold_count;
+use super::context::{starts_round, window_rounds};
 use super::repair::repair;
 use super::session_summary::SessionSummary;
 use super::tokens::{messages_tokens, text_tokens};
 use crate::conversation::{Block, Message, Role};
-use crate::store::{Store, StoreError, StoredMessage, StoredSummary};
+
+/// A session's history as stored: its summary and the messages after the ones it covers.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StoredHistory {
+    pub summary: SessionSummary,
+    /// The stored messages after those the summary covers, oldest first, with their ordinals.
+    pub messages: Vec<(i64, Message)>,
+}
+
+/// Rounds [`fit`] folded into the summary: the summary must be saved as covering
+/// `through_ordinal`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Folded {
+    pub through_ordinal: i64,
+    /// Rounds folded by this fit.
+    pub rounds: u64,
+}
 
 /// A session's history, ready for the request.
 #[derive(Debug, Clone, Default)]
@@ -18,8 +36,8 @@ pub(crate) struct History {
     pub summary: SessionSummary,
     /// Repaired and windowed, without the summary.
     pub messages: Vec<Message>,
-    /// Whether rounds were folded into the summary (and it was saved) by this load.
-    pub folded: bool,
+    /// Set when rounds were folded into `summary` (which is then to be saved).
+    pub folded: Option<Folded>,
 }
 
 impl History {
@@ -55,7 +73,7 @@ impl History {
     }
 }
 
-/// How a history is loaded.
+/// How a history is fitted.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
     /// The rounds ceiling (`general.context_rounds`).
@@ -78,18 +96,17 @@ impl Limits {
     }
 }
 
-/// Loads `session_id`'s history, folding what does not fit into the summary (saved at once).
-pub(crate) async fn load(
-    store: &Store,
-    session_id: i64,
-    limits: Limits,
-) -> Result<History, StoreError> {
-    let (mut summary, through) = load_summary(store, session_id).await?;
+/// `stored` within `limits`: what does not fit folded into the summary (whole rounds, the
+/// oldest first), the rest repaired for `limits.kind` and windowed to the rounds ceiling.
+pub(crate) fn fit(stored: StoredHistory, limits: Limits) -> History {
+    let StoredHistory {
+        mut summary,
+        messages,
+    } = stored;
     // Everything after the summary: normally about `rounds` rounds, since what exceeds the
     // ceiling is folded (a session from before summaries folds its whole past once).
-    let stored = from_round_start(store.load_after(session_id, through).await?);
-    let ordinals: Vec<i64> = stored.iter().map(|s| s.ordinal).collect();
-    let mut plain: Vec<Message> = stored.into_iter().map(|s| s.message).collect();
+    let messages = from_round_start(messages);
+    let (ordinals, mut plain): (Vec<i64>, Vec<Message>) = messages.into_iter().unzip();
     let summary_tokens = text_tokens(&summary.render());
     let n = fold_count(
         &plain,
@@ -97,102 +114,28 @@ pub(crate) async fn load(
         limits.budget,
         limits.rounds,
     );
-    if n > 0 {
+    let folded = (n > 0).then(|| {
         let before = summary.rounds;
         summary.fold(&plain[..n]);
-        let folded_rounds = summary.rounds - before;
-        save(store, session_id, &summary, ordinals[n - 1]).await?;
-        tracing::info!(
-            session = session_id,
-            folded_rounds,
-            summary_rounds = summary.rounds,
-            "older rounds folded into the session summary"
-        );
-    }
+        Folded {
+            through_ordinal: ordinals[n - 1],
+            rounds: summary.rounds - before,
+        }
+    });
     let rest = plain.split_off(n);
-    Ok(History {
+    History {
         summary,
         messages: window_rounds(repair(rest, limits.kind), limits.rounds),
-        folded: n > 0,
-    })
-}
-
-/// What [`compact`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Compaction {
-    /// Estimated history tokens before and after.
-    pub before: u64,
-    pub after: u64,
-    /// Whether any round was folded into the summary.
-    pub folded: bool,
-}
-
-/// Folds every round of `session_id` but the last [`KEEP_ROUNDS`] into its summary.
-pub(crate) async fn compact(
-    store: &Store,
-    session_id: i64,
-    rounds: usize,
-    kind: ProviderKind,
-) -> Result<Compaction, StoreError> {
-    let before = load(
-        store,
-        session_id,
-        Limits {
-            rounds,
-            budget: u64::MAX,
-            fixed: 0,
-            kind,
-        },
-    )
-    .await?;
-    let after = load(
-        store,
-        session_id,
-        Limits {
-            rounds: KEEP_ROUNDS,
-            budget: u64::MAX,
-            fixed: 0,
-            kind,
-        },
-    )
-    .await?;
-    Ok(Compaction {
-        before: before.tokens(),
-        after: after.tokens(),
-        folded: before.folded || after.folded,
-    })
-}
-
-async fn load_summary(store: &Store, session_id: i64) -> Result<(SessionSummary, i64), StoreError> {
-    Ok(match store.load_summary(session_id).await? {
-        Some(s) => (SessionSummary::from_json(&s.summary), s.through_ordinal),
-        None => (SessionSummary::default(), -1),
-    })
-}
-
-async fn save(
-    store: &Store,
-    session_id: i64,
-    summary: &SessionSummary,
-    through_ordinal: i64,
-) -> Result<(), StoreError> {
-    store
-        .save_summary(
-            session_id,
-            &StoredSummary {
-                summary: summary.to_json(),
-                through_ordinal,
-            },
-        )
-        .await
+        folded,
+    }
 }
 
 /// `stored` from its first round start (a fold may have ended inside a round only if the store
 /// was edited; what precedes a round start is left out).
-fn from_round_start(mut stored: Vec<StoredMessage>) -> Vec<StoredMessage> {
+fn from_round_start(mut stored: Vec<(i64, Message)>) -> Vec<(i64, Message)> {
     let start = stored
         .iter()
-        .position(|m| super::context::starts_round(&m.message))
+        .position(|(_, m)| starts_round(m))
         .unwrap_or(stored.len());
     stored.drain(..start);
     stored

@@ -1,4 +1,4 @@
-//! Session summaries: per session, the summary (JSON, owned by `turn::session_summary`) of the
+//! Session summaries: per session, the summary (JSON, owned by `request::session_summary`) of the
 //! rounds folded out of the request and the last message ordinal it covers; and the
 //! compare-and-swap a background rewrite of it stores through.
 

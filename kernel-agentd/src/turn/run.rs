@@ -19,14 +19,13 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use super::context::{assemble, format_now, per_turn_block, with_skills};
+use super::context::format_now;
 use super::gate::{Origin, Permit};
-use super::history::{self, Limits};
 use super::input::Accepted;
 use super::intake::IntakeKeys;
+use super::session_history;
 use super::slim::slim;
 use super::summary::{input_summary, result_summary};
-use super::tokens::{message_tokens, prefix_tokens};
 use super::{MAX_TOOL_CALLS, TurnEvent, Turns};
 use kernel_common::config::Locale;
 
@@ -35,6 +34,7 @@ use crate::failure::FailReason;
 use crate::models::CurrentModel;
 use crate::models::cooldown::FailoverReason;
 use crate::outbox::OwnerDelivery;
+use crate::request::RequestInputs;
 use crate::store::intake_keys::KeysTaken;
 use crate::store::running_turns::Destination;
 use crate::tools::{ToolContext, ToolEvent, ToolEvents, ToolOutput};
@@ -43,9 +43,6 @@ use crate::tools::{ToolContext, ToolEvent, ToolEvents, ToolOutput};
 const STORE_FAILED: &str = "could not save the conversation (database error); see the agent log";
 /// The result of a call that was running (or about to run) when the owner cancelled.
 const CANCELLED_BY_USER: &str = "cancelled by the user";
-/// Room left in the budget for the per-turn block (time, recalled memories) when history is
-/// loaded (it is built afterwards).
-const PER_TURN_ALLOWANCE: u64 = 1_000;
 /// How long cancelled tools may take to notice their token before they are dropped.
 const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
 
@@ -368,23 +365,16 @@ impl Turn {
         }
     }
 
-    /// Loads and repairs the history window, stores the user message, and builds the request.
+    /// Gathers what the request is built from — the persona, the skills index, the tools, the
+    /// stored history, the recalled memories — stores the user message, and builds the request
+    /// (`request::build`); a fold it made is saved.
     async fn prepare(&mut self) -> Result<(), Stop> {
         let turns = &self.turns.inner;
-        let (rounds, k, tz) = (turns.context_rounds, turns.memory_recall_k, turns.tz);
-        let (soul, skills) = tokio::join!(turns.soul.system_prompt(), turns.skills.index());
-        self.system = with_skills(soul, &skills);
+        let (k, tz) = (turns.memory_recall_k, turns.tz);
+        let (persona, skills) = tokio::join!(turns.soul.system_prompt(), turns.skills.index());
         self.specs = turns.tools.specs();
-        self.prefix_estimate = prefix_tokens(&self.system, &self.specs);
         self.budget = self.budget_for_model();
-        let fixed = self.prefix_estimate + message_tokens(&self.user) + PER_TURN_ALLOWANCE;
-        let limits = Limits {
-            rounds,
-            budget: self.budget,
-            fixed,
-            kind: self.model.kind,
-        };
-        // Memory recall reads only the memories, so it runs beside loading the history and
+        // Memory recall reads only the memories, so it runs beside reading the history and
         // storing the owner's message (each on its own pool connection), not after them.
         let query = media::recall_query(&self.user);
         let recall = async {
@@ -398,23 +388,38 @@ impl Turn {
             }
         };
         let stored = async {
-            let history = history::load(&turns.store, self.session_id, limits)
+            let stored = session_history::read(&turns.store, self.session_id)
                 .await
                 .map_err(store_failed)?;
-            if history.folded {
-                turns.after_fold.folded(self.session_id);
-            }
             self.persist_user().await?;
-            Ok::<_, Stop>(history.with_summary())
+            Ok::<_, Stop>(stored)
         };
-        let (history, memories) = tokio::join!(stored, recall);
-        let history = history?;
+        let (stored, memories) = tokio::join!(stored, recall);
+        let stored = stored?;
         let memories = memories.ok_or(Stop::Cancelled)?;
-        let per_turn = per_turn_block(&format_now(Utc::now(), tz), &memories);
-        let assembled = assemble(history, &self.user, &per_turn);
-        self.messages = assembled.messages;
-        self.stable_prefix = assembled.stable_prefix;
-        self.turn_start = assembled.stable_prefix;
+        let built = crate::request::build(RequestInputs {
+            persona,
+            skills_index: &skills,
+            tools: &self.specs,
+            stored,
+            rounds: turns.context_rounds,
+            budget: self.budget,
+            kind: self.model.kind,
+            user: &self.user,
+            now: &format_now(Utc::now(), tz),
+            memories: &memories,
+        });
+        if let Some(folded) = built.folded {
+            session_history::save_fold(&turns.store, self.session_id, &built.summary, folded)
+                .await
+                .map_err(store_failed)?;
+            turns.after_fold.folded(self.session_id);
+        }
+        self.system = built.system;
+        self.prefix_estimate = built.prefix_tokens;
+        self.messages = built.messages;
+        self.stable_prefix = built.stable_prefix;
+        self.turn_start = built.stable_prefix;
         Ok(())
     }
 

@@ -1,4 +1,4 @@
-//! Tests of request building: time format, per-turn block, windows, assembly, SOUL.md reloads.
+//! Tests of request building: time format, per-turn block, windows, assembly.
 
 use chrono::TimeZone as _;
 use serde_json::json;
@@ -105,28 +105,4 @@ fn assemble_merges_a_trailing_user_message_after_its_results() {
     assert_eq!(newest[1..], [Block::text("P"), Block::text("q2")]);
     let a = assemble(Vec::new(), &user("hi"), "P");
     assert_eq!((a.stable_prefix, a.messages.len()), (0, 1));
-}
-
-#[tokio::test]
-async fn soul_is_reread_when_it_changes_and_defaults_when_missing() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("SOUL.md");
-    let soul = Soul::new(path.clone());
-    let missing = soul.system_prompt().await;
-    assert!(missing.starts_with(DEFAULT_SOUL) && missing.ends_with(&tool_rules()));
-
-    std::fs::write(&path, "persona one\n").unwrap();
-    let one = soul.system_prompt().await;
-    assert_eq!(&*one, format!("persona one\n\n{}", tool_rules()));
-    assert_eq!(
-        soul.system_prompt().await,
-        one,
-        "unchanged file, same prompt"
-    );
-
-    std::fs::write(&path, "persona number two\n").unwrap();
-    assert!(soul.system_prompt().await.starts_with("persona number two"));
-
-    std::fs::remove_file(&path).unwrap();
-    assert!(soul.system_prompt().await.starts_with(DEFAULT_SOUL));
 }

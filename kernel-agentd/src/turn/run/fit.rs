@@ -5,10 +5,11 @@
 
 use super::{Stop, Turn, store_failed};
 use crate::conversation::{Block, Message, Role, Usage};
-use crate::turn::budget::{KEEP_ROUNDS, slim_turn_outputs};
-use crate::turn::context::starts_round;
-use crate::turn::history::{self, Limits};
-use crate::turn::tokens::messages_tokens;
+use crate::request::budget::{KEEP_ROUNDS, slim_turn_outputs};
+use crate::request::context::starts_round;
+use crate::request::history::Limits;
+use crate::request::tokens::messages_tokens;
+use crate::turn::session_history;
 
 impl Turn {
     /// The request budget of the current model, in this session's estimate units.
@@ -57,10 +58,10 @@ impl Turn {
             fixed,
             kind: self.model.kind,
         };
-        let history = history::load(&turns.store, self.session_id, limits)
+        let history = session_history::load(&turns.store, self.session_id, limits)
             .await
             .map_err(store_failed)?;
-        if history.folded {
+        if history.folded.is_some() {
             turns.after_fold.folded(self.session_id);
         }
         self.replace_history(history.with_summary());
@@ -84,7 +85,7 @@ impl Turn {
             .refused(self.session_id, self.request_tokens());
         let history = match self.shrinks {
             1 => {
-                let compaction = history::compact(
+                let compaction = session_history::compact(
                     &turns.store,
                     self.session_id,
                     turns.context_rounds,
@@ -106,7 +107,7 @@ impl Turn {
                     fixed: 0,
                     kind: self.model.kind,
                 };
-                history::load(&turns.store, self.session_id, limits)
+                session_history::load(&turns.store, self.session_id, limits)
                     .await
                     .map_err(store_failed)?
                     .with_summary()
