@@ -31,7 +31,10 @@ use crate::skills::Skills;
 use crate::store::Store;
 use crate::summary_rewrite::SummaryRewriter;
 use crate::titling::Titler;
-use crate::turn::{ContextFill, Extensions, RoundHook, TurnEvent, TurnStatus, Turns, TurnsSetup};
+use crate::tools::ToolRegistry;
+use crate::turn::{
+    ContextFill, Extensions, MemoryRecall, RoundHook, TurnEvent, TurnStatus, Turns, TurnsSetup,
+};
 use crate::usage::UsageLedger;
 
 /// The daemon's services. Cloning is cheap (an `Arc`).
@@ -108,172 +111,47 @@ impl Agent {
         root: CancellationToken,
         ext: Extensions,
     ) -> Result<Agent, ApiError> {
-        let db = config.general.data_dir.join("kernel.db");
-        let store = Store::open(&db).await.map_err(ApiError::internal)?;
-        // One client for every outbound API: one connection pool, one root store.
-        let http = crate::http::client().map_err(ApiError::internal)?;
-        let mut providers = BTreeMap::new();
-        for (name, cfg) in config.providers.iter().filter(|(_, c)| c.available()) {
-            let provider = crate::llm::build(cfg, &http).map_err(ApiError::internal)?;
-            providers.insert(name.clone(), provider);
-        }
-        let titles = match &config.titles {
-            Some(t) if t.api_key.is_some() => {
-                Some(TitlesClient::new(t, &http).map_err(ApiError::internal)?)
-            }
-            _ => None,
-        };
-        let tz = config.general.timezone;
-        let tasks = TaskTracker::new();
-        let models = Models::start(&config, providers, store.clone()).await?;
-        let sessions = Sessions::new(store.clone(), models.clone(), tz);
-        let usage = UsageLedger::new(&config, store.clone());
-        let budget = crate::budget::Budget::with_system_clock(
-            config.budget.clone(),
-            config.general.timezone,
-            usage.clone(),
-            store.clone(),
-        );
-        let titler = Titler::new(
-            store.clone(),
-            sessions.clone(),
-            models.clone(),
-            titles,
-            tasks.clone(),
-            root.clone(),
-            budget.clone(),
-        );
-        let memories = Arc::new(Memories::open(store.clone(), tz).await);
-        let memory_auto = AutoMemory::start(
-            &config,
-            store.clone(),
-            memories.clone(),
-            &http,
-            &tasks,
-            root.child_token(),
-            budget.clone(),
-        )
-        .await?;
-        if let Some(e) = &config.embeddings {
-            let client = EmbeddingsClient::new(e, &http).map_err(ApiError::internal)?;
-            let tag = match e.dimensions {
-                Some(d) => format!("{}@{d}", e.model),
-                None => e.model.clone(),
-            };
-            memories.attach_semantic(Semantic::start(
-                client,
-                tag,
-                store.clone(),
-                e.recall_budget,
-                &tasks,
-                root.child_token(),
-            ));
-        }
+        let base = Base::open(config, root).await?;
+        let (memories, memory_auto) = base.memory().await?;
         let tools = ext.tools;
         let mcp = Mcp::start(
-            &config,
+            &base.config,
             tools.clone(),
             McpSettings::default(),
-            root.child_token(),
+            base.root.child_token(),
         );
-        crate::memory::register_tools(&tools, &memories).map_err(ApiError::internal)?;
-        let delegator = Arc::new(Delegator::new(&config, tasks.clone()));
-        let skills = Skills::new(config.general.skills_dir.clone());
-        crate::skills::register_tool(&tools, &skills).map_err(ApiError::internal)?;
-        crate::retention::spawn(&tasks, config.general.data_dir.clone(), root.child_token());
-        let outbox = Outbox::new(store.clone(), root.child_token());
-        crate::send_file::register_tool(&tools, &config, &outbox).map_err(ApiError::internal)?;
-        if !config.cli.is_empty() {
-            // Kernel as an MCP server for the CLIs it delegates to (a token per delegation).
-            let approval = crate::bridge::AsksApproval {
-                tools: tools.clone(),
-            };
-            let bridge = crate::bridge::Bridge::start(
-                tools.clone(),
-                Some(Arc::new(outbox.clone())),
-                Arc::new(approval),
-                config.general.locale,
-                &tasks,
-                root.child_token(),
-            )
-            .await
-            .map_err(ApiError::internal)?;
-            delegator.set_bridge(bridge);
+        let delegator = Arc::new(Delegator::new(&base.config, base.tasks.clone()));
+        let skills = Skills::new(base.config.general.skills_dir.clone());
+        let outbox = Outbox::new(base.store.clone(), base.root.child_token());
+        base.register_tools(&tools, &memories, &skills, &outbox)?;
+        crate::retention::spawn(
+            &base.tasks,
+            base.config.general.data_dir.clone(),
+            base.root.child_token(),
+        );
+        if !base.config.cli.is_empty() {
+            delegator.set_bridge(base.bridge(&tools, &outbox).await?);
         }
-        let quiet = Quiet::start(
-            &tasks,
-            root.child_token(),
-            crate::quiet::Callbacks {
-                trim: Box::new(kernel_common::heap::trim),
-                release: Box::new(|| {
-                    crate::memory::segment::release_if_unused(crate::quiet::RELEASE_AFTER);
-                }),
-            },
-        );
-        let rewriter = SummaryRewriter::start(
-            &config,
-            store.clone(),
-            &http,
-            &tasks,
-            root.child_token(),
-            budget.clone(),
-        )?;
-        let turns = Turns::new(
-            &config,
-            TurnsSetup {
-                tools: tools.clone(),
-                recall: ext.recall.unwrap_or_else(|| memories.clone()),
-                skills: skills.clone(),
-                media: Media::new(&config, &http),
-                store: store.clone(),
-                sessions: sessions.clone(),
-                models: models.clone(),
-                titler: titler.clone(),
-                after_round: {
-                    let auto = memory_auto.round_hook();
-                    let quiet = quiet.clone();
-                    RoundHook::new(move || {
-                        auto.notify();
-                        quiet.poke();
-                    })
-                },
-                after_fold: rewriter.fold_hook(),
-                root: root.clone(),
-                tasks: tasks.clone(),
-                outbox: outbox.clone(),
-                usage: usage.clone(),
-                budget: budget.clone(),
-                approvals: Approvals::new(&config.approvals),
-            },
-        );
-        let schedules = Schedules::new(
-            &config,
-            store.clone(),
-            outbox.clone(),
-            turns.clone(),
-            root.clone(),
-            tasks.clone(),
-        );
-        crate::schedule::register_tools(&tools, &schedules).map_err(ApiError::internal)?;
-        // Before any turn can start: turns a crash cut off are reported to the owner.
-        turns.report_cut_off().await?;
-        schedules.start();
-        crate::ask::register_tool(turns.tools(), turns.asks(), config.general.ask_timeout)
-            .map_err(ApiError::internal)?;
-        turns.start_queue();
-        let jobs = Jobs::start(
-            &config,
-            store.clone(),
-            outbox.clone(),
-            turns.clone(),
-            delegator.clone(),
-            root.clone(),
-            tasks.clone(),
-        )
-        .await
-        .map_err(ApiError::internal)?;
-        crate::delegate::register_background_tool(&tools, &delegator, Arc::new(jobs.clone()))
-            .map_err(ApiError::internal)?;
+        let turns = base.turns(TurnParts {
+            tools: tools.clone(),
+            recall: ext.recall.unwrap_or_else(|| memories.clone()),
+            skills: skills.clone(),
+            outbox: outbox.clone(),
+            memory_auto: &memory_auto,
+        })?;
+        let (schedules, jobs) = base
+            .schedules_and_jobs(&tools, &turns, &outbox, &delegator)
+            .await?;
+        let Base {
+            store,
+            tasks,
+            root,
+            models,
+            sessions,
+            usage,
+            titler,
+            ..
+        } = base;
         Ok(Agent {
             inner: Arc::new(Inner {
                 store,
@@ -418,5 +296,240 @@ impl Agent {
             context,
             cli_sandboxes: self.inner.delegator.sandboxes().to_vec(),
         })
+    }
+}
+
+/// What the services are built from: the config, the database, the one HTTP client (one
+/// connection pool, one root store for every outbound API), the task tracker and root token
+/// shutdown uses, and the services most others are handed.
+struct Base {
+    config: Config,
+    store: Store,
+    http: reqwest::Client,
+    tasks: TaskTracker,
+    root: CancellationToken,
+    models: Models,
+    sessions: Sessions,
+    usage: UsageLedger,
+    budget: crate::budget::Budget,
+    titler: Titler,
+}
+
+/// What the turn loop is built over, besides the [`Base`].
+struct TurnParts<'a> {
+    tools: ToolRegistry,
+    recall: Arc<dyn MemoryRecall>,
+    skills: Skills,
+    outbox: Outbox<TurnEvent>,
+    /// Told after each round.
+    memory_auto: &'a AutoMemory,
+}
+
+impl Base {
+    /// Opens the database, builds the providers (and the `[titles]` client) and starts the
+    /// model selection, sessions, usage ledger, budget and titles.
+    async fn open(config: Config, root: CancellationToken) -> Result<Self, ApiError> {
+        let db = config.general.data_dir.join("kernel.db");
+        let store = Store::open(&db).await.map_err(ApiError::internal)?;
+        let http = crate::http::client().map_err(ApiError::internal)?;
+        let mut providers = BTreeMap::new();
+        for (name, cfg) in config.providers.iter().filter(|(_, c)| c.available()) {
+            let provider = crate::llm::build(cfg, &http).map_err(ApiError::internal)?;
+            providers.insert(name.clone(), provider);
+        }
+        let titles = match &config.titles {
+            Some(t) if t.api_key.is_some() => {
+                Some(TitlesClient::new(t, &http).map_err(ApiError::internal)?)
+            }
+            _ => None,
+        };
+        let tz = config.general.timezone;
+        let tasks = TaskTracker::new();
+        let models = Models::start(&config, providers, store.clone()).await?;
+        let sessions = Sessions::new(store.clone(), models.clone(), tz);
+        let usage = UsageLedger::new(&config, store.clone());
+        let budget = crate::budget::Budget::with_system_clock(
+            config.budget.clone(),
+            tz,
+            usage.clone(),
+            store.clone(),
+        );
+        let titler = Titler::new(
+            store.clone(),
+            sessions.clone(),
+            models.clone(),
+            titles,
+            tasks.clone(),
+            root.clone(),
+            budget.clone(),
+        );
+        Ok(Self {
+            config,
+            store,
+            http,
+            tasks,
+            root,
+            models,
+            sessions,
+            usage,
+            budget,
+            titler,
+        })
+    }
+
+    /// The long-term memory (with its embeddings when configured) and auto memory.
+    async fn memory(&self) -> Result<(Arc<Memories>, AutoMemory), ApiError> {
+        let (config, store, root) = (&self.config, &self.store, &self.root);
+        let memories = Arc::new(Memories::open(store.clone(), config.general.timezone).await);
+        let memory_auto = AutoMemory::start(
+            config,
+            store.clone(),
+            memories.clone(),
+            &self.http,
+            &self.tasks,
+            root.child_token(),
+            self.budget.clone(),
+        )
+        .await?;
+        if let Some(e) = &config.embeddings {
+            let client = EmbeddingsClient::new(e, &self.http).map_err(ApiError::internal)?;
+            let tag = match e.dimensions {
+                Some(d) => format!("{}@{d}", e.model),
+                None => e.model.clone(),
+            };
+            memories.attach_semantic(Semantic::start(
+                client,
+                tag,
+                store.clone(),
+                e.recall_budget,
+                &self.tasks,
+                root.child_token(),
+            ));
+        }
+        Ok((memories, memory_auto))
+    }
+
+    /// Registers the memory, skill and `send_file` tools.
+    fn register_tools(
+        &self,
+        tools: &ToolRegistry,
+        memories: &Arc<Memories>,
+        skills: &Skills,
+        outbox: &Outbox<TurnEvent>,
+    ) -> Result<(), ApiError> {
+        crate::memory::register_tools(tools, memories).map_err(ApiError::internal)?;
+        crate::skills::register_tool(tools, skills).map_err(ApiError::internal)?;
+        crate::send_file::register_tool(tools, &self.config, outbox).map_err(ApiError::internal)
+    }
+
+    /// Kernel as an MCP server for the CLIs it delegates to (a token per delegation).
+    async fn bridge(
+        &self,
+        tools: &ToolRegistry,
+        outbox: &Outbox<TurnEvent>,
+    ) -> Result<crate::bridge::Bridge, ApiError> {
+        let approval = crate::bridge::AsksApproval {
+            tools: tools.clone(),
+        };
+        crate::bridge::Bridge::start(
+            tools.clone(),
+            Some(Arc::new(outbox.clone())),
+            Arc::new(approval),
+            self.config.general.locale,
+            &self.tasks,
+            self.root.child_token(),
+        )
+        .await
+        .map_err(ApiError::internal)
+    }
+
+    /// The turn loop, with what it tells after each round (auto memory, the quiet-time trim)
+    /// and after a fold (the summary rewriter).
+    fn turns(&self, parts: TurnParts<'_>) -> Result<Turns, ApiError> {
+        let (config, tasks, root) = (&self.config, &self.tasks, &self.root);
+        let quiet = Quiet::start(
+            tasks,
+            root.child_token(),
+            crate::quiet::Callbacks {
+                trim: Box::new(kernel_common::heap::trim),
+                release: Box::new(|| {
+                    crate::memory::segment::release_if_unused(crate::quiet::RELEASE_AFTER);
+                }),
+            },
+        );
+        let rewriter = SummaryRewriter::start(
+            config,
+            self.store.clone(),
+            &self.http,
+            tasks,
+            root.child_token(),
+            self.budget.clone(),
+        )?;
+        let auto = parts.memory_auto.round_hook();
+        Ok(Turns::new(
+            config,
+            TurnsSetup {
+                tools: parts.tools,
+                recall: parts.recall,
+                skills: parts.skills,
+                media: Media::new(config, &self.http),
+                store: self.store.clone(),
+                sessions: self.sessions.clone(),
+                models: self.models.clone(),
+                titler: self.titler.clone(),
+                after_round: RoundHook::new(move || {
+                    auto.notify();
+                    quiet.poke();
+                }),
+                after_fold: rewriter.fold_hook(),
+                root: root.clone(),
+                tasks: tasks.clone(),
+                outbox: parts.outbox,
+                usage: self.usage.clone(),
+                budget: self.budget.clone(),
+                approvals: Approvals::new(&config.approvals),
+            },
+        ))
+    }
+
+    /// Reminders and scheduled tasks, the `/next` queue and background delegations, with their
+    /// tools; the turns a crash cut off are reported before any of them can start a turn.
+    async fn schedules_and_jobs(
+        &self,
+        tools: &ToolRegistry,
+        turns: &Turns,
+        outbox: &Outbox<TurnEvent>,
+        delegator: &Arc<Delegator>,
+    ) -> Result<(Schedules, Jobs), ApiError> {
+        let (config, store, root, tasks) = (&self.config, &self.store, &self.root, &self.tasks);
+        let schedules = Schedules::new(
+            config,
+            store.clone(),
+            outbox.clone(),
+            turns.clone(),
+            root.clone(),
+            tasks.clone(),
+        );
+        crate::schedule::register_tools(tools, &schedules).map_err(ApiError::internal)?;
+        // Before any turn can start: turns a crash cut off are reported to the owner.
+        turns.report_cut_off().await?;
+        schedules.start();
+        crate::ask::register_tool(turns.tools(), turns.asks(), config.general.ask_timeout)
+            .map_err(ApiError::internal)?;
+        turns.start_queue();
+        let jobs = Jobs::start(
+            config,
+            store.clone(),
+            outbox.clone(),
+            turns.clone(),
+            delegator.clone(),
+            root.clone(),
+            tasks.clone(),
+        )
+        .await
+        .map_err(ApiError::internal)?;
+        crate::delegate::register_background_tool(tools, delegator, Arc::new(jobs.clone()))
+            .map_err(ApiError::internal)?;
+        Ok((schedules, jobs))
     }
 }

@@ -282,6 +282,8 @@ impl Turn {
         }
     }
 
+    /// Receives the owner's message, builds the request, then runs model steps and their tool
+    /// calls until a final answer (or a stop).
     async fn drive(&mut self) -> Result<String, Stop> {
         self.receive().await?;
         self.prepare().await?;
@@ -298,13 +300,7 @@ impl Turn {
             self.account(&response.usage);
             let call_usage = response.usage;
             let message = response.message;
-            let thought = crate::llm::reasoning_text(&message);
-            if !thought.trim().is_empty() {
-                if !self.reasoning.is_empty() {
-                    self.reasoning.push_str("\n\n");
-                }
-                self.reasoning.push_str(thought.trim());
-            }
+            self.note_reasoning(&message);
             let calls: Vec<Call> = message
                 .tool_calls()
                 .map(|c| Call {
@@ -318,16 +314,7 @@ impl Turn {
                 && let Some(steer) = self.steer_block()
             {
                 // The owner steered while the answer streamed: it becomes a step of its own.
-                let ((), stored) =
-                    tokio::join!(self.record_usage(call_usage), self.persist(&message, &[]));
-                stored?;
-                self.messages.push(message);
-                let steer = Message {
-                    role: Role::User,
-                    content: vec![steer],
-                };
-                self.persist(&steer, &[]).await?;
-                self.messages.push(steer);
+                self.steer_as_step(message, steer, call_usage).await?;
                 continue;
             }
             if calls.is_empty() {
@@ -342,18 +329,7 @@ impl Turn {
             stored?;
             self.messages.push(message.clone());
             if !tools_allowed {
-                tracing::warn!(
-                    calls = calls.len(),
-                    "the model asked for tools after the limit"
-                );
-                self.answer_calls(&calls, vec![None; calls.len()], limit_output, None)
-                    .await?;
-                let text = message.text();
-                return Ok(if text.trim().is_empty() {
-                    limit_fallback(self.turns.inner.media.locale())
-                } else {
-                    text
-                });
+                return self.calls_over_the_limit(&calls, &message).await;
             }
             self.run_tools(calls).await?;
             self.stable_prefix = self.messages.len();
@@ -363,6 +339,59 @@ impl Turn {
                 last.content.push(Block::text(limit_note()));
             }
         }
+    }
+
+    /// Adds the reasoning text of a model `message` to the turn's.
+    fn note_reasoning(&mut self, message: &Message) {
+        let thought = crate::llm::reasoning_text(message);
+        if thought.trim().is_empty() {
+            return;
+        }
+        if !self.reasoning.is_empty() {
+            self.reasoning.push_str("\n\n");
+        }
+        self.reasoning.push_str(thought.trim());
+    }
+
+    /// Stores the answer `message` and then the owner's `steer` as the next user message, so the
+    /// next step answers the steer.
+    async fn steer_as_step(
+        &mut self,
+        message: Message,
+        steer: Block,
+        usage: Usage,
+    ) -> Result<(), Stop> {
+        let ((), stored) = tokio::join!(self.record_usage(usage), self.persist(&message, &[]));
+        stored?;
+        self.messages.push(message);
+        let steer = Message {
+            role: Role::User,
+            content: vec![steer],
+        };
+        self.persist(&steer, &[]).await?;
+        self.messages.push(steer);
+        Ok(())
+    }
+
+    /// The model asked for tools after the limit: the calls get the limit's result, and the
+    /// `message`'s text (or a fallback saying why it stopped) is the answer.
+    async fn calls_over_the_limit(
+        &mut self,
+        calls: &[Call],
+        message: &Message,
+    ) -> Result<String, Stop> {
+        tracing::warn!(
+            calls = calls.len(),
+            "the model asked for tools after the limit"
+        );
+        self.answer_calls(calls, vec![None; calls.len()], limit_output, None)
+            .await?;
+        let text = message.text();
+        Ok(if text.trim().is_empty() {
+            limit_fallback(self.turns.inner.media.locale())
+        } else {
+            text
+        })
     }
 
     /// Gathers what the request is built from — the persona, the skills index, the tools, the

@@ -28,7 +28,7 @@ impl Turn {
         for slot in outputs.iter_mut().skip(budget) {
             *slot = Some(limit_output());
         }
-        let turns = self.turns.inner.clone();
+        let tools = self.turns.inner.tools.clone();
         let mut cancelled = false;
         let mut steered = false;
         let mut i = 0;
@@ -39,58 +39,20 @@ impl Turn {
             }
             let batch = calls[i..budget]
                 .iter()
-                .take_while(|c| turns.tools.runs_concurrently(&c.name, &c.input))
+                .take_while(|c| tools.runs_concurrently(&c.name, &c.input))
                 .count();
-            if batch >= 2 {
-                let done = self
-                    .run_read_only(&calls[i..i + batch], &mut outputs[i..i + batch])
-                    .await;
-                if !done {
-                    cancelled = true;
-                    break;
-                }
-                i += batch;
-                continue;
-            }
-            let call = &calls[i];
-            if let Some(output) = self.start_call(call) {
-                outputs[i] = Some(output);
-                i += 1;
-                continue;
-            }
-            self.with_permit(|p| p.tool_started(&call.name));
-            let ctx = self.tool_context(call);
-            let tool = turns.tools.get(&call.name);
-            if let Some(refused) = self.approve(tool.as_deref(), call, &ctx).await {
-                if self.cancel.is_cancelled() {
-                    cancelled = true;
-                    break;
-                }
-                self.finish_call(call, &refused);
-                outputs[i] = Some(refused);
-                i += 1;
-                continue;
-            }
-            if tool.as_deref().is_some_and(Tool::brings_outside_content) {
-                self.outside_content = true;
-            }
-            let running = turns.tools.call(&call.name, call.input.clone(), ctx);
-            tokio::pin!(running);
-            let output = tokio::select! {
-                biased;
-                () = self.cancel.cancelled() => None,
-                output = &mut running => Some(output),
+            let done = if batch >= 2 {
+                self.run_read_only(&calls[i..i + batch], &mut outputs[i..i + batch])
+                    .await
+            } else {
+                outputs[i] = self.run_one(&calls[i]).await;
+                outputs[i].is_some()
             };
-            let Some(output) = output else {
-                // Let the tool see its token and clean up (kill a process group…), briefly;
-                // whatever it answers now is replaced by the "cancelled" result.
-                let _ = tokio::time::timeout(CANCEL_GRACE, running).await;
+            if !done {
                 cancelled = true;
                 break;
-            };
-            self.finish_call(call, &output);
-            outputs[i] = Some(output);
-            i += 1;
+            }
+            i += batch.max(1);
         }
         self.with_permit(Permit::tools_finished);
         if cancelled {
@@ -114,6 +76,44 @@ impl Turn {
             steer,
         )
         .await
+    }
+
+    /// Runs `call` alone: the doom-loop guard, the owner's approval when it is risky, then the
+    /// tool under the turn's token. `None` when the owner cancelled (the tool is given
+    /// [`CANCEL_GRACE`] to notice its token).
+    async fn run_one(&mut self, call: &Call) -> Option<ToolOutput> {
+        if let Some(output) = self.start_call(call) {
+            return Some(output);
+        }
+        let turns = self.turns.inner.clone();
+        self.with_permit(|p| p.tool_started(&call.name));
+        let ctx = self.tool_context(call);
+        let tool = turns.tools.get(&call.name);
+        if let Some(refused) = self.approve(tool.as_deref(), call, &ctx).await {
+            if self.cancel.is_cancelled() {
+                return None;
+            }
+            self.finish_call(call, &refused);
+            return Some(refused);
+        }
+        if tool.as_deref().is_some_and(Tool::brings_outside_content) {
+            self.outside_content = true;
+        }
+        let running = turns.tools.call(&call.name, call.input.clone(), ctx);
+        tokio::pin!(running);
+        let output = tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => None,
+            output = &mut running => Some(output),
+        };
+        let Some(output) = output else {
+            // Let the tool see its token and clean up (kill a process group…), briefly;
+            // whatever it answers now is replaced by the "cancelled" result.
+            let _ = tokio::time::timeout(CANCEL_GRACE, running).await;
+            return None;
+        };
+        self.finish_call(call, &output);
+        Some(output)
     }
 
     /// Counts and announces `call` and applies the doom-loop guard: `Some` output when the
