@@ -1,5 +1,5 @@
 //! `UsageLedger`: every model call's tokens (input, cache write, cache read, output) stored with
-//! provider, model, session and time, and the `/usage` report (today in `general.timezone`, the
+//! provider, model, [`Purpose`] (what the call was for), session and time, and the `/usage` report (today in `general.timezone`, the
 //! current session, the last 30 days) with its cost where `[providers.<name>.prices]` has the
 //! model, else the shipped list price ([`crate::prices`]); calls of a model priced nowhere are
 //! counted as "cost unknown". A cheap `Clone` handle.
@@ -17,6 +17,52 @@ use crate::store::{Store, StoreError, UsageSum};
 
 /// The days `/usage` looks back.
 pub(crate) const USAGE_DAYS: i64 = 30;
+
+/// What a model call was for (the ledger's `purpose` column, and the split `/usage` shows).
+/// Every call of a model is recorded with one, so every call counts toward the budgets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Purpose {
+    /// A turn for the owner's message (`owner`).
+    Owner,
+    /// A turn Kernel started itself: a scheduled task, a background job's result (`task`).
+    Task,
+    /// A turn's call served by a fail-over provider after its own failed (`failover`).
+    Failover,
+    /// A session title (`title`).
+    Title,
+    /// Auto memory's extraction (`memory`).
+    Memory,
+    /// A session summary rewrite (`summary`).
+    Summary,
+    /// Memory consolidation (`consolidation`).
+    Consolidation,
+}
+
+impl Purpose {
+    /// Every purpose, in the order `/usage` lists them.
+    pub const ALL: [Purpose; 7] = [
+        Purpose::Owner,
+        Purpose::Task,
+        Purpose::Failover,
+        Purpose::Title,
+        Purpose::Memory,
+        Purpose::Summary,
+        Purpose::Consolidation,
+    ];
+
+    /// The stored and wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Purpose::Owner => "owner",
+            Purpose::Task => "task",
+            Purpose::Failover => "failover",
+            Purpose::Title => "title",
+            Purpose::Memory => "memory",
+            Purpose::Summary => "summary",
+            Purpose::Consolidation => "consolidation",
+        }
+    }
+}
 
 /// Tokens and cost over one period.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -37,11 +83,14 @@ pub struct UsageReport {
     pub last_30_days: UsageTotals,
 }
 
-/// Calls and cost of one provider's model over a period (`None`: no price).
+/// Calls and cost of one provider's model over a period (`None`: no price), for one purpose
+/// when the report is split by purpose.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CostLine {
     pub provider: String,
     pub model: String,
+    /// The [`Purpose`] name; empty in a report per model only.
+    pub purpose: String,
     pub calls: u64,
     pub cost_usd: Option<f64>,
 }
@@ -89,15 +138,22 @@ impl UsageLedger {
         }
     }
 
-    /// Stores one model call's usage (a failure is logged: usage never fails a turn).
-    pub async fn record(&self, session_id: i64, provider: &str, model: &str, usage: &Usage) {
+    /// Stores one model call's usage, made for `purpose` (of session `session_id` when it
+    /// belongs to one); a failure is logged: usage never fails a turn.
+    pub async fn record(
+        &self,
+        session_id: Option<i64>,
+        (provider, model): (&str, &str),
+        purpose: Purpose,
+        usage: &Usage,
+    ) {
         if let Err(e) = self
             .inner
             .store
-            .record_usage(Some(session_id), provider, model, usage)
+            .record_usage(session_id, (provider, model), purpose.as_str(), usage)
             .await
         {
-            tracing::warn!(error = %e, "cannot record token usage");
+            tracing::warn!(error = %e, purpose = purpose.as_str(), "cannot record token usage");
         }
     }
 
@@ -146,23 +202,45 @@ impl UsageLedger {
         let sums = self.inner.store.usage_since(Some(since), None).await?;
         Ok(sums
             .iter()
-            .map(|s| {
-                let u = &s.usage;
-                CostLine {
-                    provider: s.provider.clone(),
-                    model: s.model.clone(),
-                    calls: s.calls,
-                    cost_usd: self.price(&s.provider, &s.model).map(|p| {
-                        p.cost(
-                            u.input_tokens,
-                            u.output_tokens,
-                            u.cache_read_tokens,
-                            u.cache_write_tokens,
-                        )
-                    }),
-                }
+            .map(|s| CostLine {
+                provider: s.provider.clone(),
+                model: s.model.clone(),
+                purpose: String::new(),
+                calls: s.calls,
+                cost_usd: self.cost(s),
             })
             .collect())
+    }
+
+    /// Calls and cost since `since`, per provider, model and purpose (sorted by them).
+    pub async fn by_purpose_since(
+        &self,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<CostLine>, StoreError> {
+        let sums = self.inner.store.usage_by_purpose_since(since).await?;
+        Ok(sums
+            .into_iter()
+            .map(|p| CostLine {
+                cost_usd: self.cost(&p.sum),
+                provider: p.sum.provider,
+                model: p.sum.model,
+                purpose: p.purpose,
+                calls: p.sum.calls,
+            })
+            .collect())
+    }
+
+    /// The cost of `s` (`None`: its model has no price).
+    fn cost(&self, s: &UsageSum) -> Option<f64> {
+        let u = &s.usage;
+        self.price(&s.provider, &s.model).map(|p| {
+            p.cost(
+                u.input_tokens,
+                u.output_tokens,
+                u.cache_read_tokens,
+                u.cache_write_tokens,
+            )
+        })
     }
 
     fn midnight(&self, now: DateTime<Utc>) -> DateTime<Utc> {
