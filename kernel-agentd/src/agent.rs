@@ -126,7 +126,7 @@ impl Agent {
             Some(t) if t.api_key.is_some() => Some(
                 TitlesClient::new(t, &http)
                     .map_err(ApiError::internal)?
-                    .recording(usage.clone()),
+                    .recording(Arc::new(usage.clone())),
             ),
             _ => None,
         };

@@ -143,7 +143,7 @@ impl AutoMemory {
             Some(endpoint) => Some(
                 TitlesClient::new(endpoint, http)
                     .map_err(ApiError::internal)?
-                    .recording(budget.ledger().clone()),
+                    .recording(Arc::new(budget.ledger().clone())),
             ),
             None => None,
         };

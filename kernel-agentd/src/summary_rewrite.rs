@@ -79,7 +79,7 @@ impl SummaryRewriter {
             Some(endpoint) => Some(
                 TitlesClient::new(endpoint, http)
                     .map_err(ApiError::internal)?
-                    .recording(budget.ledger().clone()),
+                    .recording(Arc::new(budget.ledger().clone())),
             ),
             None => None,
         };

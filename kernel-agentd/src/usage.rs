@@ -12,57 +12,12 @@ use chrono_tz::Tz;
 use kernel_common::Config;
 use kernel_common::config::context::ModelPrice;
 
+pub(crate) use crate::conversation::Purpose;
 use crate::conversation::Usage;
 use crate::store::{Store, StoreError, UsageSum};
 
 /// The days `/usage` looks back.
 pub(crate) const USAGE_DAYS: i64 = 30;
-
-/// What a model call was for (the ledger's `purpose` column, and the split `/usage` shows).
-/// Every call of a model is recorded with one, so every call counts toward the budgets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Purpose {
-    /// A turn for the owner's message (`owner`).
-    Owner,
-    /// A turn Kernel started itself: a scheduled task, a background job's result (`task`).
-    Task,
-    /// A turn's call served by a fail-over provider after its own failed (`failover`).
-    Failover,
-    /// A session title (`title`).
-    Title,
-    /// Auto memory's extraction (`memory`).
-    Memory,
-    /// A session summary rewrite (`summary`).
-    Summary,
-    /// Memory consolidation (`consolidation`).
-    Consolidation,
-}
-
-impl Purpose {
-    /// Every purpose, in the order `/usage` lists them.
-    pub const ALL: [Purpose; 7] = [
-        Purpose::Owner,
-        Purpose::Task,
-        Purpose::Failover,
-        Purpose::Title,
-        Purpose::Memory,
-        Purpose::Summary,
-        Purpose::Consolidation,
-    ];
-
-    /// The stored and wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Purpose::Owner => "owner",
-            Purpose::Task => "task",
-            Purpose::Failover => "failover",
-            Purpose::Title => "title",
-            Purpose::Memory => "memory",
-            Purpose::Summary => "summary",
-            Purpose::Consolidation => "consolidation",
-        }
-    }
-}
 
 /// Tokens and cost over one period.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -114,6 +69,13 @@ struct Inner {
     /// By (provider, model).
     prices: BTreeMap<(String, String), ModelPrice>,
     tz: Tz,
+}
+
+#[async_trait::async_trait]
+impl crate::llm::titles::RecordUsage for UsageLedger {
+    async fn record_call(&self, (provider, model): (&str, &str), purpose: Purpose, usage: &Usage) {
+        self.record(None, (provider, model), purpose, usage).await;
+    }
 }
 
 impl UsageLedger {

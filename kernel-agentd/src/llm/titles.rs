@@ -4,7 +4,7 @@
 //! summary rewrite, memory consolidation) call it too ([`TitlesClient::complete`]); every call
 //! that returns lands in the usage ledger with its [`Purpose`], so it counts toward the budgets.
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use kernel_common::config::{ProviderKind, TitlesConfig};
@@ -16,9 +16,15 @@ use kernel_common::config::retry::RetryConfig;
 use tokio_util::sync::CancellationToken;
 
 use super::{LlmError, ModelRequest, claude, openai};
-use crate::conversation::{Message, Usage};
+use crate::conversation::{Message, Purpose, Usage};
 use crate::http::{Endpoint, read_bounded};
-use crate::usage::{Purpose, UsageLedger};
+
+/// Where a client's calls are recorded (agentd's usage ledger implements it).
+#[async_trait::async_trait]
+pub trait RecordUsage: Send + Sync {
+    /// Records one call of `model` at `provider` for `purpose` (a failure is only logged).
+    async fn record_call(&self, provider_model: (&str, &str), purpose: Purpose, usage: &Usage);
+}
 
 /// The whole call (connect, generate, read) must finish within this.
 const TITLE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -36,7 +42,7 @@ pub struct TitlesClient {
     /// The provider name its calls are recorded under.
     provider: String,
     /// Where each call's tokens are recorded (every client agentd builds has one).
-    ledger: Option<UsageLedger>,
+    ledger: Option<Arc<dyn RecordUsage>>,
     kind: ProviderKind,
     endpoint: Endpoint,
     model: String,
@@ -82,7 +88,7 @@ impl TitlesClient {
     /// This client, recording each call's tokens in `ledger` under `cfg.provider` (so titles
     /// and the background jobs count toward the budgets).
     #[must_use]
-    pub fn recording(mut self, ledger: UsageLedger) -> Self {
+    pub fn recording(mut self, ledger: Arc<dyn RecordUsage>) -> Self {
         self.ledger = Some(ledger);
         self
     }
@@ -178,7 +184,7 @@ impl TitlesClient {
         };
         if let Some(ledger) = &self.ledger {
             ledger
-                .record(None, (&self.provider, request.model), purpose, &usage)
+                .record_call((&self.provider, request.model), purpose, &usage)
                 .await;
         }
         let text = match self.kind {
