@@ -337,17 +337,19 @@ impl Base {
             let provider = crate::llm::build(cfg, &http).map_err(ApiError::internal)?;
             providers.insert(name.clone(), provider);
         }
-        let titles = match &config.titles {
-            Some(t) if t.api_key.is_some() => {
-                Some(TitlesClient::new(t, &http).map_err(ApiError::internal)?)
-            }
-            _ => None,
-        };
         let tz = config.general.timezone;
         let tasks = TaskTracker::new();
         let models = Models::start(&config, providers, store.clone()).await?;
         let sessions = Sessions::new(store.clone(), models.clone(), tz);
         let usage = UsageLedger::new(&config, store.clone());
+        let titles = match &config.titles {
+            Some(t) if t.api_key.is_some() => Some(
+                TitlesClient::new(t, &http)
+                    .map_err(ApiError::internal)?
+                    .recording(Arc::new(usage.clone())),
+            ),
+            _ => None,
+        };
         let budget = crate::budget::Budget::with_system_clock(
             config.budget.clone(),
             tz,

@@ -146,6 +146,11 @@ impl Budget {
         Self::new(config, tz, ledger, store, Arc::new(Utc::now))
     }
 
+    /// The usage ledger the spend is summed from (where model calls are recorded).
+    pub fn ledger(&self) -> &UsageLedger {
+        &self.inner.ledger
+    }
+
     /// Whether any limit is configured.
     pub fn enabled(&self) -> bool {
         self.inner.config.enabled()

@@ -1,4 +1,5 @@
-//! The internal conversation model: messages, content blocks, tool specs and usage.
+//! The internal conversation model: messages, content blocks, tool specs, usage, and what a model
+//! call was for (its ledger purpose).
 //!
 //! Providers convert to and from their wire formats at the edge (`llm::claude`, `llm::openai`);
 //! the store persists `Message` as JSON; nothing else knows about wire formats.
@@ -144,5 +145,51 @@ mod base64_bytes {
     pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
         let s = String::deserialize(d)?;
         STANDARD.decode(s).map_err(serde::de::Error::custom)
+    }
+}
+
+/// What a model call was for (the ledger's `purpose` column, and the split `/usage` shows).
+/// Every call of a model is recorded with one, so every call counts toward the budgets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Purpose {
+    /// A turn for the owner's message (`owner`).
+    Owner,
+    /// A turn Kernel started itself: a scheduled task, a background job's result (`task`).
+    Task,
+    /// A turn's call served by a fail-over provider after its own failed (`failover`).
+    Failover,
+    /// A session title (`title`).
+    Title,
+    /// Auto memory's extraction (`memory`).
+    Memory,
+    /// A session summary rewrite (`summary`).
+    Summary,
+    /// Memory consolidation (`consolidation`).
+    Consolidation,
+}
+
+impl Purpose {
+    /// Every purpose, in the order `/usage` lists them.
+    pub const ALL: [Purpose; 7] = [
+        Purpose::Owner,
+        Purpose::Task,
+        Purpose::Failover,
+        Purpose::Title,
+        Purpose::Memory,
+        Purpose::Summary,
+        Purpose::Consolidation,
+    ];
+
+    /// The stored and wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Purpose::Owner => "owner",
+            Purpose::Task => "task",
+            Purpose::Failover => "failover",
+            Purpose::Title => "title",
+            Purpose::Memory => "memory",
+            Purpose::Summary => "summary",
+            Purpose::Consolidation => "consolidation",
+        }
     }
 }

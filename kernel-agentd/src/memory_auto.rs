@@ -39,6 +39,7 @@ use crate::memory::Memories;
 use crate::store::memory_auto::DailyNote;
 use crate::store::{Store, StoreError};
 use crate::turn::RoundHook;
+use crate::usage::Purpose;
 use extract::{Extraction, Malformed};
 use remember::Remembered;
 
@@ -139,7 +140,11 @@ impl AutoMemory {
     ) -> Result<AutoMemory, ApiError> {
         let settings = config.memory_auto.clone();
         let client = match settings.endpoint.as_ref().filter(|_| settings.enabled) {
-            Some(endpoint) => Some(TitlesClient::new(endpoint, http).map_err(ApiError::internal)?),
+            Some(endpoint) => Some(
+                TitlesClient::new(endpoint, http)
+                    .map_err(ApiError::internal)?
+                    .recording(Arc::new(budget.ledger().clone())),
+            ),
             None => None,
         };
         let last = match store.get_setting(LAST_RUN_KEY).await {
@@ -316,7 +321,12 @@ impl AutoMemory {
         let mut attempt = 1;
         loop {
             let answer = client
-                .complete(extract::SYSTEM, extract::prompt(text), timeout)
+                .complete(
+                    Purpose::Memory,
+                    extract::SYSTEM,
+                    extract::prompt(text),
+                    timeout,
+                )
                 .await?;
             match extract::parse(&answer) {
                 Ok(e) => return Ok(e),

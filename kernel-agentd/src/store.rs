@@ -42,7 +42,7 @@ pub use error::StoreError;
 pub use messages::StoredMessage;
 pub use sessions::SessionRow;
 pub use summaries::StoredSummary;
-pub use usage::UsageSum;
+pub use usage::{PurposeSum, UsageSum};
 
 /// The embedded schema migrations, in version order.
 pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations");

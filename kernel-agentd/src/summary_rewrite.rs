@@ -28,6 +28,7 @@ use crate::error::ApiError;
 use crate::llm::titles::TitlesClient;
 use crate::store::{Store, StoreError};
 use crate::turn::{FoldHook, SessionSummary};
+use crate::usage::Purpose;
 
 /// How one rewrite ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,7 +76,11 @@ impl SummaryRewriter {
     ) -> Result<SummaryRewriter, ApiError> {
         let settings = config.summary_rewrite.clone();
         let client = match settings.endpoint.as_ref().filter(|_| settings.enabled) {
-            Some(endpoint) => Some(TitlesClient::new(endpoint, http).map_err(ApiError::internal)?),
+            Some(endpoint) => Some(
+                TitlesClient::new(endpoint, http)
+                    .map_err(ApiError::internal)?
+                    .recording(Arc::new(budget.ledger().clone())),
+            ),
             None => None,
         };
         let rewriter = SummaryRewriter {
@@ -163,7 +168,12 @@ impl SummaryRewriter {
         let timeout = inner.config.timeout;
         let started = tokio::time::Instant::now();
         let answer = match client
-            .complete(answer::SYSTEM, answer::prompt(&rendered, &paths), timeout)
+            .complete(
+                Purpose::Summary,
+                answer::SYSTEM,
+                answer::prompt(&rendered, &paths),
+                timeout,
+            )
             .await
         {
             Ok(answer) => answer,

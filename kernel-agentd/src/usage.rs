@@ -1,5 +1,5 @@
 //! `UsageLedger`: every model call's tokens (input, cache write, cache read, output) stored with
-//! provider, model, session and time, and the `/usage` report (today in `general.timezone`, the
+//! provider, model, [`Purpose`] (what the call was for), session and time, and the `/usage` report (today in `general.timezone`, the
 //! current session, the last 30 days) with its cost where `[providers.<name>.prices]` has the
 //! model, else the shipped list price ([`crate::prices`]); calls of a model priced nowhere are
 //! counted as "cost unknown". A cheap `Clone` handle.
@@ -12,6 +12,7 @@ use chrono_tz::Tz;
 use kernel_common::Config;
 use kernel_common::config::context::ModelPrice;
 
+pub(crate) use crate::conversation::Purpose;
 use crate::conversation::Usage;
 use crate::store::{Store, StoreError, UsageSum};
 
@@ -37,11 +38,14 @@ pub struct UsageReport {
     pub last_30_days: UsageTotals,
 }
 
-/// Calls and cost of one provider's model over a period (`None`: no price).
+/// Calls and cost of one provider's model over a period (`None`: no price), for one purpose
+/// when the report is split by purpose.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CostLine {
     pub provider: String,
     pub model: String,
+    /// The [`Purpose`] name; empty in a report per model only.
+    pub purpose: String,
     pub calls: u64,
     pub cost_usd: Option<f64>,
 }
@@ -67,6 +71,13 @@ struct Inner {
     tz: Tz,
 }
 
+#[async_trait::async_trait]
+impl crate::llm::titles::RecordUsage for UsageLedger {
+    async fn record_call(&self, (provider, model): (&str, &str), purpose: Purpose, usage: &Usage) {
+        self.record(None, (provider, model), purpose, usage).await;
+    }
+}
+
 impl UsageLedger {
     /// The ledger over `store`, with the prices of `config`'s providers.
     pub fn new(config: &Config, store: Store) -> Self {
@@ -89,15 +100,22 @@ impl UsageLedger {
         }
     }
 
-    /// Stores one model call's usage (a failure is logged: usage never fails a turn).
-    pub async fn record(&self, session_id: i64, provider: &str, model: &str, usage: &Usage) {
+    /// Stores one model call's usage, made for `purpose` (of session `session_id` when it
+    /// belongs to one); a failure is logged: usage never fails a turn.
+    pub async fn record(
+        &self,
+        session_id: Option<i64>,
+        (provider, model): (&str, &str),
+        purpose: Purpose,
+        usage: &Usage,
+    ) {
         if let Err(e) = self
             .inner
             .store
-            .record_usage(Some(session_id), provider, model, usage)
+            .record_usage(session_id, (provider, model), purpose.as_str(), usage)
             .await
         {
-            tracing::warn!(error = %e, "cannot record token usage");
+            tracing::warn!(error = %e, purpose = purpose.as_str(), "cannot record token usage");
         }
     }
 
@@ -146,23 +164,45 @@ impl UsageLedger {
         let sums = self.inner.store.usage_since(Some(since), None).await?;
         Ok(sums
             .iter()
-            .map(|s| {
-                let u = &s.usage;
-                CostLine {
-                    provider: s.provider.clone(),
-                    model: s.model.clone(),
-                    calls: s.calls,
-                    cost_usd: self.price(&s.provider, &s.model).map(|p| {
-                        p.cost(
-                            u.input_tokens,
-                            u.output_tokens,
-                            u.cache_read_tokens,
-                            u.cache_write_tokens,
-                        )
-                    }),
-                }
+            .map(|s| CostLine {
+                provider: s.provider.clone(),
+                model: s.model.clone(),
+                purpose: String::new(),
+                calls: s.calls,
+                cost_usd: self.cost(s),
             })
             .collect())
+    }
+
+    /// Calls and cost since `since`, per provider, model and purpose (sorted by them).
+    pub async fn by_purpose_since(
+        &self,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<CostLine>, StoreError> {
+        let sums = self.inner.store.usage_by_purpose_since(since).await?;
+        Ok(sums
+            .into_iter()
+            .map(|p| CostLine {
+                cost_usd: self.cost(&p.sum),
+                provider: p.sum.provider,
+                model: p.sum.model,
+                purpose: p.purpose,
+                calls: p.sum.calls,
+            })
+            .collect())
+    }
+
+    /// The cost of `s` (`None`: its model has no price).
+    fn cost(&self, s: &UsageSum) -> Option<f64> {
+        let u = &s.usage;
+        self.price(&s.provider, &s.model).map(|p| {
+            p.cost(
+                u.input_tokens,
+                u.output_tokens,
+                u.cache_read_tokens,
+                u.cache_write_tokens,
+            )
+        })
     }
 
     fn midnight(&self, now: DateTime<Utc>) -> DateTime<Utc> {

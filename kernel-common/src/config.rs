@@ -238,9 +238,15 @@ impl ProviderConfig {
     }
 }
 
+/// The provider name the usage ledger records `[titles]` calls under.
+pub const TITLES_PROVIDER: &str = "titles";
+
 /// `[titles]`: an independent provider config for session titles.
 #[derive(Debug, Clone)]
 pub struct TitlesConfig {
+    /// The provider its calls are recorded under in the usage ledger (prices, per-provider
+    /// budgets): `titles` for `[titles]`, else the `[providers.<name>]` entry it uses.
+    pub provider: String,
     pub kind: ProviderKind,
     pub api_base: String,
     pub api_key: Option<Secret>,

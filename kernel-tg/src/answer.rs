@@ -433,6 +433,7 @@ fn spend_view(u: &pb::GetUsageResponse) -> crate::texts::SpendView {
             .map(|l| crate::texts::CostLineView {
                 provider: l.provider.clone(),
                 model: l.model.clone(),
+                purpose: l.purpose.clone(),
                 calls: l.calls,
                 cost_usd: l.cost_usd,
             })
@@ -454,6 +455,8 @@ fn spend_view(u: &pb::GetUsageResponse) -> crate::texts::SpendView {
         override_month: u.override_month,
         today_by_model: costs(&u.today_by_model),
         month_by_model: costs(&u.month_by_model),
+        today_by_purpose: costs(&u.today_by_purpose),
+        month_by_purpose: costs(&u.month_by_purpose),
     }
 }
 

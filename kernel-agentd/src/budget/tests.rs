@@ -58,7 +58,14 @@ impl Fixture {
             input_tokens: 1_000_000,
             ..Usage::default()
         };
-        self.ledger.record(self.session, "main", "m1", &usage).await;
+        self.ledger
+            .record(
+                Some(self.session),
+                ("main", "m1"),
+                crate::usage::Purpose::Owner,
+                &usage,
+            )
+            .await;
     }
 
     fn shift(&self, by: Duration) {

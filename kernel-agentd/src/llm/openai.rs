@@ -12,6 +12,7 @@ use kernel_common::config::{ProviderConfig, ThinkingConfig, ThinkingMode};
 
 use super::{EventStream, LlmError, ModelRequest, Provider, sse};
 use crate::http::{Endpoint, HttpFailure};
+pub(crate) use decode::parse_usage as usage_of;
 
 /// An OpenAI-compatible chat-completions endpoint.
 pub(crate) struct OpenAiProvider {

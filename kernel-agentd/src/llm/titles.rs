@@ -1,8 +1,10 @@
 //! The titles client: a non-streaming "give me a short title" call with the independent
 //! `[titles]` provider, and the clean-up of what models answer (`<think>` blocks, quotes,
-//! prefixes, trailing punctuation, length).
+//! prefixes, trailing punctuation, length). The background jobs on a cheap model (auto memory,
+//! summary rewrite, memory consolidation) call it too ([`TitlesClient::complete`]); every call
+//! that returns lands in the usage ledger with its [`Purpose`], so it counts toward the budgets.
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use kernel_common::config::{ProviderKind, TitlesConfig};
@@ -14,8 +16,15 @@ use kernel_common::config::retry::RetryConfig;
 use tokio_util::sync::CancellationToken;
 
 use super::{LlmError, ModelRequest, claude, openai};
-use crate::conversation::Message;
+use crate::conversation::{Message, Purpose, Usage};
 use crate::http::{Endpoint, read_bounded};
+
+/// Where a client's calls are recorded (agentd's usage ledger implements it).
+#[async_trait::async_trait]
+pub trait RecordUsage: Send + Sync {
+    /// Records one call of `model` at `provider` for `purpose` (a failure is only logged).
+    async fn record_call(&self, provider_model: (&str, &str), purpose: Purpose, usage: &Usage);
+}
 
 /// The whole call (connect, generate, read) must finish within this.
 const TITLE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -30,6 +39,10 @@ No quotes, no trailing punctuation, no explanation.";
 
 /// A client for the `[titles]` provider.
 pub struct TitlesClient {
+    /// The provider name its calls are recorded under.
+    provider: String,
+    /// Where each call's tokens are recorded (every client agentd builds has one).
+    ledger: Option<Arc<dyn RecordUsage>>,
     kind: ProviderKind,
     endpoint: Endpoint,
     model: String,
@@ -40,6 +53,7 @@ pub struct TitlesClient {
 impl std::fmt::Debug for TitlesClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TitlesClient")
+            .field("provider", &self.provider)
             .field("kind", &self.kind)
             .field("endpoint", &self.endpoint)
             .field("model", &self.model)
@@ -48,7 +62,8 @@ impl std::fmt::Debug for TitlesClient {
 }
 
 impl TitlesClient {
-    /// A client from the `[titles]` config; needs `api_key`.
+    /// A client from the `[titles]` config (or a job's endpoint); needs `api_key`. Agentd
+    /// always adds [`TitlesClient::recording`].
     pub fn new(cfg: &TitlesConfig, client: &reqwest::Client) -> Result<Self, LlmError> {
         let key = cfg.api_key.as_ref();
         let endpoint = match cfg.kind {
@@ -60,12 +75,22 @@ impl TitlesClient {
             }
         };
         Ok(Self {
+            provider: cfg.provider.clone(),
+            ledger: None,
             kind: cfg.kind,
             endpoint,
             model: cfg.model.clone(),
             max_tokens: cfg.max_tokens,
             retry: cfg.retry,
         })
+    }
+
+    /// This client, recording each call's tokens in `ledger` under `cfg.provider` (so titles
+    /// and the background jobs count toward the budgets).
+    #[must_use]
+    pub fn recording(mut self, ledger: Arc<dyn RecordUsage>) -> Self {
+        self.ledger = Some(ledger);
+        self
     }
 
     /// A short title for a session that began with `first_user` and `first_answer`.
@@ -84,7 +109,9 @@ impl TitlesClient {
             stable_prefix: 0,
         };
         let never = CancellationToken::new();
-        let call = super::retry::run(self.retry, "titles", &never, || self.call(&request));
+        let call = super::retry::run(self.retry, "titles", &never, || {
+            self.call_within(&request, TITLE_TIMEOUT, Purpose::Title)
+        });
         let raw = tokio::time::timeout(TITLE_TIMEOUT, call)
             .await
             .map_err(|_| LlmError::Stalled {
@@ -95,11 +122,13 @@ impl TitlesClient {
         })
     }
 
-    /// One non-streaming call with `system` and a single user `prompt`, given `timeout` in all
-    /// (retries on the `[titles]` policy included);
-    /// the answer text as the model wrote it (the auto-memory job uses this endpoint too).
+    /// One non-streaming call for `purpose` with `system` and a single user `prompt`, given
+    /// `timeout` in all (retries on the `[titles]` policy included); the answer text as the
+    /// model wrote it (the background jobs on a cheap model use this endpoint; memory
+    /// consolidation passes [`Purpose::Consolidation`]).
     pub async fn complete(
         &self,
+        purpose: Purpose,
         system: &str,
         prompt: String,
         timeout: Duration,
@@ -114,23 +143,20 @@ impl TitlesClient {
         };
         let never = CancellationToken::new();
         let call = super::retry::run(self.retry, "titles", &never, || {
-            self.call_within(&request, timeout)
+            self.call_within(&request, timeout, purpose)
         });
         tokio::time::timeout(timeout, call)
             .await
             .map_err(|_| LlmError::Stalled { after: timeout })?
     }
 
-    /// Sends the request and returns the answer text.
-    async fn call(&self, request: &ModelRequest<'_>) -> Result<String, LlmError> {
-        self.call_within(request, TITLE_TIMEOUT).await
-    }
-
-    /// [`Self::call`] with the HTTP exchange bounded by `timeout`.
+    /// Sends the request (the HTTP exchange bounded by `timeout`), records its usage for
+    /// `purpose`, and returns the answer text.
     async fn call_within(
         &self,
         request: &ModelRequest<'_>,
         timeout: Duration,
+        purpose: Purpose,
     ) -> Result<String, LlmError> {
         let (bytes, classify): (_, fn(&_) -> _) = match self.kind {
             ProviderKind::Claude => (
@@ -151,6 +177,16 @@ impl TitlesClient {
         let value: Value = serde_json::from_str(&body).map_err(|e| LlmError::Stream {
             message: format!("malformed JSON in the title response: {e}"),
         })?;
+        let usage = match (self.kind, value.get("usage").filter(|u| u.is_object())) {
+            (_, None) => Usage::default(),
+            (ProviderKind::Claude, Some(u)) => claude_usage(u),
+            (ProviderKind::OpenAiCompat, Some(u)) => openai::usage_of(u),
+        };
+        if let Some(ledger) = &self.ledger {
+            ledger
+                .record_call((&self.provider, request.model), purpose, &usage)
+                .await;
+        }
         let text = match self.kind {
             ProviderKind::Claude => claude_text(&value),
             ProviderKind::OpenAiCompat => openai_text(&value),
@@ -159,6 +195,17 @@ impl TitlesClient {
             let message = "the title response has no text".to_owned();
             LlmError::Stream { message }.redacted(self.endpoint.redactor())
         })
+    }
+}
+
+/// The `usage` of an Anthropic message.
+fn claude_usage(u: &Value) -> Usage {
+    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+    Usage {
+        input_tokens: n("input_tokens"),
+        output_tokens: n("output_tokens"),
+        cache_read_tokens: n("cache_read_input_tokens"),
+        cache_write_tokens: n("cache_creation_input_tokens"),
     }
 }
 

@@ -1,6 +1,6 @@
 //! `GrantBudgetOverride`: the owner's "Continue today / this month" after a budget limit
 //! stopped a turn (granted only for the current period; a stale or forged one changes nothing);
-//! the budget and per-model figures of `GetUsage` and `GetStatus`.
+//! the budget, per-model and per-purpose figures of `GetUsage` and `GetStatus`.
 
 use tonic::Status;
 
@@ -34,6 +34,7 @@ fn cost_lines(lines: Vec<CostLine>) -> Vec<pb::CostLine> {
             model: l.model,
             calls: l.calls,
             cost_usd: l.cost_usd,
+            purpose: l.purpose,
         })
         .collect()
 }
@@ -86,6 +87,7 @@ impl AgentService {
                 .await
                 .map_err(internal)?,
         );
+        (reply.today_by_purpose, reply.month_by_purpose) = self.by_purpose(&standing).await?;
         Ok(())
     }
 
@@ -104,6 +106,27 @@ impl AgentService {
         reply.budgets = budget_lines(&standing);
         reply.spent_today_usd = standing.today.total;
         reply.spent_month_usd = standing.month.total;
+        reply.override_today = standing.day_override;
+        reply.override_month = standing.month_override;
+        (reply.today_by_purpose, reply.month_by_purpose) = self.by_purpose(&standing).await?;
         Ok(())
+    }
+
+    /// Today's and this month's calls and cost per provider, model and purpose.
+    async fn by_purpose(
+        &self,
+        standing: &Standing,
+    ) -> Result<(Vec<pb::CostLine>, Vec<pb::CostLine>), Status> {
+        let internal = |e| to_status(ApiError::internal(e));
+        let ledger = self.agent.usage();
+        let today = ledger
+            .by_purpose_since(standing.periods.day_start)
+            .await
+            .map_err(internal)?;
+        let month = ledger
+            .by_purpose_since(standing.periods.month_start)
+            .await
+            .map_err(internal)?;
+        Ok((cost_lines(today), cost_lines(month)))
     }
 }

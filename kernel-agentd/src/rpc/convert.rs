@@ -110,6 +110,10 @@ pub(super) fn status(s: agent::Status) -> pb::GetStatusResponse {
         budgets: Vec::new(),
         spent_today_usd: 0.0,
         spent_month_usd: 0.0,
+        today_by_purpose: Vec::new(),
+        month_by_purpose: Vec::new(),
+        override_today: false,
+        override_month: false,
     }
 }
 

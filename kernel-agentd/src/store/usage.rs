@@ -1,5 +1,5 @@
-//! Token usage: one row per model call (provider, model, session, time, the four token counts),
-//! summed per provider and model for `/usage`.
+//! Token usage: one row per model call (provider, model, purpose, session, time, the four token
+//! counts), summed per provider and model — or per provider, model and purpose — for `/usage`.
 
 use chrono::{DateTime, Utc};
 
@@ -15,20 +15,27 @@ pub struct UsageSum {
     pub usage: Usage,
 }
 
+/// The usage of one provider/model for one purpose over a period.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PurposeSum {
+    pub purpose: String,
+    pub sum: UsageSum,
+}
+
 impl Store {
-    /// Records one model call's usage.
+    /// Records one model call's usage; `purpose` says what it was for (`owner`, `task`, …).
     pub async fn record_usage(
         &self,
         session_id: Option<i64>,
-        provider: &str,
-        model: &str,
+        (provider, model): (&str, &str),
+        purpose: &str,
         usage: &Usage,
     ) -> Result<(), StoreError> {
         let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         sqlx::query(
             "INSERT INTO usage (session_id, provider, model, input_tokens, output_tokens,
-                 cache_read_tokens, cache_write_tokens, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                 cache_read_tokens, cache_write_tokens, created_at, purpose)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         )
         .bind(session_id)
         .bind(provider)
@@ -38,6 +45,7 @@ impl Store {
         .bind(n(usage.cache_read_tokens))
         .bind(n(usage.cache_write_tokens))
         .bind(now_millis())
+        .bind(purpose)
         .execute(&self.pool)
         .await
         .map_err(StoreError::db("record usage"))?;
@@ -79,6 +87,41 @@ impl Store {
             })
             .collect())
     }
+
+    /// Usage since `since`, summed per provider, model and purpose (sorted by them).
+    pub async fn usage_by_purpose_since(
+        &self,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<PurposeSum>, StoreError> {
+        let rows: Vec<(String, String, String, i64, i64, i64, i64, i64)> = sqlx::query_as(
+            "SELECT provider, model, purpose, COUNT(*), SUM(input_tokens), SUM(output_tokens),
+                    SUM(cache_read_tokens), SUM(cache_write_tokens)
+             FROM usage WHERE created_at >= ?1
+             GROUP BY provider, model, purpose ORDER BY provider, model, purpose",
+        )
+        .bind(since.timestamp_millis())
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::db("read usage"))?;
+        let u = |v: i64| u64::try_from(v).unwrap_or(0);
+        Ok(rows
+            .into_iter()
+            .map(|(provider, model, purpose, calls, i, o, r, w)| PurposeSum {
+                purpose,
+                sum: UsageSum {
+                    provider,
+                    model,
+                    calls: u(calls),
+                    usage: Usage {
+                        input_tokens: u(i),
+                        output_tokens: u(o),
+                        cache_read_tokens: u(r),
+                        cache_write_tokens: u(w),
+                    },
+                },
+            })
+            .collect())
+    }
 }
 
 #[cfg(test)]
@@ -98,23 +141,37 @@ mod tests {
             cache_write_tokens: w,
         };
         store
-            .record_usage(Some(a), "p", "m", &u(1, 2, 3, 4))
+            .record_usage(Some(a), ("p", "m"), "owner", &u(1, 2, 3, 4))
             .await
             .unwrap();
         store
-            .record_usage(Some(a), "p", "m", &u(10, 20, 30, 40))
+            .record_usage(Some(a), ("p", "m"), "title", &u(10, 20, 30, 40))
             .await
             .unwrap();
         store
-            .record_usage(Some(b), "q", "n", &u(5, 5, 5, 5))
+            .record_usage(None, ("q", "n"), "memory", &u(5, 5, 5, 5))
             .await
             .unwrap();
         let all = store.usage_since(None, None).await.unwrap();
         assert_eq!(all.len(), 2);
         assert_eq!((all[0].calls, all[0].usage), (2, u(11, 22, 33, 44)));
-        let only_b = store.usage_since(None, Some(b)).await.unwrap();
-        assert_eq!(only_b.len(), 1);
-        assert_eq!(only_b[0].model, "n");
+        let only_a = store.usage_since(None, Some(a)).await.unwrap();
+        assert_eq!(only_a.len(), 1);
+        assert_eq!(only_a[0].model, "m");
+        assert!(store.usage_since(None, Some(b)).await.unwrap().is_empty());
+        let split = store
+            .usage_by_purpose_since(Utc::now() - chrono::Duration::hours(1))
+            .await
+            .unwrap();
+        let keys: Vec<(&str, &str, u64)> = split
+            .iter()
+            .map(|p| (p.sum.provider.as_str(), p.purpose.as_str(), p.sum.calls))
+            .collect();
+        assert_eq!(
+            keys,
+            [("p", "owner", 1), ("p", "title", 1), ("q", "memory", 1)]
+        );
+        assert_eq!(split[1].sum.usage, u(10, 20, 30, 40));
         let future = Utc::now() + chrono::Duration::hours(1);
         assert!(
             store

@@ -143,12 +143,20 @@ pub(super) struct Turn {
     /// Content from outside the owner entered the turn (a flagged message, a document, a job's
     /// output, an MCP result): with `approvals.mode = "untrusted"` risky calls now ask.
     outside_content: bool,
+    /// What the ledger records the turn's calls as: `owner` or `task` (a turn Kernel started),
+    /// `failover` once a fail-over provider serves them.
+    purpose: crate::usage::Purpose,
 }
 
 impl Turn {
     pub(super) fn new(s: TurnSetup) -> Self {
         let id = format!("{}-{}", s.session_id, Utc::now().timestamp_micros());
         s.permit.set_turn_id(&id);
+        let purpose = match (s.model.replaces.is_some(), s.permit.origin()) {
+            (true, _) => crate::usage::Purpose::Failover,
+            (false, Some(Origin::Kernel)) => crate::usage::Purpose::Task,
+            (false, _) => crate::usage::Purpose::Owner,
+        };
         Self {
             turns: s.turns,
             permit: Some(s.permit),
@@ -181,6 +189,7 @@ impl Turn {
             final_message: None,
             reasoning: String::new(),
             unrecorded: None,
+            purpose,
         }
     }
 

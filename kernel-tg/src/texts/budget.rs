@@ -20,11 +20,14 @@ pub struct BudgetLineView {
     pub left_usd: f64,
 }
 
-/// Calls and cost of one provider's model.
+/// Calls and cost of one provider's model (for one purpose, in the lists split by purpose).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CostLineView {
     pub provider: String,
     pub model: String,
+    /// agentd's purpose name (`owner`, `task`, `failover`, `title`, `memory`, `summary`,
+    /// `consolidation`); empty in the lists per model.
+    pub purpose: String,
     pub calls: u64,
     /// `None`: cost unknown.
     pub cost_usd: Option<f64>,
@@ -38,6 +41,8 @@ pub struct SpendView {
     pub override_month: bool,
     pub today_by_model: Vec<CostLineView>,
     pub month_by_model: Vec<CostLineView>,
+    pub today_by_purpose: Vec<CostLineView>,
+    pub month_by_purpose: Vec<CostLineView>,
 }
 
 impl Texts {
@@ -96,6 +101,14 @@ impl Texts {
                 self.pick("本月按模型", "This month by model"),
                 &view.month_by_model,
             ),
+            (
+                self.pick("今日按用途", "Today by purpose"),
+                &view.today_by_purpose,
+            ),
+            (
+                self.pick("本月按用途", "This month by purpose"),
+                &view.month_by_purpose,
+            ),
         ] {
             if lines.is_empty() {
                 continue;
@@ -106,8 +119,11 @@ impl Texts {
                     Some(c) => format!("${c:.4}"),
                     None => self.pick("费用未知", "cost unknown").to_owned(),
                 };
-                let name =
+                let mut name =
                     escape_truncated(&format!("{}/{}", l.provider, l.model), MAX_TITLE_CHARS);
+                if !l.purpose.is_empty() {
+                    name = format!("{} · {name}", self.purpose_label(&l.purpose));
+                }
                 let _ = if zh {
                     write!(out, "\n{name}：{} 次，{cost}", l.calls)
                 } else {
@@ -116,6 +132,21 @@ impl Texts {
             }
         }
         out
+    }
+
+    /// What model calls were for, as `/usage` names it (an unknown name is shown escaped).
+    pub fn purpose_label(self, purpose: &str) -> String {
+        let known = match purpose {
+            "owner" => self.pick("对话", "Your messages"),
+            "task" => self.pick("定时任务", "Scheduled tasks"),
+            "failover" => self.pick("故障转移", "Fail-over"),
+            "title" => self.pick("标题", "Titles"),
+            "memory" => self.pick("自动记忆", "Auto memory"),
+            "summary" => self.pick("摘要", "Summaries"),
+            "consolidation" => self.pick("记忆整理", "Memory consolidation"),
+            other => return escape_truncated(other, MAX_TITLE_CHARS),
+        };
+        known.to_owned()
     }
 
     /// The notice for a turn a budget limit stopped (HTML), from the refusal's arguments
@@ -228,10 +259,25 @@ mod tests {
             today_by_model: vec![CostLineView {
                 provider: "fake".into(),
                 model: "m".into(),
+                purpose: String::new(),
                 calls: 3,
                 cost_usd: None,
             }],
             month_by_model: Vec::new(),
+            today_by_purpose: vec![CostLineView {
+                provider: "titles".into(),
+                model: "t".into(),
+                purpose: "title".into(),
+                calls: 1,
+                cost_usd: Some(0.5),
+            }],
+            month_by_purpose: vec![CostLineView {
+                provider: "p".into(),
+                model: "m".into(),
+                purpose: "<new>".into(),
+                calls: 2,
+                cost_usd: None,
+            }],
         };
         let zh = Texts::new(Locale::Zh).spend_report(&view);
         assert!(zh.contains("今日：已用 $3.00 / $2.40，剩余 $0.00"), "{zh}");
@@ -239,11 +285,17 @@ mod tests {
             zh.contains("今天继续") && zh.contains("fake/m：3 次，费用未知"),
             "{zh}"
         );
+        assert!(
+            zh.contains("<b>今日按用途</b>\n标题 · titles/t：1 次，$0.5000"),
+            "{zh}"
+        );
+        assert!(zh.contains("&lt;new&gt; · p/m：2 次，费用未知"), "{zh}");
         let en = Texts::new(Locale::En).spend_report(&view);
         assert!(
             en.contains("Today: $3.00 of $2.40 spent, $0.00 left"),
             "{en}"
         );
+        assert!(en.contains("Titles · titles/t: 1 calls, $0.5000"), "{en}");
         assert!(
             Texts::new(Locale::En)
                 .spend_report(&SpendView::default())

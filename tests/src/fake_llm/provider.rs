@@ -49,6 +49,7 @@ impl FakeLlm {
             ProviderKind::OpenAiCompat => self.openai_base(),
         };
         TitlesConfig {
+            provider: "titles".into(),
             kind,
             api_base,
             api_key: Some(Secret::new(FAKE_KEY)),

@@ -98,6 +98,7 @@ mod schedules {
 mod spend {
     mod budget;
     mod prices;
+    mod purpose;
 }
 mod tg {
     mod agentd_restart;

@@ -259,7 +259,7 @@ fn finish_call(index: u64, call: PartialCall, truncated: bool) -> Result<Option<
 
 /// `usage` with cached prompt tokens split out (`prompt_tokens_details.cached_tokens`, or
 /// DeepSeek's `prompt_cache_hit_tokens`); `input_tokens` counts uncached tokens only.
-fn parse_usage(u: &Value) -> Usage {
+pub(crate) fn parse_usage(u: &Value) -> Usage {
     let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
     let prompt = n(u.get("prompt_tokens"));
     let cached = u

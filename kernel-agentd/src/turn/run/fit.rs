@@ -161,12 +161,17 @@ impl Turn {
     /// beside its next write of the conversation (the ledger is not on the way to the answer).
     pub(super) fn record_usage(&self, usage: Usage) -> impl Future<Output = ()> + Send + 'static {
         let ledger = self.turns.inner.usage.clone();
-        let (session_id, name, model) = (
+        let (session_id, name, model, purpose) = (
             self.session_id,
             self.model.name.clone(),
             self.model.model.clone(),
+            self.purpose,
         );
-        async move { ledger.record(session_id, &name, &model, &usage).await }
+        async move {
+            ledger
+                .record(Some(session_id), (&name, &model), purpose, &usage)
+                .await
+        }
     }
 }
 

@@ -58,6 +58,7 @@ impl Turn {
                                 reason,
                             });
                             self.model = next;
+                            self.purpose = crate::usage::Purpose::Failover;
                             retry = Retry::new(self.model.retry);
                             continue;
                         }

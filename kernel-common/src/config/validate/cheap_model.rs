@@ -25,6 +25,7 @@ pub(super) fn endpoint(
         }),
         Some(name) => match providers.get(name) {
             Some(p) => Some(TitlesConfig {
+                provider: name.to_owned(),
                 kind: p.kind,
                 api_base: p.api_base.clone(),
                 api_key: p.api_key.clone(),

@@ -8,7 +8,7 @@ use super::{Ctx, given, placeholder_note};
 use crate::config::context::{ContextLimits, ModelPrice};
 use crate::config::env::{TITLES_API_KEY_ENV, provider_key_env};
 use crate::config::raw::{RawProvider, RawTitles};
-use crate::config::{Component, ProviderConfig, ProviderKind, TitlesConfig};
+use crate::config::{Component, ProviderConfig, ProviderKind, TITLES_PROVIDER, TitlesConfig};
 use crate::secret::Secret;
 
 /// `stream_idle_timeout_secs` when not set.
@@ -375,6 +375,7 @@ pub(super) fn titles(ctx: &mut Ctx<'_>, raw: &RawTitles) -> Option<TitlesConfig>
     }
     let kind = kind?;
     Some(TitlesConfig {
+        provider: TITLES_PROVIDER.to_owned(),
         kind,
         api_base: ctx.url(
             "titles.api_base",

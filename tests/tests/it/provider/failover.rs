@@ -202,6 +202,27 @@ async fn a_failure_after_a_tool_step_fails_over_that_model_call() {
             body.contains("echo: ping"),
             "{kind}: the tool step goes along: {body}"
         );
+        // The ledger: the first step was the owner's turn on `fake`, the failed-over one
+        // `failover` on `spare`.
+        let usage = h
+            .client
+            .get_usage(pb::GetUsageRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        let split: Vec<(String, String, u64)> = usage
+            .today_by_purpose
+            .iter()
+            .map(|l| (l.provider.clone(), l.purpose.clone(), l.calls))
+            .collect();
+        assert_eq!(
+            split,
+            [
+                ("fake".to_owned(), "owner".to_owned(), 1),
+                ("spare".to_owned(), "failover".to_owned(), 1)
+            ],
+            "{kind}"
+        );
         h.stop().await;
         first.shutdown();
         second.shutdown();
