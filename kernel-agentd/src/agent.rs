@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::approvals::Approvals;
+use crate::consolidation::{Consolidation, ConsolidationStatus};
 use crate::delegate::Delegator;
 use crate::error::ApiError;
 use crate::jobs::Jobs;
@@ -54,6 +55,8 @@ struct Inner {
     memories: Arc<Memories>,
     /// Background notes and automatic memories.
     memory_auto: AutoMemory,
+    /// Tidying automatic memories after auto memory ran.
+    consolidation: Consolidation,
     delegator: Arc<Delegator>,
     mcp: Mcp,
     skills: Skills,
@@ -88,6 +91,8 @@ pub(crate) struct Status {
     pub cooldowns: Vec<(String, Cooldown)>,
     /// Whether auto memory runs, and its last run.
     pub memory_auto: AutoStatus,
+    /// Whether memory consolidation runs, and its last run.
+    pub consolidation: ConsolidationStatus,
     /// Embeddings (model, memories with vectors / all, last error), when configured.
     pub embeddings: Option<(EmbeddingsStatus, u64)>,
     /// The current session's context fill.
@@ -182,6 +187,17 @@ impl Agent {
         crate::skills::register_tool(&tools, &skills).map_err(ApiError::internal)?;
         crate::retention::spawn(&tasks, config.general.data_dir.clone(), root.child_token());
         let outbox = Outbox::new(store.clone(), root.child_token());
+        let consolidation = Consolidation::start(
+            &config,
+            store.clone(),
+            memories.clone(),
+            outbox.clone(),
+            &http,
+            (&tasks, root.child_token()),
+            memory_auto.after_run(),
+            budget.clone(),
+        )
+        .await?;
         crate::send_file::register_tool(&tools, &config, &outbox).map_err(ApiError::internal)?;
         if !config.cli.is_empty() {
             // Kernel as an MCP server for the CLIs it delegates to (a token per delegation).
@@ -285,6 +301,7 @@ impl Agent {
                 titler,
                 memories,
                 memory_auto,
+                consolidation,
                 delegator,
                 mcp,
                 skills,
@@ -325,6 +342,11 @@ impl Agent {
     /// Background notes and automatic memories.
     pub(crate) fn memory_auto(&self) -> &AutoMemory {
         &self.inner.memory_auto
+    }
+
+    /// Memory consolidation (undo, the owner's decisions on proposals).
+    pub(crate) fn consolidation(&self) -> &Consolidation {
+        &self.inner.consolidation
     }
 
     /// CLI delegation.
@@ -408,6 +430,7 @@ impl Agent {
             cooldowns: self.inner.models.cooldowns().all_active(),
             retries: self.inner.models.retries().snapshot(),
             memory_auto: self.inner.memory_auto.status(),
+            consolidation: self.inner.consolidation.status(),
             embeddings: match self.inner.memories.semantic() {
                 Some(s) => Some((
                     s.status().await,

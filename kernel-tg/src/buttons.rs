@@ -2,8 +2,9 @@
 //! (`stop:<turn id>`), a question's options (`ask:<question id>:<index>`), an approval's
 //! Allow once / Allow for this session / Deny (`apv:<approval id>:o|s|d`) and a cut-off
 //! answer's button to run its message again (`rerun:<turn id>`), `/memory`'s previous / next
-//! page (`mem:<page>`), and a budget limit's
-//! Continue today / this month (`bud:<period key>`). Pure: building
+//! page (`mem:<page>`), a budget limit's
+//! Continue today / this month (`bud:<period key>`), and a proposed merge of memories' merge /
+//! keep (`mprop:<proposal id>:m|k`). Pure: building
 //! and parsing `callback_data` (1–64 bytes, Telegram's rule); `callback` handles a press.
 
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
@@ -31,6 +32,8 @@ pub(crate) enum Press {
     MemoryPage { page: u32 },
     /// Lift the budget limits for `period` (`day:YYYY-MM-DD` or `month:YYYY-MM`).
     Budget { period: String },
+    /// Merge (`merge`) or keep the memories of proposal `proposal` (`mprop:<id>:m|k`).
+    MemoryProposal { proposal: i64, merge: bool },
 }
 
 /// An approval button.
@@ -64,6 +67,9 @@ pub(crate) fn data(press: &Press) -> Option<String> {
         Press::Rerun { turn_id } => format!("rerun:{turn_id}"),
         Press::MemoryPage { page } => format!("mem:{page}"),
         Press::Budget { period } => format!("bud:{period}"),
+        Press::MemoryProposal { proposal, merge } => {
+            format!("mprop:{proposal}:{}", if *merge { 'm' } else { 'k' })
+        }
     };
     match press {
         Press::Stop { turn_id: Some(_) } if data.len() > MAX_CALLBACK_DATA => {
@@ -102,6 +108,16 @@ pub(crate) fn parse(data: &str) -> Option<Press> {
             .ok()
             .filter(|&p| p >= 1)
             .map(|page| Press::MemoryPage { page });
+    }
+    if let Some(rest) = data.strip_prefix("mprop:") {
+        let (id, code) = rest.split_once(':')?;
+        let merge = match code {
+            "m" => true,
+            "k" => false,
+            _ => return None,
+        };
+        let proposal: i64 = id.parse().ok().filter(|&p| p >= 1)?;
+        return Some(Press::MemoryProposal { proposal, merge });
     }
     if let Some(period) = data.strip_prefix("bud:") {
         return (!period.is_empty()).then(|| Press::Budget {
@@ -177,6 +193,21 @@ pub(crate) fn budget(day: &str, month: &str, texts: Texts) -> Option<InlineKeybo
     Some(InlineKeyboardMarkup::new([vec![
         button(texts.budget_continue_today(), day)?,
         button(texts.budget_continue_month(), month)?,
+    ]]))
+}
+
+/// A proposed merge of memories' two buttons: merge and keep.
+pub(crate) fn memory_proposal(proposal: i64, texts: Texts) -> Option<InlineKeyboardMarkup> {
+    let button = |label: &str, merge: bool| {
+        let press = Press::MemoryProposal { proposal, merge };
+        Some(InlineKeyboardButton::callback(
+            label.to_owned(),
+            data(&press)?,
+        ))
+    };
+    Some(InlineKeyboardMarkup::new([vec![
+        button(texts.memory_merge_button(), true)?,
+        button(texts.memory_keep_button(), false)?,
     ]]))
 }
 
@@ -287,5 +318,34 @@ mod tests {
         assert_eq!(middle.inline_keyboard[0].len(), 2);
         let last = memory_pages(3, 3, texts).unwrap();
         assert_eq!(last.inline_keyboard[0].len(), 1);
+    }
+}
+
+#[cfg(test)]
+mod proposal_tests {
+    use super::*;
+    use kernel_common::config::Locale;
+
+    #[test]
+    fn a_proposals_presses_round_trip_and_forged_ones_are_not_kernels() {
+        for merge in [true, false] {
+            let press = Press::MemoryProposal {
+                proposal: 42,
+                merge,
+            };
+            assert_eq!(parse(&data(&press).unwrap()), Some(press));
+        }
+        for forged in [
+            "mprop:",
+            "mprop:42",
+            "mprop:42:x",
+            "mprop:-1:m",
+            "mprop:0:k",
+            "mprop:a:m",
+        ] {
+            assert_eq!(parse(forged), None, "{forged}");
+        }
+        let keyboard = memory_proposal(7, Texts::new(Locale::Zh)).unwrap();
+        assert_eq!(keyboard.inline_keyboard[0].len(), 2);
     }
 }

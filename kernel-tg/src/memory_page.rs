@@ -19,7 +19,10 @@ pub(crate) async fn page(
     page: u32,
 ) -> Result<(String, Option<InlineKeyboardMarkup>), Status> {
     let list = client
-        .list_memories_page(pb::ListMemoriesPageRequest { page })
+        .list_memories_page(pb::ListMemoriesPageRequest {
+            page,
+            include_superseded: false,
+        })
         .await?
         .into_inner();
     let entries: Vec<MemoryEntry<'_>> = list

@@ -6,6 +6,7 @@
 
 mod approvals;
 mod budget;
+mod consolidation;
 mod cooldown;
 mod cut_off;
 mod doctor;

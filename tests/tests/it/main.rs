@@ -62,6 +62,7 @@ mod media {
 }
 mod memory {
     mod auto;
+    mod consolidation;
     mod embeddings;
     mod origin;
     mod pages;
