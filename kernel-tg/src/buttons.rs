@@ -2,7 +2,7 @@
 //! (`stop:<turn id>`), a question's options (`ask:<question id>:<index>`), an approval's
 //! Allow once / Allow for this session / Deny (`apv:<approval id>:o|s|d`) and a cut-off
 //! answer's button to run its message again (`rerun:<turn id>`), `/memory`'s previous / next
-//! page (`mem:<page>`), a budget limit's
+//! page (`mem:<page>`; `mema:<page>` for `/memory all`), a budget limit's
 //! Continue today / this month (`bud:<period key>`), and a proposed merge of memories' merge /
 //! keep (`mprop:<proposal id>:m|k`). Pure: building
 //! and parsing `callback_data` (1–64 bytes, Telegram's rule); `callback` handles a press.
@@ -30,6 +30,8 @@ pub(crate) enum Press {
     Rerun { turn_id: String },
     /// Show page `page` of `/memory` (`mem:<page>`).
     MemoryPage { page: u32 },
+    /// Show page `page` of `/memory all`, set-aside memories included (`mema:<page>`).
+    MemoryAllPage { page: u32 },
     /// Lift the budget limits for `period` (`day:YYYY-MM-DD` or `month:YYYY-MM`).
     Budget { period: String },
     /// Merge (`merge`) or keep the memories of proposal `proposal` (`mprop:<id>:m|k`).
@@ -66,6 +68,7 @@ pub(crate) fn data(press: &Press) -> Option<String> {
         } => format!("apv:{approval_id}:{}", decision.code()),
         Press::Rerun { turn_id } => format!("rerun:{turn_id}"),
         Press::MemoryPage { page } => format!("mem:{page}"),
+        Press::MemoryAllPage { page } => format!("mema:{page}"),
         Press::Budget { period } => format!("bud:{period}"),
         Press::MemoryProposal { proposal, merge } => {
             format!("mprop:{proposal}:{}", if *merge { 'm' } else { 'k' })
@@ -101,6 +104,13 @@ pub(crate) fn parse(data: &str) -> Option<Press> {
             approval_id: id.to_owned(),
             decision,
         });
+    }
+    if let Some(page) = data.strip_prefix("mema:") {
+        return page
+            .parse()
+            .ok()
+            .filter(|&p| p >= 1)
+            .map(|page| Press::MemoryAllPage { page });
     }
     if let Some(page) = data.strip_prefix("mem:") {
         return page
@@ -160,16 +170,34 @@ pub(crate) fn rerun(turn_id: &str, texts: Texts) -> Option<InlineKeyboardMarkup>
 
 /// Previous / next under page `page` of `pages` of `/memory`; `None` when there is one page.
 pub(crate) fn memory_pages(page: u32, pages: u32, texts: Texts) -> Option<InlineKeyboardMarkup> {
+    page_buttons(page, pages, texts, |page| Press::MemoryPage { page })
+}
+
+/// Previous / next under page `page` of `pages` of `/memory all`.
+pub(crate) fn memory_all_pages(
+    page: u32,
+    pages: u32,
+    texts: Texts,
+) -> Option<InlineKeyboardMarkup> {
+    page_buttons(page, pages, texts, |page| Press::MemoryAllPage { page })
+}
+
+fn page_buttons(
+    page: u32,
+    pages: u32,
+    texts: Texts,
+    press: fn(u32) -> Press,
+) -> Option<InlineKeyboardMarkup> {
     let mut row = Vec::new();
     if page > 1 {
-        let data = data(&Press::MemoryPage { page: page - 1 })?;
+        let data = data(&press(page - 1))?;
         row.push(InlineKeyboardButton::callback(
             texts.memory_previous_button(),
             data,
         ));
     }
     if page < pages {
-        let data = data(&Press::MemoryPage { page: page + 1 })?;
+        let data = data(&press(page + 1))?;
         row.push(InlineKeyboardButton::callback(
             texts.memory_next_button(),
             data,
@@ -346,6 +374,13 @@ mod proposal_tests {
             assert_eq!(parse(forged), None, "{forged}");
         }
         let keyboard = memory_proposal(7, Texts::new(Locale::Zh)).unwrap();
+        assert_eq!(parse("mema:2"), Some(Press::MemoryAllPage { page: 2 }));
+        assert_eq!(parse("mema:0"), None);
+        let all = memory_all_pages(1, 2, Texts::new(Locale::Zh)).unwrap();
+        assert!(matches!(
+            &all.inline_keyboard[0][0].kind,
+            teloxide::types::InlineKeyboardButtonKind::CallbackData(d) if d == "mema:2"
+        ));
         assert_eq!(keyboard.inline_keyboard[0].len(), 2);
     }
 }

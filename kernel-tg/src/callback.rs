@@ -8,7 +8,7 @@
 //! (`GrantBudgetOverride`; a stale one — another period — changes nothing; both buttons are
 //! removed once granted), a proposed merge of memories' merge / keep
 //! (`DecideMemoryProposal`; a stale or forged one changes nothing; the buttons are removed once
-//! decided or stale). Every press is answered (`answerCallbackQuery`): a stale one — its
+//! decided). Every press is answered (`answerCallbackQuery`): a stale one — its
 //! turn ended, its question closed, its message run again already — with a short toast. The
 //! question's buttons are
 //! removed by `delivery` when agentd says the question closed.
@@ -32,7 +32,11 @@ pub(crate) async fn handle(app: App, press: CallbackQuery) {
         }
         Some(Press::MemoryPage { page }) => {
             let message = press.message.as_ref().map(|m| m.id());
-            memory_page(&app, page, message).await
+            memory_page(&app, page, false, message).await
+        }
+        Some(Press::MemoryAllPage { page }) => {
+            let message = press.message.as_ref().map(|m| m.id());
+            memory_page(&app, page, true, message).await
         }
         Some(Press::Budget { period }) => {
             let message = press.message.as_ref().map(|m| m.id());
@@ -58,12 +62,17 @@ pub(crate) async fn handle(app: App, press: CallbackQuery) {
     }
 }
 
-/// Shows page `page` of `/memory` in the pressed `message` (with its buttons). The toast to
-/// show: none, or that agentd is away.
-async fn memory_page(app: &App, page: u32, message: Option<MessageId>) -> Option<&'static str> {
+/// Shows page `page` of `/memory` (`all`: of `/memory all`) in the pressed `message` (with its
+/// buttons). The toast to show: none, or that agentd is away.
+async fn memory_page(
+    app: &App,
+    page: u32,
+    all: bool,
+    message: Option<MessageId>,
+) -> Option<&'static str> {
     let texts = app.texts();
     let shown = match app.agentd().client().await {
-        Ok(mut client) => crate::memory_page::page(&mut client, texts, page).await,
+        Ok(mut client) => crate::memory_page::page(&mut client, texts, page, all).await,
         Err(e) => Err(tonic::Status::unavailable(e.to_string())),
     };
     let (html, buttons) = match shown {
@@ -162,7 +171,7 @@ async fn budget(app: &App, period: &str, message: Option<MessageId>) -> Option<&
 }
 
 /// Merges (`merge`) or keeps the memories of proposal `proposal`; removes the buttons from
-/// `message` once decided or stale. The toast to show.
+/// `message` once decided. The toast to show.
 async fn memory_proposal(
     app: &App,
     proposal: i64,
@@ -185,7 +194,8 @@ async fn memory_proposal(
             match outcome.as_str() {
                 "merged" => texts.memory_merged(),
                 "kept" => texts.memory_kept(),
-                _ => texts.memory_proposal_stale(),
+                // A stale or forged press leaves the message as it is.
+                _ => return Some(texts.memory_proposal_stale()),
             }
         }
         Err(status) => {
@@ -268,6 +278,7 @@ async fn call(app: &App, press: Press) -> Result<Option<&'static str>, tonic::St
         }
         Press::Rerun { .. }
         | Press::MemoryPage { .. }
+        | Press::MemoryAllPage { .. }
         | Press::Budget { .. }
         | Press::MemoryProposal { .. } => None,
     })

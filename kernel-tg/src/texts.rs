@@ -28,6 +28,7 @@ mod stop_offer;
 mod usage;
 
 pub use budget::{BudgetLineView, CostLineView, SpendView};
+pub use consolidation::ConsolidationView;
 pub use embeddings::EmbeddingsEntry;
 pub use intake::Unsupported;
 pub use jobs::JobEntry;

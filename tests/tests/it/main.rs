@@ -63,6 +63,7 @@ mod media {
 mod memory {
     mod auto;
     mod consolidation;
+    mod consolidation_tg;
     mod embeddings;
     mod origin;
     mod pages;
