@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::approvals::Approvals;
+use crate::consolidation::{Consolidation, ConsolidationStatus};
 use crate::delegate::Delegator;
 use crate::error::ApiError;
 use crate::jobs::Jobs;
@@ -57,6 +58,8 @@ struct Inner {
     memories: Arc<Memories>,
     /// Background notes and automatic memories.
     memory_auto: AutoMemory,
+    /// Tidying automatic memories after auto memory ran.
+    consolidation: Consolidation,
     delegator: Arc<Delegator>,
     mcp: Mcp,
     skills: Skills,
@@ -91,6 +94,8 @@ pub(crate) struct Status {
     pub cooldowns: Vec<(String, Cooldown)>,
     /// Whether auto memory runs, and its last run.
     pub memory_auto: AutoStatus,
+    /// Whether memory consolidation runs, and its last run.
+    pub consolidation: ConsolidationStatus,
     /// Embeddings (model, memories with vectors / all, last error), when configured.
     pub embeddings: Option<(EmbeddingsStatus, u64)>,
     /// The current session's context fill.
@@ -123,6 +128,17 @@ impl Agent {
         let delegator = Arc::new(Delegator::new(&base.config, base.tasks.clone()));
         let skills = Skills::new(base.config.general.skills_dir.clone());
         let outbox = Outbox::new(base.store.clone(), base.root.child_token());
+        let consolidation = Consolidation::start(
+            &base.config,
+            base.store.clone(),
+            memories.clone(),
+            outbox.clone(),
+            &base.http,
+            (&base.tasks, base.root.child_token()),
+            memory_auto.after_run(),
+            base.budget.clone(),
+        )
+        .await?;
         base.register_tools(&tools, &memories, &skills, &outbox)?;
         crate::retention::spawn(
             &base.tasks,
@@ -163,6 +179,7 @@ impl Agent {
                 titler,
                 memories,
                 memory_auto,
+                consolidation,
                 delegator,
                 mcp,
                 skills,
@@ -203,6 +220,11 @@ impl Agent {
     /// Background notes and automatic memories.
     pub(crate) fn memory_auto(&self) -> &AutoMemory {
         &self.inner.memory_auto
+    }
+
+    /// Memory consolidation (undo, the owner's decisions on proposals).
+    pub(crate) fn consolidation(&self) -> &Consolidation {
+        &self.inner.consolidation
     }
 
     /// CLI delegation.
@@ -286,6 +308,7 @@ impl Agent {
             cooldowns: self.inner.models.cooldowns().all_active(),
             retries: self.inner.models.retries().snapshot(),
             memory_auto: self.inner.memory_auto.status(),
+            consolidation: self.inner.consolidation.status(),
             embeddings: match self.inner.memories.semantic() {
                 Some(s) => Some((
                     s.status().await,

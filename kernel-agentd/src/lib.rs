@@ -8,6 +8,7 @@ pub(crate) mod ask;
 pub mod backup;
 pub(crate) mod bridge;
 pub mod budget;
+pub(crate) mod consolidation;
 pub mod conversation;
 pub mod delegate;
 pub mod doctor;

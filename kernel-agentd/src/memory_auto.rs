@@ -124,6 +124,8 @@ struct Inner {
     last: Mutex<Option<LastRun>>,
     /// Over a `[budget]` limit no extraction call is made.
     budget: crate::budget::Budget,
+    /// Notified after each run that updated the memories (memory consolidation follows).
+    after_run: Arc<Notify>,
 }
 
 impl AutoMemory {
@@ -166,6 +168,7 @@ impl AutoMemory {
                 failed_at: Mutex::new(None),
                 last: Mutex::new(last),
                 budget,
+                after_run: Arc::new(Notify::new()),
             }),
         };
         if job.inner.client.is_some() {
@@ -183,6 +186,11 @@ impl AutoMemory {
     pub(crate) fn round_hook(&self) -> RoundHook {
         let job = self.clone();
         RoundHook::new(move || job.inner.wake.notify_one())
+    }
+
+    /// Notified after each run that updated the memories.
+    pub(crate) fn after_run(&self) -> Arc<Notify> {
+        self.inner.after_run.clone()
     }
 
     /// A new session began: summarise what the last one left, whatever its length.
@@ -298,7 +306,9 @@ impl AutoMemory {
                 store.set_setting(AFTER_KEY, &upto.to_string()).await?;
                 *lock(&inner.failed_at) = None;
                 tracing::info!(added, refreshed, date = %day, "auto memory: note and memories updated");
-                self.record(Outcome::Ok, added, refreshed).await
+                self.record(Outcome::Ok, added, refreshed).await?;
+                inner.after_run.notify_one();
+                Ok(())
             }
             Err(ExtractError::Malformed(e)) => {
                 tracing::warn!(error = %e, messages = messages.len(),

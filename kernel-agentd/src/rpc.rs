@@ -393,6 +393,24 @@ impl pb::agent_server::Agent for AgentService {
             .map(Response::new)
     }
 
+    async fn undo_consolidation(
+        &self,
+        req: Request<pb::UndoConsolidationRequest>,
+    ) -> RpcResult<pb::UndoConsolidationResponse> {
+        self.undo_consolidation_rpc(req.into_inner())
+            .await
+            .map(Response::new)
+    }
+
+    async fn decide_memory_proposal(
+        &self,
+        req: Request<pb::DecideMemoryProposalRequest>,
+    ) -> RpcResult<pb::DecideMemoryProposalResponse> {
+        self.decide_memory_proposal_rpc(req.into_inner())
+            .await
+            .map(Response::new)
+    }
+
     async fn grant_budget_override(
         &self,
         req: Request<pb::GrantBudgetOverrideRequest>,

@@ -11,6 +11,7 @@
 //! even when two sessions are touched within the same millisecond.
 
 pub mod budget;
+pub mod consolidation;
 mod error;
 pub mod follow_ups;
 pub mod intake_keys;

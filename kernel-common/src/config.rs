@@ -68,6 +68,8 @@ pub struct Config {
     pub tts: Option<TtsConfig>,
     /// `[memory_auto]`: background conversation notes and automatic memories.
     pub memory_auto: MemoryAutoConfig,
+    /// `[memory.consolidation]`: tidying automatic memories after auto memory ran.
+    pub memory_consolidation: ConsolidationConfig,
     /// `[summary]`: the optional cheap-model rewrite of session summaries (off by default).
     pub summary_rewrite: SummaryRewriteConfig,
     /// `[embeddings]`: recall by meaning; without it memory search is lexical only.
@@ -273,6 +275,21 @@ pub struct MemoryAutoConfig {
     /// Most automatic memories kept (the least important, oldest go first).
     pub max_auto: usize,
     /// How long one extraction call may take.
+    pub timeout: std::time::Duration,
+}
+
+/// `[memory.consolidation]`.
+#[derive(Debug, Clone)]
+pub struct ConsolidationConfig {
+    /// Whether the job runs (default: when auto memory runs).
+    pub enabled: bool,
+    /// The endpoint it calls (auto memory's by default); `None` when there is none.
+    pub endpoint: Option<TitlesConfig>,
+    /// Least time between two runs (0: after every auto-memory run).
+    pub interval: std::time::Duration,
+    /// Most memories shown to the model, newest first.
+    pub max_candidates: usize,
+    /// How long one call may take.
     pub timeout: std::time::Duration,
 }
 

@@ -25,10 +25,11 @@ pub(crate) async fn answer(
     texts: Texts,
     message_id: i64,
 ) -> (String, Option<InlineKeyboardMarkup>) {
-    if let Command::Memory | Command::MemoryPage(_) = command {
-        let n = match command {
-            Command::MemoryPage(n) => n,
-            _ => 1,
+    if let Command::Memory | Command::MemoryPage(_) | Command::MemoryAll(_) = command {
+        let (n, all) = match command {
+            Command::MemoryPage(n) => (n, false),
+            Command::MemoryAll(n) => (n, true),
+            _ => (1, false),
         };
         let mut client = match agentd.client().await {
             Ok(client) => client,
@@ -38,7 +39,7 @@ pub(crate) async fn answer(
                 return (texts.agentd_unavailable().to_owned(), None);
             }
         };
-        return match memory_page::page(&mut client, texts, n).await {
+        return match memory_page::page(&mut client, texts, n, all).await {
             Ok(page) => page,
             Err(status) => (failed(agentd, texts, &status), None),
         };
@@ -208,7 +209,15 @@ async fn call(
                 .await?;
             texts.remembered(&text)
         }
-        Command::Memory | Command::MemoryPage(_) => memory_page::page(client, texts, 1).await?.0,
+        Command::Memory | Command::MemoryPage(_) => {
+            memory_page::page(client, texts, 1, false).await?.0
+        }
+        Command::MemoryAll(n) => memory_page::page(client, texts, n, true).await?.0,
+        Command::MemoryUndo => {
+            let request = pb::UndoConsolidationRequest { run_id: 0 };
+            let reply = client.undo_consolidation(request).await?.into_inner();
+            texts.memory_undone(reply.undone, reply.restored)
+        }
         Command::MemorySearch(query) => {
             let request = pb::SearchMemoriesRequest {
                 query: query.clone(),
@@ -399,6 +408,19 @@ fn status_text(status: &pb::GetStatusResponse, texts: Texts) -> String {
             last_error: e.last_error.as_deref(),
         }),
     });
+    if let Some(c) = &status.consolidation {
+        let last = c.last_run.as_ref();
+        html.push_str(&texts.consolidation_line(&crate::texts::ConsolidationView {
+            enabled: c.enabled,
+            at: last.map(|r| r.at.as_str()),
+            outcome: last.map_or("", |r| r.outcome.as_str()),
+            merged: last.map_or(0, |r| r.merged),
+            retired: last.map_or(0, |r| r.retired),
+            superseded: last.map_or(0, |r| r.superseded),
+            proposed: last.map_or(0, |r| r.proposed),
+            undone: last.is_some_and(|r| r.undone),
+        }));
+    }
     html.push_str(&texts.sandbox_lines(&sandbox_views(status)));
     html.push_str(&texts.queue_lines(&status.queued_next));
     html

@@ -2,8 +2,9 @@
 //! (`stop:<turn id>`), a question's options (`ask:<question id>:<index>`), an approval's
 //! Allow once / Allow for this session / Deny (`apv:<approval id>:o|s|d`) and a cut-off
 //! answer's button to run its message again (`rerun:<turn id>`), `/memory`'s previous / next
-//! page (`mem:<page>`), and a budget limit's
-//! Continue today / this month (`bud:<period key>`). Pure: building
+//! page (`mem:<page>`; `mema:<page>` for `/memory all`), a budget limit's
+//! Continue today / this month (`bud:<period key>`), and a proposed merge of memories' merge /
+//! keep (`mprop:<proposal id>:m|k`). Pure: building
 //! and parsing `callback_data` (1–64 bytes, Telegram's rule); `callback` handles a press.
 
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
@@ -29,8 +30,12 @@ pub(crate) enum Press {
     Rerun { turn_id: String },
     /// Show page `page` of `/memory` (`mem:<page>`).
     MemoryPage { page: u32 },
+    /// Show page `page` of `/memory all`, set-aside memories included (`mema:<page>`).
+    MemoryAllPage { page: u32 },
     /// Lift the budget limits for `period` (`day:YYYY-MM-DD` or `month:YYYY-MM`).
     Budget { period: String },
+    /// Merge (`merge`) or keep the memories of proposal `proposal` (`mprop:<id>:m|k`).
+    MemoryProposal { proposal: i64, merge: bool },
 }
 
 /// An approval button.
@@ -63,7 +68,11 @@ pub(crate) fn data(press: &Press) -> Option<String> {
         } => format!("apv:{approval_id}:{}", decision.code()),
         Press::Rerun { turn_id } => format!("rerun:{turn_id}"),
         Press::MemoryPage { page } => format!("mem:{page}"),
+        Press::MemoryAllPage { page } => format!("mema:{page}"),
         Press::Budget { period } => format!("bud:{period}"),
+        Press::MemoryProposal { proposal, merge } => {
+            format!("mprop:{proposal}:{}", if *merge { 'm' } else { 'k' })
+        }
     };
     match press {
         Press::Stop { turn_id: Some(_) } if data.len() > MAX_CALLBACK_DATA => {
@@ -96,12 +105,29 @@ pub(crate) fn parse(data: &str) -> Option<Press> {
             decision,
         });
     }
+    if let Some(page) = data.strip_prefix("mema:") {
+        return page
+            .parse()
+            .ok()
+            .filter(|&p| p >= 1)
+            .map(|page| Press::MemoryAllPage { page });
+    }
     if let Some(page) = data.strip_prefix("mem:") {
         return page
             .parse()
             .ok()
             .filter(|&p| p >= 1)
             .map(|page| Press::MemoryPage { page });
+    }
+    if let Some(rest) = data.strip_prefix("mprop:") {
+        let (id, code) = rest.split_once(':')?;
+        let merge = match code {
+            "m" => true,
+            "k" => false,
+            _ => return None,
+        };
+        let proposal: i64 = id.parse().ok().filter(|&p| p >= 1)?;
+        return Some(Press::MemoryProposal { proposal, merge });
     }
     if let Some(period) = data.strip_prefix("bud:") {
         return (!period.is_empty()).then(|| Press::Budget {
@@ -144,16 +170,34 @@ pub(crate) fn rerun(turn_id: &str, texts: Texts) -> Option<InlineKeyboardMarkup>
 
 /// Previous / next under page `page` of `pages` of `/memory`; `None` when there is one page.
 pub(crate) fn memory_pages(page: u32, pages: u32, texts: Texts) -> Option<InlineKeyboardMarkup> {
+    page_buttons(page, pages, texts, |page| Press::MemoryPage { page })
+}
+
+/// Previous / next under page `page` of `pages` of `/memory all`.
+pub(crate) fn memory_all_pages(
+    page: u32,
+    pages: u32,
+    texts: Texts,
+) -> Option<InlineKeyboardMarkup> {
+    page_buttons(page, pages, texts, |page| Press::MemoryAllPage { page })
+}
+
+fn page_buttons(
+    page: u32,
+    pages: u32,
+    texts: Texts,
+    press: fn(u32) -> Press,
+) -> Option<InlineKeyboardMarkup> {
     let mut row = Vec::new();
     if page > 1 {
-        let data = data(&Press::MemoryPage { page: page - 1 })?;
+        let data = data(&press(page - 1))?;
         row.push(InlineKeyboardButton::callback(
             texts.memory_previous_button(),
             data,
         ));
     }
     if page < pages {
-        let data = data(&Press::MemoryPage { page: page + 1 })?;
+        let data = data(&press(page + 1))?;
         row.push(InlineKeyboardButton::callback(
             texts.memory_next_button(),
             data,
@@ -177,6 +221,21 @@ pub(crate) fn budget(day: &str, month: &str, texts: Texts) -> Option<InlineKeybo
     Some(InlineKeyboardMarkup::new([vec![
         button(texts.budget_continue_today(), day)?,
         button(texts.budget_continue_month(), month)?,
+    ]]))
+}
+
+/// A proposed merge of memories' two buttons: merge and keep.
+pub(crate) fn memory_proposal(proposal: i64, texts: Texts) -> Option<InlineKeyboardMarkup> {
+    let button = |label: &str, merge: bool| {
+        let press = Press::MemoryProposal { proposal, merge };
+        Some(InlineKeyboardButton::callback(
+            label.to_owned(),
+            data(&press)?,
+        ))
+    };
+    Some(InlineKeyboardMarkup::new([vec![
+        button(texts.memory_merge_button(), true)?,
+        button(texts.memory_keep_button(), false)?,
     ]]))
 }
 
@@ -287,5 +346,41 @@ mod tests {
         assert_eq!(middle.inline_keyboard[0].len(), 2);
         let last = memory_pages(3, 3, texts).unwrap();
         assert_eq!(last.inline_keyboard[0].len(), 1);
+    }
+}
+
+#[cfg(test)]
+mod proposal_tests {
+    use super::*;
+    use kernel_common::config::Locale;
+
+    #[test]
+    fn a_proposals_presses_round_trip_and_forged_ones_are_not_kernels() {
+        for merge in [true, false] {
+            let press = Press::MemoryProposal {
+                proposal: 42,
+                merge,
+            };
+            assert_eq!(parse(&data(&press).unwrap()), Some(press));
+        }
+        for forged in [
+            "mprop:",
+            "mprop:42",
+            "mprop:42:x",
+            "mprop:-1:m",
+            "mprop:0:k",
+            "mprop:a:m",
+        ] {
+            assert_eq!(parse(forged), None, "{forged}");
+        }
+        let keyboard = memory_proposal(7, Texts::new(Locale::Zh)).unwrap();
+        assert_eq!(parse("mema:2"), Some(Press::MemoryAllPage { page: 2 }));
+        assert_eq!(parse("mema:0"), None);
+        let all = memory_all_pages(1, 2, Texts::new(Locale::Zh)).unwrap();
+        assert!(matches!(
+            &all.inline_keyboard[0][0].kind,
+            teloxide::types::InlineKeyboardButtonKind::CallbackData(d) if d == "mema:2"
+        ));
+        assert_eq!(keyboard.inline_keyboard[0].len(), 2);
     }
 }

@@ -6,7 +6,9 @@
 //! ran or turned out stale), `/memory`'s previous / next button shows that page in its message,
 //! a budget limit's Continue button lifts the limits of its period
 //! (`GrantBudgetOverride`; a stale one — another period — changes nothing; both buttons are
-//! removed once granted). Every press is answered (`answerCallbackQuery`): a stale one — its
+//! removed once granted), a proposed merge of memories' merge / keep
+//! (`DecideMemoryProposal`; a stale or forged one changes nothing; the buttons are removed once
+//! decided). Every press is answered (`answerCallbackQuery`): a stale one — its
 //! turn ended, its question closed, its message run again already — with a short toast. The
 //! question's buttons are
 //! removed by `delivery` when agentd says the question closed.
@@ -30,11 +32,19 @@ pub(crate) async fn handle(app: App, press: CallbackQuery) {
         }
         Some(Press::MemoryPage { page }) => {
             let message = press.message.as_ref().map(|m| m.id());
-            memory_page(&app, page, message).await
+            memory_page(&app, page, false, message).await
+        }
+        Some(Press::MemoryAllPage { page }) => {
+            let message = press.message.as_ref().map(|m| m.id());
+            memory_page(&app, page, true, message).await
         }
         Some(Press::Budget { period }) => {
             let message = press.message.as_ref().map(|m| m.id());
             budget(&app, &period, message).await
+        }
+        Some(Press::MemoryProposal { proposal, merge }) => {
+            let message = press.message.as_ref().map(|m| m.id());
+            memory_proposal(&app, proposal, merge, message).await
         }
         Some(press) => match call(&app, press).await {
             Ok(toast) => toast,
@@ -52,12 +62,17 @@ pub(crate) async fn handle(app: App, press: CallbackQuery) {
     }
 }
 
-/// Shows page `page` of `/memory` in the pressed `message` (with its buttons). The toast to
-/// show: none, or that agentd is away.
-async fn memory_page(app: &App, page: u32, message: Option<MessageId>) -> Option<&'static str> {
+/// Shows page `page` of `/memory` (`all`: of `/memory all`) in the pressed `message` (with its
+/// buttons). The toast to show: none, or that agentd is away.
+async fn memory_page(
+    app: &App,
+    page: u32,
+    all: bool,
+    message: Option<MessageId>,
+) -> Option<&'static str> {
     let texts = app.texts();
     let shown = match app.agentd().client().await {
-        Ok(mut client) => crate::memory_page::page(&mut client, texts, page).await,
+        Ok(mut client) => crate::memory_page::page(&mut client, texts, page, all).await,
         Err(e) => Err(tonic::Status::unavailable(e.to_string())),
     };
     let (html, buttons) = match shown {
@@ -155,6 +170,50 @@ async fn budget(app: &App, period: &str, message: Option<MessageId>) -> Option<&
     }
 }
 
+/// Merges (`merge`) or keeps the memories of proposal `proposal`; removes the buttons from
+/// `message` once decided. The toast to show.
+async fn memory_proposal(
+    app: &App,
+    proposal: i64,
+    merge: bool,
+    message: Option<MessageId>,
+) -> Option<&'static str> {
+    let texts = app.texts();
+    let request = pb::DecideMemoryProposalRequest {
+        proposal_id: proposal,
+        merge,
+    };
+    let reply = match app.agentd().client().await {
+        Ok(mut client) => client.decide_memory_proposal(request).await,
+        Err(e) => Err(tonic::Status::unavailable(e.to_string())),
+    };
+    let toast = match reply {
+        Ok(reply) => {
+            let outcome = reply.into_inner().outcome;
+            tracing::info!(proposal, %outcome, "memory proposal decided");
+            match outcome.as_str() {
+                "merged" => texts.memory_merged(),
+                "kept" => texts.memory_kept(),
+                // A stale or forged press leaves the message as it is.
+                _ => return Some(texts.memory_proposal_stale()),
+            }
+        }
+        Err(status) => {
+            tracing::warn!(code = ?status.code(), "a button press could not reach kernel-agentd");
+            if is_transport_failure(&status) {
+                app.agentd().lost();
+            }
+            return Some(texts.agentd_unavailable());
+        }
+    };
+    if let Some(id) = message
+        && let Err(e) = app.telegram().set_buttons(id, None).await
+    {
+        tracing::debug!(error = %e, "the proposal's buttons could not be removed");
+    }
+    Some(toast)
+}
+
 /// Runs the press's RPC; the toast to show (`None`: just stop the spinner).
 async fn call(app: &App, press: Press) -> Result<Option<&'static str>, tonic::Status> {
     let texts = app.texts();
@@ -217,6 +276,10 @@ async fn call(app: &App, press: Press) -> Result<Option<&'static str>, tonic::St
                 Err(status) => return Err(status),
             }
         }
-        Press::Rerun { .. } | Press::MemoryPage { .. } | Press::Budget { .. } => None,
+        Press::Rerun { .. }
+        | Press::MemoryPage { .. }
+        | Press::MemoryAllPage { .. }
+        | Press::Budget { .. }
+        | Press::MemoryProposal { .. } => None,
     })
 }

@@ -41,6 +41,10 @@ pub enum Command {
     Memory,
     /// `/memory <n>`: page `n` (≥ 2) of all memories; `/memory` and `/memory 1` are [`Command::Memory`].
     MemoryPage(u32),
+    /// `/memory all [n]` (`全部`): page `n` (default 1) with the memories consolidation set aside.
+    MemoryAll(u32),
+    /// `/memory undo` (`撤销`): undo the last memory consolidation.
+    MemoryUndo,
     /// `/memory <words>`: the memories matching the words (trimmed, at most
     /// [`MAX_MEMORY_QUERY_CHARS`]).
     MemorySearch(String),
@@ -234,8 +238,8 @@ impl CommandKind {
             CommandKind::Model => ("查看或切换模型", "Show or switch model"),
             CommandKind::Remember => ("记住一条长期记忆", "Add a long-term memory"),
             CommandKind::Memory => (
-                "长期记忆：/memory 2 翻页，/memory 关键词 搜索",
-                "Memories: /memory 2 pages, /memory words searches",
+                "长期记忆：/memory 2 翻页，/memory 关键词 搜索，/memory all 含已整理，/memory undo 撤销整理",
+                "Memories: /memory 2 pages, /memory words searches, /memory all shows set-aside, /memory undo undoes tidying",
             ),
             CommandKind::Forget => ("删除记忆：/forget #a/#b", "Delete memories: /forget #a/#b"),
             CommandKind::Skills => ("技能列表", "List skills"),
@@ -283,9 +287,11 @@ impl Command {
             Command::Provider(_) => CommandKind::Provider,
             Command::Model(_) => CommandKind::Model,
             Command::Remember(_) => CommandKind::Remember,
-            Command::Memory | Command::MemoryPage(_) | Command::MemorySearch(_) => {
-                CommandKind::Memory
-            }
+            Command::Memory
+            | Command::MemoryPage(_)
+            | Command::MemoryAll(_)
+            | Command::MemoryUndo
+            | Command::MemorySearch(_) => CommandKind::Memory,
             Command::Forget(_) => CommandKind::Forget,
             Command::Skills => CommandKind::Skills,
             Command::Cancel | Command::CancelAll => CommandKind::Cancel,
@@ -396,11 +402,38 @@ fn build(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
 }
 
 /// `/memory` alone (or `/memory 1`) lists page 1; `/memory <n>` page `n`; a number with a sign
-/// (`-1`, `+2`) is refused as a bad number; any other text is searched for.
+/// (`-1`, `+2`) is refused as a bad number; `/memory undo` undoes the last consolidation and
+/// `/memory all [n]` lists set-aside memories too; any other text is searched for.
 fn memory(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
     let args = args.trim();
     if args.is_empty() {
         return Ok(Command::Memory);
+    }
+    if matches!(args.to_lowercase().as_str(), "undo" | "撤销") {
+        return Ok(Command::MemoryUndo);
+    }
+    let first = args.split_whitespace().next().unwrap_or_default();
+    if matches!(first.to_lowercase().as_str(), "all" | "全部") {
+        let rest = args[first.len()..].trim();
+        if rest.is_empty() {
+            return Ok(Command::MemoryAll(1));
+        }
+        if let Ok(n @ 1..) = rest.parse::<u32>()
+            && !rest.starts_with('+')
+        {
+            return Ok(Command::MemoryAll(n));
+        }
+        if rest
+            .strip_prefix(['-', '+', '#'])
+            .unwrap_or(rest)
+            .chars()
+            .all(|c| c.is_ascii_digit())
+        {
+            return Err(CommandError::InvalidNumber {
+                command: kind,
+                token: rest.chars().take(MAX_COMMAND_CHARS).collect(),
+            });
+        }
     }
     let unsigned = args.strip_prefix(['-', '+', '#']).unwrap_or(args);
     if !unsigned.is_empty() && unsigned.chars().all(|c| c.is_ascii_digit()) {

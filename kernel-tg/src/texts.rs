@@ -6,6 +6,7 @@
 
 mod approvals;
 mod budget;
+mod consolidation;
 mod cooldown;
 mod cut_off;
 mod doctor;
@@ -27,6 +28,7 @@ mod stop_offer;
 mod usage;
 
 pub use budget::{BudgetLineView, CostLineView, SpendView};
+pub use consolidation::ConsolidationView;
 pub use embeddings::EmbeddingsEntry;
 pub use intake::Unsupported;
 pub use jobs::JobEntry;

@@ -8,6 +8,7 @@
 
 use super::{DEFAULT_SEARCH_LIMIT, MAX_LIST_LIMIT, Memories, MemoryError, MemoryRow, SearchMode};
 use crate::error::ApiError;
+use crate::store::consolidation::SetAside;
 
 /// How many memories a listing shows (newest first).
 pub const LISTING_LIMIT: usize = MAX_LIST_LIMIT;
@@ -41,6 +42,8 @@ pub struct MemoryInfo {
     pub auto: bool,
     /// Where an automatic memory came from when not from the owner (`tool <name>`).
     pub origin: Option<String>,
+    /// Set aside by memory consolidation (listed only on request), and why.
+    pub set_aside: Option<SetAside>,
 }
 
 impl Memories {
@@ -52,6 +55,7 @@ impl Memories {
             auto: row.auto,
             origin: row.origin,
             text: row.text,
+            set_aside: None,
         }
     }
 
@@ -69,29 +73,47 @@ impl Memories {
     /// Page `page` (1-based; 0 means 1) of all memories newest first, [`PAGE_SIZE`] a page,
     /// numbered by position (`#21..#40` on page 2); its numbers join the mapping for `#n`
     /// (page 1 starts it over), so `/forget #n` works for any page shown. Also how many
-    /// memories and pages there are; a page past the last is empty.
-    pub async fn list_page(&self, page: u32) -> Result<MemoryPage, ApiError> {
+    /// memories and pages there are; a page past the last is empty. With `set_aside`, the
+    /// memories consolidation set aside are listed (and counted) among the others.
+    pub async fn list_page(&self, page: u32, set_aside: bool) -> Result<MemoryPage, ApiError> {
         let page = page.max(1);
-        let total = self.count().await?;
+        let mut total = self.count().await?;
+        if set_aside {
+            total += self
+                .store
+                .count_set_aside()
+                .await
+                .map_err(MemoryError::from)?;
+        }
         let pages = u32::try_from(total.div_ceil(PAGE_SIZE as u64)).unwrap_or(u32::MAX);
         let offset = (page as usize - 1).saturating_mul(PAGE_SIZE);
-        let rows = if page > pages {
+        let rows: Vec<(MemoryRow, Option<SetAside>)> = if page > pages {
             Vec::new()
-        } else {
+        } else if set_aside {
             self.store
-                .memories_page(offset, PAGE_SIZE)
+                .memories_page_with_set_aside(offset, PAGE_SIZE)
                 .await
                 .map_err(MemoryError::from)?
+        } else {
+            let rows = self
+                .store
+                .memories_page(offset, PAGE_SIZE)
+                .await
+                .map_err(MemoryError::from)?;
+            rows.into_iter().map(|r| (r, None)).collect()
         };
         let first = u32::try_from(offset + 1).unwrap_or(u32::MAX);
         if !rows.is_empty() {
-            let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+            let ids: Vec<i64> = rows.iter().map(|(r, _)| r.id).collect();
             self.listing.set_page(first, &ids);
         }
         let memories = rows
             .into_iter()
             .zip(first..)
-            .map(|(r, n)| self.info(r, n))
+            .map(|((r, aside), n)| MemoryInfo {
+                set_aside: aside,
+                ..self.info(r, n)
+            })
             .collect();
         Ok(MemoryPage {
             memories,

@@ -93,6 +93,7 @@ pub(super) fn status(s: agent::Status) -> pb::GetStatusResponse {
             })
             .collect(),
         memory_auto: Some(memory_auto(s.memory_auto)),
+        consolidation: Some(consolidation(s.consolidation)),
         embeddings: s.embeddings.map(|(e, memories)| pb::EmbeddingsStatus {
             model: e.model,
             with_vectors: e.with_vectors,
@@ -161,6 +162,23 @@ fn cli_sandbox(s: &kernel_common::config::sandbox::CliSandbox) -> pb::CliSandbox
         }
     }
     out
+}
+
+/// The consolidation job's state for the wire.
+fn consolidation(c: crate::consolidation::ConsolidationStatus) -> pb::ConsolidationStatus {
+    pb::ConsolidationStatus {
+        enabled: c.enabled,
+        last_run: c.last.map(|r| pb::ConsolidationRun {
+            id: r.id,
+            at: rfc3339(r.at),
+            outcome: r.outcome,
+            merged: r.merged,
+            retired: r.retired,
+            superseded: r.superseded,
+            proposed: r.proposed,
+            undone: r.undone,
+        }),
+    }
 }
 
 /// The auto-memory job's state for the wire.

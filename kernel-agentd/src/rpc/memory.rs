@@ -1,6 +1,7 @@
 //! The memory RPC bodies: `AddMemory`, `ListMemories` (`#n`), `SearchMemories` and
-//! `DeleteMemories` (`#n`), `ListMemoriesPage` (`#n` by position), proto ⇄ domain over `Memories`; `GetNotes`, the daily notes of auto
-//! memory.
+//! `DeleteMemories` (`#n`), `ListMemoriesPage` (`#n` by position, set-aside memories on
+//! request), proto ⇄ domain over `Memories`; `GetNotes`, the daily notes of auto memory;
+//! `UndoConsolidation` and `DecideMemoryProposal`, memory consolidation's.
 
 use kernel_proto::v1 as pb;
 use tonic::Status;
@@ -71,7 +72,7 @@ impl AgentService {
         let page = self
             .agent
             .memories()
-            .list_page(req.page)
+            .list_page(req.page, req.include_superseded)
             .await
             .map_err(to_status)?;
         Ok(pb::ListMemoriesPageResponse {
@@ -79,6 +80,52 @@ impl AgentService {
             total: u32::try_from(page.total).unwrap_or(u32::MAX),
             page: page.page,
             pages: page.pages,
+        })
+    }
+
+    /// Undoes a consolidation run (0: the newest one not undone that changed something).
+    pub(super) async fn undo_consolidation_rpc(
+        &self,
+        req: pb::UndoConsolidationRequest,
+    ) -> Result<pb::UndoConsolidationResponse, Status> {
+        if req.run_id < 0 {
+            return Err(Status::invalid_argument("run_id must be 0 or a run's id"));
+        }
+        let undone = self
+            .agent
+            .consolidation()
+            .undo(req.run_id)
+            .await
+            .map_err(to_status)?;
+        Ok(match undone {
+            Some((run_id, restored)) => pb::UndoConsolidationResponse {
+                undone: true,
+                run_id,
+                restored: u32::try_from(restored).unwrap_or(u32::MAX),
+            },
+            None => pb::UndoConsolidationResponse::default(),
+        })
+    }
+
+    /// The owner's merge / keep on a proposal; a stale or forged one changes nothing.
+    pub(super) async fn decide_memory_proposal_rpc(
+        &self,
+        req: pb::DecideMemoryProposalRequest,
+    ) -> Result<pb::DecideMemoryProposalResponse, Status> {
+        use crate::store::consolidation::Decided;
+        let decided = self
+            .agent
+            .consolidation()
+            .decide(req.proposal_id, req.merge)
+            .await
+            .map_err(to_status)?;
+        let outcome = match decided {
+            Decided::Merged(_) => "merged",
+            Decided::Kept => "kept",
+            Decided::Stale => "stale",
+        };
+        Ok(pb::DecideMemoryProposalResponse {
+            outcome: outcome.to_owned(),
         })
     }
 
@@ -137,5 +184,8 @@ fn memory_info(m: MemoryInfo) -> pb::MemoryInfo {
         date: m.date,
         auto: m.auto,
         origin: m.origin.unwrap_or_default(),
+        superseded: m.set_aside.is_some(),
+        superseded_by: m.set_aside.as_ref().and_then(|s| s.by).unwrap_or_default(),
+        superseded_reason: m.set_aside.map(|s| s.reason).unwrap_or_default(),
     }
 }

@@ -103,6 +103,10 @@ fn outbox_item(item: &StoredItem) -> pb::OutboxItem {
         }),
         ItemBody::Cancelled => Body::Cancelled(pb::TurnCancelled {}),
         ItemBody::Notice { text } => Body::Notice(pb::Notice { text: text.clone() }),
+        ItemBody::MemoryProposal { text, proposal } => Body::MemoryProposal(pb::MemoryProposal {
+            text: text.clone(),
+            proposal_id: *proposal,
+        }),
         ItemBody::File {
             name,
             data,

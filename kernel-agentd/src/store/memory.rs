@@ -245,6 +245,13 @@ impl Store {
                 .await
                 .map_err(StoreError::db(op))?;
             deleted += done.rows_affected();
+            // A memory consolidation set aside (listed on request) is forgotten the same way.
+            let aside = sqlx::query("DELETE FROM memories_set_aside WHERE id = ?1")
+                .bind(id)
+                .execute(&mut *tx)
+                .await
+                .map_err(StoreError::db(op))?;
+            deleted += aside.rows_affected();
         }
         tx.commit().await.map_err(StoreError::db(op))?;
         tracing::debug!(requested = ids.len(), deleted, indexed, "memories deleted");

@@ -30,6 +30,9 @@ pub enum ItemBody {
     Cancelled,
     /// A message that is not a turn's outcome (a reminder, a job's status), Markdown.
     Notice { text: String },
+    /// A merge of memories proposed to the owner (memory consolidation), Markdown; the adapter
+    /// adds merge / keep buttons for `proposal`.
+    MemoryProposal { text: String, proposal: i64 },
     /// A file for the owner (the `send_file` tool): its name, bytes and optional caption.
     File {
         name: String,
@@ -137,6 +140,10 @@ impl TryFrom<RawItem> for StoredItem {
             },
             "cancelled" => ItemBody::Cancelled,
             "notice" => ItemBody::Notice { text: r.text },
+            "memory_proposal" => ItemBody::MemoryProposal {
+                proposal: r.args.and_then(|a| a.parse().ok()).unwrap_or_default(),
+                text: r.text,
+            },
             "file" => ItemBody::File {
                 name: r.file_name.unwrap_or_default(),
                 data: r.voice.unwrap_or_default(),
@@ -173,6 +180,7 @@ pub(super) async fn insert_item(
         ItemBody::Failed { message, .. } => ("failed", message.as_str(), None),
         ItemBody::Cancelled => ("cancelled", "", None),
         ItemBody::Notice { text } => ("notice", text.as_str(), None),
+        ItemBody::MemoryProposal { text, .. } => ("memory_proposal", text.as_str(), None),
         ItemBody::File { data, caption, .. } => ("file", caption.as_str(), Some(data.as_slice())),
     };
     let file_name = match &item.body {
@@ -188,6 +196,7 @@ pub(super) async fn insert_item(
                 },
             ..
         } => (Some(reason.as_str()), serde_json::to_string(args).ok()),
+        ItemBody::MemoryProposal { proposal, .. } => (None, Some(proposal.to_string())),
         ItemBody::Answer { reasoning, .. } if !reasoning.is_empty() => (
             None,
             serde_json::to_string(&AnswerExtras {

@@ -34,6 +34,8 @@ pub struct RawConfig {
     pub memory_auto: Option<RawMemoryAuto>,
     /// `[summary]`: the optional cheap-model rewrite of session summaries.
     pub summary: Option<RawSummary>,
+    /// `[memory]`: long-term memory (`[memory.consolidation]`).
+    pub memory: Option<RawMemory>,
     pub embeddings: Option<RawEmbeddings>,
     /// `[approvals]`: when risky actions wait for the owner's tap.
     pub approvals: Option<RawApprovals>,
@@ -316,6 +318,32 @@ pub struct RawMemoryAuto {
     /// Output tokens of one extraction (default 2048).
     pub max_tokens: Option<u32>,
     /// Seconds one extraction call may take (default 120).
+    pub timeout_secs: Option<u64>,
+}
+
+/// `[memory]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMemory {
+    pub consolidation: Option<RawConsolidation>,
+}
+
+/// `[memory.consolidation]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConsolidation {
+    /// Default: on when auto memory runs.
+    pub enabled: Option<bool>,
+    /// A `[providers.<name>]` entry; default: auto memory's endpoint.
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    /// At most one run per this many hours, after an auto-memory run (default 24; 0: every run).
+    pub interval_hours: Option<u32>,
+    /// Most memories shown to the model (default 300, newest first).
+    pub max_candidates: Option<u32>,
+    /// Output tokens of one plan (default 4096).
+    pub max_tokens: Option<u32>,
+    /// Seconds one call may take (default 180).
     pub timeout_secs: Option<u64>,
 }
 

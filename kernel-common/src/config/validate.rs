@@ -8,6 +8,7 @@ mod approvals;
 mod backup;
 mod budget;
 mod cheap_model;
+mod consolidation;
 mod embeddings;
 mod mcp;
 mod memory_auto;
@@ -288,6 +289,13 @@ fn build(
         titles.as_ref(),
         &providers,
     );
+    let memory_consolidation = consolidation::consolidation(
+        &mut ctx,
+        raw.memory.as_ref().and_then(|m| m.consolidation.as_ref()),
+        &memory_auto,
+        titles.as_ref(),
+        &providers,
+    );
     let summary_rewrite = summary_rewrite::summary_rewrite(
         &mut ctx,
         raw.summary.as_ref(),
@@ -317,6 +325,7 @@ fn build(
         stt,
         tts,
         memory_auto,
+        memory_consolidation,
         summary_rewrite,
         embeddings,
         approvals,

@@ -7,6 +7,7 @@ mod config_agentd_token;
 mod config_answer_form;
 mod config_approvals;
 mod config_backup;
+mod config_consolidation;
 mod config_context;
 mod config_embeddings;
 mod config_example;

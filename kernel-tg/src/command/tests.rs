@@ -461,3 +461,24 @@ fn memory_pages_searches_and_bad_pages() {
         }
     );
 }
+
+#[test]
+fn memory_undo_and_memory_all_pages() {
+    assert_eq!(ok("/memory undo"), Command::MemoryUndo);
+    assert_eq!(ok("/memory 撤销"), Command::MemoryUndo);
+    assert_eq!(ok("/memory all"), Command::MemoryAll(1));
+    assert_eq!(ok("/memory 全部 3"), Command::MemoryAll(3));
+    for bad in ["all -1", "all 0", "all +2"] {
+        assert!(
+            matches!(
+                err(&format!("/memory {bad}")),
+                CommandError::InvalidNumber { .. }
+            ),
+            "{bad}"
+        );
+    }
+    assert_eq!(
+        ok("/memory all the tea"),
+        Command::MemorySearch("all the tea".into())
+    );
+}

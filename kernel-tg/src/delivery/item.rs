@@ -126,6 +126,25 @@ pub(super) async fn deliver(
             delivery.answer(done, parts_done, parts_failed).await?;
         }
         Some(Body::File(file)) => delivery.file(file, parts_done).await?,
+        Some(Body::MemoryProposal(p)) if parts_done == 0 => {
+            // One message with merge / keep; a text too long for one goes like a notice.
+            let chunks = kernel_render::render(&p.text);
+            let buttons = crate::buttons::memory_proposal(p.proposal_id, texts);
+            match chunks.as_slice() {
+                [one] if buttons.is_some() => {
+                    tracing::info!(seq = item.seq, "delivering a memory proposal");
+                    delivery.show_part_with(1, &one.html, None, buttons).await?;
+                }
+                _ => {
+                    let done = pb::TurnCompleted {
+                        text: p.text,
+                        ..Default::default()
+                    };
+                    delivery.answer(done, parts_done, parts_failed).await?;
+                }
+            }
+        }
+        Some(Body::MemoryProposal(_)) => {}
         Some(Body::Failed(failed))
             if parts_done == 0
                 && FailureReason::parse(&failed.reason) == Some(FailureReason::TurnCutOff) =>

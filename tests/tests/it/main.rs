@@ -62,6 +62,8 @@ mod media {
 }
 mod memory {
     mod auto;
+    mod consolidation;
+    mod consolidation_tg;
     mod embeddings;
     mod origin;
     mod pages;

@@ -63,7 +63,10 @@ async fn a_fact_only_a_tool_returned_is_stored_and_recalled_as_from_that_tool() 
         .await
         .unwrap();
     eventually("two automatic memories", DEADLINE, async || {
-        let req = pb::ListMemoriesPageRequest { page: 1 };
+        let req = pb::ListMemoriesPageRequest {
+            page: 1,
+            ..Default::default()
+        };
         let page = h.client.list_memories_page(req).await.unwrap();
         page.into_inner().total == 2
     })
@@ -76,7 +79,10 @@ async fn a_fact_only_a_tool_returned_is_stored_and_recalled_as_from_that_tool() 
         prompt.contains(&format!("工具 {TOOL} 的结果（外部内容，不是主人说的）: ")),
         "the tool's result is read as outside content: {prompt}"
     );
-    let req = pb::ListMemoriesPageRequest { page: 1 };
+    let req = pb::ListMemoriesPageRequest {
+        page: 1,
+        ..Default::default()
+    };
     let list = h.client.list_memories_page(req).await.unwrap().into_inner();
     let origin_of = |text: &str| {
         list.memories

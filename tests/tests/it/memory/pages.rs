@@ -115,7 +115,10 @@ async fn memory_pages_through_450_memories_and_forget_works_from_page_3() {
     assert!(after.contains("记忆第 407 条") && after.contains("记忆第 405 条"));
     assert!(after.contains("（共 449 条，第 3/23 页）"), "{after}");
     let total = client
-        .list_memories_page(pb::ListMemoriesPageRequest { page: 0 })
+        .list_memories_page(pb::ListMemoriesPageRequest {
+            page: 0,
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();
@@ -168,7 +171,10 @@ async fn bad_pages_and_searches_get_a_clear_answer() {
     let volvo = stack.command("/memory \"Volvo\" NEAR(car*)").await;
     assert!(volvo.contains("blue Volvo"), "{volvo}");
     let count = client
-        .list_memories_page(pb::ListMemoriesPageRequest { page: 1 })
+        .list_memories_page(pb::ListMemoriesPageRequest {
+            page: 1,
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner()
