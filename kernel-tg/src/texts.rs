@@ -25,6 +25,7 @@ mod skills;
 mod steering;
 mod stop_offer;
 mod usage;
+mod web;
 
 pub use budget::{BudgetLineView, CostLineView, SpendView};
 pub use embeddings::EmbeddingsEntry;

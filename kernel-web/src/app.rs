@@ -92,11 +92,14 @@ async fn secure_headers(mut res: axum::response::Response) -> axum::response::Re
 pub async fn login_url(config: &Config) -> Result<String, String> {
     let agentd = Agentd::new(config.agentd.endpoint.clone(), Token::of(&config.agentd));
     let mut client = agentd.client().await.map_err(|e| e.to_string())?;
-    let token = client
+    let reply = client
         .create_web_login(CreateWebLoginRequest {})
         .await
         .map_err(|s| s.message().to_owned())?
-        .into_inner()
-        .token;
-    Ok(format!("{}/login?token={token}", config.web.base_url()))
+        .into_inner();
+    Ok(format!(
+        "{}/login?token={}",
+        config.web.base_url(),
+        reply.token
+    ))
 }
