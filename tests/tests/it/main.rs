@@ -140,4 +140,5 @@ mod web {
     mod browser;
     mod http;
     mod telegram_login;
+    mod tls;
 }
