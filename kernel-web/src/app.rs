@@ -3,6 +3,7 @@
 //! `kernel-web --login-url`.
 
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, header};
 use axum::middleware;
 use axum::routing::{get, post};
@@ -69,6 +70,12 @@ fn router(web: Web) -> Router {
         .route("/sessions/resume", post(pages::sessions::resume))
         .route("/sessions/delete", post(pages::sessions::delete))
         .route("/status", get(pages::status::page))
+        .route("/api/approve", post(pages::chat::approve))
+        .route(
+            "/api/chat/upload",
+            post(pages::chat_upload::upload)
+                .layer(DefaultBodyLimit::max(pages::chat_upload::MAX_UPLOAD_BYTES)),
+        )
         .route_layer(middleware::from_fn_with_state(web.clone(), auth::require));
     Router::new()
         .merge(pages)

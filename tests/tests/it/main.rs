@@ -138,7 +138,9 @@ mod turn {
 }
 mod web {
     mod browser;
+    mod chat_browser;
     mod http;
     mod telegram_login;
     mod tls;
+    mod upload;
 }
