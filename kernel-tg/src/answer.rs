@@ -156,6 +156,16 @@ async fn call(
             let c = client.compact(pb::CompactRequest {}).await?.into_inner();
             texts.compacted(c.tokens_before, c.tokens_after, c.summary_rounds)
         }
+        Command::Web => match client.create_web_login(pb::CreateWebLoginRequest {}).await {
+            Ok(reply) => {
+                let reply = reply.into_inner();
+                texts.web_login_link(&reply.url, reply.expires_in_secs.div_ceil(60))
+            }
+            Err(status) if status.code() == tonic::Code::FailedPrecondition => {
+                texts.web_not_configured().to_owned()
+            }
+            Err(status) => return Err(status),
+        },
         Command::Doctor => {
             let d = client.doctor(pb::DoctorRequest {}).await?.into_inner();
             texts.doctor_report(&d.text, d.failed)

@@ -71,6 +71,8 @@ pub enum Command {
     Usage,
     /// `/doctor`: agentd's offline checks of the setup.
     Doctor,
+    /// `/web`: a one-time login link to the web console.
+    Web,
     /// `/jobs`: the background jobs, running and recent.
     Jobs,
     /// `/jobs cancel #n`: cancels one running job.
@@ -103,6 +105,7 @@ pub enum CommandKind {
     Usage,
     Jobs,
     Doctor,
+    Web,
 }
 
 /// Why a command could not be used; each variant maps to a localized hint in `texts`.
@@ -142,7 +145,7 @@ pub enum CommandError {
 
 impl CommandKind {
     /// Every command, in menu/help order.
-    pub const ALL: [CommandKind; 23] = [
+    pub const ALL: [CommandKind; 24] = [
         CommandKind::Start,
         CommandKind::Help,
         CommandKind::New,
@@ -166,6 +169,7 @@ impl CommandKind {
         CommandKind::Compact,
         CommandKind::Usage,
         CommandKind::Doctor,
+        CommandKind::Web,
     ];
 
     /// The command's name without the slash, as typed and as registered with setMyCommands.
@@ -194,6 +198,7 @@ impl CommandKind {
             CommandKind::Usage => "usage",
             CommandKind::Jobs => "jobs",
             CommandKind::Doctor => "doctor",
+            CommandKind::Web => "web",
         }
     }
 
@@ -261,6 +266,10 @@ impl CommandKind {
             CommandKind::Compact => ("压缩会话上下文", "Compact the session context"),
             CommandKind::Usage => ("用量与费用", "Token usage and cost"),
             CommandKind::Doctor => ("检查运行环境", "Check the setup"),
+            CommandKind::Web => (
+                "网页控制台的一次性登录链接",
+                "A one-time web console login link",
+            ),
             CommandKind::Jobs => (
                 "后台任务：/jobs cancel #n 取消",
                 "Background jobs: /jobs cancel #n",
@@ -303,6 +312,7 @@ impl Command {
             Command::Compact => CommandKind::Compact,
             Command::Usage => CommandKind::Usage,
             Command::Doctor => CommandKind::Doctor,
+            Command::Web => CommandKind::Web,
             Command::Jobs | Command::JobsCancel(_) => CommandKind::Jobs,
         }
     }
@@ -366,6 +376,7 @@ fn build(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
         CommandKind::Compact => Command::Compact,
         CommandKind::Usage => Command::Usage,
         CommandKind::Doctor => Command::Doctor,
+        CommandKind::Web => Command::Web,
         CommandKind::Resume => match numbers(kind, args, 1)?.first() {
             Some(n) => Command::Resume(*n),
             None => return Err(CommandError::MissingNumber { command: kind }),

@@ -1,8 +1,9 @@
-//! `run`: the router (pages behind the session check, `/login` and `/assets` outside it), the
+//! `run`: the router (served over HTTP, or HTTPS through `tls`) (pages behind the session check, `/login` and `/assets` outside it), the
 //! security headers every answer carries, and serving until shutdown; [`login_url`] for
 //! `kernel-web --login-url`.
 
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, header};
 use axum::middleware;
 use axum::routing::{get, post};
@@ -10,10 +11,12 @@ use kernel_common::Config;
 use kernel_common::agentd_client::{Agentd, Token};
 use kernel_proto::v1::CreateWebLoginRequest;
 use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
 use crate::state::Web;
 use crate::texts::Texts;
+use crate::tls::TlsListener;
 use crate::{assets, auth, pages};
 
 /// The strict Content-Security-Policy of every answer: only our own script and style, no
@@ -22,21 +25,33 @@ pub(crate) const CSP: &str = "default-src 'none'; script-src 'self'; style-src '
      img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; \
      base-uri 'none'";
 
-/// Serves the console on `listener` until `shutdown` is cancelled.
+/// Serves the console on `listener` (over TLS with `tls`) until `shutdown` is cancelled.
 pub async fn run(
     config: Config,
     listener: TcpListener,
+    tls: Option<TlsAcceptor>,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
     let web = Web {
         agentd: Agentd::new(config.agentd.endpoint.clone(), Token::of(&config.agentd)),
         texts: Texts::new(config.general.locale),
+        secure: tls.is_some(),
     };
     let app = router(web.clone());
     let stop = shutdown.clone();
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(async move { stop.cancelled().await })
-        .await;
+    let stopped = async move { stop.cancelled().await };
+    let served = match tls {
+        Some(tls) => {
+            axum::serve(TlsListener::new(listener, tls)?, app)
+                .with_graceful_shutdown(stopped)
+                .await
+        }
+        None => {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(stopped)
+                .await
+        }
+    };
     web.agentd.shutdown().await;
     tracing::info!("kernel-web stopped");
     served
@@ -55,6 +70,12 @@ fn router(web: Web) -> Router {
         .route("/sessions/resume", post(pages::sessions::resume))
         .route("/sessions/delete", post(pages::sessions::delete))
         .route("/status", get(pages::status::page))
+        .route("/api/approve", post(pages::chat::approve))
+        .route(
+            "/api/chat/upload",
+            post(pages::chat_upload::upload)
+                .layer(DefaultBodyLimit::max(pages::chat_upload::MAX_UPLOAD_BYTES)),
+        )
         .route_layer(middleware::from_fn_with_state(web.clone(), auth::require));
     Router::new()
         .merge(pages)
@@ -92,11 +113,14 @@ async fn secure_headers(mut res: axum::response::Response) -> axum::response::Re
 pub async fn login_url(config: &Config) -> Result<String, String> {
     let agentd = Agentd::new(config.agentd.endpoint.clone(), Token::of(&config.agentd));
     let mut client = agentd.client().await.map_err(|e| e.to_string())?;
-    let token = client
+    let reply = client
         .create_web_login(CreateWebLoginRequest {})
         .await
         .map_err(|s| s.message().to_owned())?
-        .into_inner()
-        .token;
-    Ok(format!("{}/login?token={token}", config.web.base_url()))
+        .into_inner();
+    Ok(format!(
+        "{}/login?token={}",
+        config.web.base_url(),
+        reply.token
+    ))
 }

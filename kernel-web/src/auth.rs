@@ -1,5 +1,5 @@
 //! Access: `/login?token=…` redeems a one-time link with agentd and sets the session cookie
-//! (HttpOnly, SameSite=Strict, Path=/); [`require`] checks the cookie with agentd on every
+//! (HttpOnly, SameSite=Strict, Path=/; Secure over HTTPS); [`require`] checks the cookie with agentd on every
 //! page and API call (401 and the login page without a valid one) and, on every state-changing
 //! request, the CSRF token (`x-csrf-token` header or `csrf` form field; 403 without it).
 
@@ -47,8 +47,9 @@ pub(crate) async fn login(State(web): State<Web>, Query(q): Query<LoginQuery>) -
     {
         Ok(reply) => {
             let reply = reply.into_inner();
+            let secure = if web.secure { "; Secure" } else { "" };
             let cookie = format!(
-                "{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/; Max-Age={}",
+                "{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/; Max-Age={}{secure}",
                 reply.session, reply.expires_in_secs
             );
             tracing::info!("web console: logged in");

@@ -12,5 +12,6 @@ mod html;
 mod pages;
 mod state;
 mod texts;
+pub mod tls;
 
 pub use app::{login_url, run};

@@ -1,5 +1,5 @@
 //! `kernel-web [--config PATH] [--check] [--login-url]`: load config, start logging, serve the
-//! console on `web.listen` until SIGINT/SIGTERM; `--login-url` prints a one-time login link.
+//! console on `web.listen` (HTTPS with `web.tls_cert`/`tls_key`) until SIGINT/SIGTERM; `--login-url` prints a one-time login link.
 #![forbid(unsafe_code)]
 
 use std::process::ExitCode;
@@ -66,6 +66,15 @@ async fn run(config: kernel_common::Config) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let tls = match config.web.tls.as_ref().map(kernel_web::tls::acceptor) {
+        None => None,
+        Some(Ok(acceptor)) => Some(acceptor),
+        Some(Err(e)) => {
+            tracing::error!(error = %e, "cannot use web.tls_cert / web.tls_key");
+            eprintln!("{BINARY}: cannot use web.tls_cert / web.tls_key: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let listener = match tokio::net::TcpListener::bind(config.web.listen).await {
         Ok(listener) => listener,
         Err(e) => {
@@ -85,9 +94,10 @@ async fn run(config: kernel_common::Config) -> ExitCode {
         .local_addr()
         .map_or_else(|_| config.web.listen.to_string(), |a| a.to_string());
     tracing::info!(listen = %addr, "serving the web console");
-    println!("kernel-web ready on http://{addr}");
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    println!("kernel-web ready on {scheme}://{addr}");
     kernel_common::notify::ready();
-    let result = kernel_web::run(config, listener, shutdown).await;
+    let result = kernel_web::run(config, listener, tls, shutdown).await;
     kernel_common::notify::stopping();
     match result {
         Ok(()) => ExitCode::SUCCESS,

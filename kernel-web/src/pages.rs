@@ -2,6 +2,8 @@
 //! agentd's refusals into [`refused`].
 
 pub(crate) mod chat;
+pub(crate) mod chat_events;
+pub(crate) mod chat_upload;
 pub(crate) mod memory;
 pub(crate) mod sessions;
 pub(crate) mod status;

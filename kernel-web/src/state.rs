@@ -9,4 +9,6 @@ use crate::texts::Texts;
 pub(crate) struct Web {
     pub(crate) agentd: Agentd,
     pub(crate) texts: Texts,
+    /// Served over HTTPS: the session cookie is `Secure`.
+    pub(crate) secure: bool,
 }

@@ -62,3 +62,5 @@ texts! {
     status_title => "状态", "Status";
     refused => "请求被拒绝：", "Refused: ";
 }
+
+mod chat;

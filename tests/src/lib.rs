@@ -24,3 +24,4 @@ pub mod test_tools;
 pub mod timed_tools;
 pub mod wait;
 pub mod web;
+pub mod web_browser;

@@ -1,5 +1,5 @@
 //! The web console's access RPCs (`CreateWebLogin`, `RedeemWebLogin`, `CheckWebSession`) over
-//! [`crate::web_auth::WebAuth`].
+//! [`crate::web_auth::WebAuth`]; the login link's URL comes from the `[web]` config.
 
 use kernel_proto::v1 as pb;
 use tonic::Status;
@@ -10,12 +10,21 @@ use crate::web_auth::{LOGIN_TTL, SESSION_TTL, WebAuthError};
 
 impl AgentService {
     pub(super) fn create_web_login_rpc(&self) -> Result<pb::CreateWebLoginResponse, Status> {
+        if !self.config.web.configured {
+            return Err(to_status(ApiError::FailedPrecondition(
+                "the web console is not configured: add a [web] section to the config and \
+                 start kernel-web"
+                    .to_owned(),
+            )));
+        }
         let token = self
             .web
             .create_login()
             .map_err(|e| to_status(ApiError::internal(e)))?;
         tracing::info!("web console login link made");
+        let url = format!("{}/login?token={token}", self.config.web.base_url());
         Ok(pb::CreateWebLoginResponse {
+            url,
             token,
             expires_in_secs: secs(LOGIN_TTL),
         })

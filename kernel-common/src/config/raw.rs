@@ -52,6 +52,10 @@ pub struct RawConfig {
 #[serde(deny_unknown_fields)]
 pub struct RawWeb {
     pub listen: Option<String>,
+    /// The console's address as the owner's browser reaches it (login links start with it).
+    pub public_url: Option<String>,
+    pub tls_cert: Option<String>,
+    pub tls_key: Option<String>,
 }
 
 /// `[budget]`. Amounts are kept as TOML values so that `--check` can name a non-number.

@@ -116,6 +116,10 @@ impl Texts {
                 "配置、数据目录、数据库、待发送消息、备份、CLI 等检查（不联网）",
                 "checks of config, data_dir, database, outbox, backups, CLIs (offline)",
             ),
+            CommandKind::Web => self.pick(
+                "网页控制台的一次性登录链接（10 分钟内有效，只能用一次）",
+                "a one-time login link to the web console (valid 10 minutes, works once)",
+            ),
             CommandKind::Help | CommandKind::Start => self.pick("显示本帮助", "show this help"),
         }
     }

@@ -1,7 +1,7 @@
-//! Chat: the page (a log and a form; `assets/kernel.js` streams), `POST /api/chat` (the `Chat`
-//! stream as NDJSON lines: `delta`, `tool`, `question`, then `done` with the answer rendered
-//! through kernel-render, or `end` with a failure/cancel/busy text), `POST /api/stop`
-//! (`Cancel`) and `POST /api/answer` (`Answer`, a question's button).
+//! Chat: the page (a log, a form with a file picker; `assets/kernel.js` streams), `POST
+//! /api/chat` (the `Chat` stream as NDJSON lines, see `chat_events`), `POST /api/stop`
+//! (`Cancel`), `POST /api/answer` (`Answer`, a question's button) and `POST /api/approve`
+//! (`Approve`, an approval's button).
 
 use axum::Extension;
 use axum::Json;
@@ -10,18 +10,18 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
-use kernel_proto::v1::{self as pb, chat_event::Event};
+use kernel_proto::v1 as pb;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::chat_events::line_of;
 use super::{refused, shell, unreachable};
 use crate::auth::Csrf;
 use crate::html;
 use crate::state::Web;
-use crate::texts::Texts;
 
 /// Largest message accepted from the page (agentd has its own limit too).
-const MAX_TEXT: usize = 64 * 1024;
+pub(crate) const MAX_TEXT: usize = 64 * 1024;
 
 /// `GET /chat`.
 pub(crate) async fn page(
@@ -32,11 +32,13 @@ pub(crate) async fn page(
     let body = format!(
         "<div id=\"chat-log\"></div>\
          <form id=\"chat-form\"><textarea id=\"chat-text\" name=\"text\" placeholder=\"{ph}\"></textarea>\
+         <input type=\"file\" id=\"chat-files\" multiple title=\"{attach}\"> \
          <button type=\"submit\" id=\"chat-send\">{send}</button> \
          <button type=\"button\" id=\"chat-stop\">{stop}</button></form>",
         ph = html::escape(t.chat_placeholder()),
         send = html::escape(t.chat_send()),
         stop = html::escape(t.chat_stop()),
+        attach = html::escape(t.chat_attach()),
     );
     shell(&web, &csrf, t.nav_chat(), &body)
 }
@@ -51,16 +53,21 @@ pub(crate) async fn send(State(web): State<Web>, Json(body): Json<SendBody>) -> 
     if body.text.trim().is_empty() || body.text.len() > MAX_TEXT {
         return StatusCode::UNPROCESSABLE_ENTITY.into_response();
     }
-    let Ok(mut client) = web.agentd.client().await else {
-        return unreachable(&web);
-    };
     let request = pb::ChatRequest {
         text: body.text,
         ..Default::default()
     };
+    stream_turn(&web, request).await
+}
+
+/// Starts the turn `request` and streams it to the page as NDJSON.
+pub(crate) async fn stream_turn(web: &Web, request: pb::ChatRequest) -> Response {
+    let Ok(mut client) = web.agentd.client().await else {
+        return unreachable(web);
+    };
     let stream = match client.chat(request).await {
         Ok(reply) => reply.into_inner(),
-        Err(status) => return refused(&web, &status),
+        Err(status) => return refused(web, &status),
     };
     let t = web.texts;
     let agentd = web.agentd.clone();
@@ -83,29 +90,6 @@ pub(crate) async fn send(State(web): State<Web>, Json(body): Json<SendBody>) -> 
         Body::from_stream(lines),
     )
         .into_response()
-}
-
-/// One event as an NDJSON object (none for the events the page does not show).
-fn line_of(t: Texts, event: Event) -> Option<serde_json::Value> {
-    Some(match event {
-        Event::TextDelta(d) => json!({"t": "delta", "text": d.text}),
-        Event::ToolStarted(s) => {
-            json!({"t": "tool", "text": format!("{} {}", s.tool_name, s.input_summary)})
-        }
-        Event::CliStarted(c) => json!({"t": "tool", "text": c.cli}),
-        Event::Question(q) => {
-            json!({"t": "question", "id": q.question_id, "text": q.text, "options": q.options})
-        }
-        Event::Completed(c) => json!({"t": "done", "html": html::markdown(&c.text)}),
-        Event::Failed(f) => {
-            json!({"t": "end", "state": "failed", "text": format!("{}{}", t.chat_failed(), f.message)})
-        }
-        Event::Cancelled(_) => {
-            json!({"t": "end", "state": "cancelled", "text": t.chat_cancelled()})
-        }
-        Event::Busy(_) => json!({"t": "end", "state": "busy", "text": t.chat_busy()}),
-        _ => return None,
-    })
 }
 
 /// `POST /api/stop`: cancels the running turn.
@@ -136,6 +120,36 @@ pub(crate) async fn answer(State(web): State<Web>, Json(body): Json<AnswerBody>)
         text: String::new(),
     };
     match client.answer(request).await {
+        Ok(_) => StatusCode::NO_CONTENT.into_response(),
+        Err(status) => refused(&web, &status),
+    }
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ApproveBody {
+    id: String,
+    decision: String,
+}
+
+/// `POST /api/approve`: answers an approval (`once`, `session` or `deny`).
+pub(crate) async fn approve(State(web): State<Web>, Json(body): Json<ApproveBody>) -> Response {
+    let decision = match body.decision.as_str() {
+        "once" => pb::ApprovalDecision::AllowOnce,
+        "session" => pb::ApprovalDecision::AllowSession,
+        "deny" => pb::ApprovalDecision::Deny,
+        _ => return StatusCode::UNPROCESSABLE_ENTITY.into_response(),
+    };
+    if body.id.is_empty() || body.id.len() > 128 {
+        return StatusCode::UNPROCESSABLE_ENTITY.into_response();
+    }
+    let Ok(mut client) = web.agentd.client().await else {
+        return unreachable(&web);
+    };
+    let request = pb::ApproveRequest {
+        approval_id: body.id,
+        decision: decision.into(),
+    };
+    match client.approve(request).await {
         Ok(_) => StatusCode::NO_CONTENT.into_response(),
         Err(status) => refused(&web, &status),
     }

@@ -141,5 +141,9 @@ mod turn {
 }
 mod web {
     mod browser;
+    mod chat_browser;
     mod http;
+    mod telegram_login;
+    mod tls;
+    mod upload;
 }

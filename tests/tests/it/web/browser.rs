@@ -16,52 +16,7 @@ use tests::fake_llm::{FakeLlm, Reply, Script};
 use tests::harness::unix_channel;
 use tests::process::AgentdProcess;
 use tests::web::{WEB_SECTION, WebConsole};
-
-const WAIT: Duration = Duration::from_secs(30);
-
-async fn memories(cfg: &TestConfig) -> Vec<String> {
-    let mut client = AgentClient::new(unix_channel(cfg.socket()).await);
-    let reply = client
-        .list_memories(pb::ListMemoriesRequest {})
-        .await
-        .expect("ListMemories");
-    reply
-        .into_inner()
-        .memories
-        .into_iter()
-        .map(|m| m.text)
-        .collect()
-}
-
-/// Types `text` into the chat and sends it.
-async fn send(browser: &Browser, text: &str) {
-    let c = &browser.client;
-    c.find(Locator::Id("chat-text"))
-        .await
-        .unwrap()
-        .send_keys(text)
-        .await
-        .unwrap();
-    c.find(Locator::Id("chat-send"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-}
-
-/// Waits until an answer bubble ends in `state`; its text.
-async fn answer_in_state(browser: &Browser, state: &str) -> String {
-    let selector = format!(".answer[data-state=\"{state}\"]");
-    let found = browser
-        .client
-        .wait()
-        .at_most(WAIT)
-        .for_element(Locator::Css(&selector))
-        .await
-        .unwrap_or_else(|e| panic!("no answer in state {state}: {e}"));
-    found.text().await.unwrap()
-}
+use tests::web_browser::{WAIT, answer_in_state, eventually_text, memories, send};
 
 #[tokio::test]
 async fn in_a_real_browser_log_in_chat_stop_answer_and_forget() {
@@ -232,15 +187,4 @@ async fn in_a_real_browser_log_in_chat_stop_answer_and_forget() {
     assert!(status.contains("fake-model"), "{status}");
     browser.screenshot("status").await;
     browser.close().await;
-}
-
-async fn eventually_text(browser: &Browser, needle: &str) {
-    let xpath = format!("//div[contains(@class,'answer') and contains(., '{needle}')]");
-    browser
-        .client
-        .wait()
-        .at_most(WAIT)
-        .for_element(Locator::XPath(&xpath))
-        .await
-        .unwrap_or_else(|e| panic!("no answer with {needle:?}: {e}"));
 }

@@ -1,0 +1,34 @@
+//! The chat page's texts for approvals, attachments and progress (Chinese by default, English
+//! with `general.locale = "en"`).
+
+use super::Texts;
+
+texts! {
+    approval_asks => "需要你的批准：", "Needs your approval: ";
+    approval_once => "允许一次", "Allow once";
+    approval_session => "本会话内允许", "Allow for this session";
+    approval_deny => "拒绝", "Deny";
+    approval_allowed => "✅ 已允许", "✅ Allowed";
+    approval_denied => "❌ 已拒绝", "❌ Denied";
+    approval_expired => "⌛ 未回应，已视为拒绝", "⌛ Not answered: denied";
+    approval_cancelled => "这一轮已结束，不再需要批准", "The turn ended; no approval needed";
+    chat_attach => "附件", "Attach";
+    upload_too_large => "附件太大：每条消息最多 20 MB。", "The attachments are too large: at most 20 MB a message.";
+    upload_too_many => "附件太多：每条消息最多 10 个。", "Too many attachments: at most 10 a message.";
+    upload_malformed => "上传的内容无法读取，请重新选择文件。", "The upload could not be read; choose the files again.";
+    upload_empty => "请输入消息或选择附件。", "Type a message or choose a file.";
+    progress_retry => "模型暂时出错，稍后重试…", "The model failed for a moment; retrying…";
+    progress_failover => "改用另一个提供方：", "Switched to another provider: ";
+}
+
+impl Texts {
+    /// What an approval ended with (`decision` as agentd says it).
+    pub(crate) fn approval_outcome(self, decision: &str) -> &'static str {
+        match decision {
+            "allowed" => self.approval_allowed(),
+            "expired" => self.approval_expired(),
+            "cancelled" => self.approval_cancelled(),
+            _ => self.approval_denied(),
+        }
+    }
+}
