@@ -12,5 +12,6 @@ mod html;
 mod pages;
 mod state;
 mod texts;
+mod texts_pages;
 
 pub use app::{login_url, run};

@@ -139,4 +139,5 @@ mod turn {
 mod web {
     mod browser;
     mod http;
+    mod pages_browser;
 }
