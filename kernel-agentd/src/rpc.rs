@@ -11,6 +11,7 @@ mod outbox;
 mod schedules;
 mod status;
 mod web;
+mod web_history;
 
 use std::pin::Pin;
 
@@ -440,6 +441,42 @@ impl pb::agent_server::Agent for AgentService {
         req: Request<pb::CheckWebSessionRequest>,
     ) -> RpcResult<pb::CheckWebSessionResponse> {
         self.check_web_session_rpc(req.into_inner())
+            .map(Response::new)
+    }
+
+    async fn get_usage_history(
+        &self,
+        req: Request<pb::GetUsageHistoryRequest>,
+    ) -> RpcResult<pb::GetUsageHistoryResponse> {
+        self.get_usage_history_rpc(req.into_inner())
+            .await
+            .map(Response::new)
+    }
+
+    async fn get_session_history(
+        &self,
+        req: Request<pb::GetSessionHistoryRequest>,
+    ) -> RpcResult<pb::GetSessionHistoryResponse> {
+        self.get_session_history_rpc(req.into_inner())
+            .await
+            .map(Response::new)
+    }
+
+    async fn search_sessions(
+        &self,
+        req: Request<pb::SearchSessionsRequest>,
+    ) -> RpcResult<pb::SearchSessionsResponse> {
+        self.search_sessions_rpc(req.into_inner())
+            .await
+            .map(Response::new)
+    }
+
+    async fn rename_session(
+        &self,
+        req: Request<pb::RenameSessionRequest>,
+    ) -> RpcResult<pb::RenameSessionResponse> {
+        self.rename_session_rpc(req.into_inner())
+            .await
             .map(Response::new)
     }
 }

@@ -3,6 +3,9 @@
 //! A restart always begins a new conversation: the current session is created lazily on first use
 //! and old ones are entered only through a listing and `resume`.
 
+mod history;
+mod rename;
+
 use std::sync::{Arc, Mutex};
 
 use chrono_tz::Tz;

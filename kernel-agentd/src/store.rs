@@ -23,6 +23,7 @@ pub mod outbox;
 pub mod running_turns;
 pub mod schedules;
 pub mod schema;
+mod session_search;
 mod sessions;
 mod settings;
 mod summaries;
@@ -43,7 +44,7 @@ pub use error::StoreError;
 pub use messages::StoredMessage;
 pub use sessions::SessionRow;
 pub use summaries::StoredSummary;
-pub use usage::{PurposeSum, UsageSum};
+pub use usage::{PurposeSum, UsageSlot, UsageSum};
 
 /// The embedded schema migrations, in version order.
 pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations");

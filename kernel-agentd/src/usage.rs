@@ -4,6 +4,8 @@
 //! model, else the shipped list price ([`crate::prices`]); calls of a model priced nowhere are
 //! counted as "cost unknown". A cheap `Clone` handle.
 
+mod history;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -76,6 +76,15 @@ fn router(web: Web) -> Router {
             post(pages::chat_upload::upload)
                 .layer(DefaultBodyLimit::max(pages::chat_upload::MAX_UPLOAD_BYTES)),
         )
+        // The reading and tending pages (usage, sessions' history, notes, schedules, skills).
+        .route("/usage", get(pages::usage::page))
+        .route("/sessions/{id}", get(pages::history::page))
+        .route("/sessions/rename", post(pages::sessions::rename))
+        .route("/notes", get(pages::notes::page))
+        .route("/schedules", get(pages::schedules::page))
+        .route("/schedules/delete", post(pages::schedules::delete))
+        .route("/jobs/cancel", post(pages::schedules::cancel))
+        .route("/skills", get(pages::skills::page))
         .route_layer(middleware::from_fn_with_state(web.clone(), auth::require));
     Router::new()
         .merge(pages)

@@ -42,6 +42,10 @@ pub(crate) fn page(t: Texts, title: &str, csrf: &str, body: &str) -> Html<String
             ("/memory", t.nav_memory()),
             ("/sessions", t.nav_sessions()),
             ("/status", t.nav_status()),
+            ("/usage", t.nav_usage()),
+            ("/notes", t.nav_notes()),
+            ("/schedules", t.nav_schedules()),
+            ("/skills", t.nav_skills()),
         ]
         .iter()
         .map(|(href, name)| format!("<a href=\"{href}\">{}</a>", escape(name)))

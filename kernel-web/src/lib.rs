@@ -12,6 +12,7 @@ mod html;
 mod pages;
 mod state;
 mod texts;
+mod texts_pages;
 pub mod tls;
 
 pub use app::{login_url, run};

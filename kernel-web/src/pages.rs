@@ -1,12 +1,18 @@
 //! The console's pages, one module each; every handler runs behind `auth::require` and turns
 //! agentd's refusals into [`refused`].
 
+pub(crate) mod chart;
 pub(crate) mod chat;
 pub(crate) mod chat_events;
 pub(crate) mod chat_upload;
+pub(crate) mod history;
 pub(crate) mod memory;
+pub(crate) mod notes;
+pub(crate) mod schedules;
 pub(crate) mod sessions;
+pub(crate) mod skills;
 pub(crate) mod status;
+pub(crate) mod usage;
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

@@ -124,6 +124,64 @@ impl Store {
     }
 }
 
+/// The usage of one provider/model/purpose within one quarter hour (the web console's daily
+/// history: quarter hours map onto local days in every time zone).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageSlot {
+    /// The start of the quarter hour.
+    pub start: DateTime<Utc>,
+    pub provider: String,
+    pub model: String,
+    /// What the calls were for (`usage.purpose`; may be empty).
+    pub purpose: String,
+    pub calls: u64,
+    pub usage: Usage,
+}
+
+/// A quarter hour in milliseconds.
+const SLOT_MILLIS: i64 = 15 * 60 * 1000;
+
+impl Store {
+    /// Usage since `since`, summed per quarter hour, provider, model and purpose (oldest first).
+    pub async fn usage_slots_since(
+        &self,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<UsageSlot>, StoreError> {
+        type Row = (i64, String, String, String, i64, i64, i64, i64, i64);
+        let rows: Vec<Row> = sqlx::query_as(
+            "SELECT created_at / ?2, provider, model, purpose, COUNT(*), SUM(input_tokens),
+                    SUM(output_tokens), SUM(cache_read_tokens), SUM(cache_write_tokens)
+             FROM usage WHERE created_at >= ?1
+             GROUP BY created_at / ?2, provider, model, purpose
+             ORDER BY 1, provider, model, purpose",
+        )
+        .bind(since.timestamp_millis())
+        .bind(SLOT_MILLIS)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::db("read usage history"))?;
+        let u = |v: i64| u64::try_from(v).unwrap_or(0);
+        Ok(rows
+            .into_iter()
+            .filter_map(|(slot, provider, model, purpose, calls, i, o, r, w)| {
+                Some(UsageSlot {
+                    start: DateTime::from_timestamp_millis(slot.checked_mul(SLOT_MILLIS)?)?,
+                    provider,
+                    model,
+                    purpose,
+                    calls: u(calls),
+                    usage: Usage {
+                        input_tokens: u(i),
+                        output_tokens: u(o),
+                        cache_read_tokens: u(r),
+                        cache_write_tokens: u(w),
+                    },
+                })
+            })
+            .collect())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,5 +238,30 @@ mod tests {
                 .unwrap()
                 .is_empty()
         );
+    }
+
+    #[tokio::test]
+    async fn usage_slots_sum_per_quarter_hour_model_and_purpose() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("k.db")).await.unwrap();
+        let u = Usage {
+            input_tokens: 7,
+            output_tokens: 1,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+        };
+        store.record_usage(None, "p", "m", &u).await.unwrap();
+        store.record_usage(None, "p", "m", &u).await.unwrap();
+        let hour_ago = Utc::now() - chrono::Duration::hours(1);
+        let slots = store.usage_slots_since(hour_ago).await.unwrap();
+        assert_eq!(slots.len(), 1, "{slots:?}");
+        assert_eq!((slots[0].calls, slots[0].usage.input_tokens), (2, 14));
+        assert_eq!(slots[0].purpose, "owner");
+        assert!(
+            slots[0].start <= Utc::now()
+                && slots[0].start > hour_ago - chrono::Duration::minutes(15)
+        );
+        let future = Utc::now() + chrono::Duration::hours(1);
+        assert!(store.usage_slots_since(future).await.unwrap().is_empty());
     }
 }

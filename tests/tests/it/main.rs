@@ -143,6 +143,7 @@ mod web {
     mod browser;
     mod chat_browser;
     mod http;
+    mod pages_browser;
     mod telegram_login;
     mod tls;
     mod upload;

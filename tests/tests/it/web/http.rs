@@ -52,7 +52,18 @@ async fn a_login_link_works_once_and_without_the_cookie_everything_is_401() {
     let _agentd = AgentdProcess::start(&cfg.path, &[]);
     let web = WebConsole::start(&cfg.path);
 
-    for path in ["/", "/chat", "/memory", "/sessions", "/status"] {
+    for path in [
+        "/",
+        "/chat",
+        "/memory",
+        "/sessions",
+        "/status",
+        "/usage",
+        "/sessions/1",
+        "/notes",
+        "/schedules",
+        "/skills",
+    ] {
         let (status, body) = get(&web, path, None).await;
         assert_eq!(status, 401, "{path}: {body}");
         assert!(
@@ -65,6 +76,9 @@ async fn a_login_link_works_once_and_without_the_cookie_everything_is_401() {
         "/api/stop",
         "/memory/forget",
         "/sessions/delete",
+        "/sessions/rename",
+        "/schedules/delete",
+        "/jobs/cancel",
     ] {
         let res = http().post(web.url(path)).send().await.unwrap();
         assert_eq!(res.status(), 401, "POST {path}");

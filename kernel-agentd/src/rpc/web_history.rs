@@ -1,0 +1,113 @@
+//! The web console's reading RPCs: `GetUsageHistory` (calls, tokens and cost per local day,
+//! provider, model and purpose), `GetSessionHistory` (a session's messages by id) and
+//! `SearchSessions` (by a text in titles and messages), none changing a listing; and
+//! `RenameSession` (the owner's own title); proto ⇄ domain.
+
+use kernel_proto::v1 as pb;
+use tonic::Status;
+
+use super::convert::session_info;
+use super::{AgentService, to_status};
+use crate::conversation::Role;
+use crate::error::ApiError;
+
+/// The days `GetUsageHistory` covers when asked for 0.
+const DEFAULT_HISTORY_DAYS: u32 = 90;
+
+impl AgentService {
+    pub(super) async fn get_usage_history_rpc(
+        &self,
+        req: pb::GetUsageHistoryRequest,
+    ) -> Result<pb::GetUsageHistoryResponse, Status> {
+        let days = if req.days == 0 {
+            DEFAULT_HISTORY_DAYS
+        } else {
+            req.days
+        };
+        let history = self
+            .agent
+            .usage()
+            .history(days)
+            .await
+            .map_err(|e| to_status(ApiError::internal(e)))?;
+        let date = |d: chrono::NaiveDate| d.format("%Y-%m-%d").to_string();
+        Ok(pb::GetUsageHistoryResponse {
+            dates: history.dates.into_iter().map(date).collect(),
+            days: history
+                .days
+                .into_iter()
+                .map(|d| pb::UsageDay {
+                    date: date(d.date),
+                    provider: d.provider,
+                    model: d.model,
+                    purpose: d.purpose,
+                    calls: d.calls,
+                    input_tokens: d.usage.input_tokens,
+                    output_tokens: d.usage.output_tokens,
+                    cache_read_tokens: d.usage.cache_read_tokens,
+                    cache_write_tokens: d.usage.cache_write_tokens,
+                    cost_usd: d.cost_usd,
+                })
+                .collect(),
+        })
+    }
+
+    pub(super) async fn get_session_history_rpc(
+        &self,
+        req: pb::GetSessionHistoryRequest,
+    ) -> Result<pb::GetSessionHistoryResponse, Status> {
+        let history = self
+            .agent
+            .sessions()
+            .history(req.session_id)
+            .await
+            .map_err(to_status)?;
+        Ok(pb::GetSessionHistoryResponse {
+            session: Some(session_info(history.session)),
+            messages: history
+                .messages
+                .into_iter()
+                .map(|m| pb::HistoryMessage {
+                    role: match m.role {
+                        Role::User => "user",
+                        Role::Assistant => "assistant",
+                    }
+                    .to_owned(),
+                    text: m.text,
+                    tools: m.tools,
+                    time: m.time,
+                })
+                .collect(),
+        })
+    }
+
+    pub(super) async fn search_sessions_rpc(
+        &self,
+        req: pb::SearchSessionsRequest,
+    ) -> Result<pb::SearchSessionsResponse, Status> {
+        let found = self
+            .agent
+            .sessions()
+            .search(&req.query)
+            .await
+            .map_err(to_status)?;
+        Ok(pb::SearchSessionsResponse {
+            sessions: found.into_iter().map(session_info).collect(),
+        })
+    }
+
+    pub(super) async fn rename_session_rpc(
+        &self,
+        req: pb::RenameSessionRequest,
+    ) -> Result<pb::RenameSessionResponse, Status> {
+        let info = self
+            .agent
+            .sessions()
+            .rename(req.number, &req.title)
+            .await
+            .map_err(to_status)?;
+        Ok(pb::RenameSessionResponse {
+            session: Some(session_info(info)),
+        })
+    }
+}

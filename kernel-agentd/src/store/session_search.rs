@@ -1,0 +1,78 @@
+//! Finding sessions by a text in their title or their messages (the web console's session
+//! search): a LIKE over titles and the messages' stored JSON, newest first.
+
+use super::{SessionRow, Store, StoreError};
+
+impl Store {
+    /// Sessions whose title or any message contains `text` (ASCII case-insensitively), newest
+    /// first, at most `limit`.
+    pub async fn search_sessions(
+        &self,
+        text: &str,
+        limit: usize,
+    ) -> Result<Vec<SessionRow>, StoreError> {
+        let pattern = format!("%{}%", like_escape(text));
+        let ids: Vec<(i64,)> = sqlx::query_as(
+            "SELECT s.id FROM sessions s
+             WHERE s.title LIKE ?1 ESCAPE '\\'
+                OR EXISTS (SELECT 1 FROM messages m
+                           WHERE m.session_id = s.id AND m.content LIKE ?1 ESCAPE '\\')
+             ORDER BY s.updated_at DESC, s.id DESC LIMIT ?2",
+        )
+        .bind(pattern)
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::db("search sessions"))?;
+        let mut rows = Vec::with_capacity(ids.len());
+        for (id,) in ids {
+            if let Some(row) = self.get_session(id).await? {
+                rows.push(row);
+            }
+        }
+        Ok(rows)
+    }
+}
+
+/// `text` with LIKE's wildcards and the escape character escaped (escape: `\`).
+fn like_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '\\' | '%' | '_') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::Message;
+
+    #[tokio::test]
+    async fn finds_sessions_by_title_or_message_text_and_treats_wildcards_as_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("k.db")).await.unwrap();
+        let a = store.create_session("p", "m").await.unwrap().id;
+        let b = store.create_session("p", "m").await.unwrap().id;
+        store.set_session_title(a, "Trip to Kyoto").await.unwrap();
+        store
+            .append_messages(b, &[Message::user_text("the cat likes 100% tuna")])
+            .await
+            .unwrap();
+        let ids = |rows: Vec<SessionRow>| rows.into_iter().map(|r| r.id).collect::<Vec<_>>();
+        assert_eq!(ids(store.search_sessions("kyoto", 50).await.unwrap()), [a]);
+        assert_eq!(ids(store.search_sessions("TUNA", 50).await.unwrap()), [b]);
+        assert_eq!(ids(store.search_sessions("100%", 50).await.unwrap()), [b]);
+        assert!(store.search_sessions("0%t", 50).await.unwrap().is_empty());
+        assert!(
+            store
+                .search_sessions("nothing", 50)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+    }
+}

@@ -1,0 +1,60 @@
+//! The texts of the console's reading and tending pages (usage, session history and search,
+//! notes, schedules and jobs, skills), Chinese by default, English with `general.locale = "en"`.
+
+use crate::texts::Texts;
+
+macro_rules! page_texts {
+    ($($name:ident => $zh:literal, $en:literal;)*) => {
+        impl Texts {
+            $(pub(crate) fn $name(self) -> &'static str {
+                if self.lang() == "en" { $en } else { $zh }
+            })*
+        }
+    };
+}
+
+page_texts! {
+    nav_usage => "用量", "Usage";
+    usage_cost_chart => "每日费用（美元）", "Cost per day (USD)";
+    usage_tokens_chart => "每日 token 数", "Tokens per day";
+    usage_by => "分组：", "Group by: ";
+    usage_by_provider => "服务商", "provider";
+    usage_by_model => "模型", "model";
+    usage_by_purpose => "用途", "purpose";
+    usage_unspecified => "未注明", "unspecified";
+    usage_days => "最近 90 天", "Last 90 days";
+    usage_none => "这段时间没有用量。", "No usage in this period.";
+    usage_calls => "调用", "calls";
+    usage_tokens => "token", "tokens";
+    usage_cost => "费用", "cost";
+    usage_cost_unknown => "未知（无价格）", "unknown (no price)";
+    usage_budgets => "预算", "Budgets";
+    usage_no_budgets => "没有设置预算（[budget]）。", "No budgets configured ([budget]).";
+    usage_period => "周期", "period";
+    usage_scope => "范围", "scope";
+    usage_all_providers => "全部服务商", "all providers";
+    usage_spent => "已花费", "spent";
+    usage_limit => "上限", "limit";
+    usage_left => "剩余", "left";
+    sessions_search => "搜索会话", "Search sessions";
+    sessions_query => "标题或内容…", "Title or content…";
+    sessions_rename => "重新命名", "Retitle";
+    sessions_found => "个会话匹配", "sessions match";
+    sessions_untitled => "（无标题）", "(untitled)";
+    history_empty => "这个会话还没有消息。", "This session has no messages yet.";
+    history_you => "你", "You";
+    history_kernel => "Kernel", "Kernel";
+    history_tools => "调用了工具：", "Called tools: ";
+    nav_notes => "笔记", "Notes";
+    notes_none => "这一天没有笔记。", "No note for this day.";
+    notes_show => "查看", "Show";
+    nav_schedules => "计划", "Schedules";
+    schedules_none => "没有提醒或计划任务。", "No reminders or scheduled tasks.";
+    schedules_next => "下次", "next";
+    schedules_delete => "删除", "Delete";
+    jobs_title => "后台任务", "Background jobs";
+    jobs_none => "没有后台任务。", "No background jobs.";
+    jobs_cancel => "取消", "Cancel";
+    nav_skills => "技能", "Skills";
+    skills_none => "没有技能。", "No skills.";
+}

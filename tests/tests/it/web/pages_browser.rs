@@ -1,0 +1,428 @@
+//! The web console's reading and tending pages in a real headless Chromium, with the real
+//! kernel-agentd and kernel-web: the Usage page charts a ledger seeded over several days (the
+//! fake provider's cost on each seeded day, as SVG bars with their titles; by purpose, an
+//! empty purpose as "unspecified" and a hostile one as text; the budget and what is left); a
+//! session's whole history opened, searched, renamed and deleted; a day's note rendered;
+//! skills listed; a reminder shown with its next run and deleted. A screenshot of each page is
+//! written under `target/web-screenshots/`.
+
+use std::time::Duration;
+
+use chrono::{FixedOffset, Utc};
+use fantoccini::Locator;
+use kernel_agentd::conversation::{Block, Message, Role};
+use kernel_agentd::store::Store;
+use kernel_proto::v1 as pb;
+use kernel_proto::v1::agent_client::AgentClient;
+use tests::browser::Browser;
+use tests::config::TestConfig;
+use tests::fake_llm::FakeLlm;
+use tests::harness::unix_channel;
+use tests::process::AgentdProcess;
+use tests::web::{WEB_SECTION, WebConsole};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// fake-model costs $1 per million input tokens; a $10 daily budget.
+fn priced_config(llm: &FakeLlm) -> TestConfig {
+    let cfg = TestConfig::new(
+        &llm.url(),
+        &format!("{WEB_SECTION}\n[budget]\ndaily = 10\n"),
+    );
+    cfg.rewrite(|toml| {
+        toml.replace(
+            r#"models = ["fake-model", "fake-model-2"]"#,
+            r#"models = ["fake-model", "fake-model-2"]
+prices."fake-model" = { input = 1.0, output = 0.0 }"#,
+        )
+    });
+    cfg
+}
+
+/// Writes usage rows straight into the (migrated) database before agentd starts: `(days ago,
+/// million input tokens, purpose)` each.
+async fn seed_usage(cfg: &TestConfig, rows: &[(i64, u64, &str)]) {
+    std::fs::create_dir_all(cfg.data_dir()).unwrap();
+    let path = cfg.data_dir().join("kernel.db");
+    Store::open(&path).await.expect("migrate").close().await;
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .expect("open the database");
+    for &(days_ago, millions, purpose) in rows {
+        let at = Utc::now() - chrono::Duration::days(days_ago);
+        sqlx::query(
+            "INSERT INTO usage (session_id, provider, model, input_tokens, output_tokens,
+                 cache_read_tokens, cache_write_tokens, created_at, purpose)
+             VALUES (NULL, 'fake', 'fake-model', ?1, 10, 0, 0, ?2, ?3)",
+        )
+        .bind(i64::try_from(millions * 1_000_000).unwrap())
+        .bind(at.timestamp_millis())
+        .bind(purpose)
+        .execute(&pool)
+        .await
+        .expect("seed usage");
+    }
+    pool.close().await;
+}
+
+/// The local (Asia/Shanghai, no DST) date `days_ago` days back.
+fn local_date(days_ago: i64) -> String {
+    let shanghai = FixedOffset::east_opt(8 * 3600).unwrap();
+    (Utc::now() - chrono::Duration::days(days_ago))
+        .with_timezone(&shanghai)
+        .format("%Y-%m-%d")
+        .to_string()
+}
+
+async fn logged_in(web: &WebConsole, cfg: &TestConfig) -> Browser {
+    let browser = Browser::start().await;
+    let link = web.url(&WebConsole::login_path(&cfg.path));
+    browser.client.goto(&link).await.unwrap();
+    browser
+        .client
+        .wait()
+        .at_most(WAIT)
+        .for_element(Locator::Id("chat-form"))
+        .await
+        .expect("logged in");
+    browser
+}
+
+async fn text_of(browser: &Browser, css: &str) -> String {
+    browser
+        .client
+        .find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("no {css}: {e}"))
+        .text()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_usage_chart_shows_the_fake_providers_cost_for_each_seeded_day() {
+    let llm = FakeLlm::start().await;
+    let cfg = priced_config(&llm);
+    let hostile = "<script>alert('owned')</script>";
+    seed_usage(
+        &cfg,
+        &[
+            (1, 1, "owner"),
+            (3, 2, "owner"),
+            (5, 3, "task"),
+            (5, 1, ""),
+            (89, 4, hostile),
+            (200, 7, "owner"),
+        ],
+    )
+    .await;
+    let _agentd = AgentdProcess::start(&cfg.path, &[]);
+    let web = WebConsole::start(&cfg.path);
+    let browser = logged_in(&web, &cfg).await;
+    let c = &browser.client;
+
+    c.goto(&web.url("/usage")).await.unwrap();
+    let bars = c
+        .find_all(Locator::Css("#cost-chart rect.bar[data-key=\"fake\"]"))
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    for bar in &bars {
+        let date = bar.attr("data-date").await.unwrap().unwrap();
+        let title = bar
+            .find(Locator::Css("title"))
+            .await
+            .unwrap()
+            .html(true)
+            .await
+            .unwrap();
+        seen.push((date, title));
+    }
+    let expected: Vec<(String, String)> = [(89, "$4.00"), (5, "$4.00"), (3, "$2.00"), (1, "$1.00")]
+        .iter()
+        .map(|&(ago, cost)| {
+            let date = local_date(ago);
+            (date.clone(), format!("{date} · fake · {cost}"))
+        })
+        .collect();
+    assert_eq!(
+        seen, expected,
+        "one bar per seeded day in the last 90, none older"
+    );
+    let tokens = c
+        .find_all(Locator::Css("#tokens-chart rect.bar"))
+        .await
+        .unwrap();
+    assert_eq!(tokens.len(), 4);
+    let budgets = text_of(&browser, "#budgets").await;
+    assert!(budgets.contains("$10.00"), "{budgets}");
+    browser.screenshot("usage").await;
+
+    // By purpose: the empty one is "unspecified", the hostile one shows as text.
+    c.find(Locator::Css("#usage-by a[href=\"/usage?by=purpose\"]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.wait()
+        .at_most(WAIT)
+        .for_element(Locator::Css("#cost-chart rect.bar[data-key=\"task\"]"))
+        .await
+        .expect("the chart by purpose");
+    let purposes = text_of(&browser, "#usage-by-purpose").await;
+    for purpose in ["owner", "task", "未注明", hostile] {
+        assert!(purposes.contains(purpose), "{purpose}: {purposes}");
+    }
+    let scripts = c.find_all(Locator::Css("script")).await.unwrap();
+    assert_eq!(scripts.len(), 1, "only the console's own script");
+    let unspecified = c
+        .find_all(Locator::Css("#cost-chart rect.bar[data-key=\"未注明\"]"))
+        .await
+        .unwrap();
+    assert_eq!(unspecified.len(), 1);
+    browser.screenshot("usage-by-purpose").await;
+    browser.close().await;
+}
+
+/// Two stored sessions (written before agentd starts): a titled one whose answer has Markdown
+/// and markup, and an untitled one about tuna.
+async fn seed_sessions(cfg: &TestConfig) {
+    std::fs::create_dir_all(cfg.data_dir()).unwrap();
+    let store = Store::open(&cfg.data_dir().join("kernel.db"))
+        .await
+        .expect("open the database");
+    let trip = store.create_session("fake", "fake-model").await.unwrap().id;
+    store
+        .set_session_title(trip, "Trip to Kyoto")
+        .await
+        .unwrap();
+    let call = Message {
+        role: Role::Assistant,
+        content: vec![Block::ToolCall {
+            id: "c1".into(),
+            name: "web_fetch".into(),
+            input: serde_json::json!({}),
+        }],
+    };
+    let result = Message {
+        role: Role::User,
+        content: vec![Block::ToolResult {
+            call_id: "c1".into(),
+            content: "tool output".into(),
+            is_error: false,
+        }],
+    };
+    store
+        .append_messages(
+            trip,
+            &[
+                Message::user_text("plan my trip <script>alert('x')</script>"),
+                call,
+                result,
+                Message::assistant_text("Visit **Fushimi Inari** early."),
+            ],
+        )
+        .await
+        .unwrap();
+    let tuna = store.create_session("fake", "fake-model").await.unwrap().id;
+    store
+        .append_messages(tuna, &[Message::user_text("the cat wants tuna")])
+        .await
+        .unwrap();
+    store.close().await;
+}
+
+#[tokio::test]
+async fn a_sessions_history_opens_rendered_and_sessions_are_searched_renamed_and_deleted() {
+    let llm = FakeLlm::start().await;
+    let cfg = TestConfig::new(&llm.url(), WEB_SECTION);
+    seed_sessions(&cfg).await;
+    let _agentd = AgentdProcess::start(&cfg.path, &[]);
+    let web = WebConsole::start(&cfg.path);
+    let browser = logged_in(&web, &cfg).await;
+    let c = &browser.client;
+
+    // The listing; open the titled session's history.
+    c.goto(&web.url("/sessions")).await.unwrap();
+    let listing = text_of(&browser, "#sessions").await;
+    assert!(listing.contains("Trip to Kyoto"), "{listing}");
+    browser.screenshot("sessions").await;
+    c.find(Locator::LinkText("Trip to Kyoto"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.wait()
+        .at_most(WAIT)
+        .for_element(Locator::Id("history"))
+        .await
+        .expect("the history page");
+    let history = text_of(&browser, "#history").await;
+    assert!(
+        history.contains("plan my trip <script>alert('x')</script>"),
+        "the owner's words as text: {history}"
+    );
+    assert!(history.contains("web_fetch"), "the tool called: {history}");
+    assert!(
+        !history.contains("tool output"),
+        "no tool results: {history}"
+    );
+    assert_eq!(
+        text_of(&browser, "#history .answer b").await,
+        "Fushimi Inari"
+    );
+    let scripts = c.find_all(Locator::Css("script")).await.unwrap();
+    assert_eq!(scripts.len(), 1, "only the console's own script");
+    assert_eq!(text_of(&browser, "h1").await, "Trip to Kyoto");
+    browser.screenshot("session-history").await;
+
+    // Search by content: only the tuna session.
+    c.goto(&web.url("/sessions")).await.unwrap();
+    c.find(Locator::Id("sessions-q"))
+        .await
+        .unwrap()
+        .send_keys("tuna")
+        .await
+        .unwrap();
+    c.find(Locator::Id("sessions-search"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.wait()
+        .at_most(WAIT)
+        .for_element(Locator::Css("tr.session"))
+        .await
+        .unwrap();
+    let rows = c.find_all(Locator::Css("tr.session")).await.unwrap();
+    assert_eq!(rows.len(), 1, "one session mentions tuna");
+    browser.screenshot("sessions-search").await;
+
+    // Rename it (the untitled one), then delete the trip.
+    let field = rows[0].find(Locator::Css("input.title")).await.unwrap();
+    field.send_keys("Cat food").await.unwrap();
+    rows[0]
+        .find(Locator::Css("button.rename"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.wait()
+        .at_most(WAIT)
+        .for_element(Locator::LinkText("Cat food"))
+        .await
+        .expect("the new title in the listing");
+    let trip = c
+        .find(Locator::XPath(
+            "//tr[contains(@class,'session') and .//a[text()='Trip to Kyoto']]",
+        ))
+        .await
+        .unwrap();
+    trip.find(Locator::Css("button.delete"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.wait()
+        .at_most(WAIT)
+        .for_element(Locator::Id("sessions"))
+        .await
+        .unwrap();
+    let listing = text_of(&browser, "#sessions").await;
+    assert!(!listing.contains("Trip to Kyoto"), "{listing}");
+    assert!(listing.contains("Cat food"), "{listing}");
+    browser.close().await;
+}
+
+#[tokio::test]
+async fn notes_schedules_jobs_and_skills_pages_show_and_a_schedule_is_deleted() {
+    let llm = FakeLlm::start().await;
+    let cfg = TestConfig::new(&llm.url(), WEB_SECTION);
+    let yesterday = local_date(1);
+    std::fs::create_dir_all(cfg.data_dir()).unwrap();
+    let store = Store::open(&cfg.data_dir().join("kernel.db"))
+        .await
+        .unwrap();
+    store
+        .append_daily_note(
+            &yesterday,
+            "went to the **market** <script>alert(1)</script>",
+        )
+        .await
+        .unwrap();
+    store.close().await;
+    let skill = cfg.dir.path().join("skills").join("brief");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: daily-brief\ndescription: A morning summary\nside_effects: read-only\n---\n\nBody.",
+    )
+    .unwrap();
+    let _agentd = AgentdProcess::start(&cfg.path, &[]);
+    let mut client = AgentClient::new(unix_channel(cfg.socket()).await);
+    client
+        .add_schedule(pb::AddScheduleRequest {
+            when: "2099-01-01 09:00".into(),
+            message: "water the <b>plants</b>".into(),
+            mode: "remind".into(),
+        })
+        .await
+        .expect("AddSchedule");
+    let web = WebConsole::start(&cfg.path);
+    let browser = logged_in(&web, &cfg).await;
+    let c = &browser.client;
+
+    // Notes: today has none; yesterday's note rendered, its markup as text.
+    c.goto(&web.url("/notes")).await.unwrap();
+    assert!(
+        c.find(Locator::Id("note-none")).await.is_ok(),
+        "no note today"
+    );
+    c.goto(&web.url(&format!("/notes?date={yesterday}")))
+        .await
+        .unwrap();
+    let note = text_of(&browser, "#note").await;
+    assert!(note.contains("<script>alert(1)</script>"), "{note}");
+    assert_eq!(text_of(&browser, "#note b").await, "market");
+    browser.screenshot("notes").await;
+
+    // Skills.
+    c.goto(&web.url("/skills")).await.unwrap();
+    let skills = text_of(&browser, "#skills").await;
+    assert!(skills.contains("daily-brief"), "{skills}");
+    assert!(skills.contains("A morning summary"), "{skills}");
+    browser.screenshot("skills").await;
+
+    // Schedules: the reminder with its next run, no jobs; Delete removes it in agentd too.
+    c.goto(&web.url("/schedules")).await.unwrap();
+    let schedules = text_of(&browser, "#schedules").await;
+    assert!(schedules.contains("2099-01-01 09:00"), "{schedules}");
+    assert!(schedules.contains("water the <b>plants</b>"), "{schedules}");
+    let main = text_of(&browser, "main").await;
+    assert!(main.contains("没有后台任务"), "{main}");
+    browser.screenshot("schedules").await;
+    c.find(Locator::Css("#schedules button.delete"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.wait()
+        .at_most(WAIT)
+        .for_element(Locator::XPath("//main[not(.//table[@id='schedules'])]"))
+        .await
+        .expect("the schedule gone from the page");
+    let left = client
+        .list_schedules(pb::ListSchedulesRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .schedules;
+    assert!(left.is_empty(), "{left:?}");
+    browser.close().await;
+}
