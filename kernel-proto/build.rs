@@ -3,7 +3,9 @@
 use prost::Message;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../proto");
+    // Read at run time, not baked in with `env!`: a build script compiled for one checkout may be
+    // reused by another at a different path (a shared target directory).
+    let root = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?).join("../proto");
     let file = root.join("kernel/v1/agent.proto");
     println!("cargo:rerun-if-changed={}", file.display());
     let fds = protox::compile([&file], [&root])?;

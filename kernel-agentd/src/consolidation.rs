@@ -88,7 +88,11 @@ impl Consolidation {
     ) -> Result<Consolidation, ApiError> {
         let settings = config.memory_consolidation.clone();
         let client = match settings.endpoint.as_ref().filter(|_| settings.enabled) {
-            Some(endpoint) => Some(TitlesClient::new(endpoint, http).map_err(ApiError::internal)?),
+            Some(endpoint) => Some(
+                TitlesClient::new(endpoint, http)
+                    .map_err(ApiError::internal)?
+                    .recording(Arc::new(budget.ledger().clone())),
+            ),
             None => None,
         };
         let last = store
@@ -201,7 +205,12 @@ impl Consolidation {
             "memory consolidation: asking for a plan"
         );
         let answer = match client
-            .complete(plan::SYSTEM, prompt, inner.config.timeout)
+            .complete(
+                crate::conversation::Purpose::Consolidation,
+                plan::SYSTEM,
+                prompt,
+                inner.config.timeout,
+            )
             .await
         {
             Ok(answer) => answer,

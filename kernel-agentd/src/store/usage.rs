@@ -250,8 +250,14 @@ mod tests {
             cache_read_tokens: 0,
             cache_write_tokens: 0,
         };
-        store.record_usage(None, "p", "m", &u).await.unwrap();
-        store.record_usage(None, "p", "m", &u).await.unwrap();
+        store
+            .record_usage(None, ("p", "m"), "owner", &u)
+            .await
+            .unwrap();
+        store
+            .record_usage(None, ("p", "m"), "owner", &u)
+            .await
+            .unwrap();
         let hour_ago = Utc::now() - chrono::Duration::hours(1);
         let slots = store.usage_slots_since(hour_ago).await.unwrap();
         assert_eq!(slots.len(), 1, "{slots:?}");

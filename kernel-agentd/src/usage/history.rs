@@ -108,7 +108,10 @@ mod tests {
             cache_read_tokens: 0,
             cache_write_tokens: 0,
         };
-        store.record_usage(None, "main", "m1", &u).await.unwrap();
+        store
+            .record_usage(None, ("main", "m1"), "owner", &u)
+            .await
+            .unwrap();
         let h = ledger.history(90).await.unwrap();
         assert_eq!(h.dates.len(), 90);
         assert!(h.dates.windows(2).all(|w| w[0] < w[1]));
