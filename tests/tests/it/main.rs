@@ -140,4 +140,5 @@ mod web {
     mod browser;
     mod http;
     mod pages_browser;
+    mod pages_http;
 }
