@@ -7,7 +7,9 @@
 //! quoted string token, so no user text is ever FTS5 query syntax, and nothing a user types
 //! makes a search fail.
 
+mod browse;
 mod dot;
+mod edit;
 pub mod embeddings;
 pub mod exact;
 pub mod hybrid;

@@ -7,6 +7,7 @@ mod chat;
 mod convert;
 mod jobs;
 mod memory;
+mod memory_browse;
 mod outbox;
 mod schedules;
 mod status;
@@ -476,6 +477,24 @@ impl pb::agent_server::Agent for AgentService {
         req: Request<pb::RenameSessionRequest>,
     ) -> RpcResult<pb::RenameSessionResponse> {
         self.rename_session_rpc(req.into_inner())
+            .await
+            .map(Response::new)
+    }
+
+    async fn browse_memories(
+        &self,
+        req: Request<pb::BrowseMemoriesRequest>,
+    ) -> RpcResult<pb::BrowseMemoriesResponse> {
+        self.browse_memories_rpc(req.into_inner())
+            .await
+            .map(Response::new)
+    }
+
+    async fn edit_memory(
+        &self,
+        req: Request<pb::EditMemoryRequest>,
+    ) -> RpcResult<pb::EditMemoryResponse> {
+        self.edit_memory_rpc(req.into_inner())
             .await
             .map(Response::new)
     }

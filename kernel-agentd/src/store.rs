@@ -18,6 +18,7 @@ pub mod intake_keys;
 pub mod jobs;
 pub mod memory;
 pub mod memory_auto;
+mod memory_browse;
 mod messages;
 pub mod outbox;
 pub mod running_turns;
@@ -41,6 +42,7 @@ use sqlx::migrate::Migrator;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
 pub use error::StoreError;
+pub use memory_browse::{MemoryFilter, MemorySource};
 pub use messages::StoredMessage;
 pub use sessions::SessionRow;
 pub use summaries::StoredSummary;

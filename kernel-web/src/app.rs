@@ -85,6 +85,7 @@ fn router(web: Web) -> Router {
         .route("/schedules/delete", post(pages::schedules::delete))
         .route("/jobs/cancel", post(pages::schedules::cancel))
         .route("/skills", get(pages::skills::page))
+        .route("/memory/edit", post(pages::memory::edit))
         .route_layer(middleware::from_fn_with_state(web.clone(), auth::require));
     Router::new()
         .merge(pages)

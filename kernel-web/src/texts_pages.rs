@@ -57,4 +57,17 @@ page_texts! {
     jobs_cancel => "取消", "Cancel";
     nav_skills => "技能", "Skills";
     skills_none => "没有技能。", "No skills.";
+    memory_source => "来源", "Source";
+    memory_source_all => "全部", "all";
+    memory_source_owner => "我添加的", "added by me";
+    memory_source_auto => "自动（我的话）", "auto (my words)";
+    memory_source_outside => "自动（外部内容）", "auto (outside content)";
+    memory_from => "从", "from";
+    memory_to => "到", "to";
+    memory_filter => "筛选", "Filter";
+    memory_edit => "编辑", "Edit";
+    memory_save => "保存", "Save";
+    memory_page => "页", "page";
+    memory_prev => "← 上一页", "← previous";
+    memory_next => "下一页 →", "next →";
 }

@@ -147,4 +147,5 @@ mod web {
     mod telegram_login;
     mod tls;
     mod upload;
+    mod pages_http;
 }

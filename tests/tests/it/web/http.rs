@@ -79,6 +79,7 @@ async fn a_login_link_works_once_and_without_the_cookie_everything_is_401() {
         "/sessions/rename",
         "/schedules/delete",
         "/jobs/cancel",
+        "/memory/edit",
     ] {
         let res = http().post(web.url(path)).send().await.unwrap();
         assert_eq!(res.status(), 401, "POST {path}");

@@ -4,7 +4,7 @@
 //! empty purpose as "unspecified" and a hostile one as text; the budget and what is left); a
 //! session's whole history opened, searched, renamed and deleted; a day's note rendered;
 //! skills listed; a reminder shown with its next run and deleted. A screenshot of each page is
-//! written under `target/web-screenshots/`.
+//! written under `target/web-screenshots/`. Memories browsed by source and day, and one edited.
 
 use std::time::Duration;
 
@@ -424,5 +424,145 @@ async fn notes_schedules_jobs_and_skills_pages_show_and_a_schedule_is_deleted() 
         .into_inner()
         .schedules;
     assert!(left.is_empty(), "{left:?}");
+    browser.close().await;
+}
+
+#[tokio::test]
+async fn memories_are_browsed_by_source_and_day_and_edited() {
+    let llm = FakeLlm::start().await;
+    let cfg = TestConfig::new(&llm.url(), WEB_SECTION);
+    // Two automatic memories from ten days ago (one from outside content), written before
+    // agentd starts; the owner's own added through agentd.
+    std::fs::create_dir_all(cfg.data_dir()).unwrap();
+    let path = cfg.data_dir().join("kernel.db");
+    Store::open(&path).await.unwrap().close().await;
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    let old = (Utc::now() - chrono::Duration::days(10)).timestamp_millis();
+    for (text, origin) in [
+        ("the owner walks at six", None),
+        ("the docs say v2 is out", Some("tool mcp_docs__search")),
+    ] {
+        sqlx::query(
+            "INSERT INTO memories (text, created_at, source, origin) VALUES (?1, ?2, 'auto', ?3)",
+        )
+        .bind(text)
+        .bind(old)
+        .bind(origin)
+        .execute(&pool)
+        .await
+        .unwrap();
+    }
+    pool.close().await;
+    let _agentd = AgentdProcess::start(&cfg.path, &[]);
+    let mut client = AgentClient::new(unix_channel(cfg.socket()).await);
+    client
+        .add_memory(pb::AddMemoryRequest {
+            text: "the owner likes green tea".into(),
+        })
+        .await
+        .unwrap();
+    let web = WebConsole::start(&cfg.path);
+    let browser = logged_in(&web, &cfg).await;
+    let c = &browser.client;
+    let texts = async || -> Vec<String> {
+        let mut out = Vec::new();
+        for cell in c.find_all(Locator::Css("td.memory-text")).await.unwrap() {
+            out.push(cell.text().await.unwrap());
+        }
+        out
+    };
+
+    c.goto(&web.url("/memory")).await.unwrap();
+    assert_eq!(
+        texts().await,
+        [
+            "the owner likes green tea",
+            "the docs say v2 is out",
+            "the owner walks at six",
+        ],
+        "newest first (the later added first at the same time)"
+    );
+    browser.screenshot("memory-browse").await;
+
+    // By source: the select and Filter.
+    c.find(Locator::Css("#memory-source option[value=\"outside\"]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.find(Locator::Id("memory-filter"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.wait()
+        .at_most(WAIT)
+        .for_element(Locator::Css(
+            "#memory-source option[value=\"outside\"][selected]",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(texts().await, ["the docs say v2 is out"]);
+    let source = text_of(&browser, "td.memory-source").await;
+    assert!(source.contains("tool mcp_docs__search"), "{source}");
+
+    // By day: only today's.
+    let today = local_date(0);
+    c.goto(&web.url(&format!("/memory?from={today}&to={today}")))
+        .await
+        .unwrap();
+    assert_eq!(texts().await, ["the owner likes green tea"]);
+
+    // Edit it: the new text replaces the old, in agentd too.
+    let row = c.find(Locator::Css("tr.memory")).await.unwrap();
+    row.find(Locator::Css("details.edit summary"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let area = row.find(Locator::Css("textarea")).await.unwrap();
+    area.clear().await.unwrap();
+    area.send_keys("the owner likes oolong tea").await.unwrap();
+    browser.screenshot("memory-edit").await;
+    row.find(Locator::Css("button.save"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.wait()
+        .at_most(WAIT)
+        .for_element(Locator::XPath(
+            "//td[contains(@class,'memory-text') and text()='the owner likes oolong tea']",
+        ))
+        .await
+        .expect("the edited text");
+    assert!(
+        c.current_url().await.unwrap().as_str().contains("from="),
+        "back to the view"
+    );
+    let all: Vec<String> = client
+        .list_memories(pb::ListMemoriesRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .memories
+        .into_iter()
+        .map(|m| m.text)
+        .collect();
+    assert!(
+        all.contains(&"the owner likes oolong tea".to_owned()),
+        "{all:?}"
+    );
+    assert!(
+        !all.contains(&"the owner likes green tea".to_owned()),
+        "{all:?}"
+    );
+    assert_eq!(all.len(), 3);
     browser.close().await;
 }
