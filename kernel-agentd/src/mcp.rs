@@ -196,7 +196,9 @@ impl Mcp {
             .collect()
     }
 
-    /// Waits until `ready` holds for the status (checked now and after every change).
+    /// Waits until `ready` holds for the status (checked now and after every change; test
+    /// support).
+    #[cfg(any(test, feature = "test-support"))]
     pub async fn wait_until(&self, ready: impl Fn(&[McpServerStatus]) -> bool) {
         let mut rx = self.inner.changed.subscribe();
         loop {

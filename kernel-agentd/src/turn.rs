@@ -16,7 +16,6 @@
 //! failure before any answer text streamed continues on the next usable fallback provider
 //! (`FailedOver`); one that streamed text never does.
 
-mod answer;
 mod cut_off;
 mod extensions;
 mod gate;
@@ -24,6 +23,7 @@ mod hook;
 mod input;
 mod intake;
 mod media;
+mod question_reply;
 mod queue;
 mod recall;
 mod run;
@@ -32,7 +32,7 @@ mod soul;
 mod spend;
 mod start;
 mod steer;
-mod summary;
+mod tool_line;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -433,7 +433,7 @@ impl Turns {
 
 /// Benchmark support (`kernel-bench`): a turn's request for `session_id` — the summary and the
 /// unfolded rounds read from the store, built by `request::build` (folded when over the ceiling
-/// or `budget`, repaired, the summary placed, the new message appended), the fold saved.
+/// or `token_budget`, repaired, the summary placed, the new message appended), the fold saved.
 /// Returns the request's messages.
 #[doc(hidden)]
 #[cfg(any(test, feature = "test-support"))]
@@ -441,7 +441,7 @@ pub async fn assemble_for_bench(
     store: &Store,
     session_id: i64,
     rounds: usize,
-    budget: u64,
+    token_budget: u64,
     user: &crate::conversation::Message,
 ) -> Result<Vec<crate::conversation::Message>, crate::store::StoreError> {
     let stored = session_history::read(store, session_id).await?;
@@ -451,7 +451,7 @@ pub async fn assemble_for_bench(
         tools: &[],
         stored,
         rounds,
-        budget,
+        token_budget,
         kind: kernel_common::config::ProviderKind::Claude,
         user,
         now: "2026-01-01T00:00:00+0800 (Asia/Shanghai)",

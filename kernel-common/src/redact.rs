@@ -1,7 +1,7 @@
 //! Redaction of secrets for logs, errors and gRPC replies: the one place the rules live.
 //!
 //! Rules (spec §7): keys and tokens are masked to first 4 + `…` + last 4 (entirely `*` when ≤ 8
-//! chars); HTTP header values are replaced whole by `[REDACTED]`; the Telegram bot token never
+//! chars); a value withheld whole is replaced by `[REDACTED]`; the Telegram bot token never
 //! shows through a request URL. [`Redactor`] applies all of them to free text.
 
 use std::sync::{Arc, LazyLock};
@@ -24,12 +24,6 @@ pub fn mask(value: &str) -> String {
     let head: String = chars[..4].iter().collect();
     let tail: String = chars[chars.len() - 4..].iter().collect();
     format!("{head}…{tail}")
-}
-
-/// A header as it may be shown: `name: [REDACTED]`, whatever the value (spec §7: header values
-/// are replaced whole, never partially shown).
-pub fn redact_header(name: &str, _value: &str) -> String {
-    format!("{name}: {REDACTED}")
 }
 
 /// `url` (or any text holding URLs) with credentials masked: the Telegram bot token in
@@ -259,18 +253,6 @@ mod tests {
         assert_eq!(mask("ab"), "****");
         assert_eq!(mask(""), "****");
         assert_eq!(mask("密钥密钥密钥密钥密钥"), "密钥密钥…密钥密钥");
-    }
-
-    #[test]
-    fn header_values_are_always_redacted_whole() {
-        assert_eq!(
-            redact_header("Authorization", "Bearer sk-abc"),
-            "Authorization: [REDACTED]"
-        );
-        assert_eq!(
-            redact_header("Content-Type", "text/plain"),
-            "Content-Type: [REDACTED]"
-        );
     }
 
     #[test]

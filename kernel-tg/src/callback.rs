@@ -1,4 +1,4 @@
-//! A button press (an admitted callback query, see `gate::admit_press`): the Stop button
+//! A button press (an admitted callback query, see `admission::admit_press`): the Stop button
 //! cancels its own turn (the same `Cancel` as `/cancel`, for that turn only), an option answers
 //! the pending question (`Answer`), an approval button answers its approval (`Approve`; one
 //! agentd no longer has pending — answered, expired, forged — gets a toast and changes nothing),

@@ -24,9 +24,9 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::admission;
 use crate::answer::answer;
 use crate::bundle::{Bundle, Part};
-use crate::gate;
 use crate::handle::App;
 use crate::incoming::{self, Incoming};
 use backlog::Skipped;
@@ -187,7 +187,7 @@ impl Loop {
             if !self.confirm.see(id) {
                 continue;
             }
-            let Some(message) = gate::admit(&update, self.app.owner()) else {
+            let Some(message) = admission::admit(&update, self.app.owner()) else {
                 // Stale button presses and everything not the owner's: nothing to do.
                 self.confirm.handled(&[id]);
                 continue;
@@ -306,14 +306,14 @@ impl Loop {
 
     async fn update(&mut self, id: i32, update: &Update) {
         if matches!(update.kind, UpdateKind::CallbackQuery(_)) {
-            if let Some(press) = gate::admit_press(update, self.app.owner()) {
+            if let Some(press) = admission::admit_press(update, self.app.owner()) {
                 self.tasks
                     .spawn(crate::callback::handle(self.app.clone(), press.clone()));
             }
             self.confirm.handled(&[id]);
             return;
         }
-        let Some(message) = gate::admit(update, self.app.owner()) else {
+        let Some(message) = admission::admit(update, self.app.owner()) else {
             self.confirm.handled(&[id]);
             return;
         };

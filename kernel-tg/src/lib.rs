@@ -2,6 +2,7 @@
 //! `main` only loads config, starts logging and handles signals.
 #![forbid(unsafe_code)]
 
+mod admission;
 pub mod agentd;
 mod answer;
 mod app;
@@ -10,7 +11,6 @@ mod buttons;
 mod callback;
 pub mod command;
 mod delivery;
-mod gate;
 mod handle;
 mod incoming;
 mod intake;

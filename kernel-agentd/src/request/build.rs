@@ -32,7 +32,7 @@ pub(crate) struct RequestInputs<'a> {
     /// The rounds ceiling (`general.context_rounds`).
     pub rounds: usize,
     /// Estimated tokens the whole request may hold.
-    pub budget: u64,
+    pub token_budget: u64,
     /// The wire the request goes to (what the transcript repair must satisfy).
     pub kind: ProviderKind,
     /// The owner's new message.
@@ -66,7 +66,7 @@ pub(crate) fn build(inputs: RequestInputs<'_>) -> BuiltRequest {
     let prefix_tokens = prefix_tokens(&system, inputs.tools);
     let limits = Limits {
         rounds: inputs.rounds,
-        budget: inputs.budget,
+        token_budget: inputs.token_budget,
         fixed: prefix_tokens + message_tokens(inputs.user) + PER_TURN_ALLOWANCE,
         kind: inputs.kind,
     };

@@ -6,8 +6,8 @@
 
 use kernel_common::config::ProviderKind;
 
-use super::budget::fold_count;
 use super::context::{starts_round, window_rounds};
+use super::fold::fold_count;
 use super::repair::repair;
 use super::session_summary::SessionSummary;
 use super::tokens::{messages_tokens, text_tokens};
@@ -79,7 +79,7 @@ pub(crate) struct Limits {
     /// The rounds ceiling (`general.context_rounds`).
     pub rounds: usize,
     /// Tokens the history may use with `fixed` (prefix, current message) in the request.
-    pub budget: u64,
+    pub token_budget: u64,
     pub fixed: u64,
     pub kind: ProviderKind,
 }
@@ -89,7 +89,7 @@ impl Limits {
     pub(crate) fn peek(kind: ProviderKind) -> Self {
         Self {
             rounds: usize::MAX,
-            budget: u64::MAX,
+            token_budget: u64::MAX,
             fixed: 0,
             kind,
         }
@@ -111,7 +111,7 @@ pub(crate) fn fit(stored: StoredHistory, limits: Limits) -> History {
     let n = fold_count(
         &plain,
         limits.fixed + summary_tokens,
-        limits.budget,
+        limits.token_budget,
         limits.rounds,
     );
     let folded = (n > 0).then(|| {

@@ -197,7 +197,10 @@ impl Repairer {
         let (results, others): (Vec<Block>, Vec<Block>) = content
             .into_iter()
             .partition(|b| matches!(b, Block::ToolResult { .. }));
-        let results: Vec<Block> = results.into_iter().filter_map(|b| self.answer(b)).collect();
+        let results: Vec<Block> = results
+            .into_iter()
+            .filter_map(|b| self.result_for(b))
+            .collect();
         if results.is_empty() && others.is_empty() {
             return;
         }
@@ -223,7 +226,7 @@ impl Repairer {
     }
 
     /// The result re-addressed to its call in `out`, or `None` for an orphan or a duplicate.
-    fn answer(&mut self, block: Block) -> Option<Block> {
+    fn result_for(&mut self, block: Block) -> Option<Block> {
         let Block::ToolResult {
             call_id,
             content,

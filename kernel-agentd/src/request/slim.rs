@@ -57,12 +57,12 @@ pub(crate) fn slim_block(block: &Block, tool: Option<&str>) -> Block {
             let tool = tool.unwrap_or(UNKNOWN_TOOL);
             let bulky =
                 ALWAYS_SLIMMED.contains(&tool) || content.chars().count() > TOOL_RESULT_LIMIT;
-            if !bulky || is_summary(tool, content) {
+            if !bulky || is_placeholder(tool, content) {
                 return block.clone();
             }
             Block::ToolResult {
                 call_id: call_id.clone(),
-                content: summarize_tool_result(tool, content, *is_error),
+                content: result_placeholder(tool, content, *is_error),
                 is_error: *is_error,
             }
         }
@@ -71,7 +71,7 @@ pub(crate) fn slim_block(block: &Block, tool: Option<&str>) -> Block {
 }
 
 /// `<tool> 结果已处理(成功|失败)，<N> 字符[，详见 <output_path>]`.
-pub(crate) fn summarize_tool_result(tool: &str, content: &str, is_error: bool) -> String {
+pub(crate) fn result_placeholder(tool: &str, content: &str, is_error: bool) -> String {
     let json = serde_json::from_str::<serde_json::Value>(content)
         .ok()
         .filter(|v| v.is_object());
@@ -95,7 +95,7 @@ pub(crate) fn summarize_tool_result(tool: &str, content: &str, is_error: bool) -
 }
 
 /// Whether `content` already is a summary of `tool` (slimming twice changes nothing).
-fn is_summary(tool: &str, content: &str) -> bool {
+fn is_placeholder(tool: &str, content: &str) -> bool {
     content
         .strip_prefix(tool)
         .is_some_and(|rest| rest.starts_with(" 结果已处理("))

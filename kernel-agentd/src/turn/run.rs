@@ -25,7 +25,7 @@ use super::input::Accepted;
 use super::intake::IntakeKeys;
 use super::session_history;
 use super::slim::slim;
-use super::summary::{input_summary, result_summary};
+use super::tool_line::{input_line, result_line};
 use super::{MAX_TOOL_CALLS, TurnEvent, Turns};
 use kernel_common::config::Locale;
 
@@ -124,7 +124,7 @@ pub(super) struct Turn {
     turn_start: usize,
     /// Estimated tokens a request may hold (the window minus the output reserve, lowered by the
     /// session's calibration).
-    budget: u64,
+    token_budget: u64,
     /// Context-too-long retries so far (1: compacted, 2: current message only).
     shrinks: u8,
     /// Calls so far per `tool` + input, for the doom-loop guard.
@@ -179,7 +179,7 @@ impl Turn {
             messages: Vec::new(),
             stable_prefix: 0,
             turn_start: 0,
-            budget: u64::MAX,
+            token_budget: u64::MAX,
             shrinks: 0,
             repeats: HashMap::new(),
             usage: Usage::default(),
@@ -393,7 +393,7 @@ impl Turn {
             calls = calls.len(),
             "the model asked for tools after the limit"
         );
-        self.answer_calls(calls, vec![None; calls.len()], limit_output, None)
+        self.close_calls(calls, vec![None; calls.len()], limit_output, None)
             .await?;
         let text = message.text();
         Ok(if text.trim().is_empty() {
@@ -411,7 +411,7 @@ impl Turn {
         let (k, tz) = (turns.memory_recall_k, turns.tz);
         let (persona, skills) = tokio::join!(turns.soul.system_prompt(), turns.skills.index());
         self.specs = turns.tools.specs();
-        self.budget = self.budget_for_model();
+        self.token_budget = self.token_budget_for_model();
         // Memory recall reads only the memories, so it runs beside reading the history and
         // storing the owner's message (each on its own pool connection), not after them.
         let query = media::recall_query(&self.user);
@@ -441,7 +441,7 @@ impl Turn {
             tools: &self.specs,
             stored,
             rounds: turns.context_rounds,
-            budget: self.budget,
+            token_budget: self.token_budget,
             kind: self.model.kind,
             user: &self.user,
             now: &format_now(Utc::now(), tz),

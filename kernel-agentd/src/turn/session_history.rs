@@ -5,7 +5,7 @@
 
 use kernel_common::config::ProviderKind;
 
-use crate::request::budget::KEEP_ROUNDS;
+use crate::request::fold::KEEP_ROUNDS;
 use crate::request::history::{self, Folded, History, Limits, StoredHistory};
 use crate::request::session_summary::SessionSummary;
 use crate::store::{Store, StoreError, StoredSummary};
@@ -83,7 +83,7 @@ pub(super) async fn compact(
 ) -> Result<Compaction, StoreError> {
     let unbounded = |rounds| Limits {
         rounds,
-        budget: u64::MAX,
+        token_budget: u64::MAX,
         fixed: 0,
         kind,
     };

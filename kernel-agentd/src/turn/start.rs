@@ -26,8 +26,8 @@ impl Turns {
         keys: IntakeKeys,
     ) -> Result<TurnEvents, ApiError> {
         let inner = &self.inner;
-        if let Some(id) = self.answer_question(&input).await {
-            // A message while the model waits for the owner's answer is that answer.
+        if let Some(id) = self.reply_to_question(&input).await {
+            // A message while the model waits for the owner's reply is that reply.
             let (tx, rx) = mpsc::unbounded_channel();
             let _ = tx.send(TurnEvent::Answered { id });
             return Ok(rx);

@@ -54,7 +54,7 @@ fn stored(n: usize, result_chars: usize) -> StoredHistory {
 fn build_with(
     stored: StoredHistory,
     rounds: usize,
-    budget: u64,
+    token_budget: u64,
     memories: &[String],
 ) -> BuiltRequest {
     let user = Message::user_text("新的问题");
@@ -64,7 +64,7 @@ fn build_with(
         tools: &[],
         stored,
         rounds,
-        budget,
+        token_budget,
         kind: ProviderKind::Claude,
         user: &user,
         now: NOW,
@@ -212,8 +212,7 @@ fn recalled_memories_lead_the_new_message_one_line_each_with_their_origin_labels
 
 #[test]
 fn slimmed_results_are_sent_as_stored() {
-    let slimmed =
-        crate::request::slim::summarize_tool_result("read_log", &"日".repeat(9_000), false);
+    let slimmed = crate::request::slim::result_placeholder("read_log", &"日".repeat(9_000), false);
     let mut history = stored(2, 0);
     let Block::ToolResult { content, .. } = &mut history.messages[2].1.content[0] else {
         panic!("a result");
@@ -257,7 +256,7 @@ fn the_system_prompt_is_the_persona_then_the_skills_index_and_the_tools_count() 
             tools,
             stored: StoredHistory::default(),
             rounds: 50,
-            budget: 100_000,
+            token_budget: 100_000,
             kind: ProviderKind::OpenAiCompat,
             user: &Message::user_text("hi"),
             now: NOW,

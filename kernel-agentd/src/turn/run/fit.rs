@@ -5,15 +5,15 @@
 
 use super::{Stop, Turn, store_failed};
 use crate::conversation::{Block, Message, Role, Usage};
-use crate::request::budget::{KEEP_ROUNDS, slim_turn_outputs};
 use crate::request::context::starts_round;
+use crate::request::fold::{KEEP_ROUNDS, slim_turn_outputs};
 use crate::request::history::Limits;
 use crate::request::tokens::messages_tokens;
 use crate::turn::session_history;
 
 impl Turn {
     /// The request budget of the current model, in this session's estimate units.
-    pub(super) fn budget_for_model(&self) -> u64 {
+    pub(super) fn token_budget_for_model(&self) -> u64 {
         let turns = &self.turns;
         let window = turns.window(&self.model.name, &self.model.model);
         let budget = u64::from(window.input_budget());
@@ -33,28 +33,28 @@ impl Turn {
 
     /// Before a model call, over the budget: this turn's earlier tool outputs shrink to their
     /// stored (slimmed) form; still over, older rounds fold into the session summary.
-    pub(super) async fn fit_budget(&mut self) -> Result<(), Stop> {
-        self.budget = self.budget_for_model();
+    pub(super) async fn fit_token_budget(&mut self) -> Result<(), Stop> {
+        self.token_budget = self.token_budget_for_model();
         let estimate = self.request_tokens();
-        if estimate <= self.budget {
+        if estimate <= self.token_budget {
             return Ok(());
         }
         let saved = slim_turn_outputs(&mut self.messages, 0);
         let after = self.request_tokens();
         tracing::info!(
             estimate,
-            budget = self.budget,
+            budget = self.token_budget,
             saved,
             "over the context budget: earlier tool outputs slimmed"
         );
-        if after <= self.budget || self.turn_start == 0 {
+        if after <= self.token_budget || self.turn_start == 0 {
             return Ok(());
         }
         let turns = &self.turns.inner;
         let fixed = self.prefix_estimate + messages_tokens(&self.messages[self.turn_start..]);
         let limits = Limits {
             rounds: turns.context_rounds,
-            budget: self.budget,
+            token_budget: self.token_budget,
             fixed,
             kind: self.model.kind,
         };
@@ -68,7 +68,7 @@ impl Turn {
         tracing::info!(
             before = after,
             after = self.request_tokens(),
-            budget = self.budget,
+            budget = self.token_budget,
             "over the context budget: older rounds folded"
         );
         Ok(())
@@ -103,7 +103,7 @@ impl Turn {
                 );
                 let limits = Limits {
                     rounds: KEEP_ROUNDS,
-                    budget: u64::MAX,
+                    token_budget: u64::MAX,
                     fixed: 0,
                     kind: self.model.kind,
                 };

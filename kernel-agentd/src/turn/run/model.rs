@@ -27,7 +27,7 @@ impl Turn {
     pub(super) async fn model_step(&mut self, tools_allowed: bool) -> Result<ModelResponse, Stop> {
         let mut retry = Retry::new(self.model.retry);
         loop {
-            self.fit_budget().await?;
+            self.fit_token_budget().await?;
             let mut partial = None;
             let error = match self.stream_model(tools_allowed, &mut partial).await {
                 Ok(response) => {
@@ -36,7 +36,7 @@ impl Turn {
                 }
                 Err(CallError::Cancelled) => Stop::Cancelled,
                 Err(CallError::Llm(e @ LlmError::ContextTooLong { .. })) if partial.is_none() => {
-                    tracing::warn!(error = %e, estimate = self.request_tokens(), budget = self.budget, "the provider says the context is too long");
+                    tracing::warn!(error = %e, estimate = self.request_tokens(), budget = self.token_budget, "the provider says the context is too long");
                     if self.shrink().await? {
                         continue;
                     }

@@ -1,5 +1,5 @@
 //! A step's tool calls: read-only ones next to each other run concurrently, the rest alone and
-//! in order, within the turn's budget, the doom-loop guard
+//! in order, within the turn's tool-call limit, the doom-loop guard
 //! (the same tool with the same input at most [`MAX_IDENTICAL_CALLS`] times per user message),
 //! skipped calls after a `/steer`, synthetic results on cancellation, and tool events forwarded
 //! as turn events.
@@ -14,30 +14,30 @@ const SKIPPED_BY_STEER: &str = "skipped: the owner steered";
 const MAX_IDENTICAL_CALLS: usize = 2;
 
 impl Turn {
-    /// Runs a step's calls (up to the turn's budget; two or more read-only calls in a row run
+    /// Runs a step's calls (up to the calls left of the turn's [`MAX_TOOL_CALLS`]; two or more read-only calls in a row run
     /// concurrently, every other call alone and in order), then stores their
     /// results in call order as one user message. A `/steer` received meanwhile ends the step
     /// after the call in progress: the calls not started get a "skipped" result and the steer
     /// text joins the results message (what the next model request sees right after them). On
     /// cancellation, calls without a result get a synthetic "cancelled by the user" one.
     pub(super) async fn run_tools(&mut self, calls: Vec<Call>) -> Result<(), Stop> {
-        let budget = MAX_TOOL_CALLS
+        let runnable = MAX_TOOL_CALLS
             .saturating_sub(self.calls_used)
             .min(calls.len());
         let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
-        for slot in outputs.iter_mut().skip(budget) {
+        for slot in outputs.iter_mut().skip(runnable) {
             *slot = Some(limit_output());
         }
         let tools = self.turns.inner.tools.clone();
         let mut cancelled = false;
         let mut steered = false;
         let mut i = 0;
-        while i < budget {
+        while i < runnable {
             if self.permit.as_ref().is_some_and(Permit::steered) {
                 steered = true;
                 break;
             }
-            let batch = calls[i..budget]
+            let batch = calls[i..runnable]
                 .iter()
                 .take_while(|c| tools.runs_concurrently(&c.name, &c.input))
                 .count();
@@ -56,7 +56,7 @@ impl Turn {
         }
         self.with_permit(Permit::tools_finished);
         if cancelled {
-            self.answer_calls(
+            self.close_calls(
                 &calls,
                 outputs,
                 || ToolOutput::error(CANCELLED_BY_USER),
@@ -69,7 +69,7 @@ impl Turn {
             tracing::info!("the owner steered: the step's remaining calls are skipped");
         }
         let steer = self.steer_block();
-        self.answer_calls(
+        self.close_calls(
             &calls,
             outputs,
             || ToolOutput::error(SKIPPED_BY_STEER),
@@ -121,7 +121,7 @@ impl Turn {
     fn start_call(&mut self, call: &Call) -> Option<ToolOutput> {
         let redactor = self.turns.inner.redactor.clone();
         self.calls_used += 1;
-        let input_summary = input_summary(&call.input, &redactor);
+        let input_summary = input_line(&call.input, &redactor);
         tracing::info!(tool = %call.name, call = %call.id, input = %input_summary, "tool started");
         self.emit(TurnEvent::ToolStarted {
             call_id: call.id.clone(),
@@ -138,14 +138,14 @@ impl Turn {
         self.emit(TurnEvent::ToolFinished {
             call_id: call.id.clone(),
             ok: false,
-            summary: result_summary(&output, &redactor),
+            summary: result_line(&output, &redactor),
         });
         Some(output)
     }
 
     /// Announces that `call` finished with `output`.
     fn finish_call(&self, call: &Call, output: &ToolOutput) {
-        let summary = result_summary(output, &self.turns.inner.redactor);
+        let summary = result_line(output, &self.turns.inner.redactor);
         tracing::info!(tool = %call.name, call = %call.id, ok = !output.is_error, "tool finished");
         self.emit(TurnEvent::ToolFinished {
             call_id: call.id.clone(),
@@ -236,7 +236,7 @@ impl Turn {
     }
 
     /// Stores and appends the results message for `calls` (`missing()` for calls without output).
-    pub(super) async fn answer_calls(
+    pub(super) async fn close_calls(
         &mut self,
         calls: &[Call],
         outputs: Vec<Option<ToolOutput>>,

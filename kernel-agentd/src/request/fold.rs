@@ -1,4 +1,4 @@
-//! The request's token budget: how many of the oldest stored rounds to fold into the session
+//! Folding under the token budget: how many of the oldest stored rounds to fold into the session
 //! summary, and how to shrink the current turn when its own tool outputs outgrow the budget.
 //!
 //! The request is laid out as: stable prefix (system + tools, never trimmed), the session summary
@@ -23,8 +23,13 @@ const FOLD_TO_ROUNDS: f64 = 0.75;
 
 /// How many leading messages of `history` (stored, oldest first, starting at a round) to fold
 /// so that the request fits: `fixed` tokens (prefix, summary, current message) plus the history
-/// within `budget`, and at most `ceiling` rounds. 0 when nothing needs to fold.
-pub(crate) fn fold_count(history: &[Message], fixed: u64, budget: u64, ceiling: usize) -> usize {
+/// within `token_budget`, and at most `ceiling` rounds. 0 when nothing needs to fold.
+pub(crate) fn fold_count(
+    history: &[Message],
+    fixed: u64,
+    token_budget: u64,
+    ceiling: usize,
+) -> usize {
     let starts: Vec<usize> = history
         .iter()
         .enumerate()
@@ -38,11 +43,11 @@ pub(crate) fn fold_count(history: &[Message], fixed: u64, budget: u64, ceiling: 
     }
     let sizes: Vec<u64> = history.iter().map(message_tokens).collect();
     let total: u64 = fixed + sizes.iter().sum::<u64>();
-    if starts.len() <= ceiling && total <= budget {
+    if starts.len() <= ceiling && total <= token_budget {
         return 0;
     }
     let rounds_mark = ((ceiling as f64 * FOLD_TO_ROUNDS) as usize).max(keep);
-    let tokens_mark = (budget as f64 * FOLD_TO_BUDGET) as u64;
+    let tokens_mark = (token_budget as f64 * FOLD_TO_BUDGET) as u64;
     let mut remaining = total;
     let mut folded_to = starts[0];
     for (r, &start) in starts.iter().enumerate() {

@@ -1,12 +1,13 @@
-//! One-line, redacted summaries of tool inputs and results for `ToolStarted` / `ToolFinished`.
+//! One-line, redacted descriptions of tool inputs and results for `ToolStarted` / `ToolFinished`
+//! (the events' `input_summary` / `summary` fields).
 
 use kernel_common::Redactor;
 use serde_json::Value;
 
 use crate::tools::ToolOutput;
 
-/// Longest summary, in characters.
-pub(super) const SUMMARY_CHARS: usize = 120;
+/// Longest line, in characters.
+pub(super) const LINE_CHARS: usize = 120;
 
 /// What replaces the value of a credential-looking field.
 const HIDDEN: &str = "[REDACTED]";
@@ -28,17 +29,17 @@ const SENSITIVE_PARTS: &[&str] = &[
 ];
 
 /// The input as compact JSON on one line: credential-looking fields hidden, known secrets
-/// masked, at most [`SUMMARY_CHARS`] characters.
-pub(super) fn input_summary(input: &Value, redactor: &Redactor) -> String {
+/// masked, at most [`LINE_CHARS`] characters.
+pub(super) fn input_line(input: &Value, redactor: &Redactor) -> String {
     let shown = match input {
         Value::Object(map) if map.is_empty() => String::new(),
         other => hide_credentials(other).to_string(),
     };
-    one_line(&redactor.redact(&shown), SUMMARY_CHARS)
+    one_line(&redactor.redact(&shown), LINE_CHARS)
 }
 
-/// The result's first line (or an error's message), masked, at most [`SUMMARY_CHARS`] characters.
-pub(super) fn result_summary(output: &ToolOutput, redactor: &Redactor) -> String {
+/// The result's first line (or an error's message), masked, at most [`LINE_CHARS`] characters.
+pub(super) fn result_line(output: &ToolOutput, redactor: &Redactor) -> String {
     let error = serde_json::from_str::<Value>(&output.content)
         .ok()
         .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_owned));
@@ -51,7 +52,7 @@ pub(super) fn result_summary(output: &ToolOutput, redactor: &Redactor) -> String
             .unwrap_or_default()
             .to_owned(),
     };
-    one_line(&redactor.redact(&text), SUMMARY_CHARS)
+    one_line(&redactor.redact(&text), LINE_CHARS)
 }
 
 /// `text` with whitespace runs collapsed to one space, cut to `max` characters (with `…`).
@@ -115,7 +116,7 @@ mod tests {
     #[test]
     fn input_summaries_are_one_short_redacted_line() {
         let r = Redactor::new(["sk-live-0123456789abcdef"]);
-        let s = input_summary(
+        let s = input_line(
             &json!({"query": "rust\nasync", "apiKey": "x", "headers": {"X-Auth-Token": "t"}}),
             &r,
         );
@@ -123,7 +124,7 @@ mod tests {
             s,
             r#"{"apiKey":"[REDACTED]","headers":{"X-Auth-Token":"[REDACTED]"},"query":"rust\nasync"}"#
         );
-        let s = input_summary(
+        let s = input_line(
             &json!({"task": "use sk-live-0123456789abcdef now", "keyword": "k"}),
             &r,
         );
@@ -131,25 +132,25 @@ mod tests {
             !s.contains("sk-live-0123456789abcdef") && s.contains("\"keyword\":\"k\""),
             "{s}"
         );
-        let long = input_summary(&json!({"text": "x".repeat(500)}), &r);
-        assert_eq!(long.chars().count(), SUMMARY_CHARS);
+        let long = input_line(&json!({"text": "x".repeat(500)}), &r);
+        assert_eq!(long.chars().count(), LINE_CHARS);
         assert!(long.ends_with('…'));
-        assert_eq!(input_summary(&json!({}), &r), "");
+        assert_eq!(input_line(&json!({}), &r), "");
     }
 
     #[test]
     fn result_summaries_show_the_first_line_or_the_error() {
         let r = Redactor::default();
         assert_eq!(
-            result_summary(&ToolOutput::ok("\n first  line \nsecond"), &r),
+            result_line(&ToolOutput::ok("\n first  line \nsecond"), &r),
             "first line"
         );
         assert_eq!(
-            result_summary(&ToolOutput::error("no such file"), &r),
+            result_line(&ToolOutput::error("no such file"), &r),
             "no such file"
         );
         assert_eq!(
-            result_summary(&ToolOutput::ok(r#"{"error":"not an error"}"#), &r),
+            result_line(&ToolOutput::ok(r#"{"error":"not an error"}"#), &r),
             r#"{"error":"not an error"}"#
         );
     }

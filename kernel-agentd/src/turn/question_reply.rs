@@ -1,4 +1,4 @@
-//! An owner message while the running turn's `ask_user` question is pending is its answer:
+//! An owner message while the running turn's `ask_user` question is pending is the owner's reply:
 //! the text, or a voice note's transcript (transcribed here, under the root token). Anything
 //! else (a photo, a document) follows the busy rule like any message while a turn runs.
 
@@ -7,8 +7,8 @@ use crate::media::SttFailure;
 use crate::turn::input::Part;
 
 impl Turns {
-    /// Answers the pending question with `input` when it is one; the question's id.
-    pub(super) async fn answer_question(&self, input: &UserInput) -> Option<String> {
+    /// Replies to the pending question with `input` when it is one; the question's id.
+    pub(super) async fn reply_to_question(&self, input: &UserInput) -> Option<String> {
         let inner = &self.inner;
         if !inner.asks.is_pending() {
             return None;
