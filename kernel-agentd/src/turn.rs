@@ -49,8 +49,8 @@ use crate::conversation::{Message, Usage};
 use crate::error::ApiError;
 use crate::failure::FailReason;
 use crate::media::Media;
-use crate::models::Models;
 use crate::models::cooldown::FailoverReason;
+use crate::models::{CurrentModel, Models};
 use crate::outbox::{Outbox, OwnerDelivery};
 use crate::sessions::Sessions;
 use crate::skills::Skills;
@@ -354,6 +354,11 @@ impl Turns {
     /// The approvals service risky tool calls wait on.
     pub fn approvals(&self) -> &Approvals {
         &self.inner.approvals
+    }
+
+    /// The configured providers and the current choice.
+    pub fn models(&self) -> &Models {
+        &self.inner.models
     }
 
     /// The tools offered to the model.
