@@ -73,6 +73,7 @@ pub use hook::{FoldHook, RoundHook};
 pub use input::{Attachment, UserInput};
 pub use intake::IntakeKeys;
 pub use recall::MemoryRecall;
+pub use spend::Continued;
 pub use steer::Steered;
 
 /// One event of a turn, in the order they happen.

@@ -37,7 +37,10 @@ impl Turns {
         if let Some(kind) = inner.models.current_kind() {
             media::check_for_provider(&input, kind).map_err(|r| r.into_error(media.locale()))?;
         }
-        if let Some(refused) = self.refuse_over_budget(delivery).await? {
+        if let Some(refused) = self
+            .refuse_over_budget(delivery, &input.text_parts())
+            .await?
+        {
             return Ok(refused);
         }
         match self.try_start(input, delivery, keys).await? {
