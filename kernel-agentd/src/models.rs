@@ -245,6 +245,47 @@ impl Models {
         Some((next, reason))
     }
 
+    /// The provider and model `spec` names — `provider/model`, or `provider` for its default
+    /// model — for a turn that runs on it rather than on the current choice (a scheduled task).
+    /// `Err` says in English what is wrong, naming the choices: an unknown provider, a model
+    /// outside its `models`, a provider without a key.
+    pub fn named(&self, spec: &str) -> Result<CurrentModel, String> {
+        let spec = spec.trim();
+        let (name, model) = match spec.split_once('/') {
+            Some((p, m)) => (p.trim(), Some(m.trim())),
+            None => (spec, None),
+        };
+        let Some(config) = self.inner.configs.get(name) else {
+            let choices: Vec<&str> = self.inner.configs.keys().map(String::as_str).collect();
+            return Err(format!(
+                "unknown provider {:?}: use \"provider/model\" with one of {}",
+                shown(name),
+                choices.join(", ")
+            ));
+        };
+        let model = model.unwrap_or(&config.default_model);
+        if model != config.default_model && !config.models.iter().any(|m| m == model) {
+            return Err(format!(
+                "model {:?} is not configured for provider {name}: use one of {}",
+                shown(model),
+                config.models.join(", ")
+            ));
+        }
+        let Some(provider) = self.inner.clients.get(name).cloned() else {
+            return Err(format!(
+                "provider {name} has no API key: set it, or name another provider"
+            ));
+        };
+        Ok(CurrentModel {
+            name: name.to_owned(),
+            replaces: None,
+            provider,
+            model: model.to_owned(),
+            kind: config.kind,
+            retry: config.retry,
+        })
+    }
+
     /// Records a successful call of `name` (its cooldown streak ends).
     pub async fn succeeded(&self, name: &str) {
         self.inner.cooldowns.succeeded(name).await;

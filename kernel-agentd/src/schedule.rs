@@ -82,6 +82,11 @@ pub enum ScheduleError {
     EmptyMessage,
     #[error("the message is longer than {MAX_MESSAGE_CHARS} characters")]
     LongMessage,
+    /// The named model is not a configured one (the English reason names the choices).
+    #[error("bad model: {0}")]
+    BadModel(String),
+    #[error("a reminder calls no model: give a model only with mode \"task\"")]
+    ModelForReminder,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -108,6 +113,8 @@ pub(crate) struct ScheduleInfo {
     pub message: String,
     /// The cron expression of a recurring schedule.
     pub cron: Option<String>,
+    /// The `provider/model` a task runs on (`None`: the current one).
+    pub model: Option<String>,
 }
 
 /// The schedules and their scheduler; a cheap `Clone` handle.
@@ -169,12 +176,15 @@ impl Schedules {
         self.start_task_runs();
     }
 
-    /// Adds a schedule: `when` is read in the configured time zone (see [`When::parse`]).
+    /// Adds a schedule: `when` is read in the configured time zone (see [`When::parse`]); a
+    /// task may name the `provider/model` it runs on (checked against the configured
+    /// providers; stored as `provider/model`).
     pub(crate) async fn add(
         &self,
         when: &str,
         message: &str,
         mode: Mode,
+        model: Option<&str>,
     ) -> Result<ScheduleInfo, ScheduleError> {
         let message = message.trim();
         if message.is_empty() {
@@ -183,6 +193,19 @@ impl Schedules {
         if message.chars().count() > MAX_MESSAGE_CHARS {
             return Err(ScheduleError::LongMessage);
         }
+        let model = match model.map(str::trim).filter(|m| !m.is_empty()) {
+            None => None,
+            Some(_) if mode == Mode::Remind => return Err(ScheduleError::ModelForReminder),
+            Some(spec) => {
+                let named = self
+                    .inner
+                    .turns
+                    .models()
+                    .named(spec)
+                    .map_err(ScheduleError::BadModel)?;
+                Some(format!("{}/{}", named.name, named.model))
+            }
+        };
         let now = Utc::now();
         let parsed = When::parse(when, now, self.inner.tz)?;
         let next_fire = parsed
@@ -201,6 +224,7 @@ impl Schedules {
                 mode: mode.as_str().to_owned(),
                 message: message.to_owned(),
                 next_fire,
+                model,
             })
             .await?;
         tracing::info!(id = row.id, spec, mode = mode.as_str(), next_fire = %row.next_fire, "schedule added");
@@ -253,6 +277,7 @@ impl Schedules {
             mode: Mode::parse(&row.mode).unwrap_or(Mode::Remind),
             message: row.message.clone(),
             cron: (row.spec == "cron").then(|| row.expr.clone()),
+            model: row.model.clone(),
         }
     }
 
@@ -342,7 +367,12 @@ impl Schedules {
                 let prompt = task_prompt(inner.locale, &due_local, late, &row.message);
                 let fired = inner
                     .store
-                    .fire_schedule(row.id, row.next_fire, next, Firing::Task(&prompt))
+                    .fire_schedule(
+                        row.id,
+                        row.next_fire,
+                        next,
+                        Firing::Task(&prompt, row.model.as_deref()),
+                    )
                     .await?;
                 if let Some(run) = fired {
                     tracing::info!(id = row.id, run, "scheduled task queued");

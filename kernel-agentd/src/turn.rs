@@ -51,8 +51,8 @@ use crate::conversation::{Message, Usage};
 use crate::error::ApiError;
 use crate::failure::FailReason;
 use crate::media::Media;
-use crate::models::Models;
 use crate::models::cooldown::FailoverReason;
+use crate::models::{CurrentModel, Models};
 use crate::outbox::{Outbox, OwnerDelivery};
 use crate::sessions::Sessions;
 use crate::skills::Skills;
@@ -76,6 +76,7 @@ pub use hook::{FoldHook, RoundHook};
 pub use input::{Attachment, UserInput};
 pub use intake::IntakeKeys;
 pub use recall::MemoryRecall;
+pub use spend::Continued;
 pub use steer::Steered;
 
 /// One event of a turn, in the order they happen.
@@ -357,6 +358,11 @@ impl Turns {
     /// The approvals service risky tool calls wait on.
     pub fn approvals(&self) -> &Approvals {
         &self.inner.approvals
+    }
+
+    /// The configured providers and the current choice.
+    pub fn models(&self) -> &Models {
+        &self.inner.models
     }
 
     /// The tools offered to the model.

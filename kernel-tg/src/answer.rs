@@ -261,6 +261,7 @@ async fn call(
                     mode: &s.mode,
                     message: &s.message,
                     cron: &s.cron,
+                    model: &s.model,
                 })
                 .collect();
             texts.schedules(&entries)

@@ -3,8 +3,8 @@
 //! Allow once / Allow for this session / Deny (`apv:<approval id>:o|s|d`) and a cut-off
 //! answer's button to run its message again (`rerun:<turn id>`), `/memory`'s previous / next
 //! page (`mem:<page>`; `mema:<page>` for `/memory all`), a budget limit's
-//! Continue today / this month (`bud:<period key>`), and a proposed merge of memories' merge /
-//! keep (`mprop:<proposal id>:m|k`). Pure: building
+//! Continue today / this month (`bud:<period key>[:<refused message id>]`), and a proposed merge
+//! of memories' merge / keep (`mprop:<proposal id>:m|k`). Pure: building
 //! and parsing `callback_data` (1–64 bytes, Telegram's rule); `callback` handles a press.
 
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
@@ -32,8 +32,9 @@ pub(crate) enum Press {
     MemoryPage { page: u32 },
     /// Show page `page` of `/memory all`, set-aside memories included (`mema:<page>`).
     MemoryAllPage { page: u32 },
-    /// Lift the budget limits for `period` (`day:YYYY-MM-DD` or `month:YYYY-MM`).
-    Budget { period: String },
+    /// Lift the budget limits for `period` (`day:YYYY-MM-DD` or `month:YYYY-MM`) and run the
+    /// refused message `refusal` (digits; empty: none).
+    Budget { period: String, refusal: String },
     /// Merge (`merge`) or keep the memories of proposal `proposal` (`mprop:<id>:m|k`).
     MemoryProposal { proposal: i64, merge: bool },
 }
@@ -69,7 +70,8 @@ pub(crate) fn data(press: &Press) -> Option<String> {
         Press::Rerun { turn_id } => format!("rerun:{turn_id}"),
         Press::MemoryPage { page } => format!("mem:{page}"),
         Press::MemoryAllPage { page } => format!("mema:{page}"),
-        Press::Budget { period } => format!("bud:{period}"),
+        Press::Budget { period, refusal } if refusal.is_empty() => format!("bud:{period}"),
+        Press::Budget { period, refusal } => format!("bud:{period}:{refusal}"),
         Press::MemoryProposal { proposal, merge } => {
             format!("mprop:{proposal}:{}", if *merge { 'm' } else { 'k' })
         }
@@ -129,9 +131,22 @@ pub(crate) fn parse(data: &str) -> Option<Press> {
         let proposal: i64 = id.parse().ok().filter(|&p| p >= 1)?;
         return Some(Press::MemoryProposal { proposal, merge });
     }
-    if let Some(period) = data.strip_prefix("bud:") {
+    if let Some(rest) = data.strip_prefix("bud:") {
+        // `day:2026-11-27:1764…`: a refused message's id is all digits (a period key's last
+        // part never is: it has a '-').
+        let (period, refusal) = match rest.rsplit_once(':') {
+            Some((period, id))
+                if period.contains(':')
+                    && !id.is_empty()
+                    && id.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                (period, id)
+            }
+            _ => (rest, ""),
+        };
         return (!period.is_empty()).then(|| Press::Budget {
             period: period.to_owned(),
+            refusal: refusal.to_owned(),
         });
     }
     if let Some(id) = data.strip_prefix("rerun:") {
@@ -206,12 +221,18 @@ fn page_buttons(
     (!row.is_empty()).then(|| InlineKeyboardMarkup::new([row]))
 }
 
-/// A budget limit's two buttons: Continue today (`day`) and Continue this month (`month`);
-/// `None` when a key does not fit.
-pub(crate) fn budget(day: &str, month: &str, texts: Texts) -> Option<InlineKeyboardMarkup> {
+/// A budget limit's two buttons: Continue today (`day`) and Continue this month (`month`),
+/// each also running the refused message `refusal` (empty: none); `None` when a key does not
+/// fit.
+pub(crate) fn budget(
+    (day, month): (&str, &str),
+    refusal: &str,
+    texts: Texts,
+) -> Option<InlineKeyboardMarkup> {
     let button = |label: &str, period: &str| {
         let press = Press::Budget {
             period: period.to_owned(),
+            refusal: refusal.to_owned(),
         };
         Some(InlineKeyboardButton::callback(
             label.to_owned(),
@@ -303,6 +324,11 @@ mod tests {
             },
             Press::Budget {
                 period: "day:2026-11-27".into(),
+                refusal: String::new(),
+            },
+            Press::Budget {
+                period: "month:2026-11".into(),
+                refusal: "1764270000123456".into(),
             },
         ] {
             let data = data(&press).unwrap();
@@ -313,6 +339,14 @@ mod tests {
             turn_id: Some("x".repeat(80)),
         };
         assert_eq!(data(&long).as_deref(), Some("stop"));
+        assert_eq!(
+            parse("bud:day:2026-11-27:17x"),
+            Some(Press::Budget {
+                period: "day:2026-11-27:17x".into(),
+                refusal: String::new(),
+            }),
+            "a tail that is not an id stays in the period (agentd refuses it)"
+        );
         assert!(rerun(&"x".repeat(80), Texts::new(Locale::En)).is_none());
         for junk in [
             "", "stop:", "ask:", "ask:q1", "ask::1", "ask:q1:x", "other", "apv:", "apv:a1",

@@ -4,9 +4,10 @@
 //! agentd no longer has pending — answered, expired, forged — gets a toast and changes nothing),
 //! a cut-off answer's button runs its message again (`RerunTurn`; its button is removed once it
 //! ran or turned out stale), `/memory`'s previous / next button shows that page in its message,
-//! a budget limit's Continue button lifts the limits of its period
-//! (`GrantBudgetOverride`; a stale one — another period — changes nothing; both buttons are
-//! removed once granted), a proposed merge of memories' merge / keep
+//! a budget limit's Continue button lifts the limits of its period and runs the refused message
+//! once (`GrantBudgetOverride`; a stale one — another period, a message run already, a forged
+//! id — changes nothing; both buttons are removed once granted); a cut-off answer's button over
+//! a budget limit is refused with a toast and kept; a proposed merge of memories' merge / keep
 //! (`DecideMemoryProposal`; a stale or forged one changes nothing; the buttons are removed once
 //! decided). Every press is answered (`answerCallbackQuery`): a stale one — its
 //! turn ended, its question closed, its message run again already — with a short toast. The
@@ -38,9 +39,9 @@ pub(crate) async fn handle(app: App, press: CallbackQuery) {
             let message = press.message.as_ref().map(|m| m.id());
             memory_page(&app, page, true, message).await
         }
-        Some(Press::Budget { period }) => {
+        Some(Press::Budget { period, refusal }) => {
             let message = press.message.as_ref().map(|m| m.id());
-            budget(&app, &period, message).await
+            budget(&app, (&period, &refusal), message).await
         }
         Some(Press::MemoryProposal { proposal, merge }) => {
             let message = press.message.as_ref().map(|m| m.id());
@@ -119,6 +120,10 @@ async fn rerun(app: &App, turn_id: &str, message: Option<MessageId>) -> Option<&
             (texts.rerun_started(), true)
         }
         Err(status) if status.code() == tonic::Code::NotFound => (texts.rerun_stale(), true),
+        Err(status) if status.code() == tonic::Code::FailedPrecondition => {
+            tracing::info!("a cut-off turn was not run again: a budget limit is reached");
+            (texts.rerun_over_budget(), false)
+        }
         Err(status) => {
             tracing::warn!(code = ?status.code(), "a button press could not reach kernel-agentd");
             if is_transport_failure(&status) {
@@ -136,11 +141,17 @@ async fn rerun(app: &App, turn_id: &str, message: Option<MessageId>) -> Option<&
     Some(toast)
 }
 
-/// Lifts the budget limits for `period`; removes the buttons from `message` once granted.
-async fn budget(app: &App, period: &str, message: Option<MessageId>) -> Option<&'static str> {
+/// Lifts the budget limits for `period` and runs the refused message `refusal`; removes the
+/// buttons from `message` once granted.
+async fn budget(
+    app: &App,
+    (period, refusal): (&str, &str),
+    message: Option<MessageId>,
+) -> Option<&'static str> {
     let texts = app.texts();
     let request = pb::GrantBudgetOverrideRequest {
         period: period.to_owned(),
+        refusal: refusal.to_owned(),
     };
     let reply = match app.agentd().client().await {
         Ok(mut client) => client.grant_budget_override(request).await,
@@ -148,13 +159,18 @@ async fn budget(app: &App, period: &str, message: Option<MessageId>) -> Option<&
     };
     match reply {
         Ok(reply) if reply.get_ref().granted => {
-            tracing::info!(period, "budget override granted");
+            let runs = reply.get_ref().runs;
+            tracing::info!(period, runs, "budget override granted");
             if let Some(id) = message
                 && let Err(e) = app.telegram().set_buttons(id, None).await
             {
                 tracing::debug!(error = %e, "the budget buttons could not be removed");
             }
-            Some(texts.budget_granted())
+            Some(if runs {
+                texts.budget_granted_running()
+            } else {
+                texts.budget_granted()
+            })
         }
         Ok(_) => {
             tracing::info!(period, "a stale budget override press");

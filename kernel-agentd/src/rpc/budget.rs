@@ -46,16 +46,18 @@ impl AgentService {
     ) -> Result<pb::GrantBudgetOverrideResponse, Status> {
         let period = req.period.trim();
         if period.is_empty() || period.len() > 32 {
-            return Ok(pb::GrantBudgetOverrideResponse { granted: false });
+            return Ok(pb::GrantBudgetOverrideResponse::default());
         }
-        let granted = self
+        let done = self
             .agent
             .turns()
-            .budget()
-            .grant(period)
+            .continue_refused(period, req.refusal.trim())
             .await
-            .map_err(|e| to_status(ApiError::internal(e)))?;
-        Ok(pb::GrantBudgetOverrideResponse { granted })
+            .map_err(to_status)?;
+        Ok(pb::GrantBudgetOverrideResponse {
+            granted: done.granted,
+            runs: done.runs,
+        })
     }
 
     /// Adds the budget and the per-model figures to a `GetUsage` reply.

@@ -30,7 +30,7 @@ impl AgentService {
         let info = self
             .agent
             .schedules()
-            .add(&req.when, &req.message, mode)
+            .add(&req.when, &req.message, mode, Some(&req.model))
             .await
             .map_err(|e| to_status(e.into()))?;
         Ok(pb::AddScheduleResponse {
@@ -64,5 +64,6 @@ fn schedule_info(info: ScheduleInfo) -> pb::ScheduleInfo {
         mode: info.mode.as_str().to_owned(),
         message: info.message,
         cron: info.cron.unwrap_or_default(),
+        model: info.model.unwrap_or_default(),
     }
 }

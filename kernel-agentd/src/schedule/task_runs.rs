@@ -130,7 +130,7 @@ impl Schedules {
         };
         match inner
             .turns
-            .run_for_kernel_if(run.prompt.clone(), wanted)
+            .run_for_kernel_if(run.prompt.clone(), run.model.as_deref(), wanted)
             .await
         {
             Ok(Some(events)) => {

@@ -1,4 +1,4 @@
-//! The `schedule_*` tools: `schedule_add(when, message, mode)` (echoes the next fire time in
+//! The `schedule_*` tools: `schedule_add(when, message, mode, model)` (echoes the next fire time in
 //! local time, so the model can confirm it), `schedule_list` and `schedule_delete(id)`.
 
 use std::sync::Arc;
@@ -40,6 +40,10 @@ struct AddInput {
     /// message as its prompt and send the answer (all tools available).
     #[serde(default)]
     mode: Option<String>,
+    /// Only for "task": the "provider/model" (or "provider" for its default model) the task
+    /// runs on, e.g. a cheaper model for a routine report. Default: the current model.
+    #[serde(default)]
+    model: Option<String>,
 }
 
 /// `schedule_delete` input.
@@ -97,7 +101,7 @@ impl Tool for ScheduleTool {
     fn description(&self) -> &str {
         match self.kind {
             Kind::Add => {
-                "Schedule a reminder or a task for the owner, e.g. \"remind me tomorrow at 9 to pay the rent\" or \"every weekday at 8:00 give me the weather\". Times are in the owner's time zone (the current local time is in the message). mode \"remind\" sends the message text as is at that time; mode \"task\" runs a turn with the message as its prompt and sends the answer. Returns {\"id\", \"next_fire\" (local time), \"recurring\"}: confirm the time to the owner."
+                "Schedule a reminder or a task for the owner, e.g. \"remind me tomorrow at 9 to pay the rent\" or \"every weekday at 8:00 give me the weather\". Times are in the owner's time zone (the current local time is in the message). mode \"remind\" sends the message text as is at that time; mode \"task\" runs a turn with the message as its prompt and sends the answer; a task may name the \"provider/model\" it runs on (model), e.g. a cheaper one for routine work. Returns {\"id\", \"next_fire\" (local time), \"recurring\"}: confirm the time to the owner."
             }
             Kind::List => {
                 "List the owner's reminders and scheduled tasks, next due first. Returns [{\"id\", \"next_fire\" (local time), \"mode\", \"message\", \"cron\"}]."
@@ -135,7 +139,12 @@ impl Tool for ScheduleTool {
                     Err(e) => return invalid(e),
                 };
                 let added = match Mode::parse(input.mode.as_deref().unwrap_or("")) {
-                    Ok(mode) => self.schedules.add(&input.when, &input.message, mode).await,
+                    Ok(mode) => {
+                        let model = input.model.as_deref();
+                        self.schedules
+                            .add(&input.when, &input.message, mode, model)
+                            .await
+                    }
                     Err(e) => Err(e),
                 };
                 match added {
@@ -144,6 +153,7 @@ impl Tool for ScheduleTool {
                             "id": info.id,
                             "next_fire": info.next_local,
                             "recurring": info.cron.is_some(),
+                            "model": info.model,
                         })
                         .to_string(),
                     ),
@@ -177,6 +187,7 @@ fn listed(info: &ScheduleInfo) -> Value {
         "mode": info.mode.as_str(),
         "message": info.message,
         "cron": info.cron,
+        "model": info.model,
     })
 }
 

@@ -1,9 +1,14 @@
 //! Budget marks: what the budget service already did in a period (warned, overridden, told of
-//! skipped tasks), so that a restart repeats nothing; and the time of the newest ledger row.
+//! skipped tasks), so that a restart repeats nothing; the owner messages a budget limit refused,
+//! kept (in `settings`, under `budget_refusal:<id>`) until a Continue press runs them once; and
+//! the time of the newest ledger row.
 
 use chrono::{DateTime, Utc};
 
 use super::{Store, StoreError, from_millis, now_millis};
+
+/// The settings key prefix of a refused owner message.
+const REFUSAL: &str = "budget_refusal:";
 
 impl Store {
     /// Records `kind` for `period`; `true` when it is new (`false`: it was recorded before).
@@ -31,6 +36,42 @@ impl Store {
                 .await
                 .map_err(StoreError::db("read a budget mark"))?;
         Ok(found.is_some())
+    }
+
+    /// Keeps the refused owner message `id` (its text and the message to reply to) until a
+    /// Continue press takes it.
+    pub async fn keep_budget_refusal(
+        &self,
+        id: &str,
+        text: &str,
+        reply_to: Option<i64>,
+    ) -> Result<(), StoreError> {
+        let value = serde_json::json!({ "text": text, "reply_to": reply_to }).to_string();
+        self.set_setting(&format!("{REFUSAL}{id}"), &value).await
+    }
+
+    /// Whether the refused message `id` is still kept (not run yet).
+    pub async fn budget_refusal_pending(&self, id: &str) -> Result<bool, StoreError> {
+        Ok(self.get_setting(&format!("{REFUSAL}{id}")).await?.is_some())
+    }
+
+    /// Takes the refused message `id` (its text and the message to reply to); `None` when it is
+    /// unknown or was taken before (once only, whoever asks concurrently).
+    pub async fn take_budget_refusal(
+        &self,
+        id: &str,
+    ) -> Result<Option<(String, Option<i64>)>, StoreError> {
+        let value: Option<String> =
+            sqlx::query_scalar("DELETE FROM settings WHERE key = ?1 RETURNING value")
+                .bind(format!("{REFUSAL}{id}"))
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(StoreError::db("take a refused message"))?;
+        Ok(value.and_then(|v| {
+            let v: serde_json::Value = serde_json::from_str(&v).ok()?;
+            let text = v.get("text")?.as_str()?.to_owned();
+            Some((text, v.get("reply_to").and_then(serde_json::Value::as_i64)))
+        }))
     }
 
     /// When the newest model call was recorded, if any.
@@ -86,5 +127,23 @@ mod tests {
                 .await
                 .unwrap()
         );
+    }
+
+    #[tokio::test]
+    async fn a_refused_message_is_taken_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("k.db")).await.unwrap();
+        store
+            .keep_budget_refusal("17", "the question", Some(42))
+            .await
+            .unwrap();
+        assert!(store.budget_refusal_pending("17").await.unwrap());
+        assert!(!store.budget_refusal_pending("18").await.unwrap());
+        assert_eq!(
+            store.take_budget_refusal("17").await.unwrap(),
+            Some(("the question".to_owned(), Some(42)))
+        );
+        assert_eq!(store.take_budget_refusal("17").await.unwrap(), None);
+        assert_eq!(store.take_budget_refusal("forged").await.unwrap(), None);
     }
 }

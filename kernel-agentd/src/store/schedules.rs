@@ -23,6 +23,8 @@ pub struct ScheduleRow {
     pub message: String,
     pub next_fire: DateTime<Utc>,
     pub created_at: DateTime<Utc>,
+    /// The `provider/model` a task runs on (`None`: the current one).
+    pub model: Option<String>,
 }
 
 /// A schedule to store.
@@ -33,6 +35,8 @@ pub struct NewSchedule {
     pub mode: String,
     pub message: String,
     pub next_fire: DateTime<Utc>,
+    /// The `provider/model` a task runs on (`None`: the current one).
+    pub model: Option<String>,
 }
 
 /// What a schedule leaves behind when it fires.
@@ -40,8 +44,8 @@ pub struct NewSchedule {
 pub enum Firing<'a> {
     /// A reminder's outbox item.
     Notice(&'a NewItem),
-    /// A task's run, with the prompt its turn is given.
-    Task(&'a str),
+    /// A task's run, with the prompt its turn is given and the `provider/model` it runs on.
+    Task(&'a str, Option<&'a str>),
 }
 
 #[derive(FromRow)]
@@ -53,6 +57,7 @@ struct RawRow {
     message: String,
     next_fire: i64,
     created_at: i64,
+    model: Option<String>,
 }
 
 impl TryFrom<RawRow> for ScheduleRow {
@@ -68,6 +73,7 @@ impl TryFrom<RawRow> for ScheduleRow {
             expr: r.expr,
             mode: r.mode,
             message: r.message,
+            model: r.model,
         })
     }
 }
@@ -76,9 +82,9 @@ impl Store {
     /// Stores `schedule`; returns it with its id.
     pub async fn add_schedule(&self, s: &NewSchedule) -> Result<ScheduleRow, StoreError> {
         let raw: RawRow = sqlx::query_as(
-            "INSERT INTO schedules (spec, expr, mode, message, next_fire, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-             RETURNING id, spec, expr, mode, message, next_fire, created_at",
+            "INSERT INTO schedules (spec, expr, mode, message, next_fire, created_at, model)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+             RETURNING id, spec, expr, mode, message, next_fire, created_at, model",
         )
         .bind(&s.spec)
         .bind(&s.expr)
@@ -86,6 +92,7 @@ impl Store {
         .bind(&s.message)
         .bind(s.next_fire.timestamp_millis())
         .bind(now_millis())
+        .bind(&s.model)
         .fetch_one(&self.pool)
         .await
         .map_err(StoreError::db("add a schedule"))?;
@@ -95,7 +102,7 @@ impl Store {
     /// Every schedule, the next due first.
     pub async fn schedules(&self) -> Result<Vec<ScheduleRow>, StoreError> {
         let raws: Vec<RawRow> = sqlx::query_as(
-            "SELECT id, spec, expr, mode, message, next_fire, created_at
+            "SELECT id, spec, expr, mode, message, next_fire, created_at, model
              FROM schedules ORDER BY next_fire, id",
         )
         .fetch_all(&self.pool)
@@ -156,9 +163,9 @@ impl Store {
         }
         let stored = match firing {
             Firing::Notice(item) => insert_item(&mut tx, item, op).await?,
-            Firing::Task(prompt) => {
+            Firing::Task(prompt, model) => {
                 let schedule = next.is_some().then_some(id);
-                insert_task_run(&mut tx, schedule, prompt, op).await?
+                insert_task_run(&mut tx, schedule, (prompt, model), op).await?
             }
         };
         tx.commit().await.map_err(StoreError::db(op))?;
@@ -193,6 +200,7 @@ mod tests {
                 mode: "task".into(),
                 message: message.into(),
                 next_fire: due,
+                model: (spec == "cron").then(|| "spare/cheap".to_owned()),
             })
             .await
             .unwrap()
@@ -208,7 +216,7 @@ mod tests {
                 row.id,
                 row.next_fire,
                 Some(next),
-                Firing::Task("[task] report"),
+                Firing::Task("[task] report", Some("spare/cheap")),
             )
             .await
             .unwrap();
@@ -217,6 +225,8 @@ mod tests {
         assert_eq!(fired, Some(runs[0].id));
         assert_eq!(runs[0].schedule_id, Some(row.id));
         assert_eq!(runs[0].prompt, "[task] report");
+        assert_eq!(runs[0].model.as_deref(), Some("spare/cheap"));
+        assert_eq!(row.model.as_deref(), Some("spare/cheap"));
         assert_eq!(store.schedules().await.unwrap()[0].next_fire, next);
 
         // Compare-and-swap on the due time: the same occurrence fires once.
@@ -225,7 +235,7 @@ mod tests {
                 row.id,
                 row.next_fire,
                 Some(next),
-                Firing::Task("[task] report"),
+                Firing::Task("[task] report", Some("spare/cheap")),
             )
             .await
             .unwrap();
@@ -238,7 +248,12 @@ mod tests {
         let (_dir, store) = store().await;
         let row = task(&store, "at", "call mum").await;
         let fired = store
-            .fire_schedule(row.id, row.next_fire, None, Firing::Task("[task] call mum"))
+            .fire_schedule(
+                row.id,
+                row.next_fire,
+                None,
+                Firing::Task("[task] call mum", None),
+            )
             .await
             .unwrap();
         assert!(fired.is_some());
@@ -269,7 +284,7 @@ mod tests {
                 row.id,
                 row.next_fire,
                 Some(next),
-                Firing::Task("[task] report"),
+                Firing::Task("[task] report", Some("spare/cheap")),
             )
             .await;
         assert!(fired.is_err(), "{fired:?}");
@@ -289,7 +304,7 @@ mod tests {
         ] {
             let prompt = format!("[task] {}", row.message);
             store
-                .fire_schedule(row.id, row.next_fire, next, Firing::Task(&prompt))
+                .fire_schedule(row.id, row.next_fire, next, Firing::Task(&prompt, None))
                 .await
                 .unwrap()
                 .unwrap();

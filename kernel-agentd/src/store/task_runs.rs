@@ -16,23 +16,27 @@ pub struct TaskRun {
     pub schedule_id: Option<i64>,
     /// The prompt the turn is given (its due time in it).
     pub prompt: String,
+    /// The `provider/model` its turn runs on (`None`: the current one).
+    pub model: Option<String>,
     pub created_at: DateTime<Utc>,
 }
 
 impl Store {
     /// Every pending run, oldest first.
     pub async fn task_runs(&self) -> Result<Vec<TaskRun>, StoreError> {
-        let rows: Vec<(i64, Option<i64>, String, i64)> =
-            sqlx::query_as("SELECT id, schedule_id, prompt, created_at FROM task_runs ORDER BY id")
-                .fetch_all(&self.pool)
-                .await
-                .map_err(StoreError::db("read the task runs"))?;
+        let rows: Vec<(i64, Option<i64>, String, i64, Option<String>)> = sqlx::query_as(
+            "SELECT id, schedule_id, prompt, created_at, model FROM task_runs ORDER BY id",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::db("read the task runs"))?;
         rows.into_iter()
-            .map(|(id, schedule_id, prompt, created_at)| {
+            .map(|(id, schedule_id, prompt, created_at, model)| {
                 Ok(TaskRun {
                     id,
                     schedule_id,
                     prompt,
+                    model,
                     created_at: from_millis(created_at, || format!("task run {id}"))?,
                 })
             })
@@ -65,21 +69,22 @@ impl Store {
     }
 }
 
-/// Stores a pending run of schedule `schedule_id` (`None`: a one-shot's) on `conn` (within the
-/// caller's transaction); its id.
+/// Stores a pending run of schedule `schedule_id` (`None`: a one-shot's) with its prompt and
+/// model on `conn` (within the caller's transaction); its id.
 pub(super) async fn insert_task_run(
     conn: &mut SqliteConnection,
     schedule_id: Option<i64>,
-    prompt: &str,
+    (prompt, model): (&str, Option<&str>),
     op: &'static str,
 ) -> Result<i64, StoreError> {
     sqlx::query_scalar(
-        "INSERT INTO task_runs (schedule_id, prompt, created_at) VALUES (?1, ?2, ?3)
+        "INSERT INTO task_runs (schedule_id, prompt, created_at, model) VALUES (?1, ?2, ?3, ?4)
          RETURNING id",
     )
     .bind(schedule_id)
     .bind(prompt)
     .bind(now_millis())
+    .bind(model)
     .fetch_one(conn)
     .await
     .map_err(StoreError::db(op))

@@ -1,7 +1,8 @@
 //! Owner turns an agentd crash cut off: at start, each turn still recorded as running
 //! (`store::running_turns`) becomes an outbox item telling the owner its answer was cut off
 //! (a `Failed` item with reason `TURN_CUT_OFF`; kernel-tg adds a button to run it again), and
-//! [`Turns::rerun`] runs its stored message again, once, as a new owner turn.
+//! [`Turns::rerun`] runs its stored message again, once, as a new owner turn (through the
+//! budget gate: over a limit it is refused and stays to be run later).
 
 use super::{IntakeKeys, TurnEvent, Turns, UserInput};
 use crate::error::ApiError;
@@ -83,6 +84,11 @@ impl Turns {
                 return Err(e);
             }
         };
+        // The same gate as a new message: over a budget limit nothing runs (a typed refusal).
+        if let Err(e) = self.refuse_over_budget(None, "").await {
+            release().await;
+            return Err(e);
+        }
         let delivery = OwnerDelivery {
             reply_to: claimed.to.reply_to,
             placeholder: None,

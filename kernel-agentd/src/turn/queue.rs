@@ -107,6 +107,7 @@ impl Turns {
                     accepted,
                     Some(delivery),
                     IntakeKeys::default(),
+                    None,
                 )
                 .await
             {

@@ -1,7 +1,9 @@
 //! The `[budget]` in the turn loop: a new owner turn over a limit is refused before any model
 //! call (through the outbox with the spend so far, or as a typed `Refusal` for a client that
-//! wants no delivery); a running turn finishes its current step and stops before the next
-//! model call; after a turn's spend is recorded, the owner gets each warning now due.
+//! wants no delivery); the refused message is kept, and the owner's Continue press for it
+//! ([`Turns::continue_refused`]) lifts the limit and runs it once (through the `/next` queue);
+//! a running turn finishes its current step and stops before the next model call; after a
+//! turn's spend is recorded, the owner gets each warning now due.
 
 use std::collections::BTreeMap;
 
@@ -12,6 +14,15 @@ use crate::budget::texts::{self};
 use crate::budget::{Budget, LimitState, Standing};
 use crate::outbox::{ItemBody, NewItem};
 use crate::refusal::Refusal;
+
+/// What a Continue press did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Continued {
+    /// The limits are lifted for the period.
+    pub granted: bool,
+    /// The refused message runs now (or right after the running turn).
+    pub runs: bool,
+}
 
 /// The failure of a turn stopped at the budget (its owner-visible reason and English message).
 fn over_budget_failure(standing: &Standing, over: &LimitState) -> (String, FailReason) {
@@ -36,11 +47,14 @@ impl Turns {
     }
 
     /// `None` while the budget allows a new turn; else the refusal: with `delivery`, a failed
-    /// outbox item for the owner (reason `BUDGET_EXCEEDED`, the spend and the override keys) and
-    /// a single `BudgetExceeded` event; without, a `Refusal`. No model is called either way.
+    /// outbox item for the owner (reason `BUDGET_EXCEEDED`, the spend, the override keys and —
+    /// when the message has text — `refusal`, the id under which it is kept for a Continue
+    /// press) and a single `BudgetExceeded` event; without, a `Refusal`. No model is called
+    /// either way.
     pub(super) async fn refuse_over_budget(
         &self,
         delivery: Option<OwnerDelivery>,
+        text: &str,
     ) -> Result<Option<TurnEvents>, ApiError> {
         let Some((standing, over)) = self.inner.budget.over().await else {
             return Ok(None);
@@ -52,7 +66,7 @@ impl Turns {
             limit = over.limit_usd,
             "new turn refused: a budget limit is reached"
         );
-        let (message, reason) = over_budget_failure(&standing, &over);
+        let (message, mut reason) = over_budget_failure(&standing, &over);
         let Some(delivery) = delivery else {
             return Err(Refusal::BudgetExceeded {
                 args: standing.refusal_args(&over),
@@ -60,8 +74,17 @@ impl Turns {
             }
             .into());
         };
+        let id = Utc::now().timestamp_micros().to_string();
+        if !text.trim().is_empty() {
+            self.inner
+                .store
+                .keep_budget_refusal(&id, text, delivery.reply_to)
+                .await
+                .map_err(ApiError::internal)?;
+            reason.args.insert("refusal".to_owned(), id.clone());
+        }
         let item = NewItem {
-            turn_id: format!("budget-{}", Utc::now().timestamp_micros()),
+            turn_id: format!("budget-{id}"),
             body: ItemBody::Failed { message, reason },
             reply_to: delivery.reply_to,
             placeholder: delivery.placeholder,
@@ -77,6 +100,67 @@ impl Turns {
             day: periods.key(crate::budget::PeriodKind::Day),
             month: periods.key(crate::budget::PeriodKind::Month),
         })))
+    }
+
+    /// The owner's Continue press for `period` (`day:…`/`month:…`) on the limit notice of
+    /// refused message `refusal` (empty: a press or script naming no message): granted only for
+    /// the current period and — when it names one — a refused message still kept; then that
+    /// message runs, once (queued like `/next`: at once when no turn runs). A stale or forged
+    /// press changes nothing.
+    pub async fn continue_refused(
+        &self,
+        period: &str,
+        refusal: &str,
+    ) -> Result<Continued, ApiError> {
+        let store = &self.inner.store;
+        let nothing = Continued::default();
+        if !refusal.is_empty()
+            && (refusal.len() > 32
+                || !store
+                    .budget_refusal_pending(refusal)
+                    .await
+                    .map_err(ApiError::internal)?)
+        {
+            tracing::info!(
+                refusal,
+                "a Continue press for no kept message changes nothing"
+            );
+            return Ok(nothing);
+        }
+        if !self
+            .inner
+            .budget
+            .grant(period)
+            .await
+            .map_err(ApiError::internal)?
+        {
+            return Ok(nothing);
+        }
+        if refusal.is_empty() {
+            return Ok(Continued {
+                granted: true,
+                runs: false,
+            });
+        }
+        let taken = store
+            .take_budget_refusal(refusal)
+            .await
+            .map_err(ApiError::internal)?;
+        let Some((text, reply_to)) = taken else {
+            return Ok(Continued {
+                granted: true,
+                runs: false,
+            });
+        };
+        self.queue_next(text, reply_to).await?;
+        tracing::info!(
+            refusal,
+            "the refused message runs after the owner's Continue"
+        );
+        Ok(Continued {
+            granted: true,
+            runs: true,
+        })
     }
 
     /// Before a turn's next model step: the failure that stops it when a limit is reached (the

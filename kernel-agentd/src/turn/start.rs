@@ -37,7 +37,10 @@ impl Turns {
         if let Some(kind) = inner.models.current_kind() {
             media::check_for_provider(&input, kind).map_err(|r| r.into_error(media.locale()))?;
         }
-        if let Some(refused) = self.refuse_over_budget(delivery).await? {
+        if let Some(refused) = self
+            .refuse_over_budget(delivery, &input.text_parts())
+            .await?
+        {
             return Ok(refused);
         }
         match self.try_start(input, delivery, keys).await? {
@@ -92,7 +95,7 @@ impl Turns {
                 turn_id: taken.turn_id,
             })));
         }
-        self.start(permit, cancel, input, delivery, keys)
+        self.start(permit, cancel, input, delivery, keys, None)
             .await
             .map(Ok)
     }
@@ -102,7 +105,7 @@ impl Turns {
     /// the outbox like an owner turn's (with no message to reply to). `None` when shutdown
     /// came first.
     pub async fn run_for_kernel(&self, prompt: String) -> Result<Option<TurnEvents>, ApiError> {
-        self.kernel_turn(prompt, false, std::future::ready(true))
+        self.kernel_turn(prompt, false, None, std::future::ready(true))
             .await
     }
 
@@ -112,25 +115,35 @@ impl Turns {
         &self,
         prompt: String,
     ) -> Result<Option<TurnEvents>, ApiError> {
-        self.kernel_turn(prompt, true, std::future::ready(true))
+        self.kernel_turn(prompt, true, None, std::future::ready(true))
             .await
     }
 
-    /// [`Turns::run_for_kernel`], asking `wanted` once the gate is free (before the turn
-    /// starts) whether the turn is still wanted (a scheduled task's run may have been deleted
-    /// with its schedule while it waited); `None` also when it is not.
+    /// [`Turns::run_for_kernel`] on `model` (`provider/model`, a scheduled task's; `None` or
+    /// one no longer configured: the current model), asking `wanted` once the gate is free
+    /// (before the turn starts) whether the turn is still wanted (a scheduled task's run may
+    /// have been deleted with its schedule while it waited); `None` also when it is not.
     pub async fn run_for_kernel_if(
         &self,
         prompt: String,
+        model: Option<&str>,
         wanted: impl Future<Output = bool> + Send,
     ) -> Result<Option<TurnEvents>, ApiError> {
-        self.kernel_turn(prompt, false, wanted).await
+        let model = model.and_then(|spec| match self.inner.models.named(spec) {
+            Ok(model) => Some(model),
+            Err(reason) => {
+                tracing::warn!(model = spec, %reason, "the task's model is no longer configured; it runs on the current one");
+                None
+            }
+        });
+        self.kernel_turn(prompt, false, model, wanted).await
     }
 
     pub(super) async fn kernel_turn(
         &self,
         prompt: String,
         outside_content: bool,
+        model: Option<CurrentModel>,
         wanted: impl Future<Output = bool> + Send,
     ) -> Result<Option<TurnEvents>, ApiError> {
         let inner = &self.inner;
@@ -153,9 +166,16 @@ impl Turns {
             return Ok(None);
         }
         let delivery = Some(OwnerDelivery::default());
-        self.start(permit, cancel, input, delivery, IntakeKeys::default())
-            .await
-            .map(Some)
+        self.start(
+            permit,
+            cancel,
+            input,
+            delivery,
+            IntakeKeys::default(),
+            model,
+        )
+        .await
+        .map(Some)
     }
 
     /// Stores `user` and `assistant` as one round of the current session, with no model call,
@@ -214,7 +234,8 @@ impl Turns {
         self.inner.gate.running_origin().is_some()
     }
 
-    /// Runs an accepted `input` as the turn `permit` admitted (stopped by `cancel`).
+    /// Runs an accepted `input` as the turn `permit` admitted (stopped by `cancel`), on `model`
+    /// (`None`: the current model).
     pub(super) async fn start(
         &self,
         permit: gate::Permit,
@@ -222,13 +243,17 @@ impl Turns {
         input: input::Accepted,
         delivery: Option<OwnerDelivery>,
         keys: IntakeKeys,
+        model: Option<CurrentModel>,
     ) -> Result<TurnEvents, ApiError> {
         let inner = &self.inner;
         if let Err(e) = self.store_pending_rounds().await {
             tracing::error!(error = %e, "cannot store the rounds Kernel recorded outside a turn");
         }
         let session = inner.sessions.current().await?;
-        let model = inner.models.current()?;
+        let model = match model {
+            Some(model) => model,
+            None => inner.models.current()?,
+        };
         let (tx, rx) = mpsc::unbounded_channel();
         let turn = run::Turn::new(run::TurnSetup {
             turns: self.clone(),

@@ -161,7 +161,7 @@ pub(super) async fn deliver(
         {
             tracing::info!(seq = item.seq, "delivering a budget limit's notice");
             let arg = |k: &str| failed.args.get(k).map_or("", String::as_str);
-            let buttons = crate::buttons::budget(arg("day"), arg("month"), texts);
+            let buttons = crate::buttons::budget((arg("day"), arg("month")), arg("refusal"), texts);
             let args: std::collections::HashMap<String, String> =
                 failed.args.clone().into_iter().collect();
             delivery

@@ -204,7 +204,23 @@ impl Texts {
         )
     }
 
-    /// The press named another period (stale) or was not Kernel's.
+    /// The override was granted and the refused message runs now.
+    pub fn budget_granted_running(self) -> &'static str {
+        self.pick(
+            "已继续：正在处理刚才那条消息",
+            "Limit lifted: your message runs now",
+        )
+    }
+
+    /// A cut-off answer's button while a budget limit is reached (the button stays).
+    pub fn rerun_over_budget(self) -> &'static str {
+        self.pick(
+            "已达到预算上限：请先点“今天继续”或“本月继续”，再重新运行",
+            "Over the budget limit: press Continue today or Continue this month first, then run it again",
+        )
+    }
+
+    /// The press named another period (stale), a message run already, or was not Kernel's.
     pub fn budget_stale(self) -> &'static str {
         self.pick(
             "这个按钮已过期，预算周期已更新",

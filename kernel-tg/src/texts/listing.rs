@@ -45,6 +45,8 @@ pub struct ScheduleEntry<'a> {
     pub message: &'a str,
     /// The cron expression of a recurring one; empty for a one-shot.
     pub cron: &'a str,
+    /// The `provider/model` a task runs on; empty: the current one.
+    pub model: &'a str,
 }
 
 /// A configured provider.
@@ -187,7 +189,8 @@ impl Texts {
         out
     }
 
-    /// The /tasks reply: `#<n> 下次 <local time> <mode> <text>` (next due first).
+    /// The /tasks reply: `#<n> 下次 <local time> <mode> [<provider/model>] <text>` (next due
+    /// first; the model only for a task that names one).
     pub fn schedules(self, schedules: &[ScheduleEntry<'_>]) -> String {
         if schedules.is_empty() {
             return self
@@ -209,9 +212,14 @@ impl Texts {
             } else {
                 format!(" (<code>{}</code>)", escape_html(s.cron))
             };
+            let model = if s.model.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", escape_truncated(s.model, MAX_TITLE_CHARS))
+            };
             let _ = writeln!(
                 out,
-                "#{} {} {}{repeat} {mode} {}",
+                "#{} {} {}{repeat} {mode}{model} {}",
                 s.number,
                 self.pick("下次", "next"),
                 escape_html(s.next_fire),

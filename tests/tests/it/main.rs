@@ -101,6 +101,7 @@ mod spend {
     mod budget;
     mod prices;
     mod purpose;
+    mod task_model;
 }
 mod tg {
     mod agentd_restart;

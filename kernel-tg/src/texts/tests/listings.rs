@@ -315,6 +315,7 @@ fn schedule_lines() {
             mode: "remind",
             message: "交房租 <now>",
             cron: "",
+            model: "",
         },
         ScheduleEntry {
             number: 2,
@@ -322,6 +323,7 @@ fn schedule_lines() {
             mode: "task",
             message: "weather & agenda",
             cron: "0 8 * * 1-5",
+            model: "cheap/<mini>",
         },
     ];
     let zh = ZH.schedules(&schedules);
@@ -331,7 +333,7 @@ fn schedule_lines() {
     );
     assert!(
         zh.contains(
-            "#2 下次 2026-05-04 08:00 (<code>0 8 * * 1-5</code>) 任务 weather &amp; agenda\n"
+            "#2 下次 2026-05-04 08:00 (<code>0 8 * * 1-5</code>) 任务 [cheap/&lt;mini&gt;] weather &amp; agenda\n"
         ),
         "{zh}"
     );

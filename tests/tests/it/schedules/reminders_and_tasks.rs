@@ -186,6 +186,7 @@ async fn schedules_due_while_agentd_is_down_fire_once_at_start() {
                 mode: "remind".into(),
                 message: message.into(),
                 next_fire: due,
+                model: None,
             })
             .await
             .unwrap();

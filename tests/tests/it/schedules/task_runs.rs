@@ -37,6 +37,7 @@ async fn add_task(h: &mut Harness, message: &str) {
             when: "PT1S".into(),
             message: message.into(),
             mode: "task".into(),
+            model: String::new(),
         })
         .await
         .expect("AddSchedule");
@@ -186,6 +187,7 @@ async fn deleting_a_schedule_drops_its_pending_run() {
                 mode: "task".into(),
                 message: message.into(),
                 next_fire: now - TimeDelta::minutes(ago),
+                model: None,
             })
             .await
             .unwrap();
@@ -290,6 +292,7 @@ async fn deleting_a_schedule_while_its_run_waits_for_the_owners_turn_drops_the_r
             mode: "task".into(),
             message: "the daily digest".into(),
             next_fire: Utc::now() - TimeDelta::minutes(1),
+            model: None,
         })
         .await
         .unwrap();
@@ -298,6 +301,7 @@ async fn deleting_a_schedule_while_its_run_waits_for_the_owners_turn_drops_the_r
             when: "PT1H".into(),
             message: "stretch".into(),
             mode: String::new(),
+            model: String::new(),
         })
         .await
         .expect("AddSchedule");

@@ -2,8 +2,8 @@
 //! on the third turn warns once at 80 %, refuses the fourth message with the spend and the
 //! Continue buttons and calls no model — also after agentd restarts (the ledger is the truth);
 //! a script's `Chat` gets the typed refusal; a stale or forged override (`GrantBudgetOverride`)
-//! changes nothing; "Continue today" lets the
-//! next message run. Over the limit, titles, auto memory and a scheduled task call no model
+//! changes nothing; "Continue today" runs the refused message, once (a repeated or forged press
+//! runs nothing). Over the limit, titles, auto memory and a scheduled task call no model
 //! (the owner is told the task was skipped).
 
 use kernel_common::config::Locale;
@@ -11,7 +11,7 @@ use kernel_tg::texts::Texts;
 use tests::fake_llm::{FakeLlm, FakeToolCall, FakeUsage, Reply, Script};
 use tests::fake_telegram::OWNER_ID;
 use tests::process::grpcurl;
-use tests::stack::{PROMPT, Stack, rpc, text_of};
+use tests::stack::{PROMPT, Stack, outbox_drained, rpc, text_of};
 use tests::wait::eventually;
 
 fn zh() -> Texts {
@@ -45,6 +45,15 @@ async fn dollar_turn(stack: &Stack, question: &str, answer: &str) {
         .telegram
         .wait_for_call("sendMessage", |c| c.ok && text_of(c) == answer, PROMPT)
         .await;
+}
+
+/// Presses the button `data` under message `id`; the toast it got.
+async fn press(stack: &Stack, id: i64, data: &str) -> Option<String> {
+    let pressed = stack.telegram.press(OWNER_ID, OWNER_ID, id, data);
+    eventually("the press answered", PROMPT, async || {
+        stack.telegram.pressed(&pressed)?.answer
+    })
+    .await
 }
 
 fn warnings(stack: &Stack) -> usize {
@@ -147,15 +156,30 @@ async fn a_daily_budget_warns_once_stops_the_fourth_message_and_continue_today_l
     .await;
     assert_eq!(stack.llm.requests().len(), calls);
 
-    // Continue today: the limit is lifted, the buttons go, the next message runs.
-    let pressed = stack
+    // Continue today: the limit is lifted, the buttons go, and the refused message runs, once.
+    stack
+        .llm
+        .push(Script::Reply(Reply::text("fourth answer").usage(
+            FakeUsage {
+                input: 1_000_000,
+                output: 10,
+                cache_read: 0,
+                cache_write: 0,
+            },
+        )));
+    let toast = press(&stack, message.message_id, &buttons[0].1).await;
+    assert_eq!(toast.as_deref(), Some(zh().budget_granted_running()));
+    stack
         .telegram
-        .press(OWNER_ID, OWNER_ID, message.message_id, &buttons[0].1);
-    let toast = eventually("the press answered", PROMPT, async || {
-        stack.telegram.pressed(&pressed)?.answer
-    })
-    .await;
-    assert_eq!(toast.as_deref(), Some(zh().budget_granted()));
+        .wait_for_call(
+            "sendMessage",
+            |c| c.ok && text_of(c) == "fourth answer",
+            PROMPT,
+        )
+        .await;
+    assert_eq!(stack.llm.requests().len(), calls + 1);
+    let asked = stack.llm.last_request().unwrap().raw_body;
+    assert!(asked.contains("fourth question"), "{asked}");
     eventually("the buttons to go", PROMPT, async || {
         stack
             .telegram
@@ -164,8 +188,22 @@ async fn a_daily_budget_warns_once_stops_the_fourth_message_and_continue_today_l
             .then_some(())
     })
     .await;
-    dollar_turn(&stack, "fourth question again", "fourth answer").await;
-    assert_eq!(stack.llm.requests().len(), calls + 1);
+    // The same press again (its message ran), or one naming a message never refused or a
+    // forged id: nothing is granted and nothing runs.
+    let (period, refusal) = buttons[0].1["bud:".len()..].rsplit_once(':').unwrap();
+    for id in [refusal, "999", "1; drop", &"9".repeat(40)] {
+        let reply = rpc(
+            &stack,
+            "GrantBudgetOverride",
+            serde_json::json!({ "period": period, "refusal": id }),
+        );
+        assert!(
+            reply.get("granted").is_none() && reply.get("runs").is_none(),
+            "{id}: {reply}"
+        );
+    }
+    outbox_drained(&stack).await;
+    assert_eq!(stack.llm.requests().len(), calls + 1, "run once");
 
     // Where the money goes: /usage and GetStatus carry the budget, the override and the models.
     let usage = stack.command("/usage").await;
