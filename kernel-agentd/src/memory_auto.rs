@@ -15,6 +15,7 @@
 mod extract;
 mod note;
 mod origin;
+mod outside;
 mod remember;
 pub(crate) mod similar;
 mod transcript;

@@ -5,7 +5,7 @@
 use kernel_common::config::Locale;
 
 /// Most characters of one memory quoted in the notice.
-const MAX_QUOTED_CHARS: usize = 300;
+const MAX_QUOTED_CHARS: usize = 200;
 
 /// The notice's Markdown.
 pub(super) fn proposal(memories: &[(i64, String)], merged: &str, locale: Locale) -> String {

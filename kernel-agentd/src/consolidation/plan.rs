@@ -16,6 +16,11 @@ use crate::memory::{MAX_TEXT_CHARS, MemoryRow};
 
 /// Most memories one merge or proposal may name.
 const MAX_GROUP: usize = 20;
+/// Longest merged text of a proposal (characters): the owner's notice must fit one message
+/// with its buttons.
+const MAX_PROPOSAL_CHARS: usize = 1000;
+/// Most memories one proposal may name (the notice quotes each).
+const MAX_PROPOSAL_GROUP: usize = 8;
 
 /// The system prompt (for the model: the prompt's language).
 pub(super) const SYSTEM: &str = "你是记忆整理员。下面是主人的长期记忆，每条有编号、类别（auto = 自动记下的，manual = 主人自己记的）、日期。\
@@ -85,7 +90,7 @@ pub(crate) enum Refused {
     Manual(i64),
     #[error("memory {0} is named more than once")]
     Twice(i64),
-    #[error("a merge or proposal needs 2 to {MAX_GROUP} memories")]
+    #[error("a merge needs 2 to {MAX_GROUP} memories, a proposal 2 to {MAX_PROPOSAL_GROUP}")]
     GroupSize,
     #[error("a proposal names no owner's memory (merge it instead)")]
     NoManual,
@@ -139,10 +144,10 @@ pub(super) fn validate(plan: &Plan, candidates: &[MemoryRow]) -> Result<(), Refu
         name(s.new, false)?;
     }
     for g in &plan.propose {
-        if !(2..=MAX_GROUP).contains(&g.ids.len()) {
+        if !(2..=MAX_PROPOSAL_GROUP).contains(&g.ids.len()) {
             return Err(Refused::GroupSize);
         }
-        if !text_ok(&g.text) {
+        if !text_ok(&g.text) || g.text.trim().chars().count() > MAX_PROPOSAL_CHARS {
             return Err(Refused::BadText);
         }
         if g.ids.iter().all(|id| auto.get(id).copied().unwrap_or(true)) {
@@ -201,6 +206,11 @@ mod tests {
             ),
             (r#"{"supersede":[{"old":4,"new":2}]}"#, Refused::Manual(4)),
         ];
+        let long = format!(
+            r#"{{"propose":[{{"ids":[4,1],"text":"{}"}}]}}"#,
+            "长".repeat(1001)
+        );
+        assert_eq!(validate(&parse(&long).unwrap(), &c), Err(Refused::BadText));
         for (answer, want) in refused {
             let plan = parse(answer).unwrap();
             assert_eq!(validate(&plan, &c), Err(want), "{answer}");

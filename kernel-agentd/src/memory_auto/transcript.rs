@@ -1,8 +1,10 @@
 //! The new messages as the extraction call reads them: the text of user and assistant messages
-//! and tools' results, each result labelled as outside content from its tool (tool calls,
-//! reasoning and placeholders of processed media left out), redacted, each cut to a length and
-//! the whole to a budget (the newest kept). Beside the text, [`Transcript`] keeps what the owner
-//! said and what each tool returned, so `origin` can tell where an extracted fact came from. The per-turn material
+//! and tools' results, each result labelled as outside content from its tool, and so the parts
+//! of the owner's messages that did not come from the owner (`outside`: a document, a forwarded
+//! message, a background job's result) (tool calls, reasoning and placeholders of processed
+//! media left out), redacted, each cut to a length and the whole to a budget (the newest kept).
+//! Beside the text, [`Transcript`] keeps what the owner said and what each outside source held,
+//! so `origin` can tell where an extracted fact came from. The per-turn material
 //! (current time, recalled memories) is never stored; anything that looks like it is stripped
 //! anyway, so a recalled memory is never read back as something new.
 
@@ -21,6 +23,11 @@ const MAX_TRANSCRIPT_CHARS: usize = 24_000;
 pub(super) const TOOL_PREFIX: &str = "工具 ";
 /// After the tool's name: the result is outside content, not the owner's word.
 pub(super) const TOOL_SUFFIX: &str = " 的结果（外部内容，不是主人说的）: ";
+/// How other outside content in the owner's message is introduced (then its label, then
+/// [`OUTSIDE_SUFFIX`]).
+pub(super) const OUTSIDE_PREFIX: &str = "外部内容（";
+/// After the label.
+pub(super) const OUTSIDE_SUFFIX: &str = "，不是主人说的）: ";
 /// How the per-turn time line begins.
 const TIME_PREFIX: &str = "[当前时间:";
 
@@ -31,15 +38,18 @@ pub(super) struct Transcript {
     pub text: String,
     /// Everything the owner said (lower-case).
     pub owner: String,
-    /// `(tool name, its results, lower-case)`, one entry per tool.
-    pub tools: Vec<(String, String)>,
+    /// `(origin label, what it held, lower-case)`, one entry per source: `tool <name>` for a
+    /// tool's results, else `outside`'s labels.
+    pub outside: Vec<(String, String)>,
 }
 
 /// The transcript of `messages` (oldest first), or `None` when there is no text in them.
 pub(super) fn transcript(messages: &[StoredMessage], redactor: &Redactor) -> Option<Transcript> {
     let mut lines: Vec<String> = Vec::new();
     let mut owner = String::new();
-    let mut tools: Vec<(String, String)> = Vec::new();
+    let mut outside: Vec<(String, String)> = Vec::new();
+    // Documents the last user message carried, already slimmed: the answer after it read them.
+    let mut documents: Vec<String> = Vec::new();
     let mut names: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
     for stored in messages {
         let m = &stored.message;
@@ -61,31 +71,55 @@ pub(super) fn transcript(messages: &[StoredMessage], redactor: &Redactor) -> Opt
                         continue;
                     }
                     lines.push(format!("{TOOL_PREFIX}{name}{TOOL_SUFFIX}{text}"));
-                    match tools.iter_mut().find(|(n, _)| n == name) {
-                        Some((_, all)) => all.push_str(&text.to_lowercase()),
-                        None => tools.push(((*name).to_owned(), text.to_lowercase())),
-                    }
+                    add_outside(&mut outside, super::outside::tool_label(name), &text);
                 }
                 _ => {}
             }
         }
-        let text: Vec<&str> = m
+        let blocks: Vec<String> = m
             .content
             .iter()
             .filter_map(|b| match b {
-                Block::Text { text } => Some(text.as_str()),
+                Block::Text { text } => Some(strip_per_turn(text)),
                 _ => None,
             })
             .collect();
-        let text = strip_per_turn(&text.join("\n"));
-        let text = text.trim();
+        let (who, said) = match m.role {
+            Role::User => {
+                let mut own = Vec::new();
+                documents.clear();
+                for block in &blocks {
+                    if let Some(label) = super::outside::slimmed_document(block) {
+                        documents.push(label);
+                        continue;
+                    }
+                    for (label, part) in super::outside::split(block) {
+                        let Some(label) = label else {
+                            own.push(part);
+                            continue;
+                        };
+                        let text = redactor.redact(&truncate(part.trim(), MAX_MESSAGE_CHARS));
+                        if !text.is_empty() {
+                            lines.push(format!("{OUTSIDE_PREFIX}{label}{OUTSIDE_SUFFIX}{text}"));
+                            add_outside(&mut outside, label, &text);
+                        }
+                    }
+                }
+                ("主人", own.join("\n"))
+            }
+            Role::Assistant => {
+                let text = blocks.join("\n");
+                let said = redactor.redact(&truncate(text.trim(), MAX_MESSAGE_CHARS));
+                for label in documents.drain(..) {
+                    add_outside(&mut outside, label, &said);
+                }
+                ("助手", text)
+            }
+        };
+        let text = said.trim();
         if text.is_empty() {
             continue;
         }
-        let who = match m.role {
-            Role::User => "主人",
-            Role::Assistant => "助手",
-        };
         let text = redactor.redact(&truncate(text, MAX_MESSAGE_CHARS));
         if m.role == Role::User {
             owner.push_str(&text.to_lowercase());
@@ -106,8 +140,16 @@ pub(super) fn transcript(messages: &[StoredMessage], redactor: &Redactor) -> Opt
     (!kept.is_empty()).then(|| Transcript {
         text: kept.join("\n"),
         owner,
-        tools,
+        outside,
     })
+}
+
+/// Adds `text` to what `label` held.
+fn add_outside(outside: &mut Vec<(String, String)>, label: String, text: &str) {
+    match outside.iter_mut().find(|(l, _)| *l == label) {
+        Some((_, all)) => all.push_str(&text.to_lowercase()),
+        None => outside.push((label, text.to_lowercase())),
+    }
 }
 
 /// `text` without a per-turn time line or recalled-memory section.
@@ -223,9 +265,51 @@ mod tests {
             t.text
         );
         assert_eq!(
-            t.tools,
-            [("mcp_docs__search".to_owned(), "项目代号是蓝鲸".to_owned())]
+            t.outside,
+            [(
+                "tool mcp_docs__search".to_owned(),
+                "项目代号是蓝鲸".to_owned()
+            )]
         );
         assert!(t.owner.contains("查一下项目资料") && !t.owner.contains("蓝鲸"));
+    }
+
+    #[test]
+    fn documents_forwards_and_job_results_in_the_owners_message_are_outside_content() {
+        let redactor = Redactor::new(Vec::<String>::new());
+        let message = Message {
+            role: Role::User,
+            content: vec![
+                Block::Text {
+                    text: "[文件: plan.md]\n```md\n预算三百万\n```".into(),
+                },
+                Block::Text {
+                    text: "[转发自 Alice，2026-11-27 21:04]\n项目代号是蓝鲸\n\n帮我记一下".into(),
+                },
+            ],
+        };
+        let job = Message::user_text(
+            "[后台任务 #7 已结束：完成，退出码 0] 任务：查\n输出：\n服务器在东京",
+        );
+        let t = transcript(&[stored(1, message), stored(2, job)], &redactor).unwrap();
+        let labels: Vec<&str> = t.outside.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "document plan.md",
+                "forwarded from Alice",
+                "background job #7"
+            ]
+        );
+        assert!(
+            t.text
+                .contains("外部内容（forwarded from Alice，不是主人说的）: [转发自 Alice"),
+            "{}",
+            t.text
+        );
+        assert!(t.text.contains("主人: 帮我记一下"), "{}", t.text);
+        for never in ["蓝鲸", "三百万", "东京", "budget.md"] {
+            assert!(!t.owner.contains(never), "{never} in {}", t.owner);
+        }
     }
 }

@@ -96,6 +96,18 @@ pub enum Decided {
     Stale,
 }
 
+/// A logged change as undo reads it: id, kind, memory, and the kept memory's text, date,
+/// origin and importance before a merge.
+type LoggedChange = (
+    i64,
+    String,
+    i64,
+    Option<String>,
+    Option<i64>,
+    Option<String>,
+    Option<i64>,
+);
+
 #[derive(FromRow)]
 struct RawRun {
     id: i64,
@@ -193,32 +205,22 @@ impl Store {
         .await
         .map_err(StoreError::db(op))?;
         for m in &changes.merges {
-            if let Err(stale) = merge(&mut *tx, run_id, m, true, indexed).await? {
+            if let Err(stale) = merge(&mut tx, run_id, m, true, indexed).await? {
                 return Ok(Applied::Stale(stale));
             }
         }
         for &id in &changes.retire {
-            let change = log_change(&mut *tx, run_id, "retire", id, None).await?;
-            if !set_aside(&mut *tx, id, "retired", None, change, true, indexed).await? {
+            let change = log_change(&mut tx, run_id, "retire", id, None).await?;
+            if !set_aside(&mut tx, id, "retired", None, change, true, indexed).await? {
                 return Ok(Applied::Stale(id));
             }
         }
         for &(old, new) in &changes.supersede {
-            if !exists(&mut *tx, new).await? {
+            if !exists(&mut tx, new).await? {
                 return Ok(Applied::Stale(new));
             }
-            let change = log_change(&mut *tx, run_id, "supersede", old, None).await?;
-            if !set_aside(
-                &mut *tx,
-                old,
-                "superseded",
-                Some(new),
-                change,
-                true,
-                indexed,
-            )
-            .await?
-            {
+            let change = log_change(&mut tx, run_id, "supersede", old, None).await?;
+            if !set_aside(&mut tx, old, "superseded", Some(new), change, true, indexed).await? {
                 return Ok(Applied::Stale(old));
             }
         }
@@ -319,7 +321,7 @@ impl Store {
                     text,
                     terms,
                 };
-                if merge(&mut *tx, run_id, &step, false, indexed)
+                if merge(&mut tx, run_id, &step, false, indexed)
                     .await?
                     .is_err()
                 {
@@ -379,15 +381,7 @@ impl Store {
         let Some(run) = run else {
             return Ok(None);
         };
-        let changes: Vec<(
-            i64,
-            String,
-            i64,
-            Option<String>,
-            Option<i64>,
-            Option<String>,
-            Option<i64>,
-        )> = sqlx::query_as(
+        let changes: Vec<LoggedChange> = sqlx::query_as(
             "SELECT id, kind, memory_id, before_text, before_created_at, before_origin,
                         before_importance
                  FROM memory_changes WHERE run_id = ?1 AND undone_at IS NULL ORDER BY id DESC",
@@ -432,7 +426,7 @@ impl Store {
                 .await
                 .map_err(StoreError::db(op))?;
                 if done.rows_affected() > 0 {
-                    forget_derived(&mut *tx, memory, indexed).await?;
+                    forget_derived(&mut tx, memory, indexed).await?;
                     back.push((memory, text));
                 }
             }

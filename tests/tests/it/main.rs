@@ -66,6 +66,7 @@ mod memory {
     mod consolidation_tg;
     mod embeddings;
     mod origin;
+    mod origin_owner_message;
     mod pages;
     mod real_model;
     mod rpc;
