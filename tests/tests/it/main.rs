@@ -140,6 +140,7 @@ mod web {
     mod browser;
     mod chat_browser;
     mod http;
+    mod restarts;
     mod telegram_login;
     mod tls;
     mod upload;
