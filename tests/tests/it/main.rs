@@ -146,6 +146,7 @@ mod web {
     mod chat_browser;
     mod http;
     mod pages_browser;
+    mod restarts;
     mod telegram_login;
     mod tls;
     mod upload;

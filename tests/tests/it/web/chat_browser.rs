@@ -3,12 +3,13 @@
 //! with `approvals.mode = "always"`) shows Allow once / Allow for this session / Deny, Deny ends
 //! in its outcome and the model reads the denial; a text file uploaded with a message reaches
 //! the model; a file of a kind agentd does not take is refused clearly and starts no model call.
+//! The status page shows its sections and the doctor's checks.
 //! (Sending with the streamed answer, Stop and `ask_user` buttons are `web::browser`.)
 
 use fantoccini::Locator;
 use serde_json::json;
 use tests::fake_llm::Script;
-use tests::web_browser::{WAIT, WebStack, answer_in_state, click, eventually_text, send};
+use tests::web_browser::{WAIT, WebStack, answer_in_state, click, eventually_text, send, text_of};
 
 #[tokio::test]
 async fn an_approval_shows_its_buttons_and_deny_reaches_the_model() {
@@ -101,5 +102,31 @@ async fn an_uploaded_text_file_reaches_the_model_and_a_bad_one_is_refused() {
     assert!(refused.contains("exe"), "{refused}");
     assert!(!refused.contains("MZ"), "{refused}");
     assert_eq!(llm.requests().len(), calls, "no model call");
+    stack.close().await;
+}
+
+#[tokio::test]
+async fn the_status_page_shows_agentd_outbox_providers_mcp_clis_and_the_doctor() {
+    let stack = WebStack::logged_in("").await;
+    let browser = &stack.browser;
+    stack.goto("/status").await;
+    let agentd = text_of(browser, "#status").await;
+    for part in ["版本", "已运行", "fake-model", "空闲"] {
+        assert!(agentd.contains(part), "{part} in {agentd}");
+    }
+    let outbox = text_of(browser, "#outbox").await;
+    assert!(outbox.contains("未送达 0"), "{outbox}");
+    assert_eq!(text_of(browser, "#cooldowns").await, "无");
+    assert_eq!(text_of(browser, "#mcp").await, "无");
+    let doctor = text_of(browser, "#doctor").await;
+    assert!(doctor.contains("OK"), "{doctor}");
+    assert!(doctor.contains("数据库"), "{doctor}");
+    let checks = browser
+        .client
+        .find_all(Locator::Css("#doctor tr.check"))
+        .await
+        .unwrap();
+    assert!(checks.len() >= 4, "{} checks", checks.len());
+    browser.screenshot("status-sections").await;
     stack.close().await;
 }
