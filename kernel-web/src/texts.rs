@@ -64,3 +64,4 @@ texts! {
 }
 
 mod chat;
+mod memory_aside;

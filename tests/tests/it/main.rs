@@ -143,9 +143,10 @@ mod web {
     mod browser;
     mod chat_browser;
     mod http;
+    mod memory_aside_browser;
     mod pages_browser;
+    mod pages_http;
     mod telegram_login;
     mod tls;
     mod upload;
-    mod pages_http;
 }
