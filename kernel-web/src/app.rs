@@ -86,6 +86,7 @@ fn router(web: Web) -> Router {
         .route("/jobs/cancel", post(pages::schedules::cancel))
         .route("/skills", get(pages::skills::page))
         .route("/memory/edit", post(pages::memory::edit))
+        .route("/memory/undo", post(pages::memory_aside::undo_latest))
         .route_layer(middleware::from_fn_with_state(web.clone(), auth::require));
     Router::new()
         .merge(pages)

@@ -7,6 +7,7 @@ pub(crate) mod chat_events;
 pub(crate) mod chat_upload;
 pub(crate) mod history;
 pub(crate) mod memory;
+pub(crate) mod memory_aside;
 pub(crate) mod notes;
 pub(crate) mod schedules;
 pub(crate) mod sessions;

@@ -64,4 +64,5 @@ texts! {
 }
 
 mod chat;
+mod memory_aside;
 mod status;

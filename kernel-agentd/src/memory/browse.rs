@@ -23,13 +23,15 @@ pub(crate) struct BrowsePage {
 
 impl Memories {
     /// Page `page` (1-based; 0 means 1) of the memories from `source` created from local day
-    /// `from` through local day `to` (both included; `None`: open).
+    /// `from` through local day `to` (both included; `None`: open); with `set_aside`, the
+    /// memories consolidation set aside among them (marked with why).
     pub(crate) async fn browse(
         &self,
         source: Option<MemorySource>,
         from: Option<NaiveDate>,
         to: Option<NaiveDate>,
         page: u32,
+        set_aside: bool,
     ) -> Result<BrowsePage, MemoryError> {
         let start = |day: NaiveDate| {
             day.and_hms_opt(0, 0, 0)
@@ -40,6 +42,7 @@ impl Memories {
             source,
             since: from.and_then(start),
             until: to.and_then(|d| d.succ_opt()).and_then(start),
+            set_aside,
         };
         let page = page.max(1);
         let offset = (page as usize - 1).saturating_mul(BROWSE_PAGE_SIZE);
@@ -51,13 +54,14 @@ impl Memories {
         Ok(BrowsePage {
             memories: rows
                 .into_iter()
-                .map(|row| MemoryInfo {
+                .map(|(row, aside)| MemoryInfo {
                     number: 0,
                     id: row.id,
                     date: self.local_date(row.created_at),
                     auto: row.auto,
                     origin: row.origin,
                     text: row.text,
+                    set_aside: aside,
                 })
                 .collect(),
             total,

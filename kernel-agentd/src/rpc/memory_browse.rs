@@ -42,6 +42,9 @@ fn info(m: crate::memory::MemoryInfo) -> pb::MemoryInfo {
         date: m.date,
         auto: m.auto,
         origin: m.origin.unwrap_or_default(),
+        superseded: m.set_aside.is_some(),
+        superseded_by: m.set_aside.as_ref().and_then(|s| s.by).unwrap_or_default(),
+        superseded_reason: m.set_aside.map(|s| s.reason).unwrap_or_default(),
     }
 }
 
@@ -56,7 +59,7 @@ impl AgentService {
         let page = self
             .agent
             .memories()
-            .browse(source, from, to, req.page)
+            .browse(source, from, to, req.page, req.include_superseded)
             .await
             .map_err(|e| to_status(e.into()))?;
         Ok(pb::BrowseMemoriesResponse {
@@ -85,6 +88,7 @@ impl AgentService {
                 auto: row.auto,
                 origin: row.origin,
                 text: row.text,
+                set_aside: None,
             })),
         })
     }

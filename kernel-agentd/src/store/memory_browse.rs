@@ -1,9 +1,11 @@
 //! Browsing memories (the web console): one memory by id, and a page of memories filtered by
 //! source (the owner's, auto memory from the owner's words, auto memory from outside content)
-//! and by a creation-time range, newest first, with how many match.
+//! and by a creation-time range, newest first, with how many match; the memories consolidation
+//! set aside only on request, with why.
 
 use chrono::{DateTime, Utc};
 
+use super::consolidation::SetAside;
 use super::memory::MemoryRow;
 use super::{Store, StoreError, from_millis};
 
@@ -26,9 +28,22 @@ pub struct MemoryFilter {
     pub since: Option<DateTime<Utc>>,
     /// Created before.
     pub until: Option<DateTime<Utc>>,
+    /// Also the memories consolidation set aside (otherwise never listed).
+    pub set_aside: bool,
 }
 
 type Raw = (i64, String, i64, bool, Option<String>);
+
+/// A browsed row: the memory columns, then the set-aside reason and `by_id`.
+type BrowseRaw = (
+    i64,
+    String,
+    i64,
+    bool,
+    Option<String>,
+    Option<String>,
+    Option<i64>,
+);
 
 fn row(r: Raw) -> Result<MemoryRow, StoreError> {
     let (id, text, created_at, auto, origin) = r;
@@ -69,13 +84,14 @@ impl Store {
         raw.map(row).transpose()
     }
 
-    /// The memories matching `filter`, newest first, `limit` from `offset`, and how many match.
+    /// The memories matching `filter`, newest first, `limit` from `offset`, and how many match;
+    /// each with why it is set aside when `filter.set_aside` lists those too.
     pub async fn browse_memories(
         &self,
         filter: MemoryFilter,
         limit: usize,
         offset: usize,
-    ) -> Result<(Vec<MemoryRow>, u64), StoreError> {
+    ) -> Result<(Vec<(MemoryRow, Option<SetAside>)>, u64), StoreError> {
         let source = match filter.source {
             None => 0,
             Some(MemorySource::Owner) => 1,
@@ -85,8 +101,13 @@ impl Store {
         let since = filter.since.map_or(i64::MIN, |t| t.timestamp_millis());
         let until = filter.until.map_or(i64::MAX, |t| t.timestamp_millis());
         let n = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
-        let raws: Vec<Raw> = sqlx::query_as(filtered!(
-            "SELECT id, text, created_at, source = 'auto', origin FROM memories",
+        let raws: Vec<BrowseRaw> = sqlx::query_as(filtered!(
+            "SELECT id, text, created_at, source = 'auto', origin, reason, by_id FROM
+             (SELECT id, text, created_at, source, origin, NULL AS reason, NULL AS by_id
+              FROM memories
+              UNION ALL
+              SELECT id, text, created_at, source, origin, reason, by_id
+              FROM memories_set_aside WHERE ?6)",
             "ORDER BY created_at DESC, id DESC LIMIT ?4 OFFSET ?5"
         ))
         .bind(source)
@@ -94,17 +115,31 @@ impl Store {
         .bind(until)
         .bind(n(limit))
         .bind(n(offset))
+        .bind(filter.set_aside)
         .fetch_all(&self.pool)
         .await
         .map_err(StoreError::db("browse memories"))?;
-        let (total,): (i64,) = sqlx::query_as(filtered!("SELECT COUNT(*) FROM memories", ""))
-            .bind(source)
-            .bind(since)
-            .bind(until)
-            .fetch_one(&self.pool)
-            .await
-            .map_err(StoreError::db("count memories"))?;
-        let rows = raws.into_iter().map(row).collect::<Result<_, _>>()?;
+        let (total,): (i64,) = sqlx::query_as(filtered!(
+            "SELECT COUNT(*) FROM
+             (SELECT created_at, source, origin FROM memories
+              UNION ALL
+              SELECT created_at, source, origin FROM memories_set_aside WHERE ?4)",
+            ""
+        ))
+        .bind(source)
+        .bind(since)
+        .bind(until)
+        .bind(filter.set_aside)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(StoreError::db("count memories"))?;
+        let rows = raws
+            .into_iter()
+            .map(|(id, text, created_at, auto, origin, reason, by)| {
+                let row = row((id, text, created_at, auto, origin))?;
+                Ok((row, reason.map(|reason| SetAside { reason, by })))
+            })
+            .collect::<Result<_, StoreError>>()?;
         Ok((rows, u64::try_from(total).unwrap_or(0)))
     }
 }

@@ -4,8 +4,9 @@
 //! (`DeleteMemories.ids`: no dependence on agentd's latest numbered listing, which Telegram's
 //! /memory also sets); `POST /memory/edit` replaces one's text (`EditMemory`, which checks it).
 //! Every memory's text is escaped: a memory holding markup shows it as text.
-//! A "show superseded" filter (memory consolidation) belongs in [`filters`], passed on to
-//! `BrowseMemories` like `source`.
+//! With `aside=1` ("show set-aside") the memories consolidation set aside are listed too
+//! (`BrowseMemories.include_superseded`), marked, with why and what replaced them
+//! ([`super::memory_aside`]); hidden by default.
 
 use axum::Extension;
 use axum::extract::{Form, Query, State};
@@ -13,7 +14,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use kernel_proto::v1 as pb;
 use serde::Deserialize;
 
-use super::{refused, shell, unreachable};
+use super::{memory_aside, refused, shell, unreachable};
 use crate::auth::Csrf;
 use crate::html::{self, csrf_field, escape};
 use crate::state::Web;
@@ -34,6 +35,12 @@ pub(crate) struct MemoryQuery {
     to: String,
     #[serde(default)]
     page: u32,
+    /// "1": also the memories consolidation set aside.
+    #[serde(default)]
+    aside: String,
+    /// After an undo: the memories restored, or "none".
+    #[serde(default)]
+    undone: String,
 }
 
 impl MemoryQuery {
@@ -45,6 +52,7 @@ impl MemoryQuery {
             ("from", self.from.clone()),
             ("to", self.to.clone()),
             ("page", self.page.to_string()),
+            ("aside", self.aside.clone()),
         ];
         let query: Vec<String> = pairs
             .iter()
@@ -76,6 +84,7 @@ pub(crate) async fn page(
             from: query.from.clone(),
             to: query.to.clone(),
             page: query.page,
+            include_superseded: query.aside == "1",
         };
         match client.browse_memories(request).await {
             Ok(reply) => {
@@ -108,6 +117,7 @@ pub(crate) async fn page(
         escape(t.memory_search())
     );
     body.push_str(&filters(t, &query));
+    body.push_str(&memory_aside::undo(t, &csrf, &query.undone));
     body.push_str(&pager);
     if memories.is_empty() {
         body.push_str(&format!("<p>{}</p>", escape(t.memory_none())));
@@ -115,7 +125,11 @@ pub(crate) async fn page(
         let back = query.back();
         body.push_str("<table id=\"memories\">");
         for m in &memories {
-            body.push_str(&row(t, &csrf, &back, m));
+            if m.superseded {
+                body.push_str(&memory_aside::row(t, m));
+            } else {
+                body.push_str(&row(t, &csrf, &back, m));
+            }
         }
         body.push_str("</table>");
     }
@@ -147,13 +161,14 @@ fn filters(t: Texts, query: &MemoryQuery) -> String {
         "<form method=\"get\" action=\"/memory\" id=\"memory-filters\">{source} \
          <select name=\"source\" id=\"memory-source\">{options}</select> {from} \
          <input type=\"date\" name=\"from\" id=\"memory-from\" value=\"{from_v}\"> {to} \
-         <input type=\"date\" name=\"to\" id=\"memory-to\" value=\"{to_v}\"> \
+         <input type=\"date\" name=\"to\" id=\"memory-to\" value=\"{to_v}\"> {aside}\
          <button type=\"submit\" id=\"memory-filter\">{filter}</button></form>",
         source = escape(t.memory_source()),
         from = escape(t.memory_from()),
         from_v = escape(&query.from),
         to = escape(t.memory_to()),
         to_v = escape(&query.to),
+        aside = memory_aside::checkbox(t, query.aside == "1"),
         filter = escape(t.memory_filter()),
     )
 }
@@ -167,6 +182,8 @@ fn pager(t: Texts, query: &MemoryQuery, reply: &pb::BrowseMemoriesResponse) -> S
             from: query.from.clone(),
             to: query.to.clone(),
             page,
+            aside: query.aside.clone(),
+            undone: String::new(),
         };
         format!(" <a href=\"{}\">{}</a>", escape(&at.back()), escape(label))
     };

@@ -145,10 +145,11 @@ mod web {
     mod browser;
     mod chat_browser;
     mod http;
+    mod memory_aside_browser;
     mod pages_browser;
+    mod pages_http;
     mod restarts;
     mod telegram_login;
     mod tls;
     mod upload;
-    mod pages_http;
 }

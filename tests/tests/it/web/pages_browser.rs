@@ -74,7 +74,7 @@ fn local_date(days_ago: i64) -> String {
         .to_string()
 }
 
-async fn logged_in(web: &WebConsole, cfg: &TestConfig) -> Browser {
+pub(super) async fn logged_in(web: &WebConsole, cfg: &TestConfig) -> Browser {
     let browser = Browser::start().await;
     let link = web.url(&WebConsole::login_path(&cfg.path));
     browser.client.goto(&link).await.unwrap();
