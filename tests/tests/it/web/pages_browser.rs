@@ -370,6 +370,7 @@ async fn notes_schedules_jobs_and_skills_pages_show_and_a_schedule_is_deleted() 
             when: "2099-01-01 09:00".into(),
             message: "water the <b>plants</b>".into(),
             mode: "remind".into(),
+            model: String::new(),
         })
         .await
         .expect("AddSchedule");
