@@ -99,6 +99,7 @@ mod spend {
     mod budget;
     mod prices;
     mod purpose;
+    mod rerun;
     mod task_model;
 }
 mod tg {
