@@ -8,6 +8,9 @@ use sqlx::SqliteConnection;
 
 use super::{Store, StoreError, from_millis, now_millis};
 
+/// A stored run: id, schedule, prompt, created, model.
+type RunRow = (i64, Option<i64>, String, i64, Option<String>);
+
 /// A pending run of a scheduled task.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskRun {
@@ -24,7 +27,7 @@ pub struct TaskRun {
 impl Store {
     /// Every pending run, oldest first.
     pub async fn task_runs(&self) -> Result<Vec<TaskRun>, StoreError> {
-        let rows: Vec<(i64, Option<i64>, String, i64, Option<String>)> = sqlx::query_as(
+        let rows: Vec<RunRow> = sqlx::query_as(
             "SELECT id, schedule_id, prompt, created_at, model FROM task_runs ORDER BY id",
         )
         .fetch_all(&self.pool)

@@ -15,6 +15,9 @@ pub struct UsageSum {
     pub usage: Usage,
 }
 
+/// A summed row: provider, model, purpose, calls, the four token counts.
+type PurposeRow = (String, String, String, i64, i64, i64, i64, i64);
+
 /// The usage of one provider/model for one purpose over a period.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PurposeSum {
@@ -93,7 +96,7 @@ impl Store {
         &self,
         since: DateTime<Utc>,
     ) -> Result<Vec<PurposeSum>, StoreError> {
-        let rows: Vec<(String, String, String, i64, i64, i64, i64, i64)> = sqlx::query_as(
+        let rows: Vec<PurposeRow> = sqlx::query_as(
             "SELECT provider, model, purpose, COUNT(*), SUM(input_tokens), SUM(output_tokens),
                     SUM(cache_read_tokens), SUM(cache_write_tokens)
              FROM usage WHERE created_at >= ?1

@@ -102,6 +102,7 @@ mod spend {
     mod budget;
     mod prices;
     mod purpose;
+    mod rerun;
     mod task_model;
 }
 mod tg {
