@@ -64,26 +64,29 @@ mod tests {
         assert_eq!(m.edit(9999, "x").await.unwrap(), None);
         assert_eq!(m.count().await.unwrap(), 2);
 
-        let all = m.browse(None, None, None, 0).await.unwrap();
+        let all = m.browse(None, None, None, 0, false).await.unwrap();
         assert_eq!((all.total, all.page, all.pages), (2, 1, 1));
         assert_eq!(all.memories[0].id, edited.id, "newest first");
         let owner = m
-            .browse(Some(MemorySource::Owner), None, None, 1)
+            .browse(Some(MemorySource::Owner), None, None, 1, false)
             .await
             .unwrap();
         assert_eq!(owner.total, 2);
         let auto = m
-            .browse(Some(MemorySource::Auto), None, None, 1)
+            .browse(Some(MemorySource::Auto), None, None, 1, false)
             .await
             .unwrap();
         assert_eq!((auto.total, auto.pages), (0, 0));
         let today = chrono::Utc::now()
             .with_timezone(&chrono_tz::Asia::Shanghai)
             .date_naive();
-        let on_today = m.browse(None, Some(today), Some(today), 1).await.unwrap();
+        let on_today = m
+            .browse(None, Some(today), Some(today), 1, false)
+            .await
+            .unwrap();
         assert_eq!(on_today.total, 2);
         let before = m
-            .browse(None, None, Some(today - Duration::days(1)), 1)
+            .browse(None, None, Some(today - Duration::days(1)), 1, false)
             .await
             .unwrap();
         assert_eq!(before.total, 0);
