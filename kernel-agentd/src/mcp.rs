@@ -123,6 +123,8 @@ pub struct Mcp {
 struct Inner {
     servers: Vec<Arc<shared::Shared>>,
     skipped: Vec<McpServerStatus>,
+    /// Bumped by every server's state change; read only by `wait_until` (test support).
+    #[cfg_attr(not(feature = "test-support"), allow(dead_code))]
     changed: Arc<watch::Sender<u64>>,
     cancel: CancellationToken,
     tasks: TaskTracker,
