@@ -87,14 +87,12 @@ impl Consolidation {
         budget: crate::budget::Budget,
     ) -> Result<Consolidation, ApiError> {
         let settings = config.memory_consolidation.clone();
-        let client = match settings.endpoint.as_ref().filter(|_| settings.enabled) {
-            Some(endpoint) => Some(
-                TitlesClient::new(endpoint, http)
-                    .map_err(ApiError::internal)?
-                    .recording(Arc::new(budget.ledger().clone())),
-            ),
-            None => None,
-        };
+        let client = TitlesClient::for_background(
+            settings.endpoint.as_ref().filter(|_| settings.enabled),
+            http,
+            Arc::new(budget.ledger().clone()),
+        )
+        .map_err(ApiError::internal)?;
         let last = store
             .last_consolidation_run()
             .await

@@ -142,14 +142,12 @@ impl AutoMemory {
         budget: crate::budget::Budget,
     ) -> Result<AutoMemory, ApiError> {
         let settings = config.memory_auto.clone();
-        let client = match settings.endpoint.as_ref().filter(|_| settings.enabled) {
-            Some(endpoint) => Some(
-                TitlesClient::new(endpoint, http)
-                    .map_err(ApiError::internal)?
-                    .recording(Arc::new(budget.ledger().clone())),
-            ),
-            None => None,
-        };
+        let client = TitlesClient::for_background(
+            settings.endpoint.as_ref().filter(|_| settings.enabled),
+            http,
+            Arc::new(budget.ledger().clone()),
+        )
+        .map_err(ApiError::internal)?;
         let last = match store.get_setting(LAST_RUN_KEY).await {
             Ok(Some(json)) => serde_json::from_str(&json).ok(),
             Ok(None) => None,

@@ -75,14 +75,12 @@ impl SummaryRewriter {
         budget: crate::budget::Budget,
     ) -> Result<SummaryRewriter, ApiError> {
         let settings = config.summary_rewrite.clone();
-        let client = match settings.endpoint.as_ref().filter(|_| settings.enabled) {
-            Some(endpoint) => Some(
-                TitlesClient::new(endpoint, http)
-                    .map_err(ApiError::internal)?
-                    .recording(Arc::new(budget.ledger().clone())),
-            ),
-            None => None,
-        };
+        let client = TitlesClient::for_background(
+            settings.endpoint.as_ref().filter(|_| settings.enabled),
+            http,
+            Arc::new(budget.ledger().clone()),
+        )
+        .map_err(ApiError::internal)?;
         let rewriter = SummaryRewriter {
             inner: Arc::new(Inner {
                 store,

@@ -93,6 +93,19 @@ impl TitlesClient {
         self
     }
 
+    /// The client of a background job on the cheap model (auto memory, summary rewrite, memory
+    /// consolidation): none when the job has no endpoint (or is off: the caller passes `None`);
+    /// every call recorded in `ledger`.
+    pub fn for_background(
+        endpoint: Option<&TitlesConfig>,
+        http: &reqwest::Client,
+        ledger: Arc<dyn RecordUsage>,
+    ) -> Result<Option<Self>, LlmError> {
+        endpoint
+            .map(|e| Ok(Self::new(e, http)?.recording(ledger)))
+            .transpose()
+    }
+
     /// A short title for a session that began with `first_user` and `first_answer`.
     pub async fn title(&self, first_user: &str, first_answer: &str) -> Result<String, LlmError> {
         let prompt = format!(
