@@ -54,8 +54,7 @@ pub(crate) async fn env(extra: &str) -> TestEnv {
          {PROVIDERS}\n{extra}\n"
     );
     std::fs::write(&path, toml).expect("write config");
-    let config =
-        Config::load_with_env(&path, Component::Agentd, &|_| None).expect("valid test config");
+    let config = Config::load(&path, Component::Agentd, &|_| None).expect("valid test config");
     let store = Store::open(&config.general.data_dir.join("kernel.db"))
         .await
         .expect("open store");

@@ -535,14 +535,9 @@ pub const DEFAULT_EMBEDDINGS_TIMEOUT: std::time::Duration = std::time::Duration:
 pub const DEFAULT_RECALL_BUDGET: std::time::Duration = std::time::Duration::from_millis(300);
 
 impl Config {
-    /// Loads, validates and resolves `path` for `component`, reading env overrides from the
-    /// process environment.
-    pub fn load(path: &Path, component: Component) -> Result<Config, ConfigError> {
-        validate::load(path, component, &|k| std::env::var(k).ok())
-    }
-
-    /// Like [`Config::load`] with an explicit environment (for tests).
-    pub fn load_with_env(
+    /// Loads, validates and resolves `path` for `component`; `env` reads the environment
+    /// overrides (`std::env::var` in the binaries, a map in tests).
+    pub fn load(
         path: &Path,
         component: Component,
         env: &dyn Fn(&str) -> Option<String>,

@@ -38,7 +38,7 @@ pub fn load_config(
 /// it); `Err` carries the exit code as for [`load_config`].
 pub fn load(binary: &'static str, args: Args, component: Component) -> Result<Config, ExitCode> {
     let path = Config::locate(args.config);
-    let config = Config::load(&path, component).map_err(|e| {
+    let config = Config::load(&path, component, &|k| std::env::var(k).ok()).map_err(|e| {
         eprintln!("{binary}: {}: {e}", path.display());
         ExitCode::from(2)
     })?;

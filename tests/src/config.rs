@@ -65,7 +65,7 @@ models = ["fake-model", "fake-model-2"]
 
     /// Loads it as kernel-agentd would, with an empty environment.
     pub fn load(&self) -> kernel_common::Config {
-        kernel_common::Config::load_with_env(
+        kernel_common::Config::load(
             &self.path,
             kernel_common::config::Component::Agentd,
             &|_| None,

@@ -65,7 +65,7 @@ fn with_remote_mcp_enabled() -> String {
 
 #[test]
 fn the_example_validates_for_agentd_when_env_has_the_key() {
-    let config = Config::load_with_env(&example(), Component::Agentd, &env).unwrap();
+    let config = Config::load(&example(), Component::Agentd, &env).unwrap();
     assert_eq!(config.general.default_provider, "anthropic");
     assert!(config.providers["anthropic"].available());
     assert!(!config.providers["openai"].available());
@@ -85,7 +85,7 @@ fn the_commented_remote_mcp_examples_validate_once_uncommented() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("config.toml");
     std::fs::write(&path, with_remote_mcp_enabled()).unwrap();
-    let config = Config::load_with_env(&path, Component::Agentd, &env).unwrap();
+    let config = Config::load(&path, Component::Agentd, &env).unwrap();
     let names: Vec<&str> = config.mcp_servers.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["exa"], "context7 needs CONTEXT7_API_KEY");
     assert!(config.warnings.join("\n").contains("CONTEXT7_API_KEY"));
@@ -96,7 +96,7 @@ fn the_commented_remote_mcp_examples_validate_once_uncommented() {
             env(k)
         }
     };
-    let config = Config::load_with_env(&path, Component::Agentd, &with_ctx7).unwrap();
+    let config = Config::load(&path, Component::Agentd, &with_ctx7).unwrap();
     let McpTransport::Http { headers, .. } = &config.mcp_servers[1].transport else {
         panic!()
     };
@@ -105,7 +105,7 @@ fn the_commented_remote_mcp_examples_validate_once_uncommented() {
 
 #[test]
 fn the_example_validates_for_tg_when_env_has_the_token() {
-    let config = Config::load_with_env(&example(), Component::Tg, &env).unwrap();
+    let config = Config::load(&example(), Component::Tg, &env).unwrap();
     assert_eq!(
         config.telegram.token.unwrap().expose(),
         "123456:EnvTokenForTheExample_abcdef"
@@ -123,7 +123,7 @@ fn the_unfilled_example_says_what_to_fill_in() {
         (Component::Agentd, "providers.anthropic.api_key"),
         (Component::Tg, "telegram.token"),
     ] {
-        let err = Config::load_with_env(&example(), component, &|_| None).unwrap_err();
+        let err = Config::load(&example(), component, &|_| None).unwrap_err();
         let ConfigError::Invalid { problems } = err else {
             panic!("{err}")
         };

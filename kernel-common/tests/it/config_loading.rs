@@ -284,7 +284,7 @@ fn relative_paths_resolve_against_the_config_folder() {
     std::fs::create_dir(&sub).unwrap();
     let path = sub.join("kernel.toml");
     std::fs::write(&path, &text).unwrap();
-    let config = kernel_common::Config::load_with_env(&path, Component::Agentd, &|_| None).unwrap();
+    let config = kernel_common::Config::load(&path, Component::Agentd, &|_| None).unwrap();
     assert_eq!(config.general.data_dir, sub.join("state"));
     assert_eq!(config.general.default_workspace, sub.join("../work"));
     assert_eq!(config.general.soul_file, sub.join("persona/SOUL.md"));
@@ -325,7 +325,7 @@ fn a_relative_config_path_is_made_absolute_first() {
     let cwd = std::env::current_dir().unwrap();
     let rel = relative(&cwd, &path);
     assert!(rel.is_relative());
-    let config = kernel_common::Config::load_with_env(&rel, Component::Agentd, &|_| None).unwrap();
+    let config = kernel_common::Config::load(&rel, Component::Agentd, &|_| None).unwrap();
     assert!(config.path.is_absolute());
     assert!(config.general.data_dir.is_absolute());
     assert_eq!(

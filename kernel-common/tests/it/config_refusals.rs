@@ -506,10 +506,7 @@ fn parse_errors_never_quote_values() {
 #[test]
 fn a_missing_file_says_what_to_do() {
     let dir = tempfile::tempdir().unwrap();
-    let err =
-        kernel_common::Config::load_with_env(&dir.path().join("nope.toml"), Component::Tg, &|_| {
-            None
-        })
+    let err = kernel_common::Config::load(&dir.path().join("nope.toml"), Component::Tg, &|_| None)
         .unwrap_err();
     assert!(matches!(err, ConfigError::Read { .. }));
     let text = err.to_string();

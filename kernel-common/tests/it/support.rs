@@ -51,7 +51,7 @@ pub(crate) fn load(
         .iter()
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
         .collect();
-    Config::load_with_env(&cfg.path, component, &move |k| env.get(k).cloned())
+    Config::load(&cfg.path, component, &move |k| env.get(k).cloned())
 }
 
 /// Writes and loads with an empty environment.

@@ -107,7 +107,7 @@ default_model = "m"
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.toml");
         std::fs::write(&path, format!("{BASE}\n{extra}")).unwrap();
-        Config::load_with_env(&path, Component::Agentd, &|_| None)
+        Config::load(&path, Component::Agentd, &|_| None)
     }
 
     fn problems(extra: &str) -> String {

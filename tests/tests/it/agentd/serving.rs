@@ -164,12 +164,11 @@ async fn tcp_requires_the_bearer_token() {
         "http://127.0.0.1:9",
         &format!("[agentd]\nlisten = \"127.0.0.1:0\"\ntoken = \"{AGENTD_TOKEN}\"\n"),
     );
-    let config = kernel_common::Config::load_with_env(
-        &cfg.path,
-        kernel_common::config::Component::Agentd,
-        &|_| None,
-    )
-    .expect("config");
+    let config =
+        kernel_common::Config::load(&cfg.path, kernel_common::config::Component::Agentd, &|_| {
+            None
+        })
+        .expect("config");
     let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = tcp.local_addr().unwrap();
     let unix_path = cfg.dir.path().join("t.sock");

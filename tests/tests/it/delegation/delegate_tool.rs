@@ -336,12 +336,11 @@ async fn the_schema_offers_only_configured_clis() {
 async fn a_zero_time_limit_is_refused_at_load() {
     let cli = FakeCli::new("");
     let cfg = TestConfig::new("http://127.0.0.1:9", &cli.toml("claude_code", &[], Some(0)));
-    let err = kernel_common::Config::load_with_env(
-        &cfg.path,
-        kernel_common::config::Component::Agentd,
-        &|_| None,
-    )
-    .unwrap_err();
+    let err =
+        kernel_common::Config::load(&cfg.path, kernel_common::config::Component::Agentd, &|_| {
+            None
+        })
+        .unwrap_err();
     assert!(
         err.to_string().contains("cli.claude_code.timeout_secs"),
         "{err}"

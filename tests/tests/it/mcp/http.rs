@@ -47,7 +47,7 @@ async fn http_tools_work_and_a_header_variable_reaches_the_server_but_no_log() {
         ),
     );
     let cfg = TestConfig::new("http://127.0.0.1:9", &extra);
-    let config = kernel_common::Config::load_with_env(&cfg.path, Component::Agentd, &|k| {
+    let config = kernel_common::Config::load(&cfg.path, Component::Agentd, &|k| {
         (k == "KERNEL_TEST_MCP_TOKEN").then(|| TOKEN.to_owned())
     })
     .unwrap();
