@@ -1,4 +1,4 @@
-//! Links the binary with packed relative relocations (`DT_RELR`) on Linux/glibc: a
+//! Links the binary (kernel-tg's, and kernel-web's, whose `Cargo.toml` names this file) with packed relative relocations (`DT_RELR`) on Linux/glibc: a
 //! position-independent Rust binary has tens of thousands of relative relocations, which as
 //! classic `.rela.dyn` entries (24 bytes each) take over a megabyte of the file that the dynamic
 //! loader reads, and keeps resident, at every start; packed they take a few kilobytes

@@ -3,6 +3,7 @@
 //! token (and TLS if configured).
 
 mod auth;
+mod on_first_call;
 
 use std::future::Future;
 
@@ -19,6 +20,7 @@ use crate::agent::Agent;
 use crate::listen::Listeners;
 use crate::rpc::AgentService;
 use crate::turn::Extensions;
+use on_first_call::OnFirstCall;
 
 pub use auth::BearerAuth;
 
@@ -77,6 +79,13 @@ pub async fn run_with(
     result
 }
 
+/// Server reflection's builder over agentd's API and the health service.
+fn reflection() -> tonic_reflection::server::Builder<'static> {
+    tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(kernel_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+}
+
 /// What one serve task returns.
 type ServeTask = Result<(), tonic::transport::Error>;
 
@@ -97,13 +106,9 @@ async fn serve(
 
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<AgentServer<AgentService>>().await;
-    let reflection = || {
-        tonic_reflection::server::Builder::configure()
-            .register_encoded_file_descriptor_set(kernel_proto::FILE_DESCRIPTOR_SET)
-            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-    };
-    let reflection_v1 = reflection().build_v1()?;
-    let reflection_v1alpha = reflection().build_v1alpha()?;
+    // Built on the first reflection request (grpcurl), not here: see `on_first_call`.
+    let reflection_v1 = OnFirstCall::new(|| reflection().build_v1());
+    let reflection_v1alpha = OnFirstCall::new(|| reflection().build_v1alpha());
 
     {
         let router = Server::builder()

@@ -109,10 +109,12 @@ fn filter_for(rust_log: Option<&str>) -> EnvFilter {
 }
 
 /// Lines the channel to the log-writing thread holds. The channel is allocated whole up front
-/// (32 bytes a line): tracing-appender's default of 128,000 lines is 4 MB of resident memory in
-/// each process; the writer thread drains a burst of this size in well under a millisecond, and
-/// a line that finds the channel full is dropped rather than blocking the runtime.
-pub const LOG_BUFFER_LINES: usize = 8_192;
+/// and every slot is written (32 bytes a line): tracing-appender's default of 128,000 lines is
+/// 4 MB of resident memory in each process, 8,192 lines were 256 KB, a third of kernel-web's heap
+/// at idle (BENCHMARKS.md "Web console"). 2,048 lines (64 KB) is still a burst of ~10 ms at
+/// 200,000 lines a second, which the writer thread drains in well under a millisecond at INFO; a
+/// line that finds the channel full is dropped rather than blocking the runtime.
+pub const LOG_BUFFER_LINES: usize = 2_048;
 
 /// The rotating file writer behind a non-blocking channel, for building a subscriber by hand
 /// (tests, or a binary that wants other layers). Keep the guard alive while logging.

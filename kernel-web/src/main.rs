@@ -97,6 +97,9 @@ async fn run(config: kernel_common::Config) -> ExitCode {
     let scheme = if tls.is_some() { "https" } else { "http" };
     println!("kernel-web ready on {scheme}://{addr}");
     kernel_common::notify::ready();
+    // Start-up's freed peak (config parsing, the redaction patterns' compilation) back to the OS:
+    // kernel-web idles most of its life.
+    kernel_common::heap::trim();
     let result = kernel_web::run(config, listener, tls, shutdown).await;
     kernel_common::notify::stopping();
     match result {
