@@ -11,7 +11,7 @@ use serde_json::json;
 use tests::fake_cli::{FakeCli, SLEEP_FOREVER, SPAWN_GRANDCHILD, alive, print, wait_stopped};
 use tests::fake_llm::Script;
 use tests::wait::eventually;
-use tests::web_browser::{WAIT, WebStack, answer_in_state, click, send, text_of};
+use tests::web_browser::{WAIT, WebStack, answer_in_state, click, send, text_of, wait_for};
 
 /// The job's task, with markup that must show as text.
 const TASK: &str = "refactor the <b>parser</b>";
@@ -42,13 +42,12 @@ async fn a_running_background_job_is_cancelled_from_the_schedules_page() {
 
     // The Schedules page lists it as running, its task as text, with Cancel.
     stack.goto("/schedules").await;
-    let running = browser
-        .client
-        .wait()
-        .at_most(WAIT)
-        .for_element(Locator::Css("#jobs tr.job[data-status=\"running\"]"))
-        .await
-        .expect("the running job listed");
+    let running = wait_for(
+        browser,
+        Locator::Css("#jobs tr.job[data-status=\"running\"]"),
+        "the running job listed",
+    )
+    .await;
     let row = running.text().await.unwrap();
     for part in ["#1", "claude_code", TASK, "运行中", "取消"] {
         assert!(row.contains(part), "{part} in {row}");
