@@ -55,6 +55,12 @@ page_texts! {
     jobs_title => "后台任务", "Background jobs";
     jobs_none => "没有后台任务。", "No background jobs.";
     jobs_cancel => "取消", "Cancel";
+    job_running => "运行中", "running";
+    job_done => "已完成", "done";
+    job_failed => "失败", "failed";
+    job_cancelled => "已取消", "cancelled";
+    job_interrupted => "已中断", "interrupted";
+    job_unknown => "未知", "unknown";
     nav_skills => "技能", "Skills";
     skills_none => "没有技能。", "No skills.";
     memory_source => "来源", "Source";
@@ -70,4 +76,34 @@ page_texts! {
     memory_page => "页", "page";
     memory_prev => "← 上一页", "← previous";
     memory_next => "下一页 →", "next →";
+}
+
+impl Texts {
+    /// A background job's status (`ListJobs`' word) in the owner's language.
+    pub(crate) fn job_status(self, status: &str) -> &'static str {
+        match status {
+            "running" => self.job_running(),
+            "done" => self.job_done(),
+            "failed" => self.job_failed(),
+            "cancelled" => self.job_cancelled(),
+            "interrupted" => self.job_interrupted(),
+            _ => self.job_unknown(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kernel_common::config::Locale;
+
+    use super::Texts;
+
+    #[test]
+    fn job_statuses_are_in_the_owners_language_and_an_unknown_one_is_unknown() {
+        let (zh, en) = (Texts::new(Locale::Zh), Texts::new(Locale::En));
+        assert_eq!(zh.job_status("running"), "运行中");
+        assert_eq!(zh.job_status("cancelled"), "已取消");
+        assert_eq!(en.job_status("interrupted"), "interrupted");
+        assert_eq!(en.job_status("<b>"), "unknown");
+    }
 }

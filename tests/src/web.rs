@@ -1,10 +1,17 @@
 //! The web console under test: the real `kernel-web` binary (`WebConsole`: started on
 //! `127.0.0.1:0`, its address read from its ready line), one-time login links from
-//! `kernel-web --login-url`, and a cookie-less HTTP client that follows no redirects.
+//! `kernel-web --login-url`, a cookie-less HTTP client that follows no redirects with the
+//! suites' usual requests (a logged-in session and its CSRF token, a GET, a form POST), and
+//! agentd's memories as the console's suites add and read them.
 
 use std::path::Path;
 use std::process::Stdio;
 
+use kernel_proto::v1 as pb;
+use kernel_proto::v1::agent_client::AgentClient;
+
+use crate::config::TestConfig;
+use crate::harness::unix_channel;
 use crate::process::{BinProcess, bin_command};
 
 /// The `[web]` section for a test config: an ephemeral loopback port.
@@ -91,4 +98,61 @@ pub fn csrf_of(page: &str) -> String {
         .expect("the csrf meta")
         + 21;
     page[at..].split('"').next().unwrap().to_owned()
+}
+
+/// Logs in with a fresh link and reads the chat page: the cookie pair and the page's CSRF token.
+pub async fn log_in_with_csrf(web: &WebConsole, config: &Path) -> (String, String) {
+    let cookie = log_in(web, config).await;
+    let (_, page) = get(web, "/chat", Some(&cookie)).await;
+    let csrf = csrf_of(&page);
+    (cookie, csrf)
+}
+
+/// `GET path`, with the session `cookie` when given: the status and the body.
+pub async fn get(web: &WebConsole, path: &str, cookie: Option<&str>) -> (u16, String) {
+    let mut req = http().get(web.url(path));
+    if let Some(cookie) = cookie {
+        req = req.header("cookie", cookie);
+    }
+    let res = req.send().await.expect("GET");
+    let status = res.status().as_u16();
+    (status, res.text().await.unwrap_or_default())
+}
+
+/// `POST path` of the form `body` with the session `cookie`: the status and the body.
+pub async fn post_form(web: &WebConsole, path: &str, cookie: &str, body: String) -> (u16, String) {
+    let res = http()
+        .post(web.url(path))
+        .header("cookie", cookie)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body)
+        .send()
+        .await
+        .expect("POST");
+    let status = res.status().as_u16();
+    (status, res.text().await.unwrap_or_default())
+}
+
+/// Adds the owner's memory `text` through the agentd behind `cfg`.
+pub async fn add_memory(cfg: &TestConfig, text: &str) {
+    let mut client = AgentClient::new(unix_channel(cfg.socket()).await);
+    client
+        .add_memory(pb::AddMemoryRequest {
+            text: text.to_owned(),
+        })
+        .await
+        .expect("AddMemory");
+}
+
+/// The texts of the memories of the agentd behind `cfg` (`ListMemories`).
+pub async fn memories(cfg: &TestConfig) -> Vec<String> {
+    let mut client = AgentClient::new(unix_channel(cfg.socket()).await);
+    let request = pb::ListMemoriesRequest {};
+    let reply = client.list_memories(request).await.expect("ListMemories");
+    memory_texts(reply.into_inner().memories)
+}
+
+/// The texts of listed memories, in their order.
+pub fn memory_texts(memories: Vec<pb::MemoryInfo>) -> Vec<String> {
+    memories.into_iter().map(|m| m.text).collect()
 }

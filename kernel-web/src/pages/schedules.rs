@@ -1,7 +1,8 @@
 //! Schedules and background jobs: `GET /schedules` lists the reminders and scheduled tasks
 //! (`ListSchedules`: next run, cron, mode, text) each with Delete, and the background jobs
-//! (`ListJobs`) with Cancel on the running ones; `POST /schedules/delete` and `/jobs/cancel`
-//! act on a number of those listings (the page's load made them).
+//! (`ListJobs`: the status in the owner's words, the wire's word as `data-status`) with Cancel
+//! on the running ones; `POST /schedules/delete` and `/jobs/cancel` act on a number of those
+//! listings (the page's load made them).
 
 use axum::Extension;
 use axum::extract::{Form, State};
@@ -78,12 +79,14 @@ pub(crate) async fn page(
             };
             let exit = j.exit_code.map(|c| format!(" ({c})")).unwrap_or_default();
             body.push_str(&format!(
-                "<tr class=\"job\"><td>#{n}</td><td>{cli}</td><td class=\"job-task\">{task}</td>\
-                 <td>{status}{exit}</td><td>{started}</td><td>{cancel}</td></tr>",
+                "<tr class=\"job\" data-status=\"{state}\"><td>#{n}</td><td>{cli}</td>\
+                 <td class=\"job-task\">{task}</td><td class=\"job-status\">{status}{exit}</td>\
+                 <td>{started}</td><td>{cancel}</td></tr>",
+                state = escape(&j.status),
                 n = j.number,
                 cli = escape(&j.cli),
                 task = escape(&j.task),
-                status = escape(&j.status),
+                status = escape(t.job_status(&j.status)),
                 started = escape(&j.started),
             ));
         }

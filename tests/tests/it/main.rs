@@ -146,6 +146,7 @@ mod web {
     mod browser;
     mod chat_browser;
     mod http;
+    mod jobs_browser;
     mod memory_aside_browser;
     mod pages_browser;
     mod pages_http;

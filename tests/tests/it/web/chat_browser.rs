@@ -9,7 +9,9 @@
 use fantoccini::Locator;
 use serde_json::json;
 use tests::fake_llm::Script;
-use tests::web_browser::{WAIT, WebStack, answer_in_state, click, eventually_text, send, text_of};
+use tests::web_browser::{
+    WebStack, answer_in_state, click, eventually_text, fill, send, text_of, wait_for,
+};
 
 #[tokio::test]
 async fn an_approval_shows_its_buttons_and_deny_reaches_the_model() {
@@ -21,13 +23,7 @@ async fn an_approval_shows_its_buttons_and_deny_reaches_the_model() {
     ));
     llm.push(Script::text("Not scheduled, as you wish"));
     send(browser, "schedule the weather").await;
-    let approval = browser
-        .client
-        .wait()
-        .at_most(WAIT)
-        .for_element(Locator::Css(".approval"))
-        .await
-        .expect("the approval");
+    let approval = wait_for(browser, Locator::Css(".approval"), "the approval").await;
     let text = approval.text().await.unwrap();
     assert!(text.contains("需要你的批准：schedule_add"), "{text}");
     assert!(
@@ -39,13 +35,12 @@ async fn an_approval_shows_its_buttons_and_deny_reaches_the_model() {
     }
     browser.screenshot("chat-approval").await;
     click(browser, ".approval button[data-value=\"deny\"]").await;
-    let outcome = browser
-        .client
-        .wait()
-        .at_most(WAIT)
-        .for_element(Locator::Css(".approval .outcome"))
-        .await
-        .expect("the outcome in place of the buttons");
+    let outcome = wait_for(
+        browser,
+        Locator::Css(".approval .outcome"),
+        "the outcome in place of the buttons",
+    )
+    .await;
     assert_eq!(outcome.text().await.unwrap(), "❌ 已拒绝");
     eventually_text(browser, "Not scheduled, as you wish").await;
     let last = llm.requests().last().unwrap().body.to_string();
@@ -69,14 +64,7 @@ async fn an_uploaded_text_file_reaches_the_model_and_a_bad_one_is_refused() {
     let notes = dir.path().join("notes.txt");
     std::fs::write(&notes, "the secret word is MANGO\n").unwrap();
     llm.push(Script::text("The word is MANGO"));
-    browser
-        .client
-        .find(Locator::Id("chat-files"))
-        .await
-        .unwrap()
-        .send_keys(&notes.display().to_string())
-        .await
-        .unwrap();
+    fill(browser, "#chat-files", &notes.display().to_string()).await;
     send(browser, "what does the file say?").await;
     let answer = answer_in_state(browser, "done").await;
     assert!(answer.contains("The word is MANGO"), "{answer}");
@@ -89,14 +77,7 @@ async fn an_uploaded_text_file_reaches_the_model_and_a_bad_one_is_refused() {
     let calls = llm.requests().len();
     let bad = dir.path().join("tool.exe");
     std::fs::write(&bad, b"MZ\x90\x00binary").unwrap();
-    browser
-        .client
-        .find(Locator::Id("chat-files"))
-        .await
-        .unwrap()
-        .send_keys(&bad.display().to_string())
-        .await
-        .unwrap();
+    fill(browser, "#chat-files", &bad.display().to_string()).await;
     send(browser, "run this").await;
     let refused = answer_in_state(browser, "refused").await;
     assert!(refused.contains("exe"), "{refused}");

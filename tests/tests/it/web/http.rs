@@ -4,47 +4,10 @@
 //! `web.listen` is refused at start; the session survives a kernel-web restart and an agentd
 //! restart under it (kernel-web reconnects); strict security headers on every answer.
 
-use kernel_proto::v1 as pb;
-use kernel_proto::v1::agent_client::AgentClient;
 use tests::config::TestConfig;
-use tests::harness::unix_channel;
 use tests::process::AgentdProcess;
 use tests::wait::eventually;
-use tests::web::{WEB_SECTION, WebConsole, csrf_of, http, log_in};
-
-async fn add_memory(cfg: &TestConfig, text: &str) {
-    let mut client = AgentClient::new(unix_channel(cfg.socket()).await);
-    client
-        .add_memory(pb::AddMemoryRequest {
-            text: text.to_owned(),
-        })
-        .await
-        .expect("AddMemory");
-}
-
-async fn memories(cfg: &TestConfig) -> Vec<String> {
-    let mut client = AgentClient::new(unix_channel(cfg.socket()).await);
-    let reply = client
-        .list_memories(pb::ListMemoriesRequest {})
-        .await
-        .expect("ListMemories");
-    reply
-        .into_inner()
-        .memories
-        .into_iter()
-        .map(|m| m.text)
-        .collect()
-}
-
-async fn get(web: &WebConsole, path: &str, cookie: Option<&str>) -> (u16, String) {
-    let mut req = http().get(web.url(path));
-    if let Some(cookie) = cookie {
-        req = req.header("cookie", cookie);
-    }
-    let res = req.send().await.expect("GET");
-    let status = res.status().as_u16();
-    (status, res.text().await.unwrap_or_default())
-}
+use tests::web::{WEB_SECTION, WebConsole, add_memory, csrf_of, get, http, log_in, memories};
 
 #[tokio::test]
 async fn a_login_link_works_once_and_without_the_cookie_everything_is_401() {

@@ -6,22 +6,16 @@
 //! skills listed; a reminder shown with its next run and deleted. A screenshot of each page is
 //! written under `target/web-screenshots/`. Memories browsed by source and day, and one edited.
 
-use std::time::Duration;
-
 use chrono::{FixedOffset, Utc};
 use fantoccini::Locator;
 use kernel_agentd::conversation::{Block, Message, Role};
-use kernel_agentd::store::Store;
 use kernel_proto::v1 as pb;
-use kernel_proto::v1::agent_client::AgentClient;
-use tests::browser::Browser;
 use tests::config::TestConfig;
 use tests::fake_llm::FakeLlm;
-use tests::harness::unix_channel;
-use tests::process::AgentdProcess;
-use tests::web::{WEB_SECTION, WebConsole};
-
-const WAIT: Duration = Duration::from_secs(30);
+use tests::web::WEB_SECTION;
+use tests::web_browser::{
+    WebStack, click, fill, seed_pool, seed_store, text_of, texts_of, wait_for,
+};
 
 /// fake-model costs $1 per million input tokens; a $10 daily budget.
 fn priced_config(llm: &FakeLlm) -> TestConfig {
@@ -42,12 +36,7 @@ prices."fake-model" = { input = 1.0, output = 0.0 }"#,
 /// Writes usage rows straight into the (migrated) database before agentd starts: `(days ago,
 /// million input tokens, purpose)` each.
 async fn seed_usage(cfg: &TestConfig, rows: &[(i64, u64, &str)]) {
-    std::fs::create_dir_all(cfg.data_dir()).unwrap();
-    let path = cfg.data_dir().join("kernel.db");
-    Store::open(&path).await.expect("migrate").close().await;
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
-        .await
-        .expect("open the database");
+    let pool = seed_pool(cfg).await;
     for &(days_ago, millions, purpose) in rows {
         let at = Utc::now() - chrono::Duration::days(days_ago);
         sqlx::query(
@@ -74,31 +63,6 @@ fn local_date(days_ago: i64) -> String {
         .to_string()
 }
 
-pub(super) async fn logged_in(web: &WebConsole, cfg: &TestConfig) -> Browser {
-    let browser = Browser::start().await;
-    let link = web.url(&WebConsole::login_path(&cfg.path));
-    browser.client.goto(&link).await.unwrap();
-    browser
-        .client
-        .wait()
-        .at_most(WAIT)
-        .for_element(Locator::Id("chat-form"))
-        .await
-        .expect("logged in");
-    browser
-}
-
-async fn text_of(browser: &Browser, css: &str) -> String {
-    browser
-        .client
-        .find(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("no {css}: {e}"))
-        .text()
-        .await
-        .unwrap()
-}
-
 #[tokio::test]
 async fn the_usage_chart_shows_the_fake_providers_cost_for_each_seeded_day() {
     let llm = FakeLlm::start().await;
@@ -116,12 +80,11 @@ async fn the_usage_chart_shows_the_fake_providers_cost_for_each_seeded_day() {
         ],
     )
     .await;
-    let _agentd = AgentdProcess::start(&cfg.path, &[]);
-    let web = WebConsole::start(&cfg.path);
-    let browser = logged_in(&web, &cfg).await;
+    let stack = WebStack::logged_in_on(llm, cfg).await;
+    let browser = &stack.browser;
     let c = &browser.client;
 
-    c.goto(&web.url("/usage")).await.unwrap();
+    stack.goto("/usage").await;
     let bars = c
         .find_all(Locator::Css("#cost-chart rect.bar[data-key=\"fake\"]"))
         .await
@@ -154,23 +117,19 @@ async fn the_usage_chart_shows_the_fake_providers_cost_for_each_seeded_day() {
         .await
         .unwrap();
     assert_eq!(tokens.len(), 4);
-    let budgets = text_of(&browser, "#budgets").await;
+    let budgets = text_of(browser, "#budgets").await;
     assert!(budgets.contains("$10.00"), "{budgets}");
     browser.screenshot("usage").await;
 
     // By purpose: the empty one is "unspecified", the hostile one shows as text.
-    c.find(Locator::Css("#usage-by a[href=\"/usage?by=purpose\"]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    c.wait()
-        .at_most(WAIT)
-        .for_element(Locator::Css("#cost-chart rect.bar[data-key=\"task\"]"))
-        .await
-        .expect("the chart by purpose");
-    let purposes = text_of(&browser, "#usage-by-purpose").await;
+    click(browser, "#usage-by a[href=\"/usage?by=purpose\"]").await;
+    wait_for(
+        browser,
+        Locator::Css("#cost-chart rect.bar[data-key=\"task\"]"),
+        "the chart by purpose",
+    )
+    .await;
+    let purposes = text_of(browser, "#usage-by-purpose").await;
     for purpose in ["owner", "task", "未注明", hostile] {
         assert!(purposes.contains(purpose), "{purpose}: {purposes}");
     }
@@ -182,16 +141,13 @@ async fn the_usage_chart_shows_the_fake_providers_cost_for_each_seeded_day() {
         .unwrap();
     assert_eq!(unspecified.len(), 1);
     browser.screenshot("usage-by-purpose").await;
-    browser.close().await;
+    stack.close().await;
 }
 
 /// Two stored sessions (written before agentd starts): a titled one whose answer has Markdown
 /// and markup, and an untitled one about tuna.
 async fn seed_sessions(cfg: &TestConfig) {
-    std::fs::create_dir_all(cfg.data_dir()).unwrap();
-    let store = Store::open(&cfg.data_dir().join("kernel.db"))
-        .await
-        .expect("open the database");
+    let store = seed_store(cfg).await;
     let trip = store.create_session("fake", "fake-model").await.unwrap().id;
     store
         .set_session_title(trip, "Trip to Kyoto")
@@ -238,14 +194,13 @@ async fn a_sessions_history_opens_rendered_and_sessions_are_searched_renamed_and
     let llm = FakeLlm::start().await;
     let cfg = TestConfig::new(&llm.url(), WEB_SECTION);
     seed_sessions(&cfg).await;
-    let _agentd = AgentdProcess::start(&cfg.path, &[]);
-    let web = WebConsole::start(&cfg.path);
-    let browser = logged_in(&web, &cfg).await;
+    let stack = WebStack::logged_in_on(llm, cfg).await;
+    let browser = &stack.browser;
     let c = &browser.client;
 
     // The listing; open the titled session's history.
-    c.goto(&web.url("/sessions")).await.unwrap();
-    let listing = text_of(&browser, "#sessions").await;
+    stack.goto("/sessions").await;
+    let listing = text_of(browser, "#sessions").await;
     assert!(listing.contains("Trip to Kyoto"), "{listing}");
     browser.screenshot("sessions").await;
     c.find(Locator::LinkText("Trip to Kyoto"))
@@ -254,12 +209,8 @@ async fn a_sessions_history_opens_rendered_and_sessions_are_searched_renamed_and
         .click()
         .await
         .unwrap();
-    c.wait()
-        .at_most(WAIT)
-        .for_element(Locator::Id("history"))
-        .await
-        .expect("the history page");
-    let history = text_of(&browser, "#history").await;
+    wait_for(browser, Locator::Id("history"), "the history page").await;
+    let history = text_of(browser, "#history").await;
     assert!(
         history.contains("plan my trip <script>alert('x')</script>"),
         "the owner's words as text: {history}"
@@ -270,33 +221,19 @@ async fn a_sessions_history_opens_rendered_and_sessions_are_searched_renamed_and
         "no tool results: {history}"
     );
     assert_eq!(
-        text_of(&browser, "#history .answer b").await,
+        text_of(browser, "#history .answer b").await,
         "Fushimi Inari"
     );
     let scripts = c.find_all(Locator::Css("script")).await.unwrap();
     assert_eq!(scripts.len(), 1, "only the console's own script");
-    assert_eq!(text_of(&browser, "h1").await, "Trip to Kyoto");
+    assert_eq!(text_of(browser, "h1").await, "Trip to Kyoto");
     browser.screenshot("session-history").await;
 
     // Search by content: only the tuna session.
-    c.goto(&web.url("/sessions")).await.unwrap();
-    c.find(Locator::Id("sessions-q"))
-        .await
-        .unwrap()
-        .send_keys("tuna")
-        .await
-        .unwrap();
-    c.find(Locator::Id("sessions-search"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    c.wait()
-        .at_most(WAIT)
-        .for_element(Locator::Css("tr.session"))
-        .await
-        .unwrap();
+    stack.goto("/sessions").await;
+    fill(browser, "#sessions-q", "tuna").await;
+    click(browser, "#sessions-search").await;
+    wait_for(browser, Locator::Css("tr.session"), "the sessions found").await;
     let rows = c.find_all(Locator::Css("tr.session")).await.unwrap();
     assert_eq!(rows.len(), 1, "one session mentions tuna");
     browser.screenshot("sessions-search").await;
@@ -311,11 +248,12 @@ async fn a_sessions_history_opens_rendered_and_sessions_are_searched_renamed_and
         .click()
         .await
         .unwrap();
-    c.wait()
-        .at_most(WAIT)
-        .for_element(Locator::LinkText("Cat food"))
-        .await
-        .expect("the new title in the listing");
+    wait_for(
+        browser,
+        Locator::LinkText("Cat food"),
+        "the new title in the listing",
+    )
+    .await;
     let trip = c
         .find(Locator::XPath(
             "//tr[contains(@class,'session') and .//a[text()='Trip to Kyoto']]",
@@ -328,15 +266,11 @@ async fn a_sessions_history_opens_rendered_and_sessions_are_searched_renamed_and
         .click()
         .await
         .unwrap();
-    c.wait()
-        .at_most(WAIT)
-        .for_element(Locator::Id("sessions"))
-        .await
-        .unwrap();
-    let listing = text_of(&browser, "#sessions").await;
+    wait_for(browser, Locator::Id("sessions"), "the listing").await;
+    let listing = text_of(browser, "#sessions").await;
     assert!(!listing.contains("Trip to Kyoto"), "{listing}");
     assert!(listing.contains("Cat food"), "{listing}");
-    browser.close().await;
+    stack.close().await;
 }
 
 #[tokio::test]
@@ -344,10 +278,7 @@ async fn notes_schedules_jobs_and_skills_pages_show_and_a_schedule_is_deleted() 
     let llm = FakeLlm::start().await;
     let cfg = TestConfig::new(&llm.url(), WEB_SECTION);
     let yesterday = local_date(1);
-    std::fs::create_dir_all(cfg.data_dir()).unwrap();
-    let store = Store::open(&cfg.data_dir().join("kernel.db"))
-        .await
-        .unwrap();
+    let store = seed_store(&cfg).await;
     store
         .append_daily_note(
             &yesterday,
@@ -363,8 +294,8 @@ async fn notes_schedules_jobs_and_skills_pages_show_and_a_schedule_is_deleted() 
         "---\nname: daily-brief\ndescription: A morning summary\nside_effects: read-only\n---\n\nBody.",
     )
     .unwrap();
-    let _agentd = AgentdProcess::start(&cfg.path, &[]);
-    let mut client = AgentClient::new(unix_channel(cfg.socket()).await);
+    let stack = WebStack::logged_in_on(llm, cfg).await;
+    let mut client = stack.agent().await;
     client
         .add_schedule(pb::AddScheduleRequest {
             when: "2099-01-01 09:00".into(),
@@ -374,50 +305,43 @@ async fn notes_schedules_jobs_and_skills_pages_show_and_a_schedule_is_deleted() 
         })
         .await
         .expect("AddSchedule");
-    let web = WebConsole::start(&cfg.path);
-    let browser = logged_in(&web, &cfg).await;
+    let browser = &stack.browser;
     let c = &browser.client;
 
     // Notes: today has none; yesterday's note rendered, its markup as text.
-    c.goto(&web.url("/notes")).await.unwrap();
+    stack.goto("/notes").await;
     assert!(
         c.find(Locator::Id("note-none")).await.is_ok(),
         "no note today"
     );
-    c.goto(&web.url(&format!("/notes?date={yesterday}")))
-        .await
-        .unwrap();
-    let note = text_of(&browser, "#note").await;
+    stack.goto(&format!("/notes?date={yesterday}")).await;
+    let note = text_of(browser, "#note").await;
     assert!(note.contains("<script>alert(1)</script>"), "{note}");
-    assert_eq!(text_of(&browser, "#note b").await, "market");
+    assert_eq!(text_of(browser, "#note b").await, "market");
     browser.screenshot("notes").await;
 
     // Skills.
-    c.goto(&web.url("/skills")).await.unwrap();
-    let skills = text_of(&browser, "#skills").await;
+    stack.goto("/skills").await;
+    let skills = text_of(browser, "#skills").await;
     assert!(skills.contains("daily-brief"), "{skills}");
     assert!(skills.contains("A morning summary"), "{skills}");
     browser.screenshot("skills").await;
 
     // Schedules: the reminder with its next run, no jobs; Delete removes it in agentd too.
-    c.goto(&web.url("/schedules")).await.unwrap();
-    let schedules = text_of(&browser, "#schedules").await;
+    stack.goto("/schedules").await;
+    let schedules = text_of(browser, "#schedules").await;
     assert!(schedules.contains("2099-01-01 09:00"), "{schedules}");
     assert!(schedules.contains("water the <b>plants</b>"), "{schedules}");
-    let main = text_of(&browser, "main").await;
+    let main = text_of(browser, "main").await;
     assert!(main.contains("没有后台任务"), "{main}");
     browser.screenshot("schedules").await;
-    c.find(Locator::Css("#schedules button.delete"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    c.wait()
-        .at_most(WAIT)
-        .for_element(Locator::XPath("//main[not(.//table[@id='schedules'])]"))
-        .await
-        .expect("the schedule gone from the page");
+    click(browser, "#schedules button.delete").await;
+    wait_for(
+        browser,
+        Locator::XPath("//main[not(.//table[@id='schedules'])]"),
+        "the schedule gone from the page",
+    )
+    .await;
     let left = client
         .list_schedules(pb::ListSchedulesRequest {})
         .await
@@ -425,7 +349,7 @@ async fn notes_schedules_jobs_and_skills_pages_show_and_a_schedule_is_deleted() 
         .into_inner()
         .schedules;
     assert!(left.is_empty(), "{left:?}");
-    browser.close().await;
+    stack.close().await;
 }
 
 #[tokio::test]
@@ -434,12 +358,7 @@ async fn memories_are_browsed_by_source_and_day_and_edited() {
     let cfg = TestConfig::new(&llm.url(), WEB_SECTION);
     // Two automatic memories from ten days ago (one from outside content), written before
     // agentd starts; the owner's own added through agentd.
-    std::fs::create_dir_all(cfg.data_dir()).unwrap();
-    let path = cfg.data_dir().join("kernel.db");
-    Store::open(&path).await.unwrap().close().await;
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
-        .await
-        .unwrap();
+    let pool = seed_pool(&cfg).await;
     let old = (Utc::now() - chrono::Duration::days(10)).timestamp_millis();
     for (text, origin) in [
         ("the owner walks at six", None),
@@ -456,26 +375,19 @@ async fn memories_are_browsed_by_source_and_day_and_edited() {
         .unwrap();
     }
     pool.close().await;
-    let _agentd = AgentdProcess::start(&cfg.path, &[]);
-    let mut client = AgentClient::new(unix_channel(cfg.socket()).await);
+    let stack = WebStack::logged_in_on(llm, cfg).await;
+    let mut client = stack.agent().await;
     client
         .add_memory(pb::AddMemoryRequest {
             text: "the owner likes green tea".into(),
         })
         .await
         .unwrap();
-    let web = WebConsole::start(&cfg.path);
-    let browser = logged_in(&web, &cfg).await;
+    let browser = &stack.browser;
     let c = &browser.client;
-    let texts = async || -> Vec<String> {
-        let mut out = Vec::new();
-        for cell in c.find_all(Locator::Css("td.memory-text")).await.unwrap() {
-            out.push(cell.text().await.unwrap());
-        }
-        out
-    };
+    let texts = async || texts_of(browser, "td.memory-text").await;
 
-    c.goto(&web.url("/memory")).await.unwrap();
+    stack.goto("/memory").await;
     assert_eq!(
         texts().await,
         [
@@ -488,34 +400,23 @@ async fn memories_are_browsed_by_source_and_day_and_edited() {
     browser.screenshot("memory-browse").await;
 
     // By source: the select and Filter.
-    c.find(Locator::Css("#memory-source option[value=\"outside\"]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    c.find(Locator::Id("memory-filter"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    c.wait()
-        .at_most(WAIT)
-        .for_element(Locator::Css(
-            "#memory-source option[value=\"outside\"][selected]",
-        ))
-        .await
-        .unwrap();
+    click(browser, "#memory-source option[value=\"outside\"]").await;
+    click(browser, "#memory-filter").await;
+    wait_for(
+        browser,
+        Locator::Css("#memory-source option[value=\"outside\"][selected]"),
+        "the view by source",
+    )
+    .await;
     assert_eq!(texts().await, ["the docs say v2 is out"]);
-    let source = text_of(&browser, "td.memory-source").await;
+    let source = text_of(browser, "td.memory-source").await;
     assert!(source.contains("tool mcp_docs__search"), "{source}");
 
     // By day: only today's.
     let today = local_date(0);
-    c.goto(&web.url(&format!("/memory?from={today}&to={today}")))
-        .await
-        .unwrap();
+    stack
+        .goto(&format!("/memory?from={today}&to={today}"))
+        .await;
     assert_eq!(texts().await, ["the owner likes green tea"]);
 
     // Edit it: the new text replaces the old, in agentd too.
@@ -536,13 +437,14 @@ async fn memories_are_browsed_by_source_and_day_and_edited() {
         .click()
         .await
         .unwrap();
-    c.wait()
-        .at_most(WAIT)
-        .for_element(Locator::XPath(
+    wait_for(
+        browser,
+        Locator::XPath(
             "//td[contains(@class,'memory-text') and text()='the owner likes oolong tea']",
-        ))
-        .await
-        .expect("the edited text");
+        ),
+        "the edited text",
+    )
+    .await;
     assert!(
         c.current_url().await.unwrap().as_str().contains("from="),
         "back to the view"
@@ -565,5 +467,5 @@ async fn memories_are_browsed_by_source_and_day_and_edited() {
         "{all:?}"
     );
     assert_eq!(all.len(), 3);
-    browser.close().await;
+    stack.close().await;
 }

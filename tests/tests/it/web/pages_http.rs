@@ -9,49 +9,22 @@ use kernel_proto::v1::agent_client::AgentClient;
 use tests::config::TestConfig;
 use tests::harness::unix_channel;
 use tests::process::AgentdProcess;
-use tests::web::{WEB_SECTION, WebConsole, csrf_of, http, log_in};
+use tests::web::{WEB_SECTION, WebConsole, csrf_of, get, log_in, memory_texts, post_form};
 use tonic::Code;
-
-async fn get(web: &WebConsole, path: &str, cookie: &str) -> (u16, String) {
-    let res = http()
-        .get(web.url(path))
-        .header("cookie", cookie)
-        .send()
-        .await
-        .expect("GET");
-    let status = res.status().as_u16();
-    (status, res.text().await.unwrap_or_default())
-}
-
-async fn post(web: &WebConsole, path: &str, cookie: &str, body: String) -> (u16, String) {
-    let res = http()
-        .post(web.url(path))
-        .header("cookie", cookie)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(body)
-        .send()
-        .await
-        .expect("POST");
-    let status = res.status().as_u16();
-    (status, res.text().await.unwrap_or_default())
-}
 
 /// The refusal's code of a call that must fail.
 fn code<T: std::fmt::Debug>(r: Result<T, tonic::Status>) -> Code {
     r.expect_err("refused").code()
 }
 
-async fn memory_texts(client: &mut AgentClient<tonic::transport::Channel>) -> Vec<String> {
+/// The texts of the memories `BrowseMemories` lists by default.
+async fn browsed(client: &mut AgentClient<tonic::transport::Channel>) -> Vec<String> {
+    let request = pb::BrowseMemoriesRequest::default();
     let reply = client
-        .browse_memories(pb::BrowseMemoriesRequest::default())
+        .browse_memories(request)
         .await
         .expect("BrowseMemories");
-    reply
-        .into_inner()
-        .memories
-        .into_iter()
-        .map(|m| m.text)
-        .collect()
+    memory_texts(reply.into_inner().memories)
 }
 
 #[tokio::test]
@@ -95,7 +68,7 @@ async fn bad_input_to_the_new_rpcs_is_refused_with_the_right_code() {
         })
         .await;
     assert_eq!(code(r), Code::NotFound);
-    assert!(memory_texts(&mut client).await.is_empty(), "nothing added");
+    assert!(browsed(&mut client).await.is_empty(), "nothing added");
 
     let id = client
         .add_memory(pb::AddMemoryRequest {
@@ -114,7 +87,7 @@ async fn bad_input_to_the_new_rpcs_is_refused_with_the_right_code() {
             .await;
         assert_eq!(code(r), Code::InvalidArgument, "{} chars", text.len());
     }
-    assert_eq!(memory_texts(&mut client).await, ["keep me"]);
+    assert_eq!(browsed(&mut client).await, ["keep me"]);
 
     client.new_session(pb::NewSessionRequest {}).await.unwrap();
     client
@@ -166,7 +139,7 @@ async fn the_pages_answer_bad_input_with_a_clear_400_and_change_nothing() {
         .id;
     let web = WebConsole::start(&cfg.path);
     let cookie = log_in(&web, &cfg.path).await;
-    let (status, page) = get(&web, "/memory", &cookie).await;
+    let (status, page) = get(&web, "/memory", Some(&cookie)).await;
     assert_eq!(status, 200, "{page}");
     let csrf = csrf_of(&page);
 
@@ -179,7 +152,7 @@ async fn the_pages_answer_bad_input_with_a_clear_400_and_change_nothing() {
         "/sessions/not-a-number",
         long.as_str(),
     ] {
-        let (status, body) = get(&web, path, &cookie).await;
+        let (status, body) = get(&web, path, Some(&cookie)).await;
         assert_eq!(status, 400, "{path}: {body}");
         assert!(!body.to_lowercase().contains("internal"), "{path}: {body}");
     }
@@ -190,18 +163,18 @@ async fn the_pages_answer_bad_input_with_a_clear_400_and_change_nothing() {
         format!("id=424242&text=new&csrf={csrf}"),
         format!("id=oops&text=new&csrf={csrf}"),
     ] {
-        let (status, page) = post(&web, "/memory/edit", &cookie, body.clone()).await;
+        let (status, page) = post_form(&web, "/memory/edit", &cookie, body.clone()).await;
         assert!(status == 400 || status == 422, "{body}: {status} {page}");
     }
-    let (status, _) = post(&web, "/memory/edit", &cookie, format!("id={id}&text=new")).await;
+    let (status, _) = post_form(&web, "/memory/edit", &cookie, format!("id={id}&text=new")).await;
     assert_eq!(status, 403, "no CSRF token");
-    assert_eq!(memory_texts(&mut client).await, ["keep me"]);
+    assert_eq!(browsed(&mut client).await, ["keep me"]);
 
     // A title with a control character.
     client.new_session(pb::NewSessionRequest {}).await.unwrap();
-    let (status, _) = get(&web, "/sessions", &cookie).await;
+    let (status, _) = get(&web, "/sessions", Some(&cookie)).await;
     assert_eq!(status, 200);
-    let (status, page) = post(
+    let (status, page) = post_form(
         &web,
         "/sessions/rename",
         &cookie,
@@ -209,6 +182,6 @@ async fn the_pages_answer_bad_input_with_a_clear_400_and_change_nothing() {
     )
     .await;
     assert_eq!(status, 400, "{page}");
-    let (status, _) = post(&web, "/schedules/delete", &cookie, "number=1".to_owned()).await;
+    let (status, _) = post_form(&web, "/schedules/delete", &cookie, "number=1".to_owned()).await;
     assert_eq!(status, 403, "no CSRF token");
 }

@@ -10,7 +10,7 @@ use tests::config::TestConfig;
 use tests::fake_llm::{FakeLlm, Script};
 use tests::process::AgentdProcess;
 use tests::wait::eventually;
-use tests::web::{WEB_SECTION, WebConsole, csrf_of, http, log_in};
+use tests::web::{WEB_SECTION, WebConsole, http, log_in_with_csrf};
 
 /// Sends `text` to `/api/chat`; its status and the NDJSON lines.
 async fn chat(
@@ -42,17 +42,7 @@ async fn agentd_dying_mid_turn_ends_the_stream_and_the_next_message_works_after_
     let cfg = TestConfig::new(&llm.url(), WEB_SECTION);
     let agentd = AgentdProcess::start(&cfg.path, &[]);
     let web = WebConsole::start(&cfg.path);
-    let cookie = log_in(&web, &cfg.path).await;
-    let page = http()
-        .get(web.url("/chat"))
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let csrf = csrf_of(&page);
+    let (cookie, csrf) = log_in_with_csrf(&web, &cfg.path).await;
 
     llm.push(Script::stall());
     let turn = {

@@ -6,7 +6,7 @@
 use tests::config::TestConfig;
 use tests::fake_llm::FakeLlm;
 use tests::process::AgentdProcess;
-use tests::web::{WEB_SECTION, WebConsole, csrf_of, http, log_in};
+use tests::web::{WEB_SECTION, WebConsole, http, log_in_with_csrf};
 
 const BOUNDARY: &str = "kernelboundary7";
 
@@ -36,17 +36,7 @@ async fn oversized_excessive_malformed_and_forged_uploads_are_refused() {
     let cfg = TestConfig::new(&llm.url(), WEB_SECTION);
     let _agentd = AgentdProcess::start(&cfg.path, &[]);
     let web = WebConsole::start(&cfg.path);
-    let cookie = log_in(&web, &cfg.path).await;
-    let page = http()
-        .get(web.url("/chat"))
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let csrf = csrf_of(&page);
+    let (cookie, csrf) = log_in_with_csrf(&web, &cfg.path).await;
     let post = |body: Vec<u8>, content_type: &str, csrf: Option<&str>| {
         let mut req = http()
             .post(web.url("/api/chat/upload"))
