@@ -480,8 +480,19 @@ impl Base {
                 release: Box::new(|| {
                     crate::memory::segment::release_if_unused(crate::quiet::RELEASE_AFTER);
                 }),
+                shed: {
+                    let store = self.store.clone();
+                    Box::new(move || {
+                        let store = store.clone();
+                        Box::pin(async move {
+                            store.close_idle_connections(1).await;
+                        })
+                    })
+                },
             },
         );
+        // Start-up is activity too: its burst is shed and trimmed once it has been quiet.
+        quiet.poke();
         let rewriter = SummaryRewriter::start(
             config,
             self.store.clone(),

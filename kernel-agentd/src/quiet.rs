@@ -1,6 +1,7 @@
 //! `Quiet`: keeping the daemon at its idle size. A completed round pokes it; after
 //! [`TRIM_AFTER`] without another poke it runs the trim callback the composition root gave it
-//! (`kernel_common::heap::trim`: free heap pages back to the OS), and after [`RELEASE_AFTER`] the
+//! (`kernel_common::heap::trim`: free heap pages back to the OS), after closing the idle SQLite
+//! connections beyond one (the `shed` callback), and after [`RELEASE_AFTER`] the
 //! release callback (which drops the word-segmentation dictionary if nothing used it meanwhile;
 //! it is rebuilt on next use), then trims again. While rounds keep coming without such a pause,
 //! it still trims at most every [`TRIM_EVERY`], so a busy daemon does not keep the peak of every
@@ -10,6 +11,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -22,10 +24,12 @@ pub(crate) const TRIM_EVERY: Duration = Duration::from_secs(60);
 /// Quiet time after the last round before the segmenter may be dropped.
 pub(crate) const RELEASE_AFTER: Duration = Duration::from_secs(600);
 
-/// What `Quiet` runs; both must return quickly (they run on a blocking thread).
+/// What `Quiet` runs. `trim` and `release` must return quickly (they run on a blocking thread);
+/// `shed` is awaited before every trim.
 pub(crate) struct Callbacks {
     pub trim: Box<dyn Fn() + Send + Sync>,
     pub release: Box<dyn Fn() + Send + Sync>,
+    pub shed: Box<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>,
 }
 
 /// The handle; cloning is cheap.
@@ -71,6 +75,12 @@ fn trim(c: &Callbacks) {
     (c.trim)();
 }
 
+/// Sheds, then trims: what shedding frees is handed back too.
+async fn shed_and_trim(callbacks: &Arc<Callbacks>) {
+    (callbacks.shed)().await;
+    call(callbacks, trim).await;
+}
+
 fn release(c: &Callbacks) {
     (c.release)();
 }
@@ -94,7 +104,7 @@ async fn run(poked: Arc<Notify>, token: CancellationToken, callbacks: Arc<Callba
                 () = poked.notified() => {
                     trimmed = false;
                     if last_trim.elapsed() >= TRIM_EVERY {
-                        call(&callbacks, trim).await;
+                        shed_and_trim(&callbacks).await;
                         last_trim = Instant::now();
                     }
                     continue;
@@ -104,11 +114,11 @@ async fn run(poked: Arc<Notify>, token: CancellationToken, callbacks: Arc<Callba
             }
             if trimmed {
                 call(&callbacks, release).await;
-                call(&callbacks, trim).await;
+                shed_and_trim(&callbacks).await;
                 last_trim = Instant::now();
                 break;
             }
-            call(&callbacks, trim).await;
+            shed_and_trim(&callbacks).await;
             last_trim = Instant::now();
             trimmed = true;
         }
@@ -124,11 +134,13 @@ mod tests {
     struct Counts {
         trims: Arc<AtomicUsize>,
         releases: Arc<AtomicUsize>,
+        sheds: Arc<AtomicUsize>,
     }
 
     fn start(tasks: &TaskTracker, token: &CancellationToken) -> (Quiet, Counts) {
         let (trims, releases) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-        let (t, r) = (trims.clone(), releases.clone());
+        let sheds = Arc::new(AtomicUsize::new(0));
+        let (t, r, s) = (trims.clone(), releases.clone(), sheds.clone());
         let quiet = Quiet::start(
             tasks,
             token.clone(),
@@ -139,9 +151,20 @@ mod tests {
                 release: Box::new(move || {
                     r.fetch_add(1, Ordering::SeqCst);
                 }),
+                shed: Box::new(move || {
+                    s.fetch_add(1, Ordering::SeqCst);
+                    Box::pin(async {})
+                }),
             },
         );
-        (quiet, Counts { trims, releases })
+        (
+            quiet,
+            Counts {
+                trims,
+                releases,
+                sheds,
+            },
+        )
     }
 
     async fn stop(tasks: TaskTracker, token: CancellationToken) {
@@ -191,6 +214,11 @@ mod tests {
         let before = trims();
         tokio::time::sleep(TRIM_AFTER + Duration::from_secs(1)).await;
         assert_eq!(trims(), before + 1, "the pause after the burst trims");
+        assert_eq!(
+            counts.sheds.load(Ordering::SeqCst),
+            trims(),
+            "idle connections are shed before every trim"
+        );
         assert_eq!(counts.releases.load(Ordering::SeqCst), 0);
         stop(tasks, token).await;
     }

@@ -166,6 +166,26 @@ impl Store {
         Ok(version.unwrap_or(0))
     }
 
+    /// Closes the idle connections beyond `keep`, each with its page cache and worker thread;
+    /// returns how many it closed. sqlx returns a used connection to the pool asynchronously
+    /// (after a ping), so even strictly sequential work (start-up, one turn) often opens a second
+    /// or third connection that then sits idle for [`IDLE_TIMEOUT`]; the quiet-time housekeeping
+    /// (`quiet`) calls this to shrink back to one. Never waits and never opens a connection.
+    pub async fn close_idle_connections(&self, keep: usize) -> usize {
+        let mut idle = Vec::new();
+        while let Some(connection) = self.pool.try_acquire() {
+            idle.push(connection);
+        }
+        let surplus = idle.split_off(keep.min(idle.len()));
+        let closed = surplus.len();
+        for connection in surplus {
+            // An error closing an idle connection leaves nothing to undo: it is gone either way.
+            let _ = connection.close().await;
+        }
+        drop(idle);
+        closed
+    }
+
     /// Closes every connection; later operations fail with "the database is closed".
     pub async fn close(&self) {
         self.pool.close().await;
@@ -256,6 +276,36 @@ mod tests {
         assert!(
             options.iter().any(|o| o == "ENABLE_QPSG"),
             "compile options: {options:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn idle_connections_beyond_one_are_closed_and_the_store_still_works() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("kernel.db")).await.unwrap();
+        // Three connections in use at once, then all returned to the pool.
+        let held = [
+            store.pool.acquire().await.unwrap(),
+            store.pool.acquire().await.unwrap(),
+            store.pool.acquire().await.unwrap(),
+        ];
+        assert!(store.pool.size() >= 3);
+        drop(held);
+        let open = store.pool.size() as usize;
+        // sqlx hands a connection back from a spawned task: wait until all are idle.
+        while store.pool.num_idle() < open {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(store.close_idle_connections(1).await, open - 1);
+        assert_eq!(store.pool.size(), 1);
+        assert_eq!(
+            store.close_idle_connections(1).await,
+            0,
+            "nothing beyond one left"
+        );
+        assert!(
+            store.schema_version().await.unwrap() > 0,
+            "the store still answers"
         );
     }
 }
