@@ -143,6 +143,7 @@ impl Agent {
         crate::retention::spawn(
             &base.tasks,
             base.config.general.data_dir.clone(),
+            Some(base.store.clone()),
             base.root.child_token(),
         );
         if !base.config.cli.is_empty() {

@@ -1,14 +1,16 @@
 //! Data retention: CLI outputs (`data_dir/cli_outputs/`) and downloads (`data_dir/downloads/`)
 //! are deleted once older than [`MAX_AGE`] (by modification time), by a task that sweeps at
-//! start and then every [`INTERVAL`] until shutdown. Sessions and memories are kept forever
-//! (they live in the database, not here). History may still name an output file that is gone;
-//! that is accepted.
+//! start and then every [`INTERVAL`] until shutdown; the same sweep forgets the idempotency keys
+//! of owner messages older than [`MAX_AGE`] (`store::intake_keys`). Sessions and memories are
+//! kept forever. History may still name an output file that is gone; that is accepted.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+
+use crate::store::Store;
 
 /// Files older than this are deleted.
 pub const MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -26,9 +28,14 @@ pub struct Swept {
     pub failed: usize,
 }
 
-/// Spawns the retention task on `tasks`: a sweep of `data_dir` now, then every [`INTERVAL`],
-/// until `cancel` fires.
-pub fn spawn(tasks: &TaskTracker, data_dir: PathBuf, cancel: CancellationToken) {
+/// Spawns the retention task on `tasks`: a sweep of `data_dir` and of `store`'s old idempotency
+/// keys (when given) now, then every [`INTERVAL`], until `cancel` fires.
+pub fn spawn(
+    tasks: &TaskTracker,
+    data_dir: PathBuf,
+    store: Option<Store>,
+    cancel: CancellationToken,
+) {
     tasks.spawn(async move {
         let mut ticks = tokio::time::interval(INTERVAL);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -47,6 +54,12 @@ pub fn spawn(tasks: &TaskTracker, data_dir: PathBuf, cancel: CancellationToken) 
                 }
                 Ok(_) => tracing::debug!("retention sweep: nothing to delete"),
                 Err(e) => tracing::warn!(error = %e, "retention sweep failed"),
+            }
+            let Some(store) = &store else { continue };
+            match store.forget_intake_keys_older_than(MAX_AGE).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(forgotten = n, "old idempotency keys forgotten"),
+                Err(e) => tracing::warn!(error = %e, "cannot forget old idempotency keys"),
             }
         }
     });
@@ -179,6 +192,8 @@ mod tests {
         assert!(target.exists());
     }
 
+    /// Files only: SQLite's worker thread and paused time do not mix (the store has its own test
+    /// below, in real time).
     #[tokio::test(start_paused = true)]
     async fn the_task_sweeps_at_start_and_daily_until_cancelled() {
         let data = tempfile::tempdir().unwrap();
@@ -186,7 +201,7 @@ mod tests {
         let cancel = CancellationToken::new();
         let first = data.path().join("cli_outputs/first.txt");
         file_aged(&first, 8 * DAY);
-        spawn(&tasks, data.path().to_path_buf(), cancel.clone());
+        spawn(&tasks, data.path().to_path_buf(), None, cancel.clone());
         wait_until(|| !first.exists()).await;
 
         let second = data.path().join("downloads/second.txt");
@@ -196,6 +211,40 @@ mod tests {
         tokio::time::sleep(INTERVAL / 2).await;
         wait_until(|| !second.exists()).await;
 
+        cancel.cancel();
+        tasks.close();
+        tasks.wait().await;
+    }
+
+    #[tokio::test]
+    async fn the_sweep_at_start_forgets_idempotency_keys_older_than_a_week() {
+        let data = tempfile::tempdir().unwrap();
+        let store = Store::open(&data.path().join("kernel.db")).await.unwrap();
+        let session = store.create_session("p", "m").await.unwrap();
+        let (old, new) = (vec!["tg:1:1".to_owned()], vec!["tg:1:2".to_owned()]);
+        for (keys, turn) in [(&old, "t1"), (&new, "t2")] {
+            let message = crate::conversation::Message::user_text("hi");
+            store
+                .append_user_message(session.id, &message, turn, keys, None)
+                .await
+                .unwrap()
+                .unwrap();
+        }
+        store.age_intake_key_for_test(&old[0], 8 * DAY).await;
+        let (tasks, cancel) = (TaskTracker::new(), CancellationToken::new());
+        spawn(
+            &tasks,
+            data.path().to_path_buf(),
+            Some(store.clone()),
+            cancel.clone(),
+        );
+        while store.taken_keys(&old).await.unwrap().is_some() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert!(
+            store.taken_keys(&new).await.unwrap().is_some(),
+            "a new key stays"
+        );
         cancel.cancel();
         tasks.close();
         tasks.wait().await;

@@ -3,6 +3,8 @@
 //! taken exactly when its key is. The primary key settles two concurrent requests with the same
 //! key: one insert wins, the other transaction stores nothing.
 
+use std::time::Duration;
+
 use sqlx::SqliteConnection;
 use sqlx::error::ErrorKind;
 
@@ -78,6 +80,35 @@ impl Store {
         }
         tx.commit().await.map_err(StoreError::db(op))?;
         Ok(Ok(id))
+    }
+}
+
+impl Store {
+    /// Deletes the keys taken more than `age` ago; returns how many went.
+    /// A key guards against a message arriving twice (kernel-tg's retry after a restart, the
+    /// Bot API handing an update out again), which happens within hours: Telegram keeps an
+    /// undelivered update for 24 hours. The retention task drops keys older than a week, so the
+    /// table does not grow with every message ever sent.
+    pub async fn forget_intake_keys_older_than(&self, age: Duration) -> Result<u64, StoreError> {
+        let cutoff_ms =
+            now_millis().saturating_sub(i64::try_from(age.as_millis()).unwrap_or(i64::MAX));
+        let done = sqlx::query("DELETE FROM intake_keys WHERE created_at < ?1")
+            .bind(cutoff_ms)
+            .execute(&self.pool)
+            .await
+            .map_err(StoreError::db("forget old idempotency keys"))?;
+        Ok(done.rows_affected())
+    }
+
+    /// Makes `key` look `age` older (tests of forgetting).
+    #[cfg(test)]
+    pub(crate) async fn age_intake_key_for_test(&self, key: &str, age: Duration) {
+        sqlx::query("UPDATE intake_keys SET created_at = created_at - ?2 WHERE key = ?1")
+            .bind(key)
+            .bind(i64::try_from(age.as_millis()).unwrap())
+            .execute(&self.pool)
+            .await
+            .unwrap();
     }
 }
 
@@ -170,5 +201,30 @@ mod tests {
         let results = futures::future::join_all(attempts).await;
         assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 1);
         assert_eq!(store.load_messages(session.id).await.unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn keys_older_than_the_cutoff_are_forgotten_and_newer_ones_still_refuse_a_repeat() {
+        let (_dir, store) = temp_store().await;
+        let session = store.create_session("p", "m").await.unwrap();
+        let old = vec!["tg:1:1".to_owned()];
+        let new = vec!["tg:1:2".to_owned()];
+        for (keys, turn) in [(&old, "t1"), (&new, "t2")] {
+            store
+                .append_user_message(session.id, &Message::user_text("hi"), turn, keys, None)
+                .await
+                .unwrap()
+                .unwrap();
+        }
+        store
+            .age_intake_key_for_test(&old[0], Duration::from_secs(8 * 86_400))
+            .await;
+        let week = Duration::from_secs(7 * 86_400);
+        assert_eq!(store.forget_intake_keys_older_than(week).await.unwrap(), 1);
+        assert_eq!(store.taken_keys(&old).await.unwrap(), None);
+        assert_eq!(
+            store.taken_keys(&new).await.unwrap().map(|t| t.turn_id),
+            Some("t2".to_owned())
+        );
     }
 }
