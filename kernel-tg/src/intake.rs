@@ -25,8 +25,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::admission;
-use crate::answer::answer;
 use crate::bundle::{Bundle, Part};
+use crate::command_call::perform;
 use crate::handle::App;
 use crate::incoming::{self, Incoming};
 use backlog::Skipped;
@@ -329,7 +329,7 @@ impl Loop {
                     let (html, buttons) = match parsed {
                         Ok(command) => {
                             tracing::info!(command = command.kind().name(), "command");
-                            answer(command, app.agentd(), app.texts(), i64::from(message_id.0))
+                            perform(command, app.agentd(), app.texts(), i64::from(message_id.0))
                                 .await
                         }
                         Err(e) => (app.texts().command_error(&e), None),

@@ -1,5 +1,5 @@
-//! Answers a parsed [`Command`]: calls its RPC on kernel-agentd and renders the reply as
-//! Telegram HTML with [`Texts`]. The proto → `texts` view mapping lives here and in the
+//! Performs a parsed [`Command`]: calls its RPC on kernel-agentd and renders what came back as
+//! Telegram HTML with [`Texts`] (not an "answer": that word is the model's). The proto → `texts` view mapping lives here and in the
 //! submodules, one per command group (an edge module).
 
 use tonic::Status;
@@ -17,9 +17,10 @@ mod setup;
 mod status;
 mod turn_control;
 
-/// The HTML reply to `command`, sent as message `message_id` (what a `/steer` or `/next` turn's
-/// answer replies to), with the buttons to go with it (`/memory`'s previous / next page).
-pub(crate) async fn answer(
+/// The HTML sent back for `command` (which the owner sent as message `message_id`: what a
+/// `/steer` or `/next` turn's answer replies to), with the buttons to go with it (`/memory`'s
+/// previous / next page).
+pub(crate) async fn perform(
     command: Command,
     agentd: &Agentd,
     texts: Texts,
@@ -44,7 +45,7 @@ pub(crate) async fn answer(
             Err(status) => (failed(agentd, texts, &status), None),
         };
     }
-    (answer_text(command, agentd, texts, message_id).await, None)
+    (perform_text(command, agentd, texts, message_id).await, None)
 }
 
 /// What a command's failed RPC tells the owner.
@@ -59,8 +60,8 @@ fn failed(agentd: &Agentd, texts: Texts, status: &Status) -> String {
     }
 }
 
-/// The HTML reply to a command without buttons.
-async fn answer_text(command: Command, agentd: &Agentd, texts: Texts, message_id: i64) -> String {
+/// The HTML sent back for a command without buttons.
+async fn perform_text(command: Command, agentd: &Agentd, texts: Texts, message_id: i64) -> String {
     if matches!(command, Command::Start | Command::Help) {
         return texts.help();
     }
@@ -78,7 +79,7 @@ async fn answer_text(command: Command, agentd: &Agentd, texts: Texts, message_id
     }
 }
 
-/// Calls `command`'s RPC and renders its reply, one command group per module.
+/// Calls `command`'s RPC and renders what came back, one command group per module.
 async fn call(
     command: Command,
     client: &mut Client,
