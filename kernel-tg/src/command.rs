@@ -1,7 +1,7 @@
 //! Bot command parsing: turns a Telegram message text into a [`Command`] of the spec's table (§2).
 //!
 //! Parsing is pure so the adapter can branch on the result and `texts` can render the hints;
-//! [`crate::answer`] runs a parsed command against agentd. Numbers (`#n`) are the ones of
+//! [`crate::command_call`] performs a parsed command against agentd. Numbers (`#n`) are the ones of
 //! agentd's latest listing; this module only checks their shape (u32 ≥ 1, at most
 //! [`MAX_NUMBERS`]).
 

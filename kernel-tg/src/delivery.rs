@@ -215,131 +215,156 @@ impl Courier {
         match event {
             Event::Started(_) if is_shown => {}
             Event::Started(_) => {
-                self.stop_showing(false).await;
                 let reply_to = live.reply_to_message_id.and_then(message_id);
-                let mut placeholder = live.placeholder_message_id.and_then(message_id);
-                // The one switch between the two ways of showing a turn: drafts when wanted,
-                // possible and no placeholder exists yet; else the placeholder (with its Stop
-                // button) and its edits.
-                let drafting = placeholder.is_none()
-                    && self.app.form().live_preview
-                    && self.app.telegram().drafts_usable();
-                let texts = self.app.texts();
-                let telegram = self.app.telegram().clone();
-                let progress = if drafting {
-                    Progress::start(
-                        telegram,
-                        Surface::Draft(draft_id(&live.turn_id)),
-                        String::new(),
-                        None,
-                    )
-                } else {
-                    let stop = buttons::stop(&live.turn_id, texts);
-                    match placeholder {
-                        Some(id) => {
-                            // The client's placeholder (sent before a download) gets its Stop
-                            // button now that the turn has an id.
-                            if let Err(e) = telegram.set_buttons(id, Some(stop.clone())).await {
-                                tracing::debug!(error = %e, "the Stop button could not be added");
-                            }
-                        }
-                        None => {
-                            placeholder = self.send_placeholder(&live.turn_id, reply_to).await;
-                        }
-                    }
-                    let shown = texts.placeholder().to_owned();
-                    Progress::start(
-                        telegram,
-                        Surface::Placeholder(placeholder),
-                        shown,
-                        Some(stop),
-                    )
-                };
-                let stop_offer = drafting.then(|| {
-                    stop_offer::StopOffer::start(
-                        self.app.telegram().clone(),
-                        &live.turn_id,
-                        reply_to,
-                        texts,
-                    )
-                });
-                self.shown = Some(Shown {
-                    stop_offer,
-                    turn_id: live.turn_id,
-                    reply_to,
-                    placeholder,
-                    drafting,
-                    draft: Draft::new(),
-                    rendered: None,
-                    progress,
-                    narration: Narration::new(texts),
-                    questions: Vec::new(),
-                });
+                let placeholder = live.placeholder_message_id.and_then(message_id);
+                self.start_showing(live.turn_id, reply_to, placeholder)
+                    .await;
             }
             Event::Question(question) if is_shown => self.ask(question).await,
             Event::QuestionClosed(closed) if is_shown => {
-                let Some(shown) = self.shown.as_mut() else {
-                    return;
-                };
-                let Some(at) = shown
-                    .questions
-                    .iter()
-                    .position(|(id, _)| *id == closed.question_id)
-                else {
-                    return;
-                };
-                let (_, message) = shown.questions.remove(at);
-                if let Err(e) = self.app.telegram().set_buttons(message, None).await {
-                    tracing::warn!(error = %e, "a question's buttons could not be removed");
-                }
+                self.close_question(&closed.question_id).await;
             }
             // The turn ended without an item (agentd could not store it): say why.
-            Event::Failed(failed) if is_shown => {
-                let Some(shown) = self.shown.take() else {
-                    return;
-                };
-                shown.progress.finish().await;
-                withdraw(shown.stop_offer).await;
-                self.remember(shown.turn_id);
-                let html =
-                    self.app
-                        .texts()
-                        .turn_failure(&failed.reason, &failed.args, &failed.message);
-                item::show(&self.app, shown.placeholder, &html, shown.reply_to).await;
+            Event::Failed(failed) if is_shown => self.show_failure(failed).await,
+            other if is_shown => self.show_step(other).await,
+            _ => {}
+        }
+    }
+
+    /// Opens the display of a turn that started (ending the one shown before, if any).
+    async fn start_showing(
+        &mut self,
+        turn_id: String,
+        reply_to: Option<MessageId>,
+        mut placeholder: Option<MessageId>,
+    ) {
+        self.stop_showing(false).await;
+        // The one switch between the two ways of showing a turn: drafts when wanted,
+        // possible and no placeholder exists yet; else the placeholder (with its Stop
+        // button) and its edits.
+        let drafting = placeholder.is_none()
+            && self.app.form().live_preview
+            && self.app.telegram().drafts_usable();
+        let texts = self.app.texts();
+        let progress = if drafting {
+            Progress::start(
+                self.app.telegram().clone(),
+                Surface::Draft(draft_id(&turn_id)),
+                String::new(),
+                None,
+            )
+        } else {
+            self.placeholder_progress(&turn_id, reply_to, &mut placeholder)
+                .await
+        };
+        let stop_offer = drafting.then(|| {
+            stop_offer::StopOffer::start(self.app.telegram().clone(), &turn_id, reply_to, texts)
+        });
+        self.shown = Some(Shown {
+            stop_offer,
+            turn_id,
+            reply_to,
+            placeholder,
+            drafting,
+            draft: Draft::new(),
+            rendered: None,
+            progress,
+            narration: Narration::new(texts),
+            questions: Vec::new(),
+        });
+    }
+
+    /// A turn's progress shown in its placeholder with a Stop button: the client's placeholder
+    /// (sent before a download) gets the button now that the turn has an id; without one, a
+    /// placeholder is sent (and recorded in `placeholder`).
+    async fn placeholder_progress(
+        &self,
+        turn_id: &str,
+        reply_to: Option<MessageId>,
+        placeholder: &mut Option<MessageId>,
+    ) -> Progress {
+        let texts = self.app.texts();
+        let telegram = self.app.telegram().clone();
+        let stop = buttons::stop(turn_id, texts);
+        match *placeholder {
+            Some(id) => {
+                if let Err(e) = telegram.set_buttons(id, Some(stop.clone())).await {
+                    tracing::debug!(error = %e, "the Stop button could not be added");
+                }
             }
-            other => {
-                let Some(mut shown) = self.shown.take_if(|_| is_shown) else {
-                    return;
-                };
-                if shown.drafting && !self.app.telegram().drafts_usable() {
-                    shown.drafting = false;
-                    withdraw(shown.stop_offer.take()).await;
-                    self.show_in_placeholder(&mut shown).await;
+            None => *placeholder = self.send_placeholder(turn_id, reply_to).await,
+        }
+        let shown = texts.placeholder().to_owned();
+        Progress::start(
+            telegram,
+            Surface::Placeholder(*placeholder),
+            shown,
+            Some(stop),
+        )
+    }
+
+    /// Removes the buttons of the shown turn's question `question_id`, which closed.
+    async fn close_question(&mut self, question_id: &str) {
+        let Some(shown) = self.shown.as_mut() else {
+            return;
+        };
+        let Some(at) = shown.questions.iter().position(|(id, _)| id == question_id) else {
+            return;
+        };
+        let (_, message) = shown.questions.remove(at);
+        if let Err(e) = self.app.telegram().set_buttons(message, None).await {
+            tracing::warn!(error = %e, "a question's buttons could not be removed");
+        }
+    }
+
+    /// Ends the shown turn's display with why it failed (in its placeholder, else a message).
+    async fn show_failure(&mut self, failed: pb::TurnFailed) {
+        let Some(shown) = self.shown.take() else {
+            return;
+        };
+        shown.progress.finish().await;
+        withdraw(shown.stop_offer).await;
+        self.remember(shown.turn_id);
+        let html = self
+            .app
+            .texts()
+            .turn_failure(&failed.reason, &failed.args, &failed.message);
+        item::show(&self.app, shown.placeholder, &html, shown.reply_to).await;
+    }
+
+    /// Shows one more step of the shown turn: a progress line, or the streamed text of a draft
+    /// (moved to the placeholder once the Bot API turns out to lack drafts).
+    async fn show_step(&mut self, event: Event) {
+        let Some(mut shown) = self.shown.take() else {
+            return;
+        };
+        if shown.drafting && !self.app.telegram().drafts_usable() {
+            shown.drafting = false;
+            withdraw(shown.stop_offer.take()).await;
+            self.show_in_placeholder(&mut shown).await;
+        }
+        let step = shown.narration.after(&event);
+        if !shown.drafting {
+            if let Some(html) = step {
+                shown.progress.show(html);
+            }
+        } else {
+            match (&event, step) {
+                (Event::TextDelta(delta), _) => shown.draft.text(&delta.text),
+                (_, Some(html)) => {
+                    shown.draft.step(html);
+                    shown.rendered = None;
                 }
-                let step = shown.narration.after(&other);
-                if !shown.drafting {
-                    if let Some(html) = step {
-                        shown.progress.show(html);
-                    }
-                } else {
-                    match (&other, step) {
-                        (Event::TextDelta(delta), _) => shown.draft.text(&delta.text),
-                        (_, Some(html)) => {
-                            shown.draft.step(html);
-                            shown.rendered = None;
-                        }
-                        (_, None) => {}
-                    }
-                    // Rendering the whole text at every delta would cost quadratic time.
-                    let due = shown.rendered.is_none_or(|at| at.elapsed() >= RENDER_EVERY);
-                    if due && let Some(html) = shown.draft.html() {
-                        shown.progress.show(html);
-                        shown.rendered = Some(tokio::time::Instant::now());
-                    }
-                }
-                self.shown = Some(shown);
+                (_, None) => {}
+            }
+            // Rendering the whole text at every delta would cost quadratic time.
+            let due = shown.rendered.is_none_or(|at| at.elapsed() >= RENDER_EVERY);
+            if due && let Some(html) = shown.draft.html() {
+                shown.progress.show(html);
+                shown.rendered = Some(tokio::time::Instant::now());
             }
         }
+        self.shown = Some(shown);
     }
 
     /// Shows the running turn's question (with a button per option) in reply to the owner's

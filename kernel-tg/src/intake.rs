@@ -25,8 +25,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::admission;
-use crate::answer::answer;
 use crate::bundle::{Bundle, Part};
+use crate::command_call::perform;
 use crate::handle::App;
 use crate::incoming::{self, Incoming};
 use backlog::Skipped;
@@ -150,12 +150,39 @@ impl Loop {
     /// Takes what Telegram kept while kernel-tg was down: every page at once (earlier pages are
     /// confirmed by reading the next; the last only once handled), as one late turn.
     async fn backlog(&mut self, shutdown: &CancellationToken) {
+        let Some(updates) = self.backlog_pages(shutdown).await else {
+            return;
+        };
+        if updates.is_empty() {
+            return;
+        }
+        tracing::info!(
+            updates = updates.len(),
+            "taking the updates kept while Kernel was down"
+        );
+        let now = Utc::now();
+        let mut skipped = Skipped::default();
+        let mut left_out = Vec::new();
+        for update in updates {
+            self.backlog_update(&update, now, &mut skipped, &mut left_out)
+                .await;
+        }
+        if let Some(mut bundle) = self.coalescer.flush() {
+            bundle.left_out.append(&mut left_out);
+            self.send(bundle).await;
+        }
+        self.tell_skipped(&skipped, &left_out);
+    }
+
+    /// Every page of the backlog, up to [`MAX_BACKLOG_PAGES`] (a failed read ends it early);
+    /// `None` at shutdown.
+    async fn backlog_pages(&mut self, shutdown: &CancellationToken) -> Option<Vec<Update>> {
         let mut updates = Vec::new();
         let mut offset = None;
         for _ in 0..MAX_BACKLOG_PAGES {
             let page = tokio::select! {
                 page = self.get(offset, 0) => page,
-                () = shutdown.cancelled() => return,
+                () = shutdown.cancelled() => return None,
             };
             match page {
                 Ok(page) => {
@@ -172,57 +199,58 @@ impl Loop {
                 }
             }
         }
-        if updates.is_empty() {
+        Some(updates)
+    }
+
+    /// One update of the backlog: the owner's message joins the late turn, unless it is too old
+    /// or a command (`skipped`) or of a kind Kernel cannot take (`left_out`); anything else is
+    /// handled at once.
+    async fn backlog_update(
+        &mut self,
+        update: &Update,
+        now: chrono::DateTime<Utc>,
+        skipped: &mut Skipped,
+        left_out: &mut Vec<String>,
+    ) {
+        let id = update.id.0 as i32;
+        if !self.confirm.see(id) {
             return;
         }
-        tracing::info!(
-            updates = updates.len(),
-            "taking the updates kept while Kernel was down"
-        );
-        let now = Utc::now();
-        let mut skipped = Skipped::default();
-        let mut left_out = Vec::new();
-        for update in updates {
-            let id = update.id.0 as i32;
-            if !self.confirm.see(id) {
-                continue;
-            }
-            let Some(message) = admission::admit(&update, self.app.owner()) else {
-                // Stale button presses and everything not the owner's: nothing to do.
+        let Some(message) = admission::admit(update, self.app.owner()) else {
+            // Stale button presses and everything not the owner's: nothing to do.
+            self.confirm.handled(&[id]);
+            return;
+        };
+        if Skipped::too_old(message.date, now, self.settings.max_backlog_age) {
+            skipped.old += 1;
+            self.confirm.handled(&[id]);
+            return;
+        }
+        match incoming::classify(message, self.app.username(), self.app.texts()) {
+            Incoming::Command(_) => {
+                skipped.command(message.text().unwrap_or_default());
                 self.confirm.handled(&[id]);
-                continue;
-            };
-            if Skipped::too_old(message.date, now, self.settings.max_backlog_age) {
-                skipped.old += 1;
-                self.confirm.handled(&[id]);
-                continue;
             }
-            match incoming::classify(message, self.app.username(), self.app.texts()) {
-                Incoming::Command(_) => {
-                    skipped.command(message.text().unwrap_or_default());
-                    self.confirm.handled(&[id]);
-                }
-                Incoming::Unsupported(kind) => {
-                    left_out.push(self.app.texts().left_unsupported(kind));
-                    self.confirm.handled(&[id]);
-                }
-                Incoming::Turn(input) => {
-                    let mut part = part(message, input);
-                    part.late = true;
-                    if let Some(bundle) = self.coalescer.add(id, part) {
-                        self.send(bundle).await;
-                    }
+            Incoming::Unsupported(kind) => {
+                left_out.push(self.app.texts().left_unsupported(kind));
+                self.confirm.handled(&[id]);
+            }
+            Incoming::Turn(input) => {
+                let mut part = part(message, input);
+                part.late = true;
+                if let Some(bundle) = self.coalescer.add(id, part) {
+                    self.send(bundle).await;
                 }
             }
         }
-        if let Some(mut bundle) = self.coalescer.flush() {
-            bundle.left_out.append(&mut left_out);
-            self.send(bundle).await;
-        }
+    }
+
+    /// Tells the owner what the backlog did not run (`skipped`) or could not take (`left_out`).
+    fn tell_skipped(&self, skipped: &Skipped, left_out: &[String]) {
         let texts = self.app.texts();
         let mut notice = skipped.notice(texts, self.settings.max_backlog_age);
         if !left_out.is_empty() {
-            let more = texts.left_out(&left_out);
+            let more = texts.left_out(left_out);
             notice = Some(match notice {
                 Some(n) => format!("{n}\n\n{more}"),
                 None => more,
@@ -329,7 +357,7 @@ impl Loop {
                     let (html, buttons) = match parsed {
                         Ok(command) => {
                             tracing::info!(command = command.kind().name(), "command");
-                            answer(command, app.agentd(), app.texts(), i64::from(message_id.0))
+                            perform(command, app.agentd(), app.texts(), i64::from(message_id.0))
                                 .await
                         }
                         Err(e) => (app.texts().command_error(&e), None),

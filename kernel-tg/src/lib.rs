@@ -4,12 +4,12 @@
 
 mod admission;
 pub mod agentd;
-mod answer;
 mod app;
 mod bundle;
 mod buttons;
 mod callback;
 pub mod command;
+mod command_call;
 mod delivery;
 mod handle;
 mod incoming;

@@ -200,15 +200,35 @@ fn media_name(media: &Media) -> String {
 /// Hands the turn to agentd as an owner turn (`late`: its messages waited for agentd) and
 /// reads agentd's first event, so that turns reach agentd in the order the owner sent them.
 pub(crate) async fn hand_over(app: &App, ready: &Ready, late: bool) -> Outcome {
-    let texts = app.texts();
-    let (placeholder, reply_to) = (ready.placeholder, ready.reply_to);
-    let request = pb::ChatRequest {
-        text: ready.bundle.text(texts, Utc::now(), late),
+    let request = chat_request(app, ready, late);
+    if request.text.trim().is_empty() && request.attachments.is_empty() {
+        drop_placeholder(app, ready.placeholder).await;
+        return Outcome::Done;
+    }
+    let mut events = match start_chat(app, request).await {
+        Ok(events) => events,
+        Err(Some(html)) => {
+            app.replace_or_say(ready.placeholder, &html, ready.reply_to)
+                .await;
+            return Outcome::Done;
+        }
+        Err(None) => return Outcome::Unreachable,
+    };
+    let first = events.next().await;
+    // The `Chat` stream is dropped: the turn goes on, its progress and outcome come through the
+    // subscription.
+    first_event_outcome(app, ready, first).await
+}
+
+/// The `Chat` request of `ready` (`late`: it waited for agentd, which its text says).
+fn chat_request(app: &App, ready: &Ready, late: bool) -> pb::ChatRequest {
+    pb::ChatRequest {
+        text: ready.bundle.text(app.texts(), Utc::now(), late),
         attachments: ready.attachments.iter().flatten().cloned().collect(),
         want_voice_reply: ready.voice,
         deliver_to_owner: Some(pb::OwnerDelivery {
-            reply_to_message_id: Some(i64::from(reply_to.0)),
-            placeholder_message_id: placeholder.map(|id| i64::from(id.0)),
+            reply_to_message_id: Some(i64::from(ready.reply_to.0)),
+            placeholder_message_id: ready.placeholder.map(|id| i64::from(id.0)),
         }),
         idempotency_keys: ready.bundle.keys(),
         // A forward or a document is content from outside the owner (`[approvals]`).
@@ -218,25 +238,21 @@ pub(crate) async fn hand_over(app: &App, ready: &Ready, late: bool) -> Outcome {
                 .iter()
                 .flatten()
                 .any(|a| matches!(a.kind, Some(pb::attachment::Kind::Document(_)))),
-    };
-    if request.text.trim().is_empty() && request.attachments.is_empty() {
-        if let Some(id) = placeholder {
-            let _ = app.telegram().delete(id).await;
-        }
-        return Outcome::Done;
     }
-    let mut events = match start_chat(app, request).await {
-        Ok(events) => events,
-        Err(Some(html)) => {
-            app.replace_or_say(placeholder, &html, reply_to).await;
-            return Outcome::Done;
-        }
-        Err(None) => return Outcome::Unreachable,
-    };
-    match events.next().await {
-        Some(Ok(pb::ChatEvent {
-            event: Some(Event::Started(started)),
-        })) => {
+}
+
+/// What agentd's `first` event on the `Chat` stream means for the turn: started (with what it
+/// left out), busy, over a budget, an answer to the pending question, already taken — or the
+/// stream broke before it said.
+async fn first_event_outcome(
+    app: &App,
+    ready: &Ready,
+    first: Option<Result<pb::ChatEvent, tonic::Status>>,
+) -> Outcome {
+    let texts = app.texts();
+    let (placeholder, reply_to) = (ready.placeholder, ready.reply_to);
+    match first.map(|r| r.map(|e| e.event)) {
+        Some(Ok(Some(Event::Started(started)))) => {
             tracing::info!(session_id = started.session_id, turn_id = %started.turn_id, messages = ready.bundle.parts.len(), "turn started");
             if !started.left_out.is_empty() {
                 // agentd refused some attachments of the burst one by one (worded in the owner's
@@ -249,9 +265,7 @@ pub(crate) async fn hand_over(app: &App, ready: &Ready, late: bool) -> Outcome {
                 app.say(&texts.left_out(&lines), Some(reply_to)).await;
             }
         }
-        Some(Ok(pb::ChatEvent {
-            event: Some(Event::Busy(busy)),
-        })) => {
+        Some(Ok(Some(Event::Busy(busy)))) => {
             tracing::info!(
                 first_in_window = busy.first_in_window,
                 "agentd is busy; message refused"
@@ -259,35 +273,25 @@ pub(crate) async fn hand_over(app: &App, ready: &Ready, late: bool) -> Outcome {
             if busy.first_in_window {
                 app.replace_or_say(placeholder, texts.busy(), reply_to)
                     .await;
-            } else if let Some(id) = placeholder {
-                let _ = app.telegram().delete(id).await;
+            } else {
+                drop_placeholder(app, placeholder).await;
             }
         }
-        Some(Ok(pb::ChatEvent {
-            event: Some(Event::BudgetExceeded(over)),
-        })) => {
+        Some(Ok(Some(Event::BudgetExceeded(over)))) => {
             // No turn started; the limit notice (with its buttons) comes through the outbox, in
             // place of the placeholder.
             tracing::info!(period = %over.period, spent = over.spent_usd, limit = over.limit_usd, "a budget limit refused the turn");
         }
-        Some(Ok(pb::ChatEvent {
-            event: Some(Event::Answered(answered)),
-        })) => {
+        Some(Ok(Some(Event::Answered(answered)))) => {
             // The running turn's question took the message as its answer.
             tracing::info!(question = %answered.question_id, "the message answered the pending question");
-            if let Some(id) = placeholder {
-                let _ = app.telegram().delete(id).await;
-            }
+            drop_placeholder(app, placeholder).await;
         }
-        Some(Ok(pb::ChatEvent {
-            event: Some(Event::AlreadyTaken(taken)),
-        })) => {
+        Some(Ok(Some(Event::AlreadyTaken(taken)))) => {
             tracing::info!(keys = taken.keys.len(), turn_id = %taken.turn_id, "messages already taken by an earlier turn");
             let all = ready.bundle.keys().iter().all(|k| taken.keys.contains(k));
             if all || taken.keys.is_empty() {
-                if let Some(id) = placeholder {
-                    let _ = app.telegram().delete(id).await;
-                }
+                drop_placeholder(app, placeholder).await;
             } else {
                 return Outcome::Taken(taken.keys);
             }
@@ -305,12 +309,16 @@ pub(crate) async fn hand_over(app: &App, ready: &Ready, late: bool) -> Outcome {
             app.replace_or_say(placeholder, &html, reply_to).await;
         }
     }
-    // The `Chat` stream is dropped: the turn goes on, its progress and outcome come through the
-    // subscription.
     Outcome::Done
 }
 
-/// Calls `Chat`; on failure, the HTML to tell the owner (`None`: agentd unreachable).
+/// Deletes the turn's placeholder, if it has one (nothing will be shown in it).
+async fn drop_placeholder(app: &App, placeholder: Option<MessageId>) {
+    if let Some(id) = placeholder {
+        let _ = app.telegram().delete(id).await;
+    }
+}
+
 async fn start_chat(
     app: &App,
     request: pb::ChatRequest,

@@ -123,6 +123,21 @@ async fn telegram(http: &reqwest::Client, config: &Config, t: &Texts) -> Vec<Che
         )];
     };
     let base = format!("{}/bot{}", config.telegram.api_url, token.expose());
+    match get_me(http, &base, config, t).await {
+        Ok(accepted) => vec![accepted, webhook(http, &base, t).await],
+        Err(failed) => vec![failed],
+    }
+}
+
+/// The token checked with `getMe` at `base` (the Bot API URL with the token): the bot's name,
+/// or (`Err`) why it failed and how to fix it.
+async fn get_me(
+    http: &reqwest::Client,
+    base: &str,
+    config: &Config,
+    t: &Texts,
+) -> Result<Check, Check> {
+    let name = "telegram".to_owned();
     let fix_token = t.pick(
         "从 @BotFather 重新复制 token 到 telegram.token / KERNEL_TELEGRAM_TOKEN",
         "copy the token from @BotFather again into telegram.token / KERNEL_TELEGRAM_TOKEN",
@@ -135,28 +150,28 @@ async fn telegram(http: &reqwest::Client, config: &Config, t: &Texts) -> Vec<Che
     {
         Ok(resp) => resp,
         Err(e) => {
-            return vec![Check::fail(
+            return Err(Check::fail(
                 name,
                 format!("{}: {}", config.telegram.api_url, kind(&e, t)),
                 t.pick(
                     "检查网络、代理或 telegram.api_url",
                     "check the network, the proxy or telegram.api_url",
                 ),
-            )];
+            ));
         }
     };
     if matches!(
         me.status(),
         StatusCode::UNAUTHORIZED | StatusCode::NOT_FOUND
     ) {
-        return vec![Check::fail(
+        return Err(Check::fail(
             name,
             t.pick(
                 "Bot API 拒绝了 token（getMe）",
                 "the Bot API refused the token (getMe)",
             ),
             fix_token,
-        )];
+        ));
     }
     let body: serde_json::Value = me.json().await.unwrap_or_default();
     let user = body["result"]["username"]
@@ -164,19 +179,23 @@ async fn telegram(http: &reqwest::Client, config: &Config, t: &Texts) -> Vec<Che
         .unwrap_or("?")
         .to_owned();
     if body["ok"] != true {
-        return vec![Check::fail(
+        return Err(Check::fail(
             name,
             t.pick("getMe 失败", "getMe failed"),
             fix_token,
-        )];
+        ));
     }
-    let mut out = vec![Check::ok(
+    Ok(Check::ok(
         name,
         t.pick(
             format!("token 有效：@{user}"),
             format!("token accepted: @{user}"),
         ),
-    )];
+    ))
+}
+
+/// Whether a webhook is set on the bot (kernel-tg long-polls, which a webhook prevents).
+async fn webhook(http: &reqwest::Client, base: &str, t: &Texts) -> Check {
     let hook: serde_json::Value = match http
         .get(format!("{base}/getWebhookInfo"))
         .timeout(TIMEOUT)
@@ -187,14 +206,19 @@ async fn telegram(http: &reqwest::Client, config: &Config, t: &Texts) -> Vec<Che
         Err(_) => serde_json::Value::Null,
     };
     let url = hook["result"]["url"].as_str().unwrap_or("");
-    out.push(if url.is_empty() {
-        Check::ok("telegram webhook", t.pick("未设置（kernel-tg 用长轮询）", "not set (kernel-tg long-polls)"))
+    if url.is_empty() {
+        Check::ok(
+            "telegram webhook",
+            t.pick(
+                "未设置（kernel-tg 用长轮询）",
+                "not set (kernel-tg long-polls)",
+            ),
+        )
     } else {
         Check::fail(
             "telegram webhook",
             t.pick(format!("已设置为 {}", kernel_common::redact::redact_url(url)), format!("set to {}", kernel_common::redact::redact_url(url))),
             t.pick("kernel-tg 用长轮询：调用 deleteWebhook，或停掉另一个使用此 bot 的程序", "kernel-tg long-polls: call deleteWebhook, or stop the other program using this bot"),
         )
-    });
-    out
+    }
 }

@@ -8,10 +8,12 @@
 //! (current time, recalled memories) is never stored; anything that looks like it is stripped
 //! anyway, so a recalled memory is never read back as something new.
 
+use std::collections::HashMap;
+
 use kernel_common::Redactor;
 use kernel_common::text::truncate;
 
-use crate::conversation::{Block, Role};
+use crate::conversation::{Block, Message, Role};
 use crate::store::StoredMessage;
 use crate::turn::RECALL_HEADING;
 
@@ -45,37 +47,45 @@ pub(super) struct Transcript {
 
 /// The transcript of `messages` (oldest first), or `None` when there is no text in them.
 pub(super) fn transcript(messages: &[StoredMessage], redactor: &Redactor) -> Option<Transcript> {
-    let mut lines: Vec<String> = Vec::new();
-    let mut owner = String::new();
-    let mut outside: Vec<(String, String)> = Vec::new();
-    // Documents the last user message carried, already slimmed: the answer after it read them.
-    let mut documents: Vec<String> = Vec::new();
-    let mut names: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
+    let mut reader = Reader {
+        redactor,
+        lines: Vec::new(),
+        owner: String::new(),
+        outside: Vec::new(),
+        documents: Vec::new(),
+        tools: HashMap::new(),
+    };
     for stored in messages {
-        let m = &stored.message;
-        for block in &m.content {
-            match block {
-                Block::ToolCall { id, name, .. } => {
-                    names.insert(id.as_str(), name.as_str());
-                }
-                Block::ToolResult {
-                    call_id,
-                    content,
-                    is_error: false,
-                } => {
-                    let Some(name) = names.get(call_id.as_str()) else {
-                        continue;
-                    };
-                    let text = redactor.redact(&truncate(content.trim(), MAX_MESSAGE_CHARS));
-                    if text.is_empty() {
-                        continue;
-                    }
-                    lines.push(format!("{TOOL_PREFIX}{name}{TOOL_SUFFIX}{text}"));
-                    add_outside(&mut outside, super::outside::tool_label(name), &text);
-                }
-                _ => {}
-            }
-        }
+        reader.message(&stored.message);
+    }
+    reader.finish()
+}
+
+/// Reads the messages oldest first into the transcript's lines, keeping what the owner said and
+/// what each outside source held.
+struct Reader<'a> {
+    redactor: &'a Redactor,
+    lines: Vec<String>,
+    /// Everything the owner said (lower-case).
+    owner: String,
+    outside: Vec<(String, String)>,
+    /// Documents the last user message carried, already slimmed: the answer after it read them.
+    documents: Vec<String>,
+    /// Each tool call's tool, by call id.
+    tools: HashMap<&'a str, &'a str>,
+}
+
+impl<'a> Reader<'a> {
+    /// `text` trimmed, cut to [`MAX_MESSAGE_CHARS`] and redacted.
+    fn clip(&self, text: &str) -> String {
+        self.redactor
+            .redact(&truncate(text.trim(), MAX_MESSAGE_CHARS))
+    }
+
+    /// Reads message `m`: its tools' results, then its text as the owner's or the assistant's
+    /// line.
+    fn message(&mut self, m: &'a Message) {
+        self.tool_results(m);
         let blocks: Vec<String> = m
             .content
             .iter()
@@ -85,63 +95,104 @@ pub(super) fn transcript(messages: &[StoredMessage], redactor: &Redactor) -> Opt
             })
             .collect();
         let (who, said) = match m.role {
-            Role::User => {
-                let mut own = Vec::new();
-                documents.clear();
-                for block in &blocks {
-                    if let Some(label) = super::outside::slimmed_document(block) {
-                        documents.push(label);
-                        continue;
-                    }
-                    for (label, part) in super::outside::split(block) {
-                        let Some(label) = label else {
-                            own.push(part);
-                            continue;
-                        };
-                        let text = redactor.redact(&truncate(part.trim(), MAX_MESSAGE_CHARS));
-                        if !text.is_empty() {
-                            lines.push(format!("{OUTSIDE_PREFIX}{label}{OUTSIDE_SUFFIX}{text}"));
-                            add_outside(&mut outside, label, &text);
-                        }
-                    }
-                }
-                ("主人", own.join("\n"))
-            }
-            Role::Assistant => {
-                let text = blocks.join("\n");
-                let said = redactor.redact(&truncate(text.trim(), MAX_MESSAGE_CHARS));
-                for label in documents.drain(..) {
-                    add_outside(&mut outside, label, &said);
-                }
-                ("助手", text)
-            }
+            Role::User => ("主人", self.owner_words(&blocks)),
+            Role::Assistant => ("助手", self.assistant_words(&blocks)),
         };
         let text = said.trim();
         if text.is_empty() {
-            continue;
+            return;
         }
-        let text = redactor.redact(&truncate(text, MAX_MESSAGE_CHARS));
+        let text = self.clip(text);
         if m.role == Role::User {
-            owner.push_str(&text.to_lowercase());
-            owner.push('\n');
+            self.owner.push_str(&text.to_lowercase());
+            self.owner.push('\n');
         }
-        lines.push(format!("{who}: {text}"));
+        self.lines.push(format!("{who}: {text}"));
     }
-    let mut total = 0;
-    let mut kept = Vec::new();
-    for line in lines.into_iter().rev() {
-        total += line.chars().count() + 1;
-        if total > MAX_TRANSCRIPT_CHARS && !kept.is_empty() {
-            break;
+
+    /// The results of `m`'s tool calls (a failed one left out), each a line labelled as outside
+    /// content from its tool.
+    fn tool_results(&mut self, m: &'a Message) {
+        for block in &m.content {
+            match block {
+                Block::ToolCall { id, name, .. } => {
+                    self.tools.insert(id.as_str(), name.as_str());
+                }
+                Block::ToolResult {
+                    call_id,
+                    content,
+                    is_error: false,
+                } => {
+                    let Some(name) = self.tools.get(call_id.as_str()).copied() else {
+                        continue;
+                    };
+                    let text = self.clip(content);
+                    if text.is_empty() {
+                        continue;
+                    }
+                    self.lines
+                        .push(format!("{TOOL_PREFIX}{name}{TOOL_SUFFIX}{text}"));
+                    add_outside(&mut self.outside, super::outside::tool_label(name), &text);
+                }
+                _ => {}
+            }
         }
-        kept.push(line);
     }
-    kept.reverse();
-    (!kept.is_empty()).then(|| Transcript {
-        text: kept.join("\n"),
-        owner,
-        outside,
-    })
+
+    /// What the owner's own words in a user message's text `blocks` are; the parts from outside
+    /// become lines of their own, and its slimmed documents wait for the answer that read them.
+    fn owner_words(&mut self, blocks: &[String]) -> String {
+        let mut own = Vec::new();
+        self.documents.clear();
+        for block in blocks {
+            if let Some(label) = super::outside::slimmed_document(block) {
+                self.documents.push(label);
+                continue;
+            }
+            for (label, part) in super::outside::split(block) {
+                let Some(label) = label else {
+                    own.push(part);
+                    continue;
+                };
+                let text = self.clip(&part);
+                if !text.is_empty() {
+                    self.lines
+                        .push(format!("{OUTSIDE_PREFIX}{label}{OUTSIDE_SUFFIX}{text}"));
+                    add_outside(&mut self.outside, label, &text);
+                }
+            }
+        }
+        own.join("\n")
+    }
+
+    /// An assistant message's text `blocks`, which is also what the documents before it held.
+    fn assistant_words(&mut self, blocks: &[String]) -> String {
+        let text = blocks.join("\n");
+        let said = self.clip(&text);
+        for label in self.documents.drain(..) {
+            add_outside(&mut self.outside, label, &said);
+        }
+        text
+    }
+
+    /// The newest lines within [`MAX_TRANSCRIPT_CHARS`] (at least one), or `None` without any.
+    fn finish(self) -> Option<Transcript> {
+        let mut total = 0;
+        let mut kept = Vec::new();
+        for line in self.lines.into_iter().rev() {
+            total += line.chars().count() + 1;
+            if total > MAX_TRANSCRIPT_CHARS && !kept.is_empty() {
+                break;
+            }
+            kept.push(line);
+        }
+        kept.reverse();
+        (!kept.is_empty()).then(|| Transcript {
+            text: kept.join("\n"),
+            owner: self.owner,
+            outside: self.outside,
+        })
+    }
 }
 
 /// Adds `text` to what `label` held.

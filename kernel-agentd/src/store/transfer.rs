@@ -3,6 +3,7 @@
 //! written in a single transaction (all of it or nothing), skipping what is already there.
 
 use serde::{Deserialize, Serialize};
+use sqlx::SqliteConnection;
 
 use super::{Store, StoreError, now_millis};
 
@@ -163,99 +164,31 @@ impl Store {
             .map_err(StoreError::db(op))?;
         let mut added = Added::default();
         for s in &rows.sessions {
-            let exists: Option<i64> = sqlx::query_scalar(
-                "SELECT id FROM sessions WHERE created_at = ?1 AND provider = ?2 AND model = ?3",
-            )
-            .bind(s.created_at)
-            .bind(&s.provider)
-            .bind(&s.model)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(StoreError::db(op))?;
-            if exists.is_some() {
-                continue;
-            }
-            let id: i64 = sqlx::query_scalar(
-                "INSERT INTO sessions (title, provider, model, created_at, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id",
-            )
-            .bind(&s.title)
-            .bind(&s.provider)
-            .bind(&s.model)
-            .bind(s.created_at)
-            .bind(s.updated_at)
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(StoreError::db(op))?;
-            for m in &s.messages {
-                sqlx::query(
-                    "INSERT INTO messages (session_id, ordinal, role, content, created_at, starts_round)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )
-                .bind(id)
-                .bind(m.ordinal)
-                .bind(&m.role)
-                .bind(&m.content)
-                .bind(m.created_at)
-                .bind(m.starts_round)
-                .execute(&mut *tx)
+            if import_session(&mut tx, s)
                 .await
-                .map_err(StoreError::db(op))?;
+                .map_err(StoreError::db(op))?
+            {
+                added.sessions += 1;
             }
-            added.sessions += 1;
         }
         for m in &rows.memories {
-            sqlx::query("INSERT INTO memories (text, created_at, source) VALUES (?1, ?2, ?3)")
-                .bind(&m.text)
-                .bind(if m.created_at > 0 {
-                    m.created_at
-                } else {
-                    now_millis()
-                })
-                .bind(&m.source)
-                .execute(&mut *tx)
+            import_memory(&mut tx, m)
                 .await
                 .map_err(StoreError::db(op))?;
             added.memories += 1;
         }
         for n in &rows.notes {
-            let done = sqlx::query(
-                "INSERT INTO daily_notes (date, text, updated_at) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (date) DO NOTHING",
-            )
-            .bind(&n.date)
-            .bind(&n.text)
-            .bind(n.updated_at)
-            .execute(&mut *tx)
-            .await
-            .map_err(StoreError::db(op))?;
-            added.notes += done.rows_affected() as usize;
+            if import_note(&mut tx, n).await.map_err(StoreError::db(op))? {
+                added.notes += 1;
+            }
         }
         for s in &rows.schedules {
-            let exists: Option<i64> =
-                sqlx::query_scalar("SELECT id FROM schedules WHERE spec = ?1 AND message = ?2")
-                    .bind(&s.spec)
-                    .bind(&s.message)
-                    .fetch_optional(&mut *tx)
-                    .await
-                    .map_err(StoreError::db(op))?;
-            if exists.is_some() {
-                continue;
+            if import_schedule(&mut tx, s)
+                .await
+                .map_err(StoreError::db(op))?
+            {
+                added.schedules += 1;
             }
-            sqlx::query(
-                "INSERT INTO schedules (spec, expr, mode, message, next_fire, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )
-            .bind(&s.spec)
-            .bind(&s.expr)
-            .bind(&s.mode)
-            .bind(&s.message)
-            .bind(s.next_fire)
-            .bind(s.created_at)
-            .execute(&mut *tx)
-            .await
-            .map_err(StoreError::db(op))?;
-            added.schedules += 1;
         }
         if dry_run {
             tx.rollback().await.map_err(StoreError::db(op))?;
@@ -264,4 +197,104 @@ impl Store {
         }
         Ok(added)
     }
+}
+
+/// Adds session `s` with its messages; `false` when a session created at the same instant with
+/// the same provider and model is there already (imported before).
+async fn import_session(conn: &mut SqliteConnection, s: &SessionOut) -> Result<bool, sqlx::Error> {
+    let exists: Option<i64> = sqlx::query_scalar(
+        "SELECT id FROM sessions WHERE created_at = ?1 AND provider = ?2 AND model = ?3",
+    )
+    .bind(s.created_at)
+    .bind(&s.provider)
+    .bind(&s.model)
+    .fetch_optional(&mut *conn)
+    .await?;
+    if exists.is_some() {
+        return Ok(false);
+    }
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO sessions (title, provider, model, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id",
+    )
+    .bind(&s.title)
+    .bind(&s.provider)
+    .bind(&s.model)
+    .bind(s.created_at)
+    .bind(s.updated_at)
+    .fetch_one(&mut *conn)
+    .await?;
+    for m in &s.messages {
+        sqlx::query(
+            "INSERT INTO messages (session_id, ordinal, role, content, created_at, starts_round)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .bind(id)
+        .bind(m.ordinal)
+        .bind(&m.role)
+        .bind(&m.content)
+        .bind(m.created_at)
+        .bind(m.starts_round)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(true)
+}
+
+/// Adds memory `m` (created now when it has no time).
+async fn import_memory(conn: &mut SqliteConnection, m: &MemoryOut) -> Result<(), sqlx::Error> {
+    sqlx::query("INSERT INTO memories (text, created_at, source) VALUES (?1, ?2, ?3)")
+        .bind(&m.text)
+        .bind(if m.created_at > 0 {
+            m.created_at
+        } else {
+            now_millis()
+        })
+        .bind(&m.source)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Adds daily note `n`; `false` when that day has a note already.
+async fn import_note(conn: &mut SqliteConnection, n: &NoteOut) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "INSERT INTO daily_notes (date, text, updated_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT (date) DO NOTHING",
+    )
+    .bind(&n.date)
+    .bind(&n.text)
+    .bind(n.updated_at)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// Adds schedule `s`; `false` when one with the same spec and message is there already.
+async fn import_schedule(
+    conn: &mut SqliteConnection,
+    s: &ScheduleOut,
+) -> Result<bool, sqlx::Error> {
+    let exists: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM schedules WHERE spec = ?1 AND message = ?2")
+            .bind(&s.spec)
+            .bind(&s.message)
+            .fetch_optional(&mut *conn)
+            .await?;
+    if exists.is_some() {
+        return Ok(false);
+    }
+    sqlx::query(
+        "INSERT INTO schedules (spec, expr, mode, message, next_fire, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )
+    .bind(&s.spec)
+    .bind(&s.expr)
+    .bind(&s.mode)
+    .bind(&s.message)
+    .bind(s.next_fire)
+    .bind(s.created_at)
+    .execute(conn)
+    .await?;
+    Ok(true)
 }

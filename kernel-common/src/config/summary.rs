@@ -16,7 +16,10 @@ pub(super) fn summary(config: &Config) -> String {
     let mut out = String::new();
     general(&mut out, config);
     providers(&mut out, config);
-    extras(&mut out, config);
+    cheap_models(&mut out, config);
+    approvals_and_backup(&mut out, config);
+    clis(&mut out, config);
+    speech_and_embeddings(&mut out, config);
     mcp(&mut out, config);
     agentd(&mut out, config);
     if !config.warnings.is_empty() {
@@ -37,6 +40,15 @@ fn headers(map: &BTreeMap<String, Secret>) -> String {
         .map(|name| format!("{name} = {REDACTED}"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// `; headers: …` when `map` has any.
+fn headers_suffix(map: &BTreeMap<String, Secret>) -> String {
+    if map.is_empty() {
+        String::new()
+    } else {
+        format!("; headers: {}", headers(map))
+    }
 }
 
 fn exists(path: &std::path::Path) -> &'static str {
@@ -150,8 +162,8 @@ fn provider(out: &mut String, p: &ProviderConfig) {
     }
 }
 
-/// `[titles]`, `[memory_auto]`, `[summary]`, `[cli.*]`, `[stt]`, `[tts]`, `[embeddings]`.
-fn extras(out: &mut String, c: &Config) {
+/// `[titles]`, `[memory_auto]`, `[summary]`: the cheap model and the jobs on it.
+fn cheap_models(out: &mut String, c: &Config) {
     match &c.titles {
         Some(t) => {
             let _ = writeln!(
@@ -202,6 +214,10 @@ fn extras(out: &mut String, c: &Config) {
         }
         None => out.push_str("summary rewrite: off (rule-based summaries)\n"),
     }
+}
+
+/// `[approvals]` and `[backup]`.
+fn approvals_and_backup(out: &mut String, c: &Config) {
     let _ = writeln!(
         out,
         "approvals: {}; unanswered after {}s counts as denied",
@@ -218,6 +234,10 @@ fn extras(out: &mut String, c: &Config) {
     } else {
         writeln!(out, "backup: not daily (kernel-agentd backup by hand)")
     };
+}
+
+/// `[cli.*]`, each with its sandbox.
+fn clis(out: &mut String, c: &Config) {
     out.push_str("cli:\n");
     if c.cli.is_empty() {
         out.push_str("  none\n");
@@ -232,6 +252,10 @@ fn extras(out: &mut String, c: &Config) {
             super::sandbox::CliSandbox::of(cli)
         );
     }
+}
+
+/// `[stt]`, `[tts]` and `[embeddings]`.
+fn speech_and_embeddings(out: &mut String, c: &Config) {
     let _ = match &c.stt {
         Some(s) => writeln!(
             out,
@@ -240,11 +264,7 @@ fn extras(out: &mut String, c: &Config) {
             s.model,
             s.timeout.as_secs(),
             key(s.api_key.as_ref()),
-            if s.headers.is_empty() {
-                String::new()
-            } else {
-                format!("; headers: {}", headers(&s.headers))
-            }
+            headers_suffix(&s.headers)
         ),
         None => writeln!(out, "stt: off (voice messages are refused)"),
     };
@@ -259,11 +279,7 @@ fn extras(out: &mut String, c: &Config) {
             t.max_chars,
             t.timeout.as_secs(),
             key(t.api_key.as_ref()),
-            if t.headers.is_empty() {
-                String::new()
-            } else {
-                format!("; headers: {}", headers(&t.headers))
-            }
+            headers_suffix(&t.headers)
         ),
         None => writeln!(out, "tts: off (replies are text only)"),
     };
@@ -279,11 +295,7 @@ fn extras(out: &mut String, c: &Config) {
             e.recall_budget.as_millis(),
             e.min_similarity,
             key(e.api_key.as_ref()),
-            if e.headers.is_empty() {
-                String::new()
-            } else {
-                format!("; headers: {}", headers(&e.headers))
-            }
+            headers_suffix(&e.headers)
         ),
         None => writeln!(out, "embeddings: off (memory search is lexical)"),
     };

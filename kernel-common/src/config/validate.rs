@@ -20,6 +20,7 @@ mod summary_rewrite;
 mod thinking;
 mod web;
 
+use std::collections::BTreeMap;
 use std::path::{Component as PathPart, Path, PathBuf};
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -28,7 +29,10 @@ use regex::Regex;
 
 use super::env::TELEGRAM_TOKEN_ENV;
 use super::raw::{RawCli, RawConfig, RawGeneral, RawTelegram};
-use super::{CliConfig, Component, Config, GeneralConfig, Locale, TelegramConfig};
+use super::{
+    CliConfig, Component, Config, ConsolidationConfig, GeneralConfig, Locale, MemoryAutoConfig,
+    ProviderConfig, SummaryRewriteConfig, TelegramConfig, TitlesConfig,
+};
 use crate::secret::Secret;
 
 /// Why a config cannot be used.
@@ -253,23 +257,7 @@ fn build(
     };
     let telegram = telegram(&mut ctx, &raw.telegram);
     let mut general = general(&mut ctx, &raw.general);
-    let providers = providers::providers(&mut ctx, &raw.providers);
-    general.default_provider = providers::default_provider(
-        &mut ctx,
-        raw.general.default_provider.as_deref(),
-        &raw.providers,
-    );
-    general.fallback_providers = providers::fallback_providers(
-        &mut ctx,
-        raw.general.fallback_providers.as_deref(),
-        &raw.providers,
-    );
-    providers::check_default_key(
-        &mut ctx,
-        &general.default_provider,
-        &providers,
-        &raw.providers,
-    );
+    let providers = providers::with_choice(&mut ctx, &raw, &mut general);
     let titles = raw
         .titles
         .as_ref()
@@ -283,25 +271,8 @@ fn build(
     let cli = cli(&mut ctx, &raw.cli);
     let (mcp_servers, skipped_mcp) = mcp::servers(&mut ctx, &raw.mcp.servers);
     let agentd = agentd::agentd(&mut ctx, &raw.agentd, &general.data_dir);
-    let memory_auto = memory_auto::memory_auto(
-        &mut ctx,
-        raw.memory_auto.as_ref(),
-        titles.as_ref(),
-        &providers,
-    );
-    let memory_consolidation = consolidation::consolidation(
-        &mut ctx,
-        raw.memory.as_ref().and_then(|m| m.consolidation.as_ref()),
-        &memory_auto,
-        titles.as_ref(),
-        &providers,
-    );
-    let summary_rewrite = summary_rewrite::summary_rewrite(
-        &mut ctx,
-        raw.summary.as_ref(),
-        titles.as_ref(),
-        &providers,
-    );
+    let (memory_auto, memory_consolidation, summary_rewrite) =
+        cheap_model_jobs(&mut ctx, &raw, titles.as_ref(), &providers);
     let approvals = approvals::approvals(&mut ctx, raw.approvals.as_ref());
     let budget = budget::budget(&mut ctx, raw.budget.as_ref(), &providers);
     let web = web::web(&mut ctx, raw.web.as_ref());
@@ -335,6 +306,27 @@ fn build(
         secret_env: super::env::referenced_vars(&raw.mcp.servers),
         warnings: ctx.warnings,
     })
+}
+
+/// The background jobs on a cheap model: auto memory, memory consolidation (which needs auto
+/// memory's) and the summary rewrite.
+fn cheap_model_jobs(
+    ctx: &mut Ctx<'_>,
+    raw: &RawConfig,
+    titles: Option<&TitlesConfig>,
+    providers: &BTreeMap<String, ProviderConfig>,
+) -> (MemoryAutoConfig, ConsolidationConfig, SummaryRewriteConfig) {
+    let memory_auto = memory_auto::memory_auto(ctx, raw.memory_auto.as_ref(), titles, providers);
+    let memory_consolidation = consolidation::consolidation(
+        ctx,
+        raw.memory.as_ref().and_then(|m| m.consolidation.as_ref()),
+        &memory_auto,
+        titles,
+        providers,
+    );
+    let summary_rewrite =
+        summary_rewrite::summary_rewrite(ctx, raw.summary.as_ref(), titles, providers);
+    (memory_auto, memory_consolidation, summary_rewrite)
 }
 
 fn telegram(ctx: &mut Ctx<'_>, raw: &RawTelegram) -> TelegramConfig {

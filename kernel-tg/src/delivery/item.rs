@@ -12,6 +12,8 @@
 //! ([`Unacked`]) and sent first when the item is replayed, so a part Telegram accepted is not
 //! sent again.
 
+mod answer;
+
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -26,7 +28,6 @@ use tokio_util::sync::CancellationToken;
 use super::End;
 use crate::handle::App;
 use crate::telegram::SendError;
-use kernel_render as render;
 
 /// First pause before a transiently failed part is sent again.
 const FIRST_RETRY: Duration = Duration::from_secs(1);
@@ -99,92 +100,15 @@ pub(super) async fn deliver(
         unacked,
         retry_until: retry_until(&item.created_at, Utc::now()),
     };
-    let (mut parts_done, mut parts_failed) = (item.parts_done, item.parts_failed);
-    if let Some(kept) = unacked.take(item.seq)
-        && let Some(resumed) = resume(parts_done, parts_failed, &kept)
-    {
-        tracing::info!(
-            seq = item.seq,
-            parts_done = kept.parts_done,
-            "recording an ack agentd missed before resuming"
-        );
-        delivery.send_ack(kept).await?;
-        if resumed.done {
-            return Ok(());
-        }
-        (parts_done, parts_failed) = (resumed.parts_done, resumed.parts_failed);
-    }
-    let texts = app.texts();
-    match item.body {
-        Some(Body::Completed(done)) => delivery.answer(done, parts_done, parts_failed).await?,
-        Some(Body::Notice(notice)) => {
-            // A reminder: rendered and sent like an answer, with nothing to reply to.
-            let done = pb::TurnCompleted {
-                text: notice.text,
-                ..Default::default()
-            };
-            delivery.answer(done, parts_done, parts_failed).await?;
-        }
-        Some(Body::File(file)) => delivery.file(file, parts_done).await?,
-        Some(Body::MemoryProposal(p)) if parts_done == 0 => {
-            // One message with merge / keep; a text too long for one goes like a notice.
-            let chunks = kernel_render::render(&p.text);
-            let buttons = crate::buttons::memory_proposal(p.proposal_id, texts);
-            match chunks.as_slice() {
-                [one] if buttons.is_some() => {
-                    tracing::info!(seq = item.seq, "delivering a memory proposal");
-                    delivery.show_part_with(1, &one.html, None, buttons).await?;
-                }
-                _ => {
-                    let done = pb::TurnCompleted {
-                        text: p.text,
-                        ..Default::default()
-                    };
-                    delivery.answer(done, parts_done, parts_failed).await?;
-                }
-            }
-        }
-        Some(Body::MemoryProposal(_)) => {}
-        Some(Body::Failed(failed))
-            if parts_done == 0
-                && FailureReason::parse(&failed.reason) == Some(FailureReason::TurnCutOff) =>
-        {
-            tracing::info!(seq = item.seq, "delivering a cut-off turn's notice");
-            let buttons = crate::buttons::rerun(&item.turn_id, texts);
-            delivery
-                .show_part_with(1, texts.turn_cut_off(), placeholder, buttons)
-                .await?;
-        }
-        Some(Body::Failed(failed))
-            if parts_done == 0
-                && FailureReason::parse(&failed.reason) == Some(FailureReason::BudgetExceeded) =>
-        {
-            tracing::info!(seq = item.seq, "delivering a budget limit's notice");
-            let arg = |k: &str| failed.args.get(k).map_or("", String::as_str);
-            let buttons = crate::buttons::budget((arg("day"), arg("month")), arg("refusal"), texts);
-            let args: std::collections::HashMap<String, String> =
-                failed.args.clone().into_iter().collect();
-            delivery
-                .show_part_with(1, &texts.budget_exceeded(&args), placeholder, buttons)
-                .await?;
-        }
-        Some(Body::Failed(failed)) if parts_done == 0 => {
-            tracing::info!(seq = item.seq, "delivering a turn failure");
-            let html = texts.turn_failure(&failed.reason, &failed.args, &failed.message);
-            delivery
-                .show_part(1, &html, placeholder, delivery.reply_to)
-                .await?;
-        }
-        Some(Body::Failed(_)) => {}
-        Some(Body::Cancelled(_)) => {
-            tracing::info!(seq = item.seq, "turn cancelled");
-            delivery.remove_placeholder().await?;
-        }
-        None => tracing::warn!(
-            seq = item.seq,
-            "an outbox item of an unknown kind was skipped"
-        ),
-    }
+    let Some((parts_done, parts_failed)) = delivery
+        .record_kept_ack(item.parts_done, item.parts_failed)
+        .await?
+    else {
+        return Ok(());
+    };
+    delivery
+        .body(item.body, &item.turn_id, parts_done, parts_failed)
+        .await?;
     delivery.ack(parts_done, Vec::new(), false, true).await
 }
 
@@ -226,101 +150,120 @@ struct Item<'a> {
 }
 
 impl Item<'_> {
-    /// Sends the parts from `parts_done` on (`parts_failed` of the done ones were refused),
-    /// acknowledging each; then the notice when something was refused, and removes the
-    /// placeholder (unless the notice took its place).
-    async fn answer(
+    /// Records the ack agentd missed of this item, if one is kept: where the item stands then
+    /// (`parts_done`, `parts_failed`), or `None` when that ack finished it.
+    async fn record_kept_ack(
         &self,
-        done: pb::TurnCompleted,
+        parts_done: u32,
+        parts_failed: u32,
+    ) -> Result<Option<(u32, u32)>, End> {
+        if let Some(kept) = self.unacked.take(self.seq)
+            && let Some(resumed) = resume(parts_done, parts_failed, &kept)
+        {
+            tracing::info!(
+                seq = self.seq,
+                parts_done = kept.parts_done,
+                "recording an ack agentd missed before resuming"
+            );
+            self.send_ack(kept).await?;
+            if resumed.done {
+                return Ok(None);
+            }
+            return Ok(Some((resumed.parts_done, resumed.parts_failed)));
+        }
+        Ok(Some((parts_done, parts_failed)))
+    }
+
+    /// Delivers the item's `body` (of turn `turn_id`) from part `parts_done` on.
+    async fn body(
+        &self,
+        body: Option<Body>,
+        turn_id: &str,
         parts_done: u32,
         parts_failed: u32,
     ) -> Result<(), End> {
-        let texts = self.app.texts();
-        let telegram = self.app.telegram();
-        let chunks = render::render(&done.text);
-        if chunks.is_empty() {
-            if parts_done == 0 {
-                self.show_part(1, texts.empty_answer(), self.placeholder, self.reply_to)
-                    .await?;
-            }
-            return Ok(());
-        }
-        let skip = parts_done as usize;
-        if skip == 0 && self.app.form().show_reasoning && !done.reasoning.trim().is_empty() {
-            // Not a part of the item: resent only when kernel-tg died before the first ack.
-            let html = texts.reasoning(&done.reasoning);
-            if let Err(e) = self
-                .attempt(|| telegram.send_html(&html, self.reply_to))
-                .await?
-            {
-                tracing::warn!(error = %e, seq = self.seq, "the reasoning was refused");
-            }
-        }
-        tracing::info!(
-            seq = self.seq,
-            chunks = chunks.len(),
-            from = skip,
-            "delivering an answer"
-        );
-        let mut failed = parts_failed as usize;
-        for (index, chunk) in chunks.iter().enumerate().skip(skip) {
-            let reply_to = if index == 0 { self.reply_to } else { None };
-            let part = part_number(index);
-            match self
-                .attempt(|| telegram.send_chunk(chunk, reply_to))
-                .await?
-            {
-                Ok(id) => self.ack(part, vec![i64::from(id.0)], false, false).await?,
-                Err(e) => {
-                    failed += 1;
-                    tracing::error!(error = %e, seq = self.seq, chunk = index + 1, of = chunks.len(), "a chunk of the answer was refused for good");
-                    self.ack(part, Vec::new(), true, false).await?;
-                }
-            }
-        }
-        let voice = done.voice_reply.filter(|v| !v.is_empty());
-        let mut parts = chunks.len();
-        if let Some(ogg) = voice {
-            parts += 1;
-            let part = part_number(chunks.len());
-            if part > parts_done {
-                match self
-                    .attempt(|| telegram.send_voice(ogg.clone(), self.reply_to))
-                    .await?
-                {
-                    Ok(id) => self.ack(part, vec![i64::from(id.0)], false, false).await?,
-                    Err(e) => {
-                        failed += 1;
-                        tracing::error!(error = %e, seq = self.seq, "the voice reply was refused for good");
-                        self.ack(part, Vec::new(), true, false).await?;
-                    }
-                }
-            }
-        }
-        // Nothing arrived: the placeholder itself says so (and stays).
-        let nothing_arrived = failed == parts;
-        if failed > 0 {
-            let part = part_number(parts);
-            if part > parts_done {
-                let html = texts.delivery_failed(failed, parts);
-                let (instead_of, reply_to) = if nothing_arrived {
-                    (self.placeholder, self.reply_to)
-                } else {
-                    (None, None)
+        match body {
+            Some(Body::Completed(done)) => self.answer(done, parts_done, parts_failed).await,
+            Some(Body::Notice(notice)) => {
+                // A reminder: rendered and sent like an answer, with nothing to reply to.
+                let done = pb::TurnCompleted {
+                    text: notice.text,
+                    ..Default::default()
                 };
-                self.show_part(part, &html, instead_of, reply_to).await?;
+                self.answer(done, parts_done, parts_failed).await
+            }
+            Some(Body::File(file)) => self.file(file, parts_done).await,
+            Some(Body::MemoryProposal(p)) if parts_done == 0 => {
+                self.memory_proposal(p, parts_failed).await
+            }
+            Some(Body::MemoryProposal(_)) => Ok(()),
+            Some(Body::Failed(failed)) if parts_done == 0 => self.failure(failed, turn_id).await,
+            Some(Body::Failed(_)) => Ok(()),
+            Some(Body::Cancelled(_)) => {
+                tracing::info!(seq = self.seq, "turn cancelled");
+                self.remove_placeholder().await
+            }
+            None => {
+                tracing::warn!(
+                    seq = self.seq,
+                    "an outbox item of an unknown kind was skipped"
+                );
+                Ok(())
             }
         }
-        if !(nothing_arrived && self.placeholder.is_some()) {
-            self.remove_placeholder().await?;
+    }
+
+    /// A memory consolidation's proposal, not yet sent: one message with merge / keep; a text
+    /// too long for one goes like a notice.
+    async fn memory_proposal(&self, p: pb::MemoryProposal, parts_failed: u32) -> Result<(), End> {
+        let texts = self.app.texts();
+        let chunks = kernel_render::render(&p.text);
+        let buttons = crate::buttons::memory_proposal(p.proposal_id, texts);
+        match chunks.as_slice() {
+            [one] if buttons.is_some() => {
+                tracing::info!(seq = self.seq, "delivering a memory proposal");
+                self.show_part_with(1, &one.html, None, buttons).await
+            }
+            _ => {
+                let done = pb::TurnCompleted {
+                    text: p.text,
+                    ..Default::default()
+                };
+                self.answer(done, 0, parts_failed).await
+            }
         }
-        tracing::info!(
-            seq = self.seq,
-            chunks = chunks.len(),
-            failed,
-            "answer delivered"
-        );
-        Ok(())
+    }
+
+    /// A failed turn's notice (part 1, not yet sent) in place of the placeholder: a cut-off
+    /// turn's with a button to run it again, a budget limit's with its buttons, else why the
+    /// turn failed.
+    async fn failure(&self, failed: pb::TurnFailed, turn_id: &str) -> Result<(), End> {
+        let texts = self.app.texts();
+        match FailureReason::parse(&failed.reason) {
+            Some(FailureReason::TurnCutOff) => {
+                tracing::info!(seq = self.seq, "delivering a cut-off turn's notice");
+                let buttons = crate::buttons::rerun(turn_id, texts);
+                self.show_part_with(1, texts.turn_cut_off(), self.placeholder, buttons)
+                    .await
+            }
+            Some(FailureReason::BudgetExceeded) => {
+                tracing::info!(seq = self.seq, "delivering a budget limit's notice");
+                let arg = |k: &str| failed.args.get(k).map_or("", String::as_str);
+                let buttons =
+                    crate::buttons::budget((arg("day"), arg("month")), arg("refusal"), texts);
+                let args: std::collections::HashMap<String, String> =
+                    failed.args.clone().into_iter().collect();
+                let html = texts.budget_exceeded(&args);
+                self.show_part_with(1, &html, self.placeholder, buttons)
+                    .await
+            }
+            _ => {
+                tracing::info!(seq = self.seq, "delivering a turn failure");
+                let html = texts.turn_failure(&failed.reason, &failed.args, &failed.message);
+                self.show_part(1, &html, self.placeholder, self.reply_to)
+                    .await
+            }
+        }
     }
 
     /// Sends a file (images Telegram shows as photos, anything else as a document) as part 1;

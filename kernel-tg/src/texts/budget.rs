@@ -50,47 +50,8 @@ impl Texts {
     /// provider and model (HTML); empty when there is nothing to show.
     pub fn spend_report(self, view: &SpendView) -> String {
         let mut out = String::new();
-        let zh = self.locale() == Locale::Zh;
         if !view.budgets.is_empty() {
-            let _ = write!(out, "\n\n<b>{}</b>", self.pick("预算", "Budgets"));
-            for b in &view.budgets {
-                let period = match (zh, b.monthly) {
-                    (true, false) => "今日",
-                    (true, true) => "本月",
-                    (false, false) => "Today",
-                    (false, true) => "This month",
-                };
-                let who = if b.provider.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", escape_truncated(&b.provider, MAX_TITLE_CHARS))
-                };
-                let _ = if zh {
-                    write!(
-                        out,
-                        "\n{period}{who}：已用 ${:.2} / ${:.2}，剩余 ${:.2}",
-                        b.spent_usd, b.limit_usd, b.left_usd
-                    )
-                } else {
-                    write!(
-                        out,
-                        "\n{period}{who}: ${:.2} of ${:.2} spent, ${:.2} left",
-                        b.spent_usd, b.limit_usd, b.left_usd
-                    )
-                };
-            }
-            if view.override_today {
-                out.push_str(self.pick(
-                    "\n已选择“今天继续”：今日不受限制",
-                    "\nContinue today: no limits today",
-                ));
-            }
-            if view.override_month {
-                out.push_str(self.pick(
-                    "\n已选择“本月继续”：本月不受限制",
-                    "\nContinue this month: no limits this month",
-                ));
-            }
+            self.push_budgets(&mut out, view);
         }
         for (title, lines) in [
             (
@@ -110,28 +71,77 @@ impl Texts {
                 &view.month_by_purpose,
             ),
         ] {
-            if lines.is_empty() {
-                continue;
-            }
-            let _ = write!(out, "\n\n<b>{title}</b>");
-            for l in lines {
-                let cost = match l.cost_usd {
-                    Some(c) => format!("${c:.4}"),
-                    None => self.pick("费用未知", "cost unknown").to_owned(),
-                };
-                let mut name =
-                    escape_truncated(&format!("{}/{}", l.provider, l.model), MAX_TITLE_CHARS);
-                if !l.purpose.is_empty() {
-                    name = format!("{} · {name}", self.purpose_label(&l.purpose));
-                }
-                let _ = if zh {
-                    write!(out, "\n{name}：{} 次，{cost}", l.calls)
-                } else {
-                    write!(out, "\n{name}: {} calls, {cost}", l.calls)
-                };
+            if !lines.is_empty() {
+                self.push_costs(&mut out, title, lines);
             }
         }
         out
+    }
+
+    /// The budgets section: each limit's spend and what is left, then the overrides in force.
+    fn push_budgets(self, out: &mut String, view: &SpendView) {
+        let zh = self.locale() == Locale::Zh;
+        let _ = write!(out, "\n\n<b>{}</b>", self.pick("预算", "Budgets"));
+        for b in &view.budgets {
+            let period = match (zh, b.monthly) {
+                (true, false) => "今日",
+                (true, true) => "本月",
+                (false, false) => "Today",
+                (false, true) => "This month",
+            };
+            let who = if b.provider.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", escape_truncated(&b.provider, MAX_TITLE_CHARS))
+            };
+            let _ = if zh {
+                write!(
+                    out,
+                    "\n{period}{who}：已用 ${:.2} / ${:.2}，剩余 ${:.2}",
+                    b.spent_usd, b.limit_usd, b.left_usd
+                )
+            } else {
+                write!(
+                    out,
+                    "\n{period}{who}: ${:.2} of ${:.2} spent, ${:.2} left",
+                    b.spent_usd, b.limit_usd, b.left_usd
+                )
+            };
+        }
+        if view.override_today {
+            out.push_str(self.pick(
+                "\n已选择“今天继续”：今日不受限制",
+                "\nContinue today: no limits today",
+            ));
+        }
+        if view.override_month {
+            out.push_str(self.pick(
+                "\n已选择“本月继续”：本月不受限制",
+                "\nContinue this month: no limits this month",
+            ));
+        }
+    }
+
+    /// One cost section (`title`): each model's (and purpose's) calls and cost.
+    fn push_costs(self, out: &mut String, title: &str, lines: &[CostLineView]) {
+        let zh = self.locale() == Locale::Zh;
+        let _ = write!(out, "\n\n<b>{title}</b>");
+        for l in lines {
+            let cost = match l.cost_usd {
+                Some(c) => format!("${c:.4}"),
+                None => self.pick("费用未知", "cost unknown").to_owned(),
+            };
+            let mut name =
+                escape_truncated(&format!("{}/{}", l.provider, l.model), MAX_TITLE_CHARS);
+            if !l.purpose.is_empty() {
+                name = format!("{} · {name}", self.purpose_label(&l.purpose));
+            }
+            let _ = if zh {
+                write!(out, "\n{name}：{} 次，{cost}", l.calls)
+            } else {
+                write!(out, "\n{name}: {} calls, {cost}", l.calls)
+            };
+        }
     }
 
     /// What model calls were for, as `/usage` names it (an unknown name is shown escaped).

@@ -257,64 +257,16 @@ impl Texts {
             escape_html(status.provider),
             escape_html(status.model)
         );
-        for cooldown in status.cooldowns {
-            let _ = writeln!(
-                out,
-                "{}<code>{}</code> {}{}",
-                self.pick("冷却中：", "Cooling down: "),
-                escape_truncated(cooldown.provider, MAX_TITLE_CHARS),
-                self.cooling_until(cooldown.until),
-                match self.locale() {
-                    Locale::Zh => format!("（连续失败 {} 次）", cooldown.failures),
-                    Locale::En => format!(" ({} failures in a row)", cooldown.failures),
-                }
-            );
-        }
-        let task = match (status.turn_started_at, status.running_tool) {
-            (None, _) => self.pick("空闲", "idle").to_owned(),
-            (Some(since), None) => format!(
-                "{}{}",
-                self.pick("运行中，开始于 ", "running since "),
-                escape_html(&self.local_time(since))
-            ),
-            (Some(since), Some(tool)) => format!(
-                "{}{}{}<code>{}</code>",
-                self.pick("运行中，开始于 ", "running since "),
-                escape_html(&self.local_time(since)),
-                self.pick("，工具 ", ", tool "),
-                escape_truncated(tool, MAX_TITLE_CHARS)
-            ),
-        };
+        self.push_cooldowns(&mut out, status.cooldowns);
+        let task = self.task(status.turn_started_at, status.running_tool);
         let _ = writeln!(out, "{}{task}", self.pick("任务：", "Task: "));
-        let _ = write!(
-            out,
-            "{}{}",
-            self.pick("待送达：", "Undelivered: "),
-            status.undelivered
+        self.push_undelivered(
+            &mut out,
+            status.undelivered,
+            status.oldest_undelivered_seconds,
         );
-        if let Some(age) = status.oldest_undelivered_seconds {
-            let _ = write!(
-                out,
-                "{}{}{}",
-                self.pick("（最早的已等 ", " (oldest waiting "),
-                self.age(age),
-                self.pick("）", ")")
-            );
-        }
-        out.push('\n');
         if let Some(cli) = status.running_cli {
-            let cli = match cli.split_once(" since ") {
-                Some((name, since)) => format!(
-                    "<code>{}</code>{}{}",
-                    escape_truncated(name, MAX_TITLE_CHARS),
-                    self.pick("，开始于 ", " since "),
-                    escape_html(&self.local_time(since))
-                ),
-                None => format!(
-                    "<code>{}</code>",
-                    escape_truncated(&self.local_times_in(cli), MAX_TITLE_CHARS)
-                ),
-            };
+            let cli = self.running_cli(cli);
             let _ = writeln!(out, "CLI{}{cli}", self.pick("：", ": "));
         }
         if let Some(error) = status.last_error {
@@ -354,6 +306,78 @@ impl Texts {
             self.pick("至 ", "until "),
             escape_truncated(&self.local_time(rfc3339), MAX_TITLE_CHARS)
         )
+    }
+
+    /// The `/status` lines of the providers cooling down.
+    fn push_cooldowns(self, out: &mut String, cooldowns: &[CooldownEntry<'_>]) {
+        for cooldown in cooldowns {
+            let _ = writeln!(
+                out,
+                "{}<code>{}</code> {}{}",
+                self.pick("冷却中：", "Cooling down: "),
+                escape_truncated(cooldown.provider, MAX_TITLE_CHARS),
+                self.cooling_until(cooldown.until),
+                match self.locale() {
+                    Locale::Zh => format!("（连续失败 {} 次）", cooldown.failures),
+                    Locale::En => format!(" ({} failures in a row)", cooldown.failures),
+                }
+            );
+        }
+    }
+
+    /// What the running turn does (since when, which tool), or idle.
+    fn task(self, started_at: Option<&str>, running_tool: Option<&str>) -> String {
+        match (started_at, running_tool) {
+            (None, _) => self.pick("空闲", "idle").to_owned(),
+            (Some(since), None) => format!(
+                "{}{}",
+                self.pick("运行中，开始于 ", "running since "),
+                escape_html(&self.local_time(since))
+            ),
+            (Some(since), Some(tool)) => format!(
+                "{}{}{}<code>{}</code>",
+                self.pick("运行中，开始于 ", "running since "),
+                escape_html(&self.local_time(since)),
+                self.pick("，工具 ", ", tool "),
+                escape_truncated(tool, MAX_TITLE_CHARS)
+            ),
+        }
+    }
+
+    /// The `/status` line of undelivered outbox items, with how long the oldest waits.
+    fn push_undelivered(self, out: &mut String, undelivered: u64, oldest_seconds: Option<u64>) {
+        let _ = write!(
+            out,
+            "{}{}",
+            self.pick("待送达：", "Undelivered: "),
+            undelivered
+        );
+        if let Some(age) = oldest_seconds {
+            let _ = write!(
+                out,
+                "{}{}{}",
+                self.pick("（最早的已等 ", " (oldest waiting "),
+                self.age(age),
+                self.pick("）", ")")
+            );
+        }
+        out.push('\n');
+    }
+
+    /// The running CLI (`name since <time>`, else as agentd said it, its times made local).
+    fn running_cli(self, cli: &str) -> String {
+        match cli.split_once(" since ") {
+            Some((name, since)) => format!(
+                "<code>{}</code>{}{}",
+                escape_truncated(name, MAX_TITLE_CHARS),
+                self.pick("，开始于 ", " since "),
+                escape_html(&self.local_time(since))
+            ),
+            None => format!(
+                "<code>{}</code>",
+                escape_truncated(&self.local_times_in(cli), MAX_TITLE_CHARS)
+            ),
+        }
     }
 
     fn push_mcp(self, out: &mut String, servers: &[McpEntry<'_>]) {

@@ -4,6 +4,10 @@
 use super::super::memory::MemoryRow;
 use super::super::{Store, StoreError, from_millis, now_millis};
 use super::{SetAside, forget_derived};
+use sqlx::SqliteConnection;
+
+/// What a failure of an undo says it was doing.
+const UNDO: &str = "undo a consolidation run";
 
 /// A logged change as undo reads it: id, kind, memory, and the kept memory's text, date,
 /// origin and importance before a merge.
@@ -27,31 +31,15 @@ impl Store {
         run_id: i64,
         indexed: bool,
     ) -> Result<Option<(i64, Vec<(i64, String)>)>, StoreError> {
-        let op = "undo a consolidation run";
         let mut tx = self
             .pool
             .begin_with("BEGIN IMMEDIATE")
             .await
-            .map_err(StoreError::db(op))?;
-        let run: Option<i64> = if run_id == 0 {
-            sqlx::query_scalar(
-                "SELECT id FROM consolidation_runs AS r WHERE undone_at IS NULL
-                 AND EXISTS (SELECT 1 FROM memory_changes WHERE run_id = r.id)
-                 ORDER BY id DESC LIMIT 1",
-            )
-            .fetch_optional(&mut *tx)
+            .map_err(StoreError::db(UNDO))?;
+        let Some(run) = run_to_undo(&mut tx, run_id)
             .await
-        } else {
-            sqlx::query_scalar(
-                "SELECT id FROM consolidation_runs AS r WHERE id = ?1 AND undone_at IS NULL
-                 AND EXISTS (SELECT 1 FROM memory_changes WHERE run_id = r.id)",
-            )
-            .bind(run_id)
-            .fetch_optional(&mut *tx)
-            .await
-        }
-        .map_err(StoreError::db(op))?;
-        let Some(run) = run else {
+            .map_err(StoreError::db(UNDO))?
+        else {
             return Ok(None);
         };
         let changes: Vec<LoggedChange> = sqlx::query_as(
@@ -62,61 +50,19 @@ impl Store {
         .bind(run)
         .fetch_all(&mut *tx)
         .await
-        .map_err(StoreError::db(op))?;
+        .map_err(StoreError::db(UNDO))?;
         let mut back = Vec::new();
         let now = now_millis();
-        for (change, kind, memory, text, created, origin, importance) in changes {
-            let restored: Vec<(i64, String)> = sqlx::query_as(
-                "INSERT INTO memories (id, text, created_at, source, importance, refreshed_at,
-                                       origin)
-                 SELECT id, text, created_at, source, importance, refreshed_at, origin
-                 FROM memories_set_aside WHERE change_id = ?1
-                 RETURNING id, text",
-            )
-            .bind(change)
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(StoreError::db(op))?;
-            sqlx::query("DELETE FROM memories_set_aside WHERE change_id = ?1")
-                .bind(change)
-                .execute(&mut *tx)
-                .await
-                .map_err(StoreError::db(op))?;
-            back.extend(restored);
-            if kind == "merge"
-                && let (Some(text), Some(created)) = (text, created)
-            {
-                let done = sqlx::query(
-                    "UPDATE memories SET text = ?2, created_at = ?3, origin = ?4, importance = ?5
-                     WHERE id = ?1",
-                )
-                .bind(memory)
-                .bind(&text)
-                .bind(created)
-                .bind(origin)
-                .bind(importance)
-                .execute(&mut *tx)
-                .await
-                .map_err(StoreError::db(op))?;
-                if done.rows_affected() > 0 {
-                    forget_derived(&mut tx, memory, indexed).await?;
-                    back.push((memory, text));
-                }
-            }
-            sqlx::query("UPDATE memory_changes SET undone_at = ?2 WHERE id = ?1")
-                .bind(change)
-                .bind(now)
-                .execute(&mut *tx)
-                .await
-                .map_err(StoreError::db(op))?;
+        for change in changes {
+            back.extend(undo_change(&mut tx, change, now, indexed).await?);
         }
         sqlx::query("UPDATE consolidation_runs SET undone_at = ?2 WHERE id = ?1")
             .bind(run)
             .bind(now)
             .execute(&mut *tx)
             .await
-            .map_err(StoreError::db(op))?;
-        tx.commit().await.map_err(StoreError::db(op))?;
+            .map_err(StoreError::db(UNDO))?;
+        tx.commit().await.map_err(StoreError::db(UNDO))?;
         Ok(Some((run, back)))
     }
 
@@ -170,4 +116,79 @@ impl Store {
             .map_err(StoreError::db("count set-aside memories"))?;
         Ok(u64::try_from(n).unwrap_or(0))
     }
+}
+
+/// Run `run_id` (0: the newest) if it is not undone and changed something.
+async fn run_to_undo(conn: &mut SqliteConnection, run_id: i64) -> Result<Option<i64>, sqlx::Error> {
+    if run_id == 0 {
+        sqlx::query_scalar(
+            "SELECT id FROM consolidation_runs AS r WHERE undone_at IS NULL
+             AND EXISTS (SELECT 1 FROM memory_changes WHERE run_id = r.id)
+             ORDER BY id DESC LIMIT 1",
+        )
+        .fetch_optional(conn)
+        .await
+    } else {
+        sqlx::query_scalar(
+            "SELECT id FROM consolidation_runs AS r WHERE id = ?1 AND undone_at IS NULL
+             AND EXISTS (SELECT 1 FROM memory_changes WHERE run_id = r.id)",
+        )
+        .bind(run_id)
+        .fetch_optional(conn)
+        .await
+    }
+}
+
+/// Undoes one logged change (marked undone at `now`): the memories it set aside come back, and
+/// a merge's kept memory gets its text, date, origin and importance back. The memories whose
+/// text came back (`(id, text)`).
+async fn undo_change(
+    conn: &mut SqliteConnection,
+    (change, kind, memory, text, created, origin, importance): LoggedChange,
+    now: i64,
+    indexed: bool,
+) -> Result<Vec<(i64, String)>, StoreError> {
+    let mut back: Vec<(i64, String)> = sqlx::query_as(
+        "INSERT INTO memories (id, text, created_at, source, importance, refreshed_at,
+                               origin)
+         SELECT id, text, created_at, source, importance, refreshed_at, origin
+         FROM memories_set_aside WHERE change_id = ?1
+         RETURNING id, text",
+    )
+    .bind(change)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(StoreError::db(UNDO))?;
+    sqlx::query("DELETE FROM memories_set_aside WHERE change_id = ?1")
+        .bind(change)
+        .execute(&mut *conn)
+        .await
+        .map_err(StoreError::db(UNDO))?;
+    if kind == "merge"
+        && let (Some(text), Some(created)) = (text, created)
+    {
+        let done = sqlx::query(
+            "UPDATE memories SET text = ?2, created_at = ?3, origin = ?4, importance = ?5
+             WHERE id = ?1",
+        )
+        .bind(memory)
+        .bind(&text)
+        .bind(created)
+        .bind(origin)
+        .bind(importance)
+        .execute(&mut *conn)
+        .await
+        .map_err(StoreError::db(UNDO))?;
+        if done.rows_affected() > 0 {
+            forget_derived(conn, memory, indexed).await?;
+            back.push((memory, text));
+        }
+    }
+    sqlx::query("UPDATE memory_changes SET undone_at = ?2 WHERE id = ?1")
+        .bind(change)
+        .bind(now)
+        .execute(&mut *conn)
+        .await
+        .map_err(StoreError::db(UNDO))?;
+    Ok(back)
 }

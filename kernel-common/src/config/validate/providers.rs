@@ -7,8 +7,10 @@ use std::time::Duration;
 use super::{Ctx, given, placeholder_note};
 use crate::config::context::{ContextLimits, ModelPrice};
 use crate::config::env::{TITLES_API_KEY_ENV, provider_key_env};
-use crate::config::raw::{RawProvider, RawTitles};
-use crate::config::{Component, ProviderConfig, ProviderKind, TITLES_PROVIDER, TitlesConfig};
+use crate::config::raw::{RawConfig, RawProvider, RawTitles};
+use crate::config::{
+    Component, GeneralConfig, ProviderConfig, ProviderKind, TITLES_PROVIDER, TitlesConfig,
+};
 use crate::secret::Secret;
 
 /// `stream_idle_timeout_secs` when not set.
@@ -234,6 +236,25 @@ pub(super) fn headers(
         }
     }
     out
+}
+
+/// `[providers.*]`, with `general.default_provider` and `general.fallback_providers` chosen
+/// among them (set in `general`) and the default's key checked.
+pub(super) fn with_choice(
+    ctx: &mut Ctx<'_>,
+    raw: &RawConfig,
+    general: &mut GeneralConfig,
+) -> BTreeMap<String, ProviderConfig> {
+    let providers = providers(ctx, &raw.providers);
+    general.default_provider =
+        default_provider(ctx, raw.general.default_provider.as_deref(), &raw.providers);
+    general.fallback_providers = fallback_providers(
+        ctx,
+        raw.general.fallback_providers.as_deref(),
+        &raw.providers,
+    );
+    check_default_key(ctx, &general.default_provider, &providers, &raw.providers);
+    providers
 }
 
 /// `general.default_provider`: must name a configured provider; may be left out when there is

@@ -1,0 +1,122 @@
+//! Performs a parsed [`Command`]: calls its RPC on kernel-agentd and renders what came back as
+//! Telegram HTML with [`Texts`] (not an "answer": that word is the model's). The proto → `texts` view mapping lives here and in the
+//! submodules, one per command group (an edge module).
+
+use tonic::Status;
+
+use crate::agentd::{Agentd, Client, is_transport_failure, refused};
+use crate::command::Command;
+use crate::memory_page;
+use crate::texts::Texts;
+use teloxide::types::InlineKeyboardMarkup;
+
+mod background;
+mod memory;
+mod sessions;
+mod setup;
+mod status;
+mod turn_control;
+
+/// The HTML sent back for `command` (which the owner sent as message `message_id`: what a
+/// `/steer` or `/next` turn's answer replies to), with the buttons to go with it (`/memory`'s
+/// previous / next page).
+pub(crate) async fn perform(
+    command: Command,
+    agentd: &Agentd,
+    texts: Texts,
+    message_id: i64,
+) -> (String, Option<InlineKeyboardMarkup>) {
+    if let Command::Memory | Command::MemoryPage(_) | Command::MemoryAll(_) = command {
+        let (n, all) = match command {
+            Command::MemoryPage(n) => (n, false),
+            Command::MemoryAll(n) => (n, true),
+            _ => (1, false),
+        };
+        let mut client = match agentd.client().await {
+            Ok(client) => client,
+            Err(e) => {
+                tracing::warn!(error = %e, "kernel-agentd unavailable for a command");
+                agentd.lost();
+                return (texts.agentd_unavailable().to_owned(), None);
+            }
+        };
+        return match memory_page::page(&mut client, texts, n, all).await {
+            Ok(page) => page,
+            Err(status) => (failed(agentd, texts, &status), None),
+        };
+    }
+    (perform_text(command, agentd, texts, message_id).await, None)
+}
+
+/// What a command's failed RPC tells the owner.
+fn failed(agentd: &Agentd, texts: Texts, status: &Status) -> String {
+    if is_transport_failure(status) {
+        tracing::warn!(code = ?status.code(), "kernel-agentd went away during a command");
+        agentd.lost();
+        texts.agentd_unavailable().to_owned()
+    } else {
+        tracing::info!(code = ?status.code(), "kernel-agentd refused a command");
+        refused(status, texts)
+    }
+}
+
+/// The HTML sent back for a command without buttons.
+async fn perform_text(command: Command, agentd: &Agentd, texts: Texts, message_id: i64) -> String {
+    if matches!(command, Command::Start | Command::Help) {
+        return texts.help();
+    }
+    let mut client = match agentd.client().await {
+        Ok(client) => client,
+        Err(e) => {
+            tracing::warn!(error = %e, "kernel-agentd unavailable for a command");
+            agentd.lost();
+            return texts.agentd_unavailable().to_owned();
+        }
+    };
+    match call(command, &mut client, texts, message_id).await {
+        Ok(html) => html,
+        Err(status) => failed(agentd, texts, &status),
+    }
+}
+
+/// Calls `command`'s RPC and renders what came back, one command group per module.
+async fn call(
+    command: Command,
+    client: &mut Client,
+    texts: Texts,
+    message_id: i64,
+) -> Result<String, Status> {
+    match command {
+        Command::Start | Command::Help => Ok(texts.help()),
+        Command::Cancel => turn_control::cancel(client, texts, false).await,
+        Command::CancelAll => turn_control::cancel(client, texts, true).await,
+        Command::Steer(text) => turn_control::steer(client, texts, text, message_id).await,
+        Command::Next(text) => turn_control::next(client, texts, text, message_id).await,
+        Command::Status => status::status(client, texts).await,
+        Command::Usage => status::usage(client, texts).await,
+        Command::Doctor => status::doctor(client, texts).await,
+        Command::New => sessions::new(client, texts).await,
+        Command::History => sessions::history(client, texts).await,
+        Command::Resume(number) => sessions::resume(client, texts, number).await,
+        Command::Retitle(number) => sessions::retitle(client, texts, number).await,
+        Command::DelHistory(numbers) => sessions::delete(client, texts, numbers).await,
+        Command::Compact => sessions::compact(client, texts).await,
+        Command::Provider(name) => setup::provider(name, client, texts).await,
+        Command::Model(name) => setup::model(name, client, texts).await,
+        Command::Skills => setup::skills(client, texts).await,
+        Command::Web => setup::web(client, texts).await,
+        Command::Remember(text) => memory::remember(client, texts, text).await,
+        Command::Memory | Command::MemoryPage(_) => {
+            Ok(memory_page::page(client, texts, 1, false).await?.0)
+        }
+        Command::MemoryAll(n) => Ok(memory_page::page(client, texts, n, true).await?.0),
+        Command::MemoryUndo => memory::undo(client, texts).await,
+        Command::MemorySearch(query) => memory::search(client, texts, query).await,
+        Command::Forget(numbers) => memory::forget(client, texts, numbers).await,
+        Command::Notes(date) => memory::notes(client, texts, date).await,
+        Command::Tasks => background::tasks(client, texts).await,
+        Command::TasksDelete(numbers) => background::delete_tasks(client, texts, numbers).await,
+        Command::Jobs => background::jobs(client, texts).await,
+        Command::JobsCancel(number) => background::cancel_job(client, texts, number).await,
+    }
+}

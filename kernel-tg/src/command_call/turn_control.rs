@@ -1,0 +1,68 @@
+//! Commands that talk to the running turn: `/cancel`, `/cancel all`, `/steer` and `/next`.
+
+use kernel_proto::v1 as pb;
+use tonic::Status;
+
+use crate::agentd::Client;
+use crate::texts::Texts;
+
+/// `/cancel` (or `/cancel all` with `clear_queue`): stops the running turn, says what it stopped
+/// and what waits in the `/next` queue (or that the queue was cleared).
+pub(super) async fn cancel(
+    client: &mut Client,
+    texts: Texts,
+    clear_queue: bool,
+) -> Result<String, Status> {
+    let request = pb::CancelRequest {
+        clear_queue,
+        turn_id: None,
+    };
+    let reply = client.cancel(request).await?.into_inner();
+    let said = if reply.cancelled {
+        texts.cancelled(reply.killed_cli.as_deref())
+    } else {
+        texts.nothing_to_cancel().to_owned()
+    };
+    Ok(if clear_queue {
+        texts.queue_cleared(&said, reply.cleared)
+    } else {
+        texts.cancelled_with_queue(&said, reply.queued)
+    })
+}
+
+/// `/steer <text>`: joins the running turn, or starts one (replying to message `message_id`).
+pub(super) async fn steer(
+    client: &mut Client,
+    texts: Texts,
+    text: String,
+    message_id: i64,
+) -> Result<String, Status> {
+    let request = pb::SteerRequest {
+        text,
+        deliver_to_owner: Some(pb::OwnerDelivery {
+            reply_to_message_id: Some(message_id),
+            placeholder_message_id: None,
+        }),
+    };
+    let reply = client.steer(request).await?.into_inner();
+    Ok(if reply.steered {
+        texts.steered().to_owned()
+    } else {
+        texts.steer_started().to_owned()
+    })
+}
+
+/// `/next <text>`: queues a turn to run after the running one, answering message `message_id`.
+pub(super) async fn next(
+    client: &mut Client,
+    texts: Texts,
+    text: String,
+    message_id: i64,
+) -> Result<String, Status> {
+    let request = pb::QueueNextRequest {
+        text,
+        reply_to_message_id: Some(message_id),
+    };
+    let reply = client.queue_next(request).await?.into_inner();
+    Ok(texts.queued_next(reply.position))
+}
