@@ -40,6 +40,19 @@ async fn a_running_background_job_is_cancelled_from_the_schedules_page() {
         "the job runs after the turn"
     );
 
+    // agentd records the job beside starting it: the page is loaded once agentd lists it.
+    let mut agent = stack.agent().await;
+    eventually("the job listed as running", WAIT, async || {
+        let jobs = agent
+            .list_jobs(pb::ListJobsRequest {})
+            .await
+            .expect("ListJobs")
+            .into_inner()
+            .jobs;
+        jobs.into_iter().find(|j| j.status == "running")
+    })
+    .await;
+
     // The Schedules page lists it as running, its task as text, with Cancel.
     stack.goto("/schedules").await;
     let running = wait_for(
@@ -75,7 +88,6 @@ async fn a_running_background_job_is_cancelled_from_the_schedules_page() {
     }
 
     // agentd calls it cancelled.
-    let mut agent = stack.agent().await;
     let job = eventually("the job to end as cancelled", WAIT, async || {
         let jobs = agent
             .list_jobs(pb::ListJobsRequest {})
