@@ -7,11 +7,13 @@
 
 use fantoccini::Locator;
 use kernel_proto::v1 as pb;
+use kernel_proto::v1::agent_client::AgentClient;
 use serde_json::json;
 use tests::fake_cli::{FakeCli, SLEEP_FOREVER, SPAWN_GRANDCHILD, alive, print, wait_stopped};
 use tests::fake_llm::Script;
 use tests::wait::eventually;
 use tests::web_browser::{WAIT, WebStack, answer_in_state, click, send, text_of, wait_for};
+use tonic::transport::Channel;
 
 /// The job's task, with markup that must show as text.
 const TASK: &str = "refactor the <b>parser</b>";
@@ -42,16 +44,7 @@ async fn a_running_background_job_is_cancelled_from_the_schedules_page() {
 
     // agentd records the job beside starting it: the page is loaded once agentd lists it.
     let mut agent = stack.agent().await;
-    eventually("the job listed as running", WAIT, async || {
-        let jobs = agent
-            .list_jobs(pb::ListJobsRequest {})
-            .await
-            .expect("ListJobs")
-            .into_inner()
-            .jobs;
-        jobs.into_iter().find(|j| j.status == "running")
-    })
-    .await;
+    job_when(&mut agent, "the job listed as running", |s| s == "running").await;
 
     // The Schedules page lists it as running, its task as text, with Cancel.
     stack.goto("/schedules").await;
@@ -88,16 +81,7 @@ async fn a_running_background_job_is_cancelled_from_the_schedules_page() {
     }
 
     // agentd calls it cancelled.
-    let job = eventually("the job to end as cancelled", WAIT, async || {
-        let jobs = agent
-            .list_jobs(pb::ListJobsRequest {})
-            .await
-            .expect("ListJobs")
-            .into_inner()
-            .jobs;
-        jobs.into_iter().find(|j| j.status != "running")
-    })
-    .await;
+    let job = job_when(&mut agent, "the job to end", |s| s != "running").await;
     assert_eq!(job.status, "cancelled", "{job:?}");
     assert_eq!(job.task, TASK);
 
@@ -124,4 +108,22 @@ async fn a_running_background_job_is_cancelled_from_the_schedules_page() {
     assert!(buttons.is_empty(), "no Cancel on an ended job");
     browser.screenshot("jobs-cancelled").await;
     stack.close().await;
+}
+
+/// Waits until agentd's `ListJobs` has a job whose status satisfies `status`; that job.
+async fn job_when(
+    agent: &mut AgentClient<Channel>,
+    what: &str,
+    status: impl Fn(&str) -> bool,
+) -> pb::JobInfo {
+    eventually(what, WAIT, async || {
+        let jobs = agent
+            .list_jobs(pb::ListJobsRequest {})
+            .await
+            .expect("ListJobs")
+            .into_inner()
+            .jobs;
+        jobs.into_iter().find(|j| status(&j.status))
+    })
+    .await
 }
