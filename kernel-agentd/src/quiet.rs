@@ -1,7 +1,7 @@
 //! `Quiet`: keeping the daemon at its idle size. A completed round pokes it; after
 //! [`TRIM_AFTER`] without another poke it runs the trim callback the composition root gave it
 //! (`kernel_common::heap::trim`: free heap pages back to the OS), after closing the idle SQLite
-//! connections beyond one (the `shed` callback), and after [`RELEASE_AFTER`] the
+//! connections beyond one (the `shed` callback; not on the busy path below), and after [`RELEASE_AFTER`] the
 //! release callback (which drops the word-segmentation dictionary if nothing used it meanwhile;
 //! it is rebuilt on next use), then trims again. While rounds keep coming without such a pause,
 //! it still trims at most every [`TRIM_EVERY`], so a busy daemon does not keep the peak of every
@@ -104,7 +104,9 @@ async fn run(poked: Arc<Notify>, token: CancellationToken, callbacks: Arc<Callba
                 () = poked.notified() => {
                     trimmed = false;
                     if last_trim.elapsed() >= TRIM_EVERY {
-                        shed_and_trim(&callbacks).await;
+                        // Busy: trim only; closing connections now would make the next
+                        // rounds open them again.
+                        call(&callbacks, trim).await;
                         last_trim = Instant::now();
                     }
                     continue;
@@ -216,8 +218,8 @@ mod tests {
         assert_eq!(trims(), before + 1, "the pause after the burst trims");
         assert_eq!(
             counts.sheds.load(Ordering::SeqCst),
-            trims(),
-            "idle connections are shed before every trim"
+            1,
+            "idle connections are shed in the pause, not while busy"
         );
         assert_eq!(counts.releases.load(Ordering::SeqCst), 0);
         stop(tasks, token).await;
