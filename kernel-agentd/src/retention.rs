@@ -56,7 +56,12 @@ pub fn spawn(
                 Err(e) => tracing::warn!(error = %e, "retention sweep failed"),
             }
             let Some(store) = &store else { continue };
-            match store.forget_intake_keys_older_than(MAX_AGE).await {
+            let forgotten = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return,
+                forgotten = store.forget_intake_keys_older_than(MAX_AGE) => forgotten,
+            };
+            match forgotten {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(forgotten = n, "old idempotency keys forgotten"),
                 Err(e) => tracing::warn!(error = %e, "cannot forget old idempotency keys"),
