@@ -19,6 +19,30 @@ pub const AGENTD_TOKEN: &str = "agentd-token-0123456789abcdef";
 /// failure per call keep it; the retry suites remove it (`TestConfig::rewrite`).
 pub const NO_RETRY: &str = "retry = { max_retries = 0 }";
 
+/// The model of the cheap `[providers.mem]` that [`memory_provider`] adds.
+pub const MEMORY_MODEL: &str = "fake-memory-model";
+
+/// Config lines for background memory work on its own fake: a `[providers.mem]` at `mem_url`
+/// (retries off) and `[memory_auto]` on it, followed by `memory_auto`'s own lines (which may
+/// open further tables, e.g. `[memory.consolidation]`). For `TestConfig::new`'s `extra`.
+pub fn memory_provider(mem_url: &str, memory_auto: &str) -> String {
+    format!(
+        r#"
+[providers.mem]
+type = "claude"
+api_base = "{mem_url}"
+api_key = "sk-test-memory-key-0123456789abcdef"
+max_tokens = 1024
+default_model = "{MEMORY_MODEL}"
+retry = {{ max_retries = 0 }}
+
+[memory_auto]
+provider = "mem"
+{memory_auto}
+"#
+    )
+}
+
 impl TestConfig {
     /// A config whose default provider `fake` (type `claude`) points at `llm_url`, with `extra`
     /// TOML appended (e.g. an `[agentd]` section).

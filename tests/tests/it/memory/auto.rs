@@ -9,35 +9,18 @@ use std::time::Duration;
 use kernel_proto::v1 as pb;
 use kernel_proto::v1::agent_client::AgentClient;
 use tests::chat::{completed, turn};
-use tests::config::TestConfig;
+use tests::config::{MEMORY_MODEL, TestConfig, memory_provider};
 use tests::fake_llm::{ErrorKind, FakeLlm, HttpError, LogCapture, Reply, Script};
 use tests::harness::Harness;
 use tests::wait::eventually;
 use tonic::transport::Channel;
 
 const DEADLINE: Duration = Duration::from_secs(20);
-const MEMORY_MODEL: &str = "fake-memory-model";
 
 /// A config whose chat provider is `main` and whose `[memory_auto]` (with `settings`) calls
 /// `mem` through `[providers.mem]`.
 fn config(main: &FakeLlm, mem: &FakeLlm, settings: &str) -> TestConfig {
-    let extra = format!(
-        r#"
-[providers.mem]
-type = "claude"
-api_base = "{}"
-api_key = "sk-test-memory-key-0123456789abcdef"
-max_tokens = 1024
-default_model = "{MEMORY_MODEL}"
-retry = {{ max_retries = 0 }}
-
-[memory_auto]
-provider = "mem"
-{settings}
-"#,
-        mem.url()
-    );
-    TestConfig::new(&main.url(), &extra)
+    TestConfig::new(&main.url(), &memory_provider(&mem.url(), settings))
 }
 
 /// The JSON answer of an extraction with these facts (importance 4) and one topic.

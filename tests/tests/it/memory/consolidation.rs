@@ -13,7 +13,7 @@ use std::time::Duration;
 use kernel_proto::v1 as pb;
 use kernel_proto::v1::agent_client::AgentClient;
 use tests::chat::{completed, turn};
-use tests::config::TestConfig;
+use tests::config::{TestConfig, memory_provider};
 use tests::fake_llm::{ErrorKind, FakeLlm, HttpError, Script};
 use tests::harness::Harness;
 use tests::wait::eventually;
@@ -24,26 +24,8 @@ const DEADLINE: Duration = Duration::from_secs(20);
 /// Chat through `main`; auto memory after every user message and consolidation after every
 /// auto-memory run, both through `mem`.
 fn config(main: &FakeLlm, mem: &FakeLlm) -> TestConfig {
-    let extra = format!(
-        r#"
-[providers.mem]
-type = "claude"
-api_base = "{}"
-api_key = "sk-test-memory-key-0123456789abcdef"
-max_tokens = 1024
-default_model = "fake-memory-model"
-retry = {{ max_retries = 0 }}
-
-[memory_auto]
-provider = "mem"
-interval = 1
-
-[memory.consolidation]
-interval_hours = 0
-"#,
-        mem.url()
-    );
-    TestConfig::new(&main.url(), &extra)
+    let memory_auto = "interval = 1\n\n[memory.consolidation]\ninterval_hours = 0";
+    TestConfig::new(&main.url(), &memory_provider(&mem.url(), memory_auto))
 }
 
 /// An extraction answer with these facts (importance 4).

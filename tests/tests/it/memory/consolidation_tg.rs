@@ -9,6 +9,7 @@ use std::time::Duration;
 use kernel_proto::v1 as pb;
 use kernel_proto::v1::agent_client::AgentClient;
 use serde_json::json;
+use tests::config::memory_provider;
 use tests::fake_llm::{FakeLlm, Script};
 use tests::fake_telegram::OWNER_ID;
 use tests::harness::unix_channel;
@@ -18,25 +19,8 @@ use tests::wait::eventually;
 const DEADLINE: Duration = Duration::from_secs(30);
 
 fn extra(mem: &FakeLlm) -> String {
-    format!(
-        r#"
-[providers.mem]
-type = "claude"
-api_base = "{}"
-api_key = "sk-test-memory-key-0123456789abcdef"
-max_tokens = 1024
-default_model = "fake-memory-model"
-retry = {{ max_retries = 0 }}
-
-[memory_auto]
-provider = "mem"
-interval = 1
-
-[memory.consolidation]
-interval_hours = 0
-"#,
-        mem.url()
-    )
+    let memory_auto = "interval = 1\n\n[memory.consolidation]\ninterval_hours = 0";
+    memory_provider(&mem.url(), memory_auto)
 }
 
 fn facts(facts: &[&str]) -> String {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use kernel_proto::v1 as pb;
 use tests::chat::{completed, turn};
-use tests::config::TestConfig;
+use tests::config::{TestConfig, memory_provider};
 use tests::fake_llm::{FakeLlm, FakeToolCall, Reply, Script};
 use tests::harness::Harness;
 use tests::mcp_support::{stdio_toml, wait_for_server};
@@ -17,24 +17,7 @@ const DEADLINE: Duration = Duration::from_secs(20);
 const TOOL: &str = "mcp_everything__echo";
 
 fn config(main: &FakeLlm, mem: &FakeLlm) -> TestConfig {
-    let extra = format!(
-        r#"
-[providers.mem]
-type = "claude"
-api_base = "{}"
-api_key = "sk-test-memory-key-0123456789abcdef"
-max_tokens = 1024
-default_model = "fake-memory-model"
-retry = {{ max_retries = 0 }}
-
-[memory_auto]
-provider = "mem"
-
-{}
-"#,
-        mem.url(),
-        stdio_toml("everything")
-    );
+    let extra = memory_provider(&mem.url(), &stdio_toml("everything"));
     TestConfig::new(&main.url(), &extra)
 }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use kernel_proto::v1 as pb;
 use tests::chat::{completed, rest, turn};
-use tests::config::TestConfig;
+use tests::config::{TestConfig, memory_provider};
 use tests::fake_llm::{FakeLlm, Script};
 use tests::harness::Harness;
 use tests::wait::eventually;
@@ -17,22 +17,7 @@ use tests::wait::eventually;
 const DEADLINE: Duration = Duration::from_secs(20);
 
 fn config(main: &FakeLlm, mem: &FakeLlm) -> TestConfig {
-    let extra = format!(
-        r#"
-[providers.mem]
-type = "claude"
-api_base = "{}"
-api_key = "sk-test-memory-key-0123456789abcdef"
-max_tokens = 1024
-default_model = "fake-memory-model"
-retry = {{ max_retries = 0 }}
-
-[memory_auto]
-provider = "mem"
-"#,
-        mem.url()
-    );
-    TestConfig::new(&main.url(), &extra)
+    TestConfig::new(&main.url(), &memory_provider(&mem.url(), ""))
 }
 
 #[tokio::test]
