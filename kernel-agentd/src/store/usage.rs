@@ -74,19 +74,10 @@ impl Store {
         .fetch_all(&self.pool)
         .await
         .map_err(StoreError::db("read usage"))?;
-        let u = |v: i64| u64::try_from(v).unwrap_or(0);
         Ok(rows
             .into_iter()
-            .map(|(provider, model, calls, i, o, r, w)| UsageSum {
-                provider,
-                model,
-                calls: u(calls),
-                usage: Usage {
-                    input_tokens: u(i),
-                    output_tokens: u(o),
-                    cache_read_tokens: u(r),
-                    cache_write_tokens: u(w),
-                },
+            .map(|(provider, model, calls, i, o, r, w)| {
+                usage_sum(provider, model, [calls, i, o, r, w])
             })
             .collect())
     }
@@ -106,24 +97,30 @@ impl Store {
         .fetch_all(&self.pool)
         .await
         .map_err(StoreError::db("read usage"))?;
-        let u = |v: i64| u64::try_from(v).unwrap_or(0);
         Ok(rows
             .into_iter()
             .map(|(provider, model, purpose, calls, i, o, r, w)| PurposeSum {
                 purpose,
-                sum: UsageSum {
-                    provider,
-                    model,
-                    calls: u(calls),
-                    usage: Usage {
-                        input_tokens: u(i),
-                        output_tokens: u(o),
-                        cache_read_tokens: u(r),
-                        cache_write_tokens: u(w),
-                    },
-                },
+                sum: usage_sum(provider, model, [calls, i, o, r, w]),
             })
             .collect())
+    }
+}
+
+/// A summed row: `[calls, input, output, cache read, cache write]` as SQLite returns them (a
+/// negative count, which only a corrupt row could give, reads as 0).
+fn usage_sum(provider: String, model: String, counts: [i64; 5]) -> UsageSum {
+    let [calls, input, output, read, write] = counts.map(|v| u64::try_from(v).unwrap_or(0));
+    UsageSum {
+        provider,
+        model,
+        calls,
+        usage: Usage {
+            input_tokens: input,
+            output_tokens: output,
+            cache_read_tokens: read,
+            cache_write_tokens: write,
+        },
     }
 }
 
