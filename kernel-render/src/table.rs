@@ -1,6 +1,8 @@
 //! GFM tables as monospace text: cells collected as plain text, columns padded to their display
 //! width (CJK and emoji count as 2) and aligned as the table asks, a rule under the header. The
 //! layout says how much of it is header, so a chunk that starts among the rows can repeat it.
+//! A header whose cells are all empty (the usual way to write a table without one) is left out
+//! together with its rule.
 
 use pulldown_cmark::Alignment;
 
@@ -9,7 +11,7 @@ use super::text::display_width;
 /// A laid-out table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Layout {
-    /// One line per row, the rule after the header, no trailing spaces.
+    /// One line per row, the rule after the header (if it has any text), no trailing spaces.
     pub text: String,
     /// The bytes of `text` taken by the header rows and the rule, with the newline after the
     /// rule; 0 when the table has no header or no body rows.
@@ -73,10 +75,14 @@ impl Table {
                 *width = (*width).max(display_width(cell));
             }
         }
+        let blank_header = self.rows[..self.header_rows]
+            .iter()
+            .all(|row| row.iter().all(String::is_empty));
+        let skip = if blank_header { self.header_rows } else { 0 };
         let mut text = String::new();
         let mut header_len = 0;
-        for (index, row) in self.rows.iter().enumerate() {
-            if index > 0 {
+        for (index, row) in self.rows.iter().enumerate().skip(skip) {
+            if index > skip {
                 text.push('\n');
             }
             let cells = (0..columns).map(|column| {
@@ -154,6 +160,21 @@ mod tests {
             t.layout(),
             Layout {
                 text: "only\n----".to_owned(),
+                header_len: 0
+            }
+        );
+    }
+
+    #[test]
+    fn a_blank_header_is_left_out_with_its_rule() {
+        let t = table(
+            vec![Alignment::None, Alignment::None],
+            &[&["", ""], &["a", "one"], &["bb", "two"]],
+        );
+        assert_eq!(
+            t.layout(),
+            Layout {
+                text: "a  | one\nbb | two".to_owned(),
                 header_len: 0
             }
         );

@@ -156,8 +156,11 @@ fn check_table_chunks(chunks: &[Chunk], header: &str, open: &str, rows: &[&str])
     for (index, (chunk, text)) in chunks.iter().zip(&texts).enumerate() {
         let mut lines: Vec<&str> = text.lines().collect();
         let starts_in_table = rows.iter().any(|row| lines.first() == Some(row));
-        let repeated = text.starts_with(header) && index > 0;
-        assert!(!starts_in_table, "chunk {index} starts without the header");
+        let repeated = !header.is_empty() && text.starts_with(header) && index > 0;
+        assert!(
+            header.is_empty() || !starts_in_table,
+            "chunk {index} starts without the header"
+        );
         if repeated {
             repeats += 1;
             let escaped = header.replace('&', "&amp;").replace('<', "&lt;");
@@ -174,16 +177,23 @@ fn check_table_chunks(chunks: &[Chunk], header: &str, open: &str, rows: &[&str])
     repeats
 }
 
-/// The header lines and body rows of the table that `markdown` renders to unsplit.
+/// The header lines and body rows of the table that `markdown` renders to unsplit. A table
+/// shown without a header (its header was blank) has an empty header and its rows after the
+/// last blank line.
 fn table_lines(markdown: &str) -> (String, Vec<String>) {
     let whole = visible(&render_with_limit(markdown, usize::MAX)).concat();
     let lines: Vec<&str> = whole.lines().collect();
     let rule = lines
         .iter()
-        .position(|line| line.starts_with("--") && line.chars().all(|c| c == '-' || c == '+'))
-        .unwrap();
-    let header = format!("{}\n{}\n", lines[rule - 1], lines[rule]);
-    let rows = lines[rule + 1..]
+        .position(|line| line.starts_with("--") && line.chars().all(|c| c == '-' || c == '+'));
+    let (header, first_row) = match rule {
+        Some(rule) => (format!("{}\n{}\n", lines[rule - 1], lines[rule]), rule + 1),
+        None => {
+            let blank = lines.iter().rposition(|line| line.trim().is_empty());
+            (String::new(), blank.map_or(0, |blank| blank + 1))
+        }
+    };
+    let rows = lines[first_row..]
         .iter()
         .take_while(|line| !line.trim().is_empty())
         .map(|line| line.to_string())
@@ -206,6 +216,23 @@ fn a_long_table_repeats_its_header_in_every_continuation() {
         assert!(chunk.html.starts_with(&format!("<pre>{header}")));
         assert!(chunk.html.ends_with("</pre>"), "rows are never cut");
     }
+}
+
+#[test]
+fn a_table_with_a_blank_header_shows_its_rows_without_header_or_rule() {
+    let mut markdown = String::from("| | |\n|---|---|\n");
+    for row in 0..80 {
+        markdown.push_str(&format!("| key {row} | value number {row} |\n"));
+    }
+    let (header, rows) = table_lines(&markdown);
+    assert_eq!(header, "");
+    assert_eq!(rows.len(), 80);
+    assert_eq!(rows[0], "key 0  | value number 0");
+    let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
+    let chunks = checked_render(&markdown, 600);
+    assert!(chunks.len() >= 2, "{} chunks", chunks.len());
+    assert_eq!(check_table_chunks(&chunks, &header, "<pre>", &rows), 0);
+    assert!(chunks.iter().all(|chunk| !chunk.plain.contains("--")));
 }
 
 #[test]
