@@ -6,6 +6,7 @@
 pub mod daily;
 pub mod manifest;
 pub mod restore;
+pub mod texts;
 
 use std::path::{Path, PathBuf};
 
@@ -25,9 +26,9 @@ pub const PREFIX: &str = "kernel-";
 /// Why a backup, its verification or a restore failed.
 #[derive(Debug, thiserror::Error)]
 pub enum BackupError {
-    #[error("{what} {}: {source}", path.display())]
+    #[error("{step} {}: {source}", path.display())]
     Io {
-        what: &'static str,
+        step: Step,
         path: PathBuf,
         source: std::io::Error,
     },
@@ -50,9 +51,37 @@ pub enum BackupError {
     NewerSchema { found: i64, known: i64 },
 }
 
-fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> BackupError + 'a {
+/// The file operation that failed, for [`BackupError::Io`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Lock,
+    Read,
+    Create,
+    Write,
+    Copy,
+    Restrict,
+    MoveAside,
+    PutInPlace,
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Step::Lock => "cannot lock",
+            Step::Read => "cannot read",
+            Step::Create => "cannot create",
+            Step::Write => "cannot write",
+            Step::Copy => "cannot copy",
+            Step::Restrict => "cannot restrict",
+            Step::MoveAside => "cannot move aside",
+            Step::PutInPlace => "cannot put in place",
+        })
+    }
+}
+
+fn io<'a>(step: Step, path: &'a Path) -> impl FnOnce(std::io::Error) -> BackupError + 'a {
     move |source| BackupError::Io {
-        what,
+        step,
         path: path.to_path_buf(),
         source,
     }
@@ -89,7 +118,7 @@ pub async fn create(config: &Config, to: Option<&Path>) -> Result<Made, BackupEr
     copied?;
     copy_if_present(&config.general.soul_file, &dir.join("SOUL.md"))?;
     copy_tree(&config.general.skills_dir, &dir.join("skills"))?;
-    let text = std::fs::read_to_string(&config.path).map_err(io("cannot read", &config.path))?;
+    let text = std::fs::read_to_string(&config.path).map_err(io(Step::Read, &config.path))?;
     let masked = kernel_common::config::masked::masked_config(&text).unwrap_or_default();
     write_private(&dir.join(CONFIG_FILE), masked.as_bytes())?;
     let manifest = Manifest::of_copy(&dir).await?;
@@ -157,7 +186,7 @@ pub fn last(dir: &Path) -> Option<(PathBuf, Manifest)> {
 
 fn create_private_dir(dir: &Path) -> Result<(), BackupError> {
     crate::listen::create_private_dir(dir).map_err(|e| BackupError::Io {
-        what: "cannot create",
+        step: Step::Create,
         path: dir.to_path_buf(),
         source: std::io::Error::other(e.to_string()),
     })
@@ -168,13 +197,13 @@ fn write_private(path: &Path, bytes: &[u8]) -> Result<(), BackupError> {
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(path).map_err(io("cannot write", path))?;
-    std::io::Write::write_all(&mut file, bytes).map_err(io("cannot write", path))
+    let mut file = options.open(path).map_err(io(Step::Write, path))?;
+    std::io::Write::write_all(&mut file, bytes).map_err(io(Step::Write, path))
 }
 
 fn copy_if_present(from: &Path, to: &Path) -> Result<(), BackupError> {
     if from.is_file() {
-        std::fs::copy(from, to).map_err(io("cannot copy", from))?;
+        std::fs::copy(from, to).map_err(io(Step::Copy, from))?;
     }
     Ok(())
 }
@@ -184,35 +213,16 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), BackupError> {
     if !from.is_dir() {
         return Ok(());
     }
-    std::fs::create_dir_all(to).map_err(io("cannot create", to))?;
-    for entry in std::fs::read_dir(from).map_err(io("cannot read", from))? {
-        let entry = entry.map_err(io("cannot read", from))?;
-        let kind = entry
-            .file_type()
-            .map_err(io("cannot read", &entry.path()))?;
+    std::fs::create_dir_all(to).map_err(io(Step::Create, to))?;
+    for entry in std::fs::read_dir(from).map_err(io(Step::Read, from))? {
+        let entry = entry.map_err(io(Step::Read, from))?;
+        let kind = entry.file_type().map_err(io(Step::Read, &entry.path()))?;
         let target = to.join(entry.file_name());
         if kind.is_dir() {
             copy_tree(&entry.path(), &target)?;
         } else if kind.is_file() {
-            std::fs::copy(entry.path(), &target).map_err(io("cannot copy", &entry.path()))?;
+            std::fs::copy(entry.path(), &target).map_err(io(Step::Copy, &entry.path()))?;
         }
     }
     Ok(())
-}
-
-/// One line per fact of a backup, for the command line.
-pub fn describe(dir: &Path, manifest: &Manifest) -> String {
-    let counts: Vec<String> = manifest
-        .counts
-        .iter()
-        .map(|(table, n)| format!("{table} {n}"))
-        .collect();
-    format!(
-        "backup {}\n  made {} by kernel-agentd {}, schema version {}\n  rows: {}",
-        dir.display(),
-        manifest.created_at,
-        manifest.kernel_version,
-        manifest.schema_version,
-        counts.join(", ")
-    )
 }

@@ -80,7 +80,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         None => runtime.block_on(serve(config)).map(|()| ExitCode::SUCCESS),
-        Some(command) => runtime.block_on(maintain(config, command)),
+        Some(command) => Ok(runtime.block_on(maintain(config, command))),
     };
     match result {
         Ok(code) => code,
@@ -92,72 +92,55 @@ fn main() -> ExitCode {
     }
 }
 
-/// One maintenance command; prints what it did.
-async fn maintain(config: Config, command: Command) -> anyhow::Result<ExitCode> {
-    match command {
+/// One maintenance command; prints what it did, or why it failed, in the owner's locale.
+async fn maintain(config: Config, command: Command) -> ExitCode {
+    use kernel_agentd::{backup, transfer};
+    let locale = config.general.locale;
+    let said = match command {
         Command::Doctor { online } => {
             let report = kernel_agentd::doctor::run(&config, online).await;
-            print!(
-                "{}",
-                kernel_agentd::doctor::render(&report, config.general.locale)
-            );
+            print!("{}", kernel_agentd::doctor::render(&report, locale));
             if report.failed() {
-                return Ok(ExitCode::FAILURE);
+                return ExitCode::FAILURE;
             }
+            return ExitCode::SUCCESS;
         }
         Command::Export { to } => {
-            let done = kernel_agentd::transfer::export(&config, &to).await?;
-            println!(
-                "exported to {}: {} sessions, {} memories, {} notes, {} schedules, {} usage rows",
-                to.display(),
-                done.sessions,
-                done.memories,
-                done.notes,
-                done.schedules,
-                done.usage
-            );
+            let texts = transfer::texts::Texts::new(locale);
+            let done = transfer::export(&config, &to).await;
+            done.map(|done| texts.exported(&to, &done))
+                .map_err(|e| texts.error(&e))
         }
         Command::Import { from, dry_run } => {
-            let done = kernel_agentd::transfer::import(&config, &from, dry_run).await?;
-            let verb = if done.dry_run { "would add" } else { "added" };
-            println!(
-                "{} ({}): {verb} {} sessions, {} memories, {} notes, {} schedules",
-                from.display(),
-                done.from,
-                done.added.sessions,
-                done.added.memories,
-                done.added.notes,
-                done.added.schedules
-            );
-            if done.dry_run {
-                for memory in &done.memories {
-                    println!("  + {memory}");
-                }
-            }
+            let texts = transfer::texts::Texts::new(locale);
+            let done = transfer::import(&config, &from, dry_run).await;
+            done.map(|done| texts.imported(&from, &done))
+                .map_err(|e| texts.error(&e))
         }
         Command::Backup { to } => {
-            let made = kernel_agentd::backup::create(&config, to.as_deref()).await?;
-            println!(
-                "{}",
-                kernel_agentd::backup::describe(&made.dir, &made.manifest)
-            );
-            println!("backup verified (integrity_check ok, counts match)");
+            let texts = backup::texts::Texts::new(locale);
+            let made = backup::create(&config, to.as_deref()).await;
+            made.map(|made| texts.made(&made))
+                .map_err(|e| texts.error(&e))
         }
         Command::Restore { path } => {
-            let restored = kernel_agentd::backup::restore::restore(&config, &path).await?;
-            println!(
-                "{}",
-                kernel_agentd::backup::describe(&path, &restored.manifest)
-            );
-            if let Some(kept) = restored.kept {
-                println!("the database it replaced is kept at {}", kept.display());
-            }
-            println!(
-                "restored; SOUL.md, skills and the masked config in the backup are not copied back"
-            );
+            let texts = backup::texts::Texts::new(locale);
+            let restored = backup::restore::restore(&config, &path).await;
+            restored
+                .map(|restored| texts.restored(&path, &restored))
+                .map_err(|e| texts.error(&e))
+        }
+    };
+    match said {
+        Ok(text) => {
+            println!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(text) => {
+            eprintln!("{BINARY}: {text}");
+            ExitCode::FAILURE
         }
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 async fn serve(mut config: Config) -> anyhow::Result<()> {

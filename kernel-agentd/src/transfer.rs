@@ -6,6 +6,7 @@
 //! a second import adds nothing. Both need kernel-agentd stopped (they take its data-dir lock).
 
 pub mod foreign;
+pub mod texts;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -25,7 +26,7 @@ pub const MARKER: &str = "kernel-export.json";
 #[derive(Debug, thiserror::Error)]
 pub enum TransferError {
     #[error("{}: {why}", path.display())]
-    BadFile { path: PathBuf, why: String },
+    BadFile { path: PathBuf, why: BadFile },
     #[error("{0} is not empty: choose a new folder for the export")]
     NotEmpty(PathBuf),
     #[error(
@@ -36,6 +37,41 @@ pub enum TransferError {
     AgentdRunning(PathBuf),
     #[error("{0}")]
     Store(#[from] crate::store::StoreError),
+}
+
+/// What is wrong with a file an export writes or an import reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BadFile {
+    /// The operating system's error.
+    Io(String),
+    /// A symlink that leads out of the folder being imported.
+    OutsideFolder,
+    TooLarge {
+        mb: u64,
+        max_mb: u64,
+    },
+    NotUtf8,
+    /// A Kernel export's JSON file that does not parse (the parser's message).
+    NotExportJson(String),
+}
+
+impl std::fmt::Display for BadFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BadFile::Io(error) => f.write_str(error),
+            BadFile::OutsideFolder => {
+                f.write_str("it points outside the folder (a symlink); copy the file in instead")
+            }
+            BadFile::TooLarge { mb, max_mb } => {
+                write!(
+                    f,
+                    "it is {mb} MB, more than the {max_mb} MB an import reads"
+                )
+            }
+            BadFile::NotUtf8 => f.write_str("it is not UTF-8 text"),
+            BadFile::NotExportJson(e) => write!(f, "not the JSON an export writes: {e}"),
+        }
+    }
 }
 
 /// The marker's content.
@@ -52,7 +88,7 @@ async fn open(config: &Config) -> Result<(crate::listen::DataDirLock, Store), Tr
         crate::listen::ListenError::AlreadyRunning(dir) => TransferError::AgentdRunning(dir),
         crate::listen::ListenError::Io { path, source } => TransferError::BadFile {
             path,
-            why: source.to_string(),
+            why: BadFile::Io(source.to_string()),
         },
     })?;
     let store = Store::open(&config.general.data_dir.join(crate::backup::DB_FILE)).await?;
@@ -62,7 +98,7 @@ async fn open(config: &Config) -> Result<(crate::listen::DataDirLock, Store), Tr
 fn write(path: &Path, bytes: &[u8]) -> Result<(), TransferError> {
     std::fs::write(path, bytes).map_err(|e| TransferError::BadFile {
         path: path.to_path_buf(),
-        why: e.to_string(),
+        why: BadFile::Io(e.to_string()),
     })
 }
 
@@ -100,7 +136,7 @@ pub async fn export(config: &Config, to: &Path) -> Result<Exported, TransferErro
     let sessions_dir = to.join("sessions");
     std::fs::create_dir_all(&sessions_dir).map_err(|e| TransferError::BadFile {
         path: sessions_dir.clone(),
-        why: e.to_string(),
+        why: BadFile::Io(e.to_string()),
     })?;
     for s in &sessions {
         write(
@@ -201,7 +237,7 @@ fn read_json<T: for<'de> Deserialize<'de> + Default>(
         None => Ok(T::default()),
         Some(text) => serde_json::from_str(&text).map_err(|e| TransferError::BadFile {
             path: dir.join(name),
-            why: format!("not the JSON an export writes: {e}"),
+            why: BadFile::NotExportJson(e.to_string()),
         }),
     }
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use kernel_common::Config;
 
-use super::{BackupError, DB_FILE, Manifest, io};
+use super::{BackupError, DB_FILE, Manifest, Step, io};
 use crate::listen::ListenError;
 use crate::store::schema;
 
@@ -24,7 +24,7 @@ pub async fn restore(config: &Config, from: &Path) -> Result<Restored, BackupErr
     let _lock = crate::listen::lock_data_dir(data_dir).map_err(|e| match e {
         ListenError::AlreadyRunning(dir) => BackupError::AgentdRunning(dir),
         ListenError::Io { path, source } => BackupError::Io {
-            what: "cannot lock",
+            step: Step::Lock,
             path,
             source,
         },
@@ -38,12 +38,12 @@ pub async fn restore(config: &Config, from: &Path) -> Result<Restored, BackupErr
     }
     let db = data_dir.join(DB_FILE);
     let staged = data_dir.join(format!("{DB_FILE}.restoring"));
-    std::fs::copy(from.join(DB_FILE), &staged).map_err(io("cannot copy", &staged))?;
+    std::fs::copy(from.join(DB_FILE), &staged).map_err(io(Step::Copy, &staged))?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&staged, std::fs::Permissions::from_mode(0o600))
-            .map_err(io("cannot restrict", &staged))?;
+            .map_err(io(Step::Restrict, &staged))?;
     }
     let kept = if db.exists() {
         let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
@@ -53,14 +53,14 @@ pub async fn restore(config: &Config, from: &Path) -> Result<Restored, BackupErr
             let from = PathBuf::from(format!("{}{suffix}", db.display()));
             if from.exists() {
                 let to = PathBuf::from(format!("{}{suffix}", aside.display()));
-                std::fs::rename(&from, &to).map_err(io("cannot move aside", &from))?;
+                std::fs::rename(&from, &to).map_err(io(Step::MoveAside, &from))?;
             }
         }
         Some(aside)
     } else {
         None
     };
-    std::fs::rename(&staged, &db).map_err(io("cannot put in place", &db))?;
+    std::fs::rename(&staged, &db).map_err(io(Step::PutInPlace, &db))?;
     tracing::info!(from = %from.display(), schema_version = manifest.schema_version, "backup restored");
     Ok(Restored { manifest, kept })
 }

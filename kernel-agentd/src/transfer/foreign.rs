@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::TransferError;
+use super::{BadFile, TransferError};
 
 /// The largest file an import reads.
 pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
@@ -128,29 +128,27 @@ pub fn read_file(dir: &Path, rel: &str) -> Result<Option<String>, TransferError>
     if std::fs::symlink_metadata(&path).is_err() {
         return Ok(None);
     }
-    let bad = |why: String| TransferError::BadFile {
+    let bad = |why: BadFile| TransferError::BadFile {
         path: path.clone(),
         why,
     };
-    let root = dir.canonicalize().map_err(|e| bad(e.to_string()))?;
-    let real: PathBuf = path.canonicalize().map_err(|e| bad(e.to_string()))?;
+    let os = |e: std::io::Error| BadFile::Io(e.to_string());
+    let root = dir.canonicalize().map_err(|e| bad(os(e)))?;
+    let real: PathBuf = path.canonicalize().map_err(|e| bad(os(e)))?;
     if !real.starts_with(&root) {
-        return Err(bad(
-            "it points outside the folder (a symlink); copy the file in instead".into(),
-        ));
+        return Err(bad(BadFile::OutsideFolder));
     }
-    let meta = std::fs::metadata(&real).map_err(|e| bad(e.to_string()))?;
+    let meta = std::fs::metadata(&real).map_err(|e| bad(os(e)))?;
     if meta.len() > MAX_FILE_BYTES {
-        return Err(bad(format!(
-            "it is {} MB, more than the {} MB an import reads",
-            meta.len() / 1024 / 1024,
-            MAX_FILE_BYTES / 1024 / 1024
-        )));
+        return Err(bad(BadFile::TooLarge {
+            mb: meta.len() / 1024 / 1024,
+            max_mb: MAX_FILE_BYTES / 1024 / 1024,
+        }));
     }
-    let bytes = std::fs::read(&real).map_err(|e| bad(e.to_string()))?;
+    let bytes = std::fs::read(&real).map_err(|e| bad(os(e)))?;
     String::from_utf8(bytes)
         .map(Some)
-        .map_err(|_| bad("it is not UTF-8 text".into()))
+        .map_err(|_| bad(BadFile::NotUtf8))
 }
 
 /// One memory per Markdown list item or paragraph; headings, rules and front matter dropped.

@@ -1,7 +1,8 @@
 //! `kernel-agentd backup` / `restore` through the real binary: a backup taken while 20 turns run
 //! is intact and holds every committed turn; restore then start gives the same sessions and
 //! memories; restore is refused while agentd runs; a database from a newer schema is refused at
-//! start and left unchanged.
+//! start and left unchanged. What the commands print is Chinese by default and English with
+//! `locale = "en"`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -75,7 +76,8 @@ async fn a_backup_taken_while_20_turns_run_holds_every_committed_turn() {
         .await
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
-    assert!(text(&out).contains("backup verified"), "{}", text(&out));
+    // The default locale: Chinese.
+    assert!(text(&out).contains("备份已校验"), "{}", text(&out));
     turns.await.unwrap();
     assert!(
         done.load(Ordering::SeqCst) == 20,
@@ -166,7 +168,11 @@ async fn restore_then_start_gives_the_same_sessions_and_memories() {
 
     let out = agentd(&cfg.path, &["restore", &to.display().to_string()]);
     assert!(out.status.success(), "{}", text(&out));
-    assert!(text(&out).contains("kept at"), "{}", text(&out));
+    assert!(
+        text(&out).contains("被替换的数据库保留在"),
+        "{}",
+        text(&out)
+    );
     let h = Harness::start(cfg).await;
     let mut client = h.client().await;
     assert_eq!(sessions(&mut client).await, before_sessions);
@@ -177,6 +183,7 @@ async fn restore_then_start_gives_the_same_sessions_and_memories() {
 #[test]
 fn restore_is_refused_while_agentd_runs_and_backup_works_meanwhile() {
     let cfg = TestConfig::new("http://127.0.0.1:9", "");
+    tests::media::set_locale(&cfg, "en");
     let agentd_process = AgentdProcess::start(&cfg.path, &[]);
     let to = cfg.dir.path().join("while-running");
     let out = agentd(&cfg.path, &["backup", "--to", &to.display().to_string()]);

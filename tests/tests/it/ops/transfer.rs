@@ -2,7 +2,7 @@
 //! data_dir gives the same memories, sessions, notes and schedules, and a second import adds
 //! nothing; sample OpenClaw, nanobot and Hermes Agent folders (written from their documented
 //! formats) import once; a bad file (not UTF-8, too large, a symlink out) is named and nothing
-//! is added.
+//! is added. What the commands print is Chinese by default and English with `locale = "en"`.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -113,7 +113,7 @@ async fn export_then_import_into_a_fresh_data_dir_round_trips() {
     let (ok, said) = import(&fresh, &export, &[]);
     assert!(ok, "{said}");
     assert!(
-        said.contains("added 1 sessions, 2 memories, 1 notes, 1 schedules"),
+        said.contains("已新增 1 个会话、2 条记忆、1 篇每日笔记、1 个定时任务"),
         "{said}"
     );
     let s = store(&fresh).await;
@@ -136,7 +136,7 @@ async fn export_then_import_into_a_fresh_data_dir_round_trips() {
     let (ok, said) = import(&fresh, &export, &[]);
     assert!(ok, "{said}");
     assert!(
-        said.contains("added 0 sessions, 0 memories, 0 notes, 0 schedules"),
+        said.contains("已新增 0 个会话、0 条记忆、0 篇每日笔记、0 个定时任务"),
         "{said}"
     );
 }
@@ -195,21 +195,21 @@ async fn openclaw_nanobot_and_hermes_memories_import_once() {
     ] {
         let (ok, said) = import(&cfg, dir, &["--dry-run"]);
         assert!(
-            ok && said.contains("would add") && said.contains(&format!("({label})")),
+            ok && said.contains("将新增") && said.contains(&format!("（{label}）")),
             "{said}"
         );
         let (ok, said) = import(&cfg, dir, &[]);
         assert!(ok, "{said}");
         assert!(
             said.contains(&format!(
-                "added 0 sessions, {memories} memories, {notes} notes"
+                "已新增 0 个会话、{memories} 条记忆、{notes} 篇每日笔记"
             )),
             "{label}: {said}"
         );
         let (ok, said) = import(&cfg, dir, &[]);
         assert!(ok, "{said}");
         assert!(
-            said.contains("added 0 sessions, 0 memories, 0 notes"),
+            said.contains("已新增 0 个会话、0 条记忆、0 篇每日笔记"),
             "{label} again: {said}"
         );
     }
@@ -271,6 +271,13 @@ async fn a_bad_file_is_named_and_nothing_is_added() {
     let file = std::fs::File::create(huge.join("memory/HISTORY.md")).unwrap();
     file.set_len(1024 * 1024 * 1024).unwrap();
 
+    // In the default locale the reason is Chinese; the rest in English.
+    let (ok, said) = import(&cfg, &bad, &[]);
+    assert!(
+        !ok && said.contains("MEMORY.md：它不是 UTF-8 文本"),
+        "{said}"
+    );
+    tests::media::set_locale(&cfg, "en");
     for (dir, file, why) in [
         (&bad, "MEMORY.md", "not UTF-8"),
         (&escape, "MEMORY.md", "outside the folder"),
