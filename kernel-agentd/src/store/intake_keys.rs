@@ -9,7 +9,7 @@ use sqlx::SqliteConnection;
 use sqlx::error::ErrorKind;
 
 use super::messages::insert_messages;
-use super::running_turns::{Destination, insert_running};
+use super::running_turns::{Running, insert_running};
 use super::{Store, StoreError, now_millis};
 use crate::conversation::Message;
 
@@ -40,7 +40,7 @@ impl Store {
         message: &Message,
         turn_id: &str,
         keys: &[String],
-        running: Option<Destination>,
+        running: Option<Running>,
     ) -> Result<Result<i64, KeysTaken>, StoreError> {
         let op = "store the user message";
         let mut tx = self
@@ -75,8 +75,8 @@ impl Store {
             }
         }
         let id = ids.first().copied().unwrap_or_default();
-        if let Some(to) = running {
-            insert_running(&mut tx, turn_id, session_id, id, to, op).await?;
+        if let Some(running) = &running {
+            insert_running(&mut tx, turn_id, session_id, id, running, op).await?;
         }
         tx.commit().await.map_err(StoreError::db(op))?;
         Ok(Ok(id))

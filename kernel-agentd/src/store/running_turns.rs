@@ -2,7 +2,9 @@
 //! transaction, [`Store::append_user_message`]) until its outcome's outbox item is (same
 //! transaction, [`Store::append_with_outbox`]). A row still 'running' at start is a turn an
 //! agentd crash cut off: [`Store::report_cut_off_turns`] turns it into an outbox item for the
-//! owner, and [`Store::claim_rerun`] lets its message run again once.
+//! owner, and [`Store::claim_rerun`] lets its message run again once — as the model first saw
+//! it (images, documents and transcripts in full, not the slimmed stored message) and as
+//! trusted as it was (`outside_content`).
 
 use sqlx::SqliteConnection;
 
@@ -16,6 +18,29 @@ pub struct Destination {
     pub placeholder: Option<i64>,
 }
 
+/// An owner turn as recorded while it runs: where its answer goes and what running it again
+/// needs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Running {
+    pub to: Destination,
+    /// The user message as the model saw it, when the stored one is slimmed (it held an image,
+    /// a document or a voice note); `None` when they are the same.
+    pub full: Option<Message>,
+    /// The message carried content from outside the owner (a forward, a document).
+    pub outside_content: bool,
+    /// The owner wants the answer spoken.
+    pub voice_reply: bool,
+}
+
+impl From<Destination> for Running {
+    fn from(to: Destination) -> Running {
+        Running {
+            to,
+            ..Running::default()
+        }
+    }
+}
+
 /// A turn an agentd crash cut off.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CutOffTurn {
@@ -24,11 +49,14 @@ pub struct CutOffTurn {
     pub to: Destination,
 }
 
-/// A cut-off turn claimed for running again: its user message and where its answer went.
+/// A cut-off turn claimed for running again: its user message (as the model first saw it) and
+/// where its answer went.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rerun {
     pub message: Message,
     pub to: Destination,
+    pub outside_content: bool,
+    pub voice_reply: bool,
 }
 
 /// Records turn `turn_id` as running on `conn` (within the caller's transaction).
@@ -37,20 +65,30 @@ pub(super) async fn insert_running(
     turn_id: &str,
     session_id: i64,
     message_id: i64,
-    to: Destination,
+    running: &Running,
     op: &'static str,
 ) -> Result<(), StoreError> {
+    let input = match &running.full {
+        Some(full) => Some(
+            serde_json::to_string(&full.content)
+                .map_err(|e| StoreError::Corrupt(format!("a message as JSON: {e}")))?,
+        ),
+        None => None,
+    };
     sqlx::query(
         "INSERT INTO running_turns (turn_id, session_id, message_id, reply_to, placeholder,
-                                    created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                                    created_at, input, outside_content, voice_reply)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )
     .bind(turn_id)
     .bind(session_id)
     .bind(message_id)
-    .bind(to.reply_to)
-    .bind(to.placeholder)
+    .bind(running.to.reply_to)
+    .bind(running.to.placeholder)
     .bind(now_millis())
+    .bind(input)
+    .bind(running.outside_content)
+    .bind(running.voice_reply)
     .execute(conn)
     .await
     .map_err(StoreError::db(op))?;
@@ -127,9 +165,9 @@ pub(super) async fn mark_cut_off(
 }
 
 impl Store {
-    /// Claims cut-off turn `turn_id` for running again (once): its user message's text blocks
-    /// and where its answer went; `None` when there is no such cut-off turn (unknown, forged,
-    /// already claimed, or its session deleted).
+    /// Claims cut-off turn `turn_id` for running again (once): its user message as the model
+    /// first saw it, how trusted it was and where its answer went; `None` when there is no such
+    /// cut-off turn (unknown, forged, already claimed, or its session deleted).
     pub async fn claim_rerun(&self, turn_id: &str) -> Result<Option<Rerun>, StoreError> {
         let op = "claim a cut-off turn";
         let mut tx = self
@@ -137,8 +175,10 @@ impl Store {
             .begin_with("BEGIN IMMEDIATE")
             .await
             .map_err(StoreError::db(op))?;
-        let row: Option<(String, Option<i64>, Option<i64>)> = sqlx::query_as(
-            "SELECT m.content, r.reply_to, r.placeholder
+        type Row = (String, Option<String>, Option<i64>, Option<i64>, bool, bool);
+        let row: Option<Row> = sqlx::query_as(
+            "SELECT m.content, r.input, r.reply_to, r.placeholder, r.outside_content,
+                    r.voice_reply
              FROM running_turns r JOIN messages m ON m.id = r.message_id
              WHERE r.turn_id = ?1 AND r.state = 'cut_off'",
         )
@@ -146,9 +186,10 @@ impl Store {
         .fetch_optional(&mut *tx)
         .await
         .map_err(StoreError::db(op))?;
-        let Some((content, reply_to, placeholder)) = row else {
+        let Some((stored, input, reply_to, placeholder, outside_content, voice_reply)) = row else {
             return Ok(None);
         };
+        let content = input.unwrap_or(stored);
         let content: Vec<Block> = serde_json::from_str(&content)
             .map_err(|e| StoreError::Corrupt(format!("cut-off turn {turn_id}: {e}")))?;
         sqlx::query("UPDATE running_turns SET state = 'rerun' WHERE turn_id = ?1")
@@ -166,7 +207,20 @@ impl Store {
                 reply_to,
                 placeholder,
             },
+            outside_content,
+            voice_reply,
         }))
+    }
+
+    /// Drops the full message of cut-off turn `turn_id` once it runs again (the stored one
+    /// stays in the session).
+    pub async fn forget_rerun_input(&self, turn_id: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE running_turns SET input = NULL WHERE turn_id = ?1 AND state = 'rerun'")
+            .bind(turn_id)
+            .execute(&self.pool)
+            .await
+            .map_err(StoreError::db("forget a re-run turn's message"))?;
+        Ok(())
     }
 
     /// Gives a claimed turn back (its re-run could not start: another turn runs).

@@ -1,10 +1,13 @@
 //! Owner turns an agentd crash cut off: at start, each turn still recorded as running
 //! (`store::running_turns`) becomes an outbox item telling the owner its answer was cut off
 //! (a `Failed` item with reason `TURN_CUT_OFF`; kernel-tg adds a button to run it again), and
-//! [`Turns::rerun`] runs its stored message again, once, as a new owner turn (through the
-//! budget gate: over a limit it is refused and stays to be run later).
+//! [`Turns::rerun`] runs its message again, once, as a new owner turn: as the model first saw
+//! it (images, documents and transcripts in full) and as trusted as it was (a forward or a
+//! document still counts as outside content), through the budget gate (over a limit it is
+//! refused and stays to be run later).
 
-use super::{IntakeKeys, TurnEvent, Turns, UserInput};
+use super::input::Accepted;
+use super::{IntakeKeys, TurnEvent, Turns};
 use crate::error::ApiError;
 use crate::failure::FailReason;
 use crate::outbox::{ItemBody, NewItem, OwnerDelivery};
@@ -76,13 +79,15 @@ impl Turns {
                 tracing::error!(error = %e, "cannot give a cut-off turn back");
             }
         };
-        let input = UserInput::text(claimed.message.text());
-        let accepted = match input.accept(inner.media.locale(), false) {
-            Ok(accepted) => accepted,
-            Err(e) => {
-                release().await;
-                return Err(e);
-            }
+        let again = Accepted::again(
+            claimed.message,
+            claimed.outside_content,
+            claimed.voice_reply,
+        );
+        let Some(accepted) = again else {
+            release().await;
+            let refusal = crate::media::Refusal::EmptyMessage;
+            return Err(refusal.into_error(inner.media.locale()));
         };
         // The same gate as a new message: over a budget limit nothing runs (a typed refusal).
         if let Err(e) = self.refuse_over_budget(None, "").await {
@@ -107,6 +112,9 @@ impl Turns {
                 return Err(e);
             }
         };
+        if let Err(e) = inner.store.forget_rerun_input(turn_id).await {
+            tracing::warn!(error = %e, "cannot drop a re-run turn's message");
+        }
         let turn_id_new = match events.recv().await {
             Some(TurnEvent::Started { turn_id, .. }) => turn_id,
             _ => String::new(),

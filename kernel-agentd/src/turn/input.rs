@@ -59,6 +59,8 @@ pub struct Accepted {
     /// Attachments of a message with several (an album, a burst) that were refused one by one
     /// and left out, the rest running; the model reads a note for each, the owner is told.
     pub left_out: Vec<Refusal>,
+    /// Its attachments are already kept under `downloads/` (a cut-off turn running again).
+    pub already_kept: bool,
 }
 
 impl Accepted {
@@ -167,6 +169,7 @@ impl UserInput {
             want_voice_reply: self.want_voice_reply,
             outside_content,
             left_out,
+            already_kept: false,
         })
     }
 
@@ -179,6 +182,31 @@ impl UserInput {
 }
 
 impl Accepted {
+    /// A cut-off turn's message (as the model first saw it) accepted again: its images and its
+    /// text blocks (documents and transcripts are text by then) in order; `None` when nothing
+    /// is left of it.
+    pub fn again(message: Message, outside_content: bool, want_voice_reply: bool) -> Option<Self> {
+        let parts: Vec<Part> = message
+            .content
+            .into_iter()
+            .filter_map(|block| match block {
+                Block::Text { text } if !text.trim().is_empty() => Some(Part::Text(text)),
+                Block::Image { mime_type, data } => {
+                    let mime_type = image::image_type(&mime_type, &data)?;
+                    Some(Part::Image { mime_type, data })
+                }
+                _ => None,
+            })
+            .collect();
+        (!parts.is_empty()).then_some(Accepted {
+            parts,
+            want_voice_reply,
+            outside_content,
+            left_out: Vec::new(),
+            already_kept: true,
+        })
+    }
+
     /// The user message, with `transcripts` (one per voice part, in order) as `[语音: text]`.
     pub fn into_message(self, transcripts: Vec<String>) -> Message {
         let mut transcripts = transcripts.into_iter();

@@ -55,6 +55,7 @@ mod tests {
             want_voice_reply: false,
             left_out: Vec::new(),
             outside_content: false,
+            already_kept: false,
         }
     }
 

@@ -36,7 +36,7 @@ use crate::models::cooldown::FailoverReason;
 use crate::outbox::OwnerDelivery;
 use crate::request::RequestInputs;
 use crate::store::intake_keys::KeysTaken;
-use crate::store::running_turns::Destination;
+use crate::store::running_turns::{Destination, Running};
 use crate::tools::{ToolContext, ToolEvent, ToolEvents, ToolOutput};
 
 /// What the owner sees when the conversation cannot be saved (the cause is logged).
@@ -484,15 +484,21 @@ impl Turn {
 
 impl Turn {
     /// Stores the user message with the request's idempotency keys and, for an owner turn, its
-    /// record as running (where its answer goes), in one transaction: a crash before the
-    /// outcome is stored leaves a trace the next start reports (`turn::cut_off`).
+    /// record as running (where its answer goes; the message in full when the stored one is
+    /// slimmed, and how trusted it is), in one transaction: a crash before the outcome is stored
+    /// leaves a trace the next start reports and can run again (`turn::cut_off`).
     async fn persist_user(&self) -> Result<(), Stop> {
         let turns = &self.turns.inner;
         let stored = slim(&self.user, |_| None);
         let owner = self.permit.as_ref().and_then(Permit::origin) == Some(Origin::Owner);
-        let running = self.delivery.filter(|_| owner).map(|d| Destination {
-            reply_to: d.reply_to,
-            placeholder: d.placeholder.or(turns.outbox.placeholder(&self.id)),
+        let running = self.delivery.filter(|_| owner).map(|d| Running {
+            to: Destination {
+                reply_to: d.reply_to,
+                placeholder: d.placeholder.or(turns.outbox.placeholder(&self.id)),
+            },
+            full: (stored != self.user).then(|| self.user.clone()),
+            outside_content: self.outside_content,
+            voice_reply: self.want_voice_reply,
         });
         turns
             .store

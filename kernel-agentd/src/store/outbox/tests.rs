@@ -2,7 +2,7 @@
 //! pruned, counted.
 
 use super::*;
-use crate::store::running_turns::{CutOffTurn, Destination};
+use crate::store::running_turns::{CutOffTurn, Destination, Running};
 
 async fn store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
@@ -234,7 +234,7 @@ async fn a_turn_without_an_outcome_is_reported_once_and_runs_again_once() {
     };
     for turn in ["cut", "done"] {
         store
-            .append_user_message(s.id, &Message::user_text(turn), turn, &[], Some(to))
+            .append_user_message(s.id, &Message::user_text(turn), turn, &[], Some(to.into()))
             .await
             .unwrap()
             .unwrap();
@@ -265,4 +265,55 @@ async fn a_turn_without_an_outcome_is_reported_once_and_runs_again_once() {
     store.release_rerun("cut").await.unwrap();
     assert!(store.claim_rerun("cut").await.unwrap().is_some());
     assert_eq!(store.claim_rerun("cut").await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn a_rerun_gets_the_message_in_full_and_its_trust_and_the_copy_goes_once_it_runs() {
+    let (_dir, store) = store().await;
+    let s = store.create_session("p", "m").await.unwrap();
+    let full = Message {
+        role: crate::conversation::Role::User,
+        content: vec![
+            crate::conversation::Block::Image {
+                mime_type: "image/png".into(),
+                data: vec![0x89, b'P', b'N', b'G'],
+            },
+            crate::conversation::Block::text("[文件: a.txt]\n```\nthe whole file\n```"),
+            crate::conversation::Block::text("what is this?"),
+        ],
+    };
+    let stored = crate::request::slim::slim(&full, |_| None);
+    assert_ne!(stored, full);
+    let running = Running {
+        to: Destination {
+            reply_to: Some(3),
+            placeholder: None,
+        },
+        full: Some(full.clone()),
+        outside_content: true,
+        voice_reply: true,
+    };
+    store
+        .append_user_message(s.id, &stored, "media", &[], Some(running))
+        .await
+        .unwrap()
+        .unwrap();
+    store.report_cut_off_turns(notice).await.unwrap();
+    let claimed = store.claim_rerun("media").await.unwrap().unwrap();
+    assert_eq!(claimed.message, full, "as the model first saw it");
+    assert!(claimed.outside_content && claimed.voice_reply);
+    // The session keeps the slimmed message.
+    let history = store.load_messages(s.id).await.unwrap();
+    assert_eq!(history[0].message, stored);
+    // Given back, it is the same again; once it runs, the full copy is dropped.
+    store.release_rerun("media").await.unwrap();
+    let claimed = store.claim_rerun("media").await.unwrap().unwrap();
+    assert_eq!(claimed.message, full);
+    store.forget_rerun_input("media").await.unwrap();
+    let input: Option<String> =
+        sqlx::query_scalar("SELECT input FROM running_turns WHERE turn_id = 'media'")
+            .fetch_one(&store.pool)
+            .await
+            .unwrap();
+    assert_eq!(input, None);
 }

@@ -22,7 +22,12 @@ impl Turn {
             return Ok(());
         };
         let media = &self.turns.inner.media;
-        for part in &input.parts {
+        let keep = if input.already_kept {
+            &[][..]
+        } else {
+            &input.parts[..]
+        };
+        for part in keep {
             let Some((ext, data)) = part.download() else {
                 continue;
             };
