@@ -5,10 +5,21 @@
 
 use chrono::{DateTime, Utc};
 
+use serde::{Deserialize, Serialize};
+
+use super::follow_ups::Kept;
 use super::{Store, StoreError, from_millis, now_millis};
 
 /// The settings key prefix of a refused owner message.
 const REFUSAL: &str = "budget_refusal:";
+
+/// A refused message as kept in `settings` (JSON; older ones hold only `text` and `reply_to`).
+#[derive(Debug, Serialize, Deserialize)]
+struct Refused {
+    #[serde(flatten)]
+    kept: Kept,
+    reply_to: Option<i64>,
+}
 
 impl Store {
     /// Records `kind` for `period`; `true` when it is new (`false`: it was recorded before).
@@ -38,15 +49,19 @@ impl Store {
         Ok(found.is_some())
     }
 
-    /// Keeps the refused owner message `id` (its text and the message to reply to) until a
-    /// Continue press takes it.
+    /// Keeps the refused owner message `id` (and the message to reply to) until a Continue
+    /// press takes it.
     pub async fn keep_budget_refusal(
         &self,
         id: &str,
-        text: &str,
+        kept: &Kept,
         reply_to: Option<i64>,
     ) -> Result<(), StoreError> {
-        let value = serde_json::json!({ "text": text, "reply_to": reply_to }).to_string();
+        let value = serde_json::to_string(&Refused {
+            kept: kept.clone(),
+            reply_to,
+        })
+        .map_err(|e| StoreError::Corrupt(format!("a refused message as JSON: {e}")))?;
         self.set_setting(&format!("{REFUSAL}{id}"), &value).await
     }
 
@@ -55,12 +70,12 @@ impl Store {
         Ok(self.get_setting(&format!("{REFUSAL}{id}")).await?.is_some())
     }
 
-    /// Takes the refused message `id` (its text and the message to reply to); `None` when it is
-    /// unknown or was taken before (once only, whoever asks concurrently).
+    /// Takes the refused message `id` (and the message to reply to); `None` when it is unknown
+    /// or was taken before (once only, whoever asks concurrently).
     pub async fn take_budget_refusal(
         &self,
         id: &str,
-    ) -> Result<Option<(String, Option<i64>)>, StoreError> {
+    ) -> Result<Option<(Kept, Option<i64>)>, StoreError> {
         let value: Option<String> =
             sqlx::query_scalar("DELETE FROM settings WHERE key = ?1 RETURNING value")
                 .bind(format!("{REFUSAL}{id}"))
@@ -68,9 +83,8 @@ impl Store {
                 .await
                 .map_err(StoreError::db("take a refused message"))?;
         Ok(value.and_then(|v| {
-            let v: serde_json::Value = serde_json::from_str(&v).ok()?;
-            let text = v.get("text")?.as_str()?.to_owned();
-            Some((text, v.get("reply_to").and_then(serde_json::Value::as_i64)))
+            let refused: Refused = serde_json::from_str(&v).ok()?;
+            Some((refused.kept, refused.reply_to))
         }))
     }
 
@@ -134,16 +148,25 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("k.db")).await.unwrap();
         store
-            .keep_budget_refusal("17", "the question", Some(42))
+            .keep_budget_refusal("17", &Kept::text("the question"), Some(42))
             .await
             .unwrap();
         assert!(store.budget_refusal_pending("17").await.unwrap());
         assert!(!store.budget_refusal_pending("18").await.unwrap());
         assert_eq!(
             store.take_budget_refusal("17").await.unwrap(),
-            Some(("the question".to_owned(), Some(42)))
+            Some((Kept::text("the question"), Some(42)))
         );
         assert_eq!(store.take_budget_refusal("17").await.unwrap(), None);
         assert_eq!(store.take_budget_refusal("forged").await.unwrap(), None);
+        // One kept before messages were kept whole reads as text.
+        store
+            .set_setting("budget_refusal:19", r#"{"text":"old","reply_to":null}"#)
+            .await
+            .unwrap();
+        assert_eq!(
+            store.take_budget_refusal("19").await.unwrap(),
+            Some((Kept::text("old"), None))
+        );
     }
 }

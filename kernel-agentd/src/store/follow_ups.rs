@@ -1,36 +1,77 @@
-//! The `/next` queue: owner messages waiting to run as their own turns, oldest first.
+//! The `/next` queue: owner messages waiting to run as their own turns, oldest first. A queued
+//! message is a [`Kept`] one: its text and, when it holds images or documents, the message whole.
+
+use serde::{Deserialize, Serialize};
 
 use super::{Store, StoreError, now_millis};
+use crate::conversation::Block;
+
+/// An owner message kept to run later (queued, or refused by a budget limit until a Continue).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Kept {
+    /// The owner's text; with `whole`, what the queue lists (placeholders for the rest).
+    pub text: String,
+    /// The message as the model is to see it, when it holds more than text (images, documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole: Option<Vec<Block>>,
+    /// It carries content from outside the owner (a forward, a document).
+    #[serde(default)]
+    pub outside_content: bool,
+}
+
+impl Kept {
+    /// A text-only message.
+    pub fn text(text: impl Into<String>) -> Kept {
+        Kept {
+            text: text.into(),
+            ..Kept::default()
+        }
+    }
+}
 
 /// A queued message.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FollowUp {
     pub id: i64,
-    pub text: String,
+    pub kept: Kept,
     /// The owner's message its answer replies to.
     pub reply_to: Option<i64>,
 }
 
+fn to_json(blocks: &Option<Vec<Block>>) -> Result<Option<String>, StoreError> {
+    blocks
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(|e| StoreError::Corrupt(format!("a queued message as JSON: {e}")))
+}
+
 impl Store {
-    /// Queues `text`; returns its place in the queue (1: next).
+    /// Queues `kept`; returns its place in the queue (1: next).
     pub async fn push_follow_up(
         &self,
-        text: &str,
+        kept: &Kept,
         reply_to: Option<i64>,
     ) -> Result<usize, StoreError> {
         let op = "queue a follow-up";
+        let whole = to_json(&kept.whole)?;
         let mut tx = self
             .pool
             .begin_with("BEGIN IMMEDIATE")
             .await
             .map_err(StoreError::db(op))?;
-        sqlx::query("INSERT INTO follow_ups (text, reply_to, created_at) VALUES (?1, ?2, ?3)")
-            .bind(text)
-            .bind(reply_to)
-            .bind(now_millis())
-            .execute(&mut *tx)
-            .await
-            .map_err(StoreError::db(op))?;
+        sqlx::query(
+            "INSERT INTO follow_ups (text, reply_to, created_at, whole, outside_content)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .bind(&kept.text)
+        .bind(reply_to)
+        .bind(now_millis())
+        .bind(whole)
+        .bind(kept.outside_content)
+        .execute(&mut *tx)
+        .await
+        .map_err(StoreError::db(op))?;
         let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM follow_ups")
             .fetch_one(&mut *tx)
             .await
@@ -41,15 +82,30 @@ impl Store {
 
     /// The queue, oldest first.
     pub async fn follow_ups(&self) -> Result<Vec<FollowUp>, StoreError> {
-        let rows: Vec<(i64, String, Option<i64>)> =
-            sqlx::query_as("SELECT id, text, reply_to FROM follow_ups ORDER BY id")
-                .fetch_all(&self.pool)
-                .await
-                .map_err(StoreError::db("read the follow-ups"))?;
-        Ok(rows
-            .into_iter()
-            .map(|(id, text, reply_to)| FollowUp { id, text, reply_to })
-            .collect())
+        type Row = (i64, String, Option<i64>, Option<String>, bool);
+        let rows: Vec<Row> = sqlx::query_as(
+            "SELECT id, text, reply_to, whole, outside_content FROM follow_ups ORDER BY id",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::db("read the follow-ups"))?;
+        rows.into_iter()
+            .map(|(id, text, reply_to, whole, outside_content)| {
+                let whole = whole
+                    .map(|w| serde_json::from_str(&w))
+                    .transpose()
+                    .map_err(|e| StoreError::Corrupt(format!("follow-up {id}: {e}")))?;
+                Ok(FollowUp {
+                    id,
+                    kept: Kept {
+                        text,
+                        whole,
+                        outside_content,
+                    },
+                    reply_to,
+                })
+            })
+            .collect()
     }
 
     /// Removes the queued message `id`; whether it was still there.
@@ -74,22 +130,60 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use super::Store;
+    use super::{Kept, Store};
+    use crate::conversation::Block;
 
     #[tokio::test]
     async fn the_queue_keeps_its_order_and_clears() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("kernel.db")).await.unwrap();
-        assert_eq!(store.push_follow_up("one", Some(7)).await.unwrap(), 1);
-        assert_eq!(store.push_follow_up("two", None).await.unwrap(), 2);
+        assert_eq!(
+            store
+                .push_follow_up(&Kept::text("one"), Some(7))
+                .await
+                .unwrap(),
+            1
+        );
+        assert_eq!(
+            store
+                .push_follow_up(&Kept::text("two"), None)
+                .await
+                .unwrap(),
+            2
+        );
         let queue = store.follow_ups().await.unwrap();
-        let texts: Vec<_> = queue.iter().map(|f| f.text.as_str()).collect();
+        let texts: Vec<_> = queue.iter().map(|f| f.kept.text.as_str()).collect();
         assert_eq!(texts, ["one", "two"]);
         assert_eq!(queue[0].reply_to, Some(7));
         assert!(store.take_follow_up(queue[0].id).await.unwrap());
         assert!(!store.take_follow_up(queue[0].id).await.unwrap());
-        assert_eq!(store.push_follow_up("three", None).await.unwrap(), 2);
+        assert_eq!(
+            store
+                .push_follow_up(&Kept::text("three"), None)
+                .await
+                .unwrap(),
+            2
+        );
         assert_eq!(store.clear_follow_ups().await.unwrap(), 2);
         assert!(store.follow_ups().await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_message_with_an_image_is_queued_whole_with_its_trust() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("kernel.db")).await.unwrap();
+        let kept = Kept {
+            text: "[图片已处理]\n\nwhat is it?".into(),
+            whole: Some(vec![
+                Block::Image {
+                    mime_type: "image/png".into(),
+                    data: vec![1, 2, 3],
+                },
+                Block::text("what is it?"),
+            ]),
+            outside_content: true,
+        };
+        store.push_follow_up(&kept, None).await.unwrap();
+        assert_eq!(store.follow_ups().await.unwrap()[0].kept, kept);
     }
 }

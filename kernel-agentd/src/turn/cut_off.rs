@@ -90,7 +90,7 @@ impl Turns {
             return Err(refusal.into_error(inner.media.locale()));
         };
         // The same gate as a new message: over a budget limit nothing runs (a typed refusal).
-        if let Err(e) = self.refuse_over_budget(None, "").await {
+        if let Err(e) = self.refuse_over_budget(None, None).await {
             release().await;
             return Err(e);
         }

@@ -63,20 +63,6 @@ pub struct Accepted {
     pub already_kept: bool,
 }
 
-impl Accepted {
-    /// The owner's text parts, joined by blank lines (what a refused message keeps).
-    pub fn text_parts(&self) -> String {
-        self.parts
-            .iter()
-            .filter_map(|p| match p {
-                Part::Text(t) => Some(t.as_str()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n\n")
-    }
-}
-
 /// One accepted piece of a message.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Part {

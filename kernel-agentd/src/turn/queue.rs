@@ -6,24 +6,56 @@
 
 use tokio_util::sync::CancellationToken;
 
+use super::input::Accepted;
 use super::{IntakeKeys, Origin, OwnerDelivery, Turns, UserInput};
+use crate::conversation::{Message, Role};
 use crate::error::ApiError;
-use crate::store::follow_ups::FollowUp;
+use crate::media::Refusal;
+use crate::store::follow_ups::{FollowUp, Kept};
 
 impl Turns {
     /// Queues `text` (its answer replying to `reply_to`); its place in the queue (1: next).
     /// Empty or over-long text is refused like a message.
     pub async fn queue_next(&self, text: String, reply_to: Option<i64>) -> Result<usize, ApiError> {
+        self.queue_kept(Kept::text(text), reply_to).await
+    }
+
+    /// [`Turns::queue_next`] for a kept message: a whole one (images, documents) was accepted
+    /// when it came.
+    pub(super) async fn queue_kept(
+        &self,
+        kept: Kept,
+        reply_to: Option<i64>,
+    ) -> Result<usize, ApiError> {
         let inner = &self.inner;
-        UserInput::text(text.clone()).accept(inner.media.locale(), false)?;
+        self.accept_kept(kept.clone())?;
         let position = inner
             .store
-            .push_follow_up(&text, reply_to)
+            .push_follow_up(&kept, reply_to)
             .await
             .map_err(ApiError::internal)?;
         tracing::info!(position, "message queued for after the running turn");
         inner.follow_ups.notify_one();
         Ok(position)
+    }
+
+    /// A kept message as a turn's input: text is checked like a message, a whole one is taken
+    /// as it was accepted (its attachments not kept under `downloads/` yet).
+    fn accept_kept(&self, kept: Kept) -> Result<Accepted, ApiError> {
+        let locale = self.inner.media.locale();
+        let Some(content) = kept.whole else {
+            let mut input = UserInput::text(kept.text);
+            input.outside_content = kept.outside_content;
+            return input.accept(locale, false);
+        };
+        let message = Message {
+            role: Role::User,
+            content,
+        };
+        let mut accepted = Accepted::again(message, kept.outside_content, false)
+            .ok_or_else(|| Refusal::EmptyMessage.into_error(locale))?;
+        accepted.already_kept = false;
+        Ok(accepted)
     }
 
     /// The queued texts, in the order they will run.
@@ -34,7 +66,7 @@ impl Turns {
             .follow_ups()
             .await
             .map_err(ApiError::internal)?;
-        Ok(queue.into_iter().map(|f| f.text).collect())
+        Ok(queue.into_iter().map(|f| f.kept.text).collect())
     }
 
     /// Drops every queued message; how many.
@@ -86,8 +118,7 @@ impl Turns {
                     return;
                 }
             }
-            let media = &self.inner.media;
-            let accepted = match UserInput::text(item.text).accept(media.locale(), false) {
+            let accepted = match self.accept_kept(item.kept) {
                 Ok(accepted) => accepted,
                 Err(e) => {
                     tracing::warn!(error = %e, "a queued message was dropped");

@@ -1,6 +1,7 @@
 //! The `[budget]` in the turn loop: a new owner turn over a limit is refused before any model
 //! call (through the outbox with the spend so far, or as a typed `Refusal` for a client that
-//! wants no delivery); the refused message is kept, and the owner's Continue press for it
+//! wants no delivery); the refused message is kept (with its images and documents; a voice
+//! note would need transcribing and is not), and the owner's Continue press for it
 //! ([`Turns::continue_refused`]) lifts the limit and runs it once (through the `/next` queue);
 //! a running turn finishes its current step and stops before the next model call; after a
 //! turn's spend is recorded, the owner gets each warning now due.
@@ -9,11 +10,15 @@ use std::collections::BTreeMap;
 
 use chrono::Utc;
 
+use super::input::Accepted;
 use super::{ApiError, FailReason, OwnerDelivery, TurnEvent, TurnEvents, Turns, single};
 use crate::budget::texts::{self};
 use crate::budget::{Budget, LimitState, Standing};
+use crate::conversation::Block;
 use crate::outbox::{ItemBody, NewItem};
 use crate::refusal::Refusal;
+use crate::request::slim::slim;
+use crate::store::follow_ups::Kept;
 
 /// What a Continue press did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -22,6 +27,27 @@ pub struct Continued {
     pub granted: bool,
     /// The refused message runs now (or right after the running turn).
     pub runs: bool,
+}
+
+/// What of `input` is kept when a budget limit refuses it: its text (placeholders for images
+/// and documents) and, when it holds more, the message whole; voice notes are left out.
+pub(super) fn kept(input: &Accepted) -> Kept {
+    let message = input.clone().into_message(Vec::new());
+    let slimmed = slim(&message, |_| None);
+    let text = slimmed
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            Block::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    Kept {
+        text,
+        whole: (slimmed != message).then_some(message.content),
+        outside_content: input.outside_content,
+    }
 }
 
 /// The failure of a turn stopped at the budget (its owner-visible reason and English message).
@@ -48,13 +74,13 @@ impl Turns {
 
     /// `None` while the budget allows a new turn; else the refusal: with `delivery`, a failed
     /// outbox item for the owner (reason `BUDGET_EXCEEDED`, the spend, the override keys and —
-    /// when the message has text — `refusal`, the id under which it is kept for a Continue
-    /// press) and a single `BudgetExceeded` event; without, a `Refusal`. No model is called
-    /// either way.
+    /// when a message is `kept` and has something to keep — `refusal`, the id under which it
+    /// is kept for a Continue press) and a single `BudgetExceeded` event; without, a
+    /// `Refusal`. No model is called either way.
     pub(super) async fn refuse_over_budget(
         &self,
         delivery: Option<OwnerDelivery>,
-        text: &str,
+        kept: Option<Kept>,
     ) -> Result<Option<TurnEvents>, ApiError> {
         let Some((standing, over)) = self.inner.budget.over().await else {
             return Ok(None);
@@ -75,10 +101,10 @@ impl Turns {
             .into());
         };
         let id = Utc::now().timestamp_micros().to_string();
-        if !text.trim().is_empty() {
+        if let Some(kept) = kept.filter(|k| !k.text.trim().is_empty() || k.whole.is_some()) {
             self.inner
                 .store
-                .keep_budget_refusal(&id, text, delivery.reply_to)
+                .keep_budget_refusal(&id, &kept, delivery.reply_to)
                 .await
                 .map_err(ApiError::internal)?;
             reason.args.insert("refusal".to_owned(), id.clone());
@@ -146,13 +172,13 @@ impl Turns {
             .take_budget_refusal(refusal)
             .await
             .map_err(ApiError::internal)?;
-        let Some((text, reply_to)) = taken else {
+        let Some((kept, reply_to)) = taken else {
             return Ok(Continued {
                 granted: true,
                 runs: false,
             });
         };
-        self.queue_next(text, reply_to).await?;
+        self.queue_kept(kept, reply_to).await?;
         tracing::info!(
             refusal,
             "the refused message runs after the owner's Continue"

@@ -38,7 +38,7 @@ impl Turns {
             media::check_for_provider(&input, kind).map_err(|r| r.into_error(media.locale()))?;
         }
         if let Some(refused) = self
-            .refuse_over_budget(delivery, &input.text_parts())
+            .refuse_over_budget(delivery, Some(spend::kept(&input)))
             .await?
         {
             return Ok(refused);

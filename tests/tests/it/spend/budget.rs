@@ -3,13 +3,14 @@
 //! Continue buttons and calls no model — also after agentd restarts (the ledger is the truth);
 //! a script's `Chat` gets the typed refusal; a stale or forged override (`GrantBudgetOverride`)
 //! changes nothing; "Continue today" runs the refused message, once (a repeated or forged press
-//! runs nothing). Over the limit, titles, auto memory and a scheduled task call no model
-//! (the owner is told the task was skipped).
+//! runs nothing); a refused photo runs with its image after Continue. Over the limit, titles,
+//! auto memory and a scheduled task call no model (the owner is told the task was skipped).
 
 use kernel_common::config::Locale;
 use kernel_tg::texts::Texts;
 use tests::fake_llm::{FakeLlm, FakeToolCall, FakeUsage, Reply, Script};
 use tests::fake_telegram::OWNER_ID;
+use tests::media::{PNG, base64, downloads};
 use tests::process::grpcurl;
 use tests::stack::{PROMPT, Stack, outbox_drained, rpc, text_of};
 use tests::wait::eventually;
@@ -20,7 +21,12 @@ fn zh() -> Texts {
 
 /// fake-model costs $1 per million input tokens; the day's limit is $2.40 (warned from $1.92).
 async fn budget_stack() -> Stack {
-    Stack::start_edited("claude", "[budget]\ndaily = 2.4\n", |toml| {
+    stack_with_daily("2.4").await
+}
+
+/// [`budget_stack`] with a daily limit of `daily` dollars.
+async fn stack_with_daily(daily: &str) -> Stack {
+    Stack::start_edited("claude", &format!("[budget]\ndaily = {daily}\n"), |toml| {
         toml.replace(
             r#"models = ["fake-model", "fake-model-2"]"#,
             r#"models = ["fake-model", "fake-model-2"]
@@ -218,6 +224,50 @@ async fn a_daily_budget_warns_once_stops_the_fourth_message_and_continue_today_l
     assert_eq!(status["budgets"][0]["period"], "daily", "{status}");
     assert_eq!(status["budgets"][0]["limitUsd"], 2.4, "{status}");
     assert_eq!(status["spentTodayUsd"], 4.0, "{status}");
+    stack.assert_no_secrets();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_photo_refused_over_the_limit_runs_with_its_image_after_continue() {
+    let stack = stack_with_daily("0.5").await;
+    dollar_turn(&stack, "first question", "first answer").await;
+    let calls = stack.llm.requests().len();
+    stack
+        .telegram
+        .user_photo(OWNER_ID, PNG.to_vec(), Some("what does the receipt say?"));
+    let (message, buttons) = eventually("the limit notice", PROMPT, async || {
+        let m = stack
+            .visible()
+            .into_iter()
+            .find(|m| m.text.starts_with("⛔"))?;
+        let buttons = stack.telegram.buttons(OWNER_ID, m.message_id);
+        (buttons.len() == 2).then_some((m, buttons))
+    })
+    .await;
+    assert_eq!(stack.llm.requests().len(), calls, "no model call");
+    assert!(downloads(&stack.cfg).is_empty(), "nothing ran yet");
+    stack.llm.push(Script::text("it says 42 yuan"));
+    let toast = press(&stack, message.message_id, &buttons[0].1).await;
+    assert_eq!(toast.as_deref(), Some(zh().budget_granted_running()));
+    stack
+        .telegram
+        .wait_for_call(
+            "sendMessage",
+            |c| c.ok && text_of(c) == "it says 42 yuan",
+            PROMPT,
+        )
+        .await;
+    let request = stack.llm.last_request().unwrap();
+    let user = request.body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(user.contains(&base64(PNG)), "the image: {user}");
+    assert!(user.contains("what does the receipt say?"), "{user}");
+    assert!(!user.contains("[图片已处理]"), "{user}");
+    assert_eq!(downloads(&stack.cfg).len(), 1, "kept when it ran");
     stack.assert_no_secrets();
 }
 
