@@ -1,6 +1,7 @@
 //! `kernel-agentd export --to DIR` and `import --from DIR [--dry-run]`: the owner's data in open
 //! formats — sessions as Markdown (one file each, plus `sessions.json` to read them back),
-//! memories, daily notes, schedules and usage as JSON — and reading back a Kernel export or the
+//! memories (with their origin), the memories consolidation set aside (to read; an import
+//! leaves them), daily notes, schedules and usage as JSON — and reading back a Kernel export or the
 //! memory files of OpenClaw, nanobot and Hermes Agent (`transfer::foreign`). An import is one
 //! transaction; memories already present (same text, whitespace and case aside) are skipped, so
 //! a second import adds nothing. Both need kernel-agentd stopped (they take its data-dir lock).
@@ -111,6 +112,8 @@ fn json<T: Serialize>(value: &T) -> Vec<u8> {
 pub struct Exported {
     pub sessions: usize,
     pub memories: usize,
+    /// Memories consolidation set aside.
+    pub set_aside: usize,
     pub notes: usize,
     pub schedules: usize,
     pub usage: usize,
@@ -124,6 +127,7 @@ pub async fn export(config: &Config, to: &Path) -> Result<Exported, TransferErro
     let (_lock, store) = open(config).await?;
     let sessions = store.export_sessions().await?;
     let memories = store.export_memories().await?;
+    let set_aside = store.export_set_aside().await?;
     let notes = store.export_notes().await?;
     let schedules = store.export_schedules().await?;
     let usage = store.export_usage().await?;
@@ -146,6 +150,7 @@ pub async fn export(config: &Config, to: &Path) -> Result<Exported, TransferErro
     }
     write(&to.join("sessions.json"), &json(&sessions))?;
     write(&to.join("memories.json"), &json(&memories))?;
+    write(&to.join("memories_set_aside.json"), &json(&set_aside))?;
     write(&to.join("notes.json"), &json(&notes))?;
     write(&to.join("schedules.json"), &json(&schedules))?;
     write(&to.join("usage.json"), &json(&usage))?;
@@ -153,6 +158,7 @@ pub async fn export(config: &Config, to: &Path) -> Result<Exported, TransferErro
     Ok(Exported {
         sessions: sessions.len(),
         memories: memories.len(),
+        set_aside: set_aside.len(),
         notes: notes.len(),
         schedules: schedules.len(),
         usage: usage.len(),
@@ -269,6 +275,7 @@ pub async fn import(
                 text,
                 source: origin.source().to_owned(),
                 created_at: now,
+                ..MemoryOut::default()
             })
             .collect();
         rows.notes = found

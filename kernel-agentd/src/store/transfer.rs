@@ -1,6 +1,10 @@
 //! The owner's data as plain rows for `export` and `import`: sessions with their messages (the
-//! stored JSON content kept as is), memories, daily notes, schedules and usage; and one import
-//! written in a single transaction (all of it or nothing), skipping what is already there.
+//! stored JSON content kept as is), memories (with where an automatic one came from), the
+//! memories consolidation set aside (exported to read, not imported: undo belongs to the
+//! database they were set aside in), daily notes, schedules and usage; and one import written
+//! in a single transaction (all of it or nothing), skipping what is already there. Every column
+//! of these tables is exported or named as not exported (`columns` test), so a new column
+//! cannot be forgotten.
 
 use serde::{Deserialize, Serialize};
 use sqlx::SqliteConnection;
@@ -32,11 +36,35 @@ pub struct MessageOut {
 }
 
 /// A memory and where it came from (`owner`, `auto`, `imported:<assistant>`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
 pub struct MemoryOut {
     pub text: String,
     pub source: String,
     pub created_at: i64,
+    /// An automatic memory's weight (1–5), if it has one.
+    #[serde(default)]
+    pub importance: Option<i64>,
+    /// When an automatic memory was last confirmed.
+    #[serde(default)]
+    pub refreshed_at: Option<i64>,
+    /// Where an automatic memory's content came from when not from the owner (a tool's result);
+    /// recall shows it, so an import must keep it.
+    #[serde(default)]
+    pub origin: Option<String>,
+}
+
+/// A memory consolidation set aside (merged, retired or superseded).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+pub struct SetAsideOut {
+    pub text: String,
+    pub source: String,
+    pub origin: Option<String>,
+    pub created_at: i64,
+    /// `merged`, `retired` or `superseded`.
+    pub reason: String,
+    /// The text of the memory it was merged into or superseded by, if that one is still there.
+    pub by: Option<String>,
+    pub set_aside_at: i64,
 }
 
 /// A daily note.
@@ -56,6 +84,9 @@ pub struct ScheduleOut {
     pub message: String,
     pub next_fire: i64,
     pub created_at: i64,
+    /// The provider and model a task runs on ("provider/model"); none: the current one.
+    #[serde(default)]
+    pub model: Option<String>,
 }
 
 /// A usage row.
@@ -69,6 +100,8 @@ pub struct UsageOut {
     pub cache_read_tokens: i64,
     pub cache_write_tokens: i64,
     pub created_at: i64,
+    /// What the call was for (`owner`, `task`, `title`, …).
+    pub purpose: String,
 }
 
 /// What an import adds (memories already de-duplicated by the caller). Imported memories get
@@ -116,10 +149,26 @@ impl Store {
 
     /// Every memory, oldest first.
     pub async fn export_memories(&self) -> Result<Vec<MemoryOut>, StoreError> {
-        sqlx::query_as("SELECT text, source, created_at FROM memories ORDER BY id")
-            .fetch_all(&self.pool)
-            .await
-            .map_err(StoreError::db("export memories"))
+        sqlx::query_as(
+            "SELECT text, source, created_at, importance, refreshed_at, origin FROM memories
+             ORDER BY id",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::db("export memories"))
+    }
+
+    /// Every memory set aside, in the order they were.
+    pub async fn export_set_aside(&self) -> Result<Vec<SetAsideOut>, StoreError> {
+        sqlx::query_as(
+            "SELECT a.text, a.source, a.origin, a.created_at, a.reason, m.text AS by,
+                    a.set_aside_at
+             FROM memories_set_aside a LEFT JOIN memories m ON m.id = a.by_id
+             ORDER BY a.set_aside_at, a.id",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::db("export set-aside memories"))
     }
 
     /// Every daily note, by date.
@@ -133,7 +182,8 @@ impl Store {
     /// Every schedule.
     pub async fn export_schedules(&self) -> Result<Vec<ScheduleOut>, StoreError> {
         sqlx::query_as(
-            "SELECT spec, expr, mode, message, next_fire, created_at FROM schedules ORDER BY id",
+            "SELECT spec, expr, mode, message, next_fire, created_at, model FROM schedules
+             ORDER BY id",
         )
         .fetch_all(&self.pool)
         .await
@@ -144,7 +194,7 @@ impl Store {
     pub async fn export_usage(&self) -> Result<Vec<UsageOut>, StoreError> {
         sqlx::query_as(
             "SELECT session_id, provider, model, input_tokens, output_tokens, cache_read_tokens,
-                    cache_write_tokens, created_at FROM usage ORDER BY id",
+                    cache_write_tokens, created_at, purpose FROM usage ORDER BY id",
         )
         .fetch_all(&self.pool)
         .await
@@ -243,16 +293,22 @@ async fn import_session(conn: &mut SqliteConnection, s: &SessionOut) -> Result<b
 
 /// Adds memory `m` (created now when it has no time).
 async fn import_memory(conn: &mut SqliteConnection, m: &MemoryOut) -> Result<(), sqlx::Error> {
-    sqlx::query("INSERT INTO memories (text, created_at, source) VALUES (?1, ?2, ?3)")
-        .bind(&m.text)
-        .bind(if m.created_at > 0 {
-            m.created_at
-        } else {
-            now_millis()
-        })
-        .bind(&m.source)
-        .execute(conn)
-        .await?;
+    sqlx::query(
+        "INSERT INTO memories (text, created_at, source, importance, refreshed_at, origin)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )
+    .bind(&m.text)
+    .bind(if m.created_at > 0 {
+        m.created_at
+    } else {
+        now_millis()
+    })
+    .bind(&m.source)
+    .bind(m.importance)
+    .bind(m.refreshed_at)
+    .bind(&m.origin)
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
@@ -285,8 +341,8 @@ async fn import_schedule(
         return Ok(false);
     }
     sqlx::query(
-        "INSERT INTO schedules (spec, expr, mode, message, next_fire, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO schedules (spec, expr, mode, message, next_fire, created_at, model)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )
     .bind(&s.spec)
     .bind(&s.expr)
@@ -294,7 +350,207 @@ async fn import_schedule(
     .bind(&s.message)
     .bind(s.next_fire)
     .bind(s.created_at)
+    .bind(&s.model)
     .execute(conn)
     .await?;
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    async fn store(dir: &tempfile::TempDir, name: &str) -> Store {
+        Store::open(&dir.path().join(name)).await.unwrap()
+    }
+
+    async fn run(store: &Store, sql: &'static str) {
+        sqlx::raw_sql(sql).execute(&store.pool).await.unwrap();
+    }
+
+    /// A column not exported, and why.
+    type NotExported = (&'static str, &'static str);
+
+    /// Every column of the exported tables: (table, exported, not exported).
+    const COLUMNS: &[(&str, &[&str], &[NotExported])] = &[
+        (
+            "sessions",
+            &[
+                "id",
+                "title",
+                "provider",
+                "model",
+                "created_at",
+                "updated_at",
+            ],
+            &[],
+        ),
+        (
+            "messages",
+            &["ordinal", "role", "content", "created_at", "starts_round"],
+            &[
+                ("id", "a new id on import"),
+                ("session_id", "the session it is listed under"),
+            ],
+        ),
+        (
+            "memories",
+            &[
+                "text",
+                "created_at",
+                "source",
+                "importance",
+                "refreshed_at",
+                "origin",
+            ],
+            &[("id", "a new id on import")],
+        ),
+        (
+            "memories_set_aside",
+            &[
+                "text",
+                "source",
+                "origin",
+                "created_at",
+                "reason",
+                "by_id",
+                "set_aside_at",
+            ],
+            &[
+                ("id", "undo belongs to the database it was set aside in"),
+                ("importance", "read only, not imported"),
+                ("refreshed_at", "read only, not imported"),
+                (
+                    "change_id",
+                    "undo belongs to the database it was set aside in",
+                ),
+            ],
+        ),
+        ("daily_notes", &["date", "text", "updated_at"], &[]),
+        (
+            "schedules",
+            &[
+                "spec",
+                "expr",
+                "mode",
+                "message",
+                "next_fire",
+                "created_at",
+                "model",
+            ],
+            &[("id", "a new id on import")],
+        ),
+        (
+            "usage",
+            &[
+                "session_id",
+                "provider",
+                "model",
+                "input_tokens",
+                "output_tokens",
+                "cache_read_tokens",
+                "cache_write_tokens",
+                "created_at",
+                "purpose",
+            ],
+            &[("id", "exported to read, not imported")],
+        ),
+    ];
+
+    #[tokio::test]
+    async fn columns_every_column_of_an_exported_table_is_exported_or_named_as_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(&dir, "k.db").await;
+        for (table, exported, not_exported) in COLUMNS {
+            let found: BTreeSet<String> =
+                sqlx::query_scalar("SELECT name FROM pragma_table_info(?1)")
+                    .bind(table)
+                    .fetch_all(&store.pool)
+                    .await
+                    .unwrap()
+                    .into_iter()
+                    .collect();
+            let known: BTreeSet<String> = exported
+                .iter()
+                .chain(not_exported.iter().map(|(c, _)| c))
+                .map(|c| c.to_string())
+                .collect();
+            assert_eq!(
+                found, known,
+                "{table}: a column is neither exported nor named as not exported"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn an_export_imported_elsewhere_keeps_origins_models_and_purposes() {
+        let dir = tempfile::tempdir().unwrap();
+        let from = store(&dir, "from.db").await;
+        run(
+            &from,
+            "INSERT INTO memories (text, created_at, source, importance, refreshed_at, origin)
+             VALUES ('the API key rotates monthly', 5, 'auto', 4, 9, 'tool mcp_docs__search'),
+                    ('likes tea', 6, 'owner', NULL, NULL, NULL)",
+        )
+        .await;
+        run(
+            &from,
+            "INSERT INTO schedules (spec, expr, mode, message, next_fire, created_at, model)
+             VALUES ('daily 08:00', '0 8 * * *', 'task', 'news', 100, 1, 'fake/fake-model-2')",
+        )
+        .await;
+        run(
+            &from,
+            "INSERT INTO usage (provider, model, input_tokens, output_tokens, cache_read_tokens,
+                                cache_write_tokens, created_at, purpose)
+             VALUES ('fake', 'fake-model', 1, 2, 0, 0, 3, 'title')",
+        )
+        .await;
+        run(
+            &from,
+            "INSERT INTO consolidation_runs (at, outcome) VALUES (7, 'ok');
+             INSERT INTO memory_changes (run_id, kind, memory_id, at) VALUES (1, 'supersede', 99, 7);
+             INSERT INTO memories_set_aside (id, text, created_at, source, reason, by_id, change_id,
+                                             set_aside_at)
+             VALUES (99, 'likes coffee', 2, 'auto', 'superseded', 2, 1, 7)",
+        )
+        .await;
+        let memories = from.export_memories().await.unwrap();
+        let schedules = from.export_schedules().await.unwrap();
+        assert_eq!(
+            from.export_usage().await.unwrap()[0].purpose,
+            "title".to_owned()
+        );
+        let aside = from.export_set_aside().await.unwrap();
+        assert_eq!(aside.len(), 1);
+        assert_eq!(aside[0].reason, "superseded");
+        assert_eq!(aside[0].by.as_deref(), Some("likes tea"));
+
+        // Through JSON, as the files carry them, into another database.
+        let memories: Vec<MemoryOut> =
+            serde_json::from_slice(&serde_json::to_vec(&memories).unwrap()).unwrap();
+        let schedules: Vec<ScheduleOut> =
+            serde_json::from_slice(&serde_json::to_vec(&schedules).unwrap()).unwrap();
+        let to = store(&dir, "to.db").await;
+        let rows = ImportRows {
+            memories: memories.clone(),
+            schedules: schedules.clone(),
+            ..ImportRows::default()
+        };
+        to.import_rows(&rows, false).await.unwrap();
+        assert_eq!(to.export_memories().await.unwrap(), memories);
+        assert_eq!(
+            to.export_memories().await.unwrap()[0].origin.as_deref(),
+            Some("tool mcp_docs__search")
+        );
+        assert_eq!(to.export_schedules().await.unwrap(), schedules);
+        assert_eq!(schedules[0].model.as_deref(), Some("fake/fake-model-2"));
+
+        // An export from before these fields reads with none.
+        let old: MemoryOut =
+            serde_json::from_str(r#"{"text": "t", "source": "owner", "created_at": 1}"#).unwrap();
+        assert_eq!(old.origin, None);
+    }
 }

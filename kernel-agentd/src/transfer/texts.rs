@@ -31,6 +31,7 @@ impl Texts {
         let Exported {
             sessions,
             memories,
+            set_aside,
             notes,
             schedules,
             usage,
@@ -38,12 +39,12 @@ impl Texts {
         let to = to.display();
         self.pick(
             format!(
-                "已导出到 {to}：{sessions} 个会话、{memories} 条记忆、{notes} 篇每日笔记、\
-                 {schedules} 个定时任务、{usage} 条用量记录"
+                "已导出到 {to}：{sessions} 个会话、{memories} 条记忆（另有 {set_aside} 条已搁置）、\
+                 {notes} 篇每日笔记、{schedules} 个定时任务、{usage} 条用量记录"
             ),
             format!(
-                "exported to {to}: {sessions} sessions, {memories} memories, {notes} notes, \
-                 {schedules} schedules, {usage} usage rows"
+                "exported to {to}: {sessions} sessions, {memories} memories ({set_aside} more set \
+                 aside), {notes} notes, {schedules} schedules, {usage} usage rows"
             ),
         )
     }
@@ -141,6 +142,7 @@ mod tests {
         let done = Exported {
             sessions: 1,
             memories: 2,
+            set_aside: 6,
             notes: 3,
             schedules: 4,
             usage: 5,
@@ -148,7 +150,7 @@ mod tests {
         let zh = Texts::new(Locale::Zh).exported(Path::new("/e"), &done);
         assert_eq!(
             zh,
-            "已导出到 /e：1 个会话、2 条记忆、3 篇每日笔记、4 个定时任务、5 条用量记录"
+            "已导出到 /e：1 个会话、2 条记忆（另有 6 条已搁置）、3 篇每日笔记、4 个定时任务、5 条用量记录"
         );
         let en = Texts::new(Locale::En).exported(Path::new("/e"), &done);
         assert!(en.ends_with("4 schedules, 5 usage rows"), "{en}");
