@@ -106,29 +106,25 @@ async fn maintain(config: Config, command: Command) -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Command::Export { to } => {
-            let texts = transfer::texts::Texts::new(locale);
             let done = transfer::export(&config, &to).await;
-            done.map(|done| texts.exported(&to, &done))
-                .map_err(|e| texts.error(&e))
+            done.map(|done| transfer::texts::exported(locale, &to, &done))
+                .map_err(|e| transfer::texts::error(locale, &e))
         }
         Command::Import { from, dry_run } => {
-            let texts = transfer::texts::Texts::new(locale);
             let done = transfer::import(&config, &from, dry_run).await;
-            done.map(|done| texts.imported(&from, &done))
-                .map_err(|e| texts.error(&e))
+            done.map(|done| transfer::texts::imported(locale, &from, &done))
+                .map_err(|e| transfer::texts::error(locale, &e))
         }
         Command::Backup { to } => {
-            let texts = backup::texts::Texts::new(locale);
             let made = backup::create(&config, to.as_deref()).await;
-            made.map(|made| texts.made(&made))
-                .map_err(|e| texts.error(&e))
+            made.map(|made| backup::texts::made(locale, &made))
+                .map_err(|e| backup::texts::error(locale, &e))
         }
         Command::Restore { path } => {
-            let texts = backup::texts::Texts::new(locale);
             let restored = backup::restore::restore(&config, &path).await;
             restored
-                .map(|restored| texts.restored(&path, &restored))
-                .map_err(|e| texts.error(&e))
+                .map(|restored| backup::texts::restored(locale, &path, &restored))
+                .map_err(|e| backup::texts::error(locale, &e))
         }
     };
     match said {

@@ -129,6 +129,16 @@ pub enum Locale {
     En,
 }
 
+impl Locale {
+    /// `zh` or `en`, by the locale.
+    pub fn pick<T>(self, zh: T, en: T) -> T {
+        match self {
+            Locale::Zh => zh,
+            Locale::En => en,
+        }
+    }
+}
+
 /// `[general]`.
 #[derive(Debug, Clone)]
 pub struct GeneralConfig {

@@ -17,10 +17,7 @@ impl Texts {
 
     /// `zh` or `en`, by the locale.
     pub fn pick(&self, zh: impl Into<String>, en: impl Into<String>) -> String {
-        match self.locale {
-            Locale::Zh => zh.into(),
-            Locale::En => en.into(),
-        }
+        self.locale.pick(zh.into(), en.into())
     }
 
     pub fn fix_prefix(&self) -> String {

@@ -8,126 +8,107 @@ use kernel_common::config::Locale;
 
 use super::{BadFile, Exported, Imported, MARKER, TransferError};
 
-/// The transfer commands' texts in one locale.
-#[derive(Debug, Clone, Copy)]
-pub struct Texts {
-    locale: Locale,
+/// An export just written to `to`.
+pub fn exported(locale: Locale, to: &Path, done: &Exported) -> String {
+    let Exported {
+        sessions,
+        memories,
+        set_aside,
+        notes,
+        schedules,
+        usage,
+    } = done;
+    let to = to.display();
+    locale.pick(
+        format!(
+            "已导出到 {to}：{sessions} 个会话、{memories} 条记忆（另有 {set_aside} 条已搁置）、\
+             {notes} 篇每日笔记、{schedules} 个定时任务、{usage} 条用量记录"
+        ),
+        format!(
+            "exported to {to}: {sessions} sessions, {memories} memories ({set_aside} more set \
+             aside), {notes} notes, {schedules} schedules, {usage} usage rows"
+        ),
+    )
 }
 
-impl Texts {
-    pub fn new(locale: Locale) -> Texts {
-        Texts { locale }
-    }
-
-    fn pick(&self, zh: impl Into<String>, en: impl Into<String>) -> String {
-        match self.locale {
-            Locale::Zh => zh.into(),
-            Locale::En => en.into(),
-        }
-    }
-
-    /// An export just written to `to`.
-    pub fn exported(&self, to: &Path, done: &Exported) -> String {
-        let Exported {
-            sessions,
-            memories,
-            set_aside,
-            notes,
-            schedules,
-            usage,
-        } = done;
-        let to = to.display();
-        self.pick(
+/// An import (or dry run) from `from`; a dry run lists the memories it would add.
+pub fn imported(locale: Locale, from: &Path, done: &Imported) -> String {
+    let added = &done.added;
+    let (sessions, memories, notes, schedules) =
+        (added.sessions, added.memories, added.notes, added.schedules);
+    let (from, kind) = (from.display(), done.from);
+    let mut text = if done.dry_run {
+        locale.pick(
             format!(
-                "已导出到 {to}：{sessions} 个会话、{memories} 条记忆（另有 {set_aside} 条已搁置）、\
-                 {notes} 篇每日笔记、{schedules} 个定时任务、{usage} 条用量记录"
+                "{from}（{kind}）：将新增 {sessions} 个会话、{memories} 条记忆、\
+                 {notes} 篇每日笔记、{schedules} 个定时任务"
             ),
             format!(
-                "exported to {to}: {sessions} sessions, {memories} memories ({set_aside} more set \
-                 aside), {notes} notes, {schedules} schedules, {usage} usage rows"
+                "{from} ({kind}): would add {sessions} sessions, {memories} memories, \
+                 {notes} notes, {schedules} schedules"
             ),
         )
-    }
-
-    /// An import (or dry run) from `from`; a dry run lists the memories it would add.
-    pub fn imported(&self, from: &Path, done: &Imported) -> String {
-        let added = &done.added;
-        let (sessions, memories, notes, schedules) =
-            (added.sessions, added.memories, added.notes, added.schedules);
-        let (from, kind) = (from.display(), done.from);
-        let mut text = if done.dry_run {
-            self.pick(
-                format!(
-                    "{from}（{kind}）：将新增 {sessions} 个会话、{memories} 条记忆、\
-                     {notes} 篇每日笔记、{schedules} 个定时任务"
-                ),
-                format!(
-                    "{from} ({kind}): would add {sessions} sessions, {memories} memories, \
-                     {notes} notes, {schedules} schedules"
-                ),
-            )
-        } else {
-            self.pick(
-                format!(
-                    "{from}（{kind}）：已新增 {sessions} 个会话、{memories} 条记忆、\
-                     {notes} 篇每日笔记、{schedules} 个定时任务"
-                ),
-                format!(
-                    "{from} ({kind}): added {sessions} sessions, {memories} memories, \
-                     {notes} notes, {schedules} schedules"
-                ),
-            )
-        };
-        if done.dry_run {
-            for memory in &done.memories {
-                text.push_str(&format!("\n  + {memory}"));
-            }
-        }
-        text
-    }
-
-    /// Why an export or import failed.
-    pub fn error(&self, error: &TransferError) -> String {
-        match error {
-            TransferError::BadFile { path, why } => self.pick(
-                format!("{}：{}", path.display(), self.bad_file(why)),
-                error.to_string(),
+    } else {
+        locale.pick(
+            format!(
+                "{from}（{kind}）：已新增 {sessions} 个会话、{memories} 条记忆、\
+                 {notes} 篇每日笔记、{schedules} 个定时任务"
             ),
-            TransferError::NotEmpty(dir) => self.pick(
-                format!("{} 不是空文件夹：请为导出选一个新文件夹", dir.display()),
-                error.to_string(),
+            format!(
+                "{from} ({kind}): added {sessions} sessions, {memories} memories, \
+                 {notes} notes, {schedules} schedules"
             ),
-            TransferError::Unknown(dir) => self.pick(
-                format!(
-                    "{} 里既没有 Kernel 的导出（{MARKER}），也没有 OpenClaw、nanobot 或 \
-                     Hermes 的记忆文件",
-                    dir.display()
-                ),
-                error.to_string(),
-            ),
-            TransferError::AgentdRunning(dir) => self.pick(
-                format!(
-                    "kernel-agentd 正在 {} 上运行：请先停止它（systemctl --user stop kernel-agentd）",
-                    dir.display()
-                ),
-                error.to_string(),
-            ),
-            TransferError::Store(e) => self.pick(format!("数据库出错：{e}"), error.to_string()),
+        )
+    };
+    if done.dry_run {
+        for memory in &done.memories {
+            text.push_str(&format!("\n  + {memory}"));
         }
     }
+    text
+}
 
-    fn bad_file(&self, why: &BadFile) -> String {
-        let zh = match why {
-            BadFile::Io(e) => e.clone(),
-            BadFile::OutsideFolder => "它指向文件夹之外（符号链接）；请把文件复制进来".into(),
-            BadFile::TooLarge { mb, max_mb } => {
-                format!("它有 {mb} MB，超过导入读取的上限 {max_mb} MB")
-            }
-            BadFile::NotUtf8 => "它不是 UTF-8 文本".into(),
-            BadFile::NotExportJson(e) => format!("不是导出写出的 JSON：{e}"),
-        };
-        self.pick(zh, why.to_string())
+/// Why an export or import failed.
+pub fn error(locale: Locale, error: &TransferError) -> String {
+    match error {
+        TransferError::BadFile { path, why } => locale.pick(
+            format!("{}：{}", path.display(), bad_file(locale, why)),
+            error.to_string(),
+        ),
+        TransferError::NotEmpty(dir) => locale.pick(
+            format!("{} 不是空文件夹：请为导出选一个新文件夹", dir.display()),
+            error.to_string(),
+        ),
+        TransferError::Unknown(dir) => locale.pick(
+            format!(
+                "{} 里既没有 Kernel 的导出（{MARKER}），也没有 OpenClaw、nanobot 或 \
+                 Hermes 的记忆文件",
+                dir.display()
+            ),
+            error.to_string(),
+        ),
+        TransferError::AgentdRunning(dir) => locale.pick(
+            format!(
+                "kernel-agentd 正在 {} 上运行：请先停止它（systemctl --user stop kernel-agentd）",
+                dir.display()
+            ),
+            error.to_string(),
+        ),
+        TransferError::Store(e) => locale.pick(format!("数据库出错：{e}"), error.to_string()),
     }
+}
+
+fn bad_file(locale: Locale, why: &BadFile) -> String {
+    let zh = match why {
+        BadFile::Io(e) => e.clone(),
+        BadFile::OutsideFolder => "它指向文件夹之外（符号链接）；请把文件复制进来".into(),
+        BadFile::TooLarge { mb, max_mb } => {
+            format!("它有 {mb} MB，超过导入读取的上限 {max_mb} MB")
+        }
+        BadFile::NotUtf8 => "它不是 UTF-8 文本".into(),
+        BadFile::NotExportJson(e) => format!("不是导出写出的 JSON：{e}"),
+    };
+    locale.pick(zh, why.to_string())
 }
 
 #[cfg(test)]
@@ -147,12 +128,12 @@ mod tests {
             schedules: 4,
             usage: 5,
         };
-        let zh = Texts::new(Locale::Zh).exported(Path::new("/e"), &done);
+        let zh = super::exported(Locale::Zh, Path::new("/e"), &done);
         assert_eq!(
             zh,
             "已导出到 /e：1 个会话、2 条记忆（另有 6 条已搁置）、3 篇每日笔记、4 个定时任务、5 条用量记录"
         );
-        let en = Texts::new(Locale::En).exported(Path::new("/e"), &done);
+        let en = super::exported(Locale::En, Path::new("/e"), &done);
         assert!(en.ends_with("4 schedules, 5 usage rows"), "{en}");
         let dry = Imported {
             from: "nanobot",
@@ -165,7 +146,7 @@ mod tests {
             memories: vec!["likes tea".into()],
             dry_run: true,
         };
-        let zh = Texts::new(Locale::Zh).imported(Path::new("/n"), &dry);
+        let zh = super::imported(Locale::Zh, Path::new("/n"), &dry);
         assert!(
             zh.starts_with("/n（nanobot）：将新增 0 个会话、1 条记忆"),
             "{zh}"
@@ -175,7 +156,7 @@ mod tests {
             dry_run: false,
             ..dry
         };
-        let en = Texts::new(Locale::En).imported(Path::new("/n"), &done);
+        let en = super::imported(Locale::En, Path::new("/n"), &done);
         assert_eq!(
             en,
             "/n (nanobot): added 0 sessions, 1 memories, 0 notes, 0 schedules"
@@ -199,17 +180,17 @@ mod tests {
             TransferError::AgentdRunning(PathBuf::from("/d")),
         ];
         for error in &errors[1..] {
-            let zh = Texts::new(Locale::Zh).error(error);
+            let zh = super::error(Locale::Zh, error);
             assert!(
                 zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
                 "{zh}"
             );
         }
         for error in &errors {
-            assert_eq!(Texts::new(Locale::En).error(error), error.to_string());
+            assert_eq!(super::error(Locale::En, error), error.to_string());
         }
         assert_eq!(
-            Texts::new(Locale::Zh).error(&errors[2]),
+            super::error(Locale::Zh, &errors[2]),
             "/n/MEMORY.md：它有 70 MB，超过导入读取的上限 64 MB"
         );
     }
