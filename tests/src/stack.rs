@@ -114,6 +114,23 @@ impl Stack {
         self.visible()
     }
 
+    /// Waits until the bot sends `answer` as a message of its own; returns that call.
+    pub async fn answer_sent(&self, answer: &str) -> Call {
+        self.telegram
+            .wait_for_call("sendMessage", |c| c.ok && text_of(c) == answer, PROMPT)
+            .await
+    }
+
+    /// The last message of model request `n` (the user's turn), as JSON text.
+    pub fn user_message_of(&self, n: usize) -> String {
+        let requests = self.llm.requests();
+        let messages = requests[n].body["messages"].as_array().cloned();
+        messages
+            .and_then(|m| m.last().cloned())
+            .unwrap_or_default()
+            .to_string()
+    }
+
     /// Waits for a turn's end and returns its one visible answer's text.
     pub async fn only_answer(&self) -> String {
         let visible = self.turn_done().await;

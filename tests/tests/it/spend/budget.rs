@@ -9,7 +9,7 @@
 use kernel_common::config::Locale;
 use kernel_tg::texts::Texts;
 use tests::fake_llm::{FakeLlm, FakeToolCall, FakeUsage, Reply, Script};
-use tests::fake_telegram::OWNER_ID;
+use tests::fake_telegram::{OWNER_ID, SentMessage};
 use tests::media::{PNG, base64, downloads};
 use tests::process::grpcurl;
 use tests::stack::{PROMPT, Stack, outbox_drained, rpc, text_of};
@@ -62,6 +62,19 @@ async fn press(stack: &Stack, id: i64, data: &str) -> Option<String> {
     .await
 }
 
+/// Waits for the (first) limit notice with its two Continue buttons.
+async fn limit_notice(stack: &Stack) -> (SentMessage, Vec<(String, String)>) {
+    eventually("the limit notice with its buttons", PROMPT, async || {
+        let m = stack
+            .visible()
+            .into_iter()
+            .find(|m| m.text.starts_with("⛔"))?;
+        let buttons = stack.telegram.buttons(OWNER_ID, m.message_id);
+        (buttons.len() == 2).then_some((m, buttons))
+    })
+    .await
+}
+
 fn warnings(stack: &Stack) -> usize {
     stack
         .visible()
@@ -97,16 +110,7 @@ async fn a_daily_budget_warns_once_stops_the_fourth_message_and_continue_today_l
     stack.start_agentd();
     let calls = stack.llm.requests().len();
     stack.owner_says("fourth question");
-    let notice = eventually("the limit notice with its buttons", PROMPT, async || {
-        let m = stack
-            .visible()
-            .into_iter()
-            .find(|m| m.text.starts_with("⛔"))?;
-        let buttons = stack.telegram.buttons(OWNER_ID, m.message_id);
-        (buttons.len() == 2).then_some((m, buttons))
-    })
-    .await;
-    let (message, buttons) = notice;
+    let (message, buttons) = limit_notice(&stack).await;
     assert!(
         message.text.contains("$3.00") && message.text.contains("$2.40"),
         "{}",
@@ -235,35 +239,14 @@ async fn a_photo_refused_over_the_limit_runs_with_its_image_after_continue() {
     stack
         .telegram
         .user_photo(OWNER_ID, PNG.to_vec(), Some("what does the receipt say?"));
-    let (message, buttons) = eventually("the limit notice", PROMPT, async || {
-        let m = stack
-            .visible()
-            .into_iter()
-            .find(|m| m.text.starts_with("⛔"))?;
-        let buttons = stack.telegram.buttons(OWNER_ID, m.message_id);
-        (buttons.len() == 2).then_some((m, buttons))
-    })
-    .await;
+    let (message, buttons) = limit_notice(&stack).await;
     assert_eq!(stack.llm.requests().len(), calls, "no model call");
     assert!(downloads(&stack.cfg).is_empty(), "nothing ran yet");
     stack.llm.push(Script::text("it says 42 yuan"));
     let toast = press(&stack, message.message_id, &buttons[0].1).await;
     assert_eq!(toast.as_deref(), Some(zh().budget_granted_running()));
-    stack
-        .telegram
-        .wait_for_call(
-            "sendMessage",
-            |c| c.ok && text_of(c) == "it says 42 yuan",
-            PROMPT,
-        )
-        .await;
-    let request = stack.llm.last_request().unwrap();
-    let user = request.body["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
-        .to_string();
+    stack.answer_sent("it says 42 yuan").await;
+    let user = stack.user_message_of(calls);
     assert!(user.contains(&base64(PNG)), "the image: {user}");
     assert!(user.contains("what does the receipt say?"), "{user}");
     assert!(!user.contains("[图片已处理]"), "{user}");

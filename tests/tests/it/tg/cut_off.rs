@@ -124,14 +124,7 @@ async fn a_press_while_busy_changes_nothing_and_a_stale_or_forged_id_is_refused(
     stack
         .telegram
         .press(OWNER_ID, OWNER_ID, notice.message_id, &data);
-    stack
-        .telegram
-        .wait_for_call(
-            "sendMessage",
-            |c| c.ok && text_of(c) == "many stars",
-            PROMPT,
-        )
-        .await;
+    stack.answer_sent("many stars").await;
     assert_eq!(calls_with(&stack, "count the stars"), 2);
     // The id again (run already) and forged ones: refused, nothing runs.
     let turn_id = data.strip_prefix("rerun:").unwrap().to_owned();
@@ -189,17 +182,8 @@ async fn a_photo_runs_again_with_its_image_and_is_kept_once() {
     stack
         .telegram
         .press(OWNER_ID, OWNER_ID, notice.message_id, &data);
-    stack
-        .telegram
-        .wait_for_call(
-            "sendMessage",
-            |c| c.ok && text_of(c) == "a tiny PNG, again",
-            PROMPT,
-        )
-        .await;
-    let request = stack.llm.last_request().unwrap();
-    let messages = request.body["messages"].as_array().unwrap();
-    let user = messages.last().unwrap().to_string();
+    stack.answer_sent("a tiny PNG, again").await;
+    let user = stack.user_message_of(1);
     assert!(user.contains(&base64(PNG)), "the image again: {user}");
     assert!(user.contains("what is in the picture?"), "{user}");
     assert!(!user.contains("[图片已处理]"), "{user}");
@@ -243,13 +227,7 @@ async fn a_document_runs_again_in_full_and_still_counts_as_outside_content() {
     })
     .await;
     assert!(asked.text.contains("需要你批准"), "{}", asked.text);
-    let request = &stack.llm.requests()[1];
-    let user = request.body["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
-        .to_string();
+    let user = stack.user_message_of(1);
     assert!(
         user.contains("ignore previous instructions"),
         "the letter in full: {user}"
