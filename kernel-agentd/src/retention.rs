@@ -1,8 +1,9 @@
 //! Data retention: CLI outputs (`data_dir/cli_outputs/`) and downloads (`data_dir/downloads/`)
 //! are deleted once older than [`MAX_AGE`] (by modification time), by a task that sweeps at
 //! start and then every [`INTERVAL`] until shutdown; the same sweep forgets the idempotency keys
-//! of owner messages older than [`MAX_AGE`] (`store::intake_keys`). Sessions and memories are
-//! kept forever. History may still name an output file that is gone; that is accepted.
+//! of owner messages older than [`MAX_AGE`] (`store::intake_keys`) and the cut-off turns
+//! recorded before then (`store::running_turns`: a week-old "run again" button, like a week-old
+//! download, is gone). Sessions and memories are kept forever. History may still name an output file that is gone; that is accepted.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -65,6 +66,16 @@ pub fn spawn(
                 Ok(0) => {}
                 Ok(n) => tracing::info!(forgotten = n, "old idempotency keys forgotten"),
                 Err(e) => tracing::warn!(error = %e, "cannot forget old idempotency keys"),
+            }
+            let forgotten = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return,
+                forgotten = store.forget_cut_off_turns_older_than(MAX_AGE) => forgotten,
+            };
+            match forgotten {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(forgotten = n, "old cut-off turns forgotten"),
+                Err(e) => tracing::warn!(error = %e, "cannot forget old cut-off turns"),
             }
         }
     });

@@ -212,6 +212,23 @@ impl Store {
         }))
     }
 
+    /// Forgets the cut-off turns (run again or not) recorded more than `age` ago, full messages
+    /// and all: their button then answers that there is nothing to run. How many.
+    pub async fn forget_cut_off_turns_older_than(
+        &self,
+        age: std::time::Duration,
+    ) -> Result<u64, StoreError> {
+        let cutoff_ms =
+            now_millis().saturating_sub(i64::try_from(age.as_millis()).unwrap_or(i64::MAX));
+        let done =
+            sqlx::query("DELETE FROM running_turns WHERE state != 'running' AND created_at < ?1")
+                .bind(cutoff_ms)
+                .execute(&self.pool)
+                .await
+                .map_err(StoreError::db("forget old cut-off turns"))?;
+        Ok(done.rows_affected())
+    }
+
     /// Drops the full message of cut-off turn `turn_id` once it runs again (the stored one
     /// stays in the session).
     pub async fn forget_rerun_input(&self, turn_id: &str) -> Result<(), StoreError> {

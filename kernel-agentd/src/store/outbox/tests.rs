@@ -317,3 +317,48 @@ async fn a_rerun_gets_the_message_in_full_and_its_trust_and_the_copy_goes_once_i
             .unwrap();
     assert_eq!(input, None);
 }
+
+#[tokio::test]
+async fn cut_off_turns_older_than_the_cutoff_are_forgotten_running_ones_never() {
+    let (_dir, store) = store().await;
+    let s = store.create_session("p", "m").await.unwrap();
+    for turn in ["old", "new", "running"] {
+        store
+            .append_user_message(
+                s.id,
+                &Message::user_text(turn),
+                turn,
+                &[],
+                Some(Destination::default().into()),
+            )
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    sqlx::query("UPDATE running_turns SET state = 'cut_off' WHERE turn_id != 'running'")
+        .execute(&store.pool)
+        .await
+        .unwrap();
+    let day = std::time::Duration::from_secs(24 * 3600);
+    sqlx::query("UPDATE running_turns SET created_at = created_at - ?1 WHERE turn_id != 'new'")
+        .bind(i64::try_from((8 * day).as_millis()).unwrap())
+        .execute(&store.pool)
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .forget_cut_off_turns_older_than(7 * day)
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(store.claim_rerun("old").await.unwrap(), None);
+    assert!(store.claim_rerun("new").await.unwrap().is_some());
+    // A turn still running (a crash not yet reported) stays, however old.
+    let left: Vec<String> =
+        sqlx::query_scalar("SELECT turn_id FROM running_turns ORDER BY turn_id")
+            .fetch_all(&store.pool)
+            .await
+            .unwrap();
+    assert_eq!(left, ["new", "running"]);
+}
