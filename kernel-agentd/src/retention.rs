@@ -1,9 +1,9 @@
 //! Data retention: CLI outputs (`data_dir/cli_outputs/`) and downloads (`data_dir/downloads/`)
 //! are deleted once older than [`MAX_AGE`] (by modification time), by a task that sweeps at
 //! start and then every [`INTERVAL`] until shutdown; the same sweep forgets the idempotency keys
-//! of owner messages older than [`MAX_AGE`] (`store::intake_keys`) and the cut-off turns
-//! recorded before then (`store::running_turns`: a week-old "run again" button, like a week-old
-//! download, is gone). Sessions and memories are kept forever. History may still name an output file that is gone; that is accepted.
+//! of owner messages older than [`MAX_AGE`] (`store::intake_keys`), the cut-off turns reported
+//! before then (`store::running_turns`: a week-old "run again" button, like a week-old
+//! download, is gone) and the messages a budget limit refused before then (`store::budget`). Sessions and memories are kept forever. History may still name an output file that is gone; that is accepted.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -57,28 +57,39 @@ pub fn spawn(
                 Err(e) => tracing::warn!(error = %e, "retention sweep failed"),
             }
             let Some(store) = &store else { continue };
-            let forgotten = tokio::select! {
+            tokio::select! {
                 biased;
                 () = cancel.cancelled() => return,
-                forgotten = store.forget_intake_keys_older_than(MAX_AGE) => forgotten,
-            };
-            match forgotten {
-                Ok(0) => {}
-                Ok(n) => tracing::info!(forgotten = n, "old idempotency keys forgotten"),
-                Err(e) => tracing::warn!(error = %e, "cannot forget old idempotency keys"),
-            }
-            let forgotten = tokio::select! {
-                biased;
-                () = cancel.cancelled() => return,
-                forgotten = store.forget_cut_off_turns_older_than(MAX_AGE) => forgotten,
-            };
-            match forgotten {
-                Ok(0) => {}
-                Ok(n) => tracing::info!(forgotten = n, "old cut-off turns forgotten"),
-                Err(e) => tracing::warn!(error = %e, "cannot forget old cut-off turns"),
+                () = forget_old(store) => {}
             }
         }
     });
+}
+
+/// Forgets what the store keeps for [`MAX_AGE`] only: owner messages' idempotency keys, cut-off
+/// turns (with a message kept whole) and messages a budget limit refused.
+async fn forget_old(store: &Store) {
+    let forgotten = [
+        (
+            "idempotency keys",
+            store.forget_intake_keys_older_than(MAX_AGE).await,
+        ),
+        (
+            "cut-off turns",
+            store.forget_cut_off_turns_older_than(MAX_AGE).await,
+        ),
+        (
+            "refused messages",
+            store.forget_budget_refusals_older_than(MAX_AGE).await,
+        ),
+    ];
+    for (what, result) in forgotten {
+        match result {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(forgotten = n, what, "old rows forgotten"),
+            Err(e) => tracing::warn!(error = %e, what, "cannot forget old rows"),
+        }
+    }
 }
 
 /// Deletes the files under `data_dir`'s swept folders last modified more than `max_age` before

@@ -1,6 +1,6 @@
 //! What `kernel-agentd backup` and `restore` print, and their errors, in the owner's locale
 //! (Chinese by default, English with `general.locale = "en"`). The errors' `Display` stays
-//! English for the log; the operating system's and SQLite's own messages are quoted as they are.
+//! English (for English and for callers that log it); the operating system's and SQLite's own messages are quoted as they are.
 
 use std::path::Path;
 
@@ -74,7 +74,9 @@ pub fn error(locale: Locale, error: &BackupError) -> String {
             ),
             error.to_string(),
         ),
-        BackupError::Store(e) => locale.pick(format!("数据库出错：{e}"), error.to_string()),
+        BackupError::Store(e) => {
+            locale.pick(format!("数据库出错：{}", e.detail()), error.to_string())
+        }
         BackupError::NoDatabase(db) => locale.pick(
             format!("{} 还没有数据库：先启动一次 kernel-agentd", db.display()),
             error.to_string(),
@@ -120,7 +122,7 @@ fn step_text(locale: Locale, step: Step) -> String {
         Step::Copy => "无法复制",
         Step::Restrict => "无法收紧权限",
         Step::MoveAside => "无法移到一旁",
-        Step::PutInPlace => "无法放回原处",
+        Step::PutInPlace => "无法替换当前数据库",
     };
     locale.pick(zh.to_owned(), step.to_string())
 }

@@ -88,6 +88,26 @@ impl Store {
         }))
     }
 
+    /// Forgets the refused messages kept more than `age` (their ids are the microsecond they
+    /// were refused): a Continue for one then runs nothing. How many.
+    pub async fn forget_budget_refusals_older_than(
+        &self,
+        age: std::time::Duration,
+    ) -> Result<u64, StoreError> {
+        let cutoff_micros = (now_millis()
+            .saturating_sub(i64::try_from(age.as_millis()).unwrap_or(i64::MAX)))
+        .saturating_mul(1000);
+        let done = sqlx::query(
+            "DELETE FROM settings WHERE key LIKE 'budget_refusal:%'
+             AND CAST(substr(key, 16) AS INTEGER) < ?1",
+        )
+        .bind(cutoff_micros)
+        .execute(&self.pool)
+        .await
+        .map_err(StoreError::db("forget old refused messages"))?;
+        Ok(done.rows_affected())
+    }
+
     /// When the newest model call was recorded, if any.
     pub async fn latest_usage_at(&self) -> Result<Option<DateTime<Utc>>, StoreError> {
         let ms: Option<i64> = sqlx::query_scalar("SELECT MAX(created_at) FROM usage")
@@ -159,6 +179,35 @@ mod tests {
         );
         assert_eq!(store.take_budget_refusal("17").await.unwrap(), None);
         assert_eq!(store.take_budget_refusal("forged").await.unwrap(), None);
+        // Kept more than a week: forgotten; a newer one stays.
+        let day = std::time::Duration::from_secs(24 * 3600);
+        let old = (chrono::Utc::now() - chrono::Duration::days(8)).timestamp_micros();
+        let new = chrono::Utc::now().timestamp_micros();
+        for id in [old, new] {
+            store
+                .keep_budget_refusal(&id.to_string(), &Kept::text("q"), None)
+                .await
+                .unwrap();
+        }
+        assert_eq!(
+            store
+                .forget_budget_refusals_older_than(7 * day)
+                .await
+                .unwrap(),
+            1
+        );
+        assert!(
+            !store
+                .budget_refusal_pending(&old.to_string())
+                .await
+                .unwrap()
+        );
+        assert!(
+            store
+                .budget_refusal_pending(&new.to_string())
+                .await
+                .unwrap()
+        );
         // One kept before messages were kept whole reads as text.
         store
             .set_setting("budget_refusal:19", r#"{"text":"old","reply_to":null}"#)

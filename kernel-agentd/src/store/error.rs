@@ -20,6 +20,16 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// The message without its kind ("which operation: why", or what is corrupt), for a text
+    /// that names the kind in the owner's language.
+    pub fn detail(&self) -> String {
+        match self {
+            StoreError::NotFound => "not found".to_owned(),
+            StoreError::Corrupt(what) => what.clone(),
+            StoreError::Database(what, _) => what.clone(),
+        }
+    }
+
     /// Wraps a sqlx error from the operation `op` (a short phrase such as "append messages").
     pub(crate) fn db(op: &'static str) -> impl FnOnce(sqlx::Error) -> StoreError {
         move |e| StoreError::Database(format!("{op}: {}", describe(&e)), e)

@@ -38,6 +38,30 @@ pub struct FollowUp {
     pub reply_to: Option<i64>,
 }
 
+/// A `follow_ups` row: id, text, reply_to, whole, outside_content.
+type Row = (i64, String, Option<i64>, Option<String>, bool);
+
+/// A queued message from its row; a `whole` that does not read leaves the text (logged), so one
+/// bad row never stops the queue.
+fn follow_up((id, text, reply_to, whole, outside_content): Row) -> FollowUp {
+    let whole = whole.and_then(|w| match serde_json::from_str(&w) {
+        Ok(blocks) => Some(blocks),
+        Err(e) => {
+            tracing::warn!(id, error = %e, "a queued message's attachments do not read; its text runs");
+            None
+        }
+    });
+    FollowUp {
+        id,
+        kept: Kept {
+            text,
+            whole,
+            outside_content,
+        },
+        reply_to,
+    }
+}
+
 fn to_json(blocks: &Option<Vec<Block>>) -> Result<Option<String>, StoreError> {
     blocks
         .as_ref()
@@ -82,30 +106,25 @@ impl Store {
 
     /// The queue, oldest first.
     pub async fn follow_ups(&self) -> Result<Vec<FollowUp>, StoreError> {
-        type Row = (i64, String, Option<i64>, Option<String>, bool);
         let rows: Vec<Row> = sqlx::query_as(
             "SELECT id, text, reply_to, whole, outside_content FROM follow_ups ORDER BY id",
         )
         .fetch_all(&self.pool)
         .await
         .map_err(StoreError::db("read the follow-ups"))?;
-        rows.into_iter()
-            .map(|(id, text, reply_to, whole, outside_content)| {
-                let whole = whole
-                    .map(|w| serde_json::from_str(&w))
-                    .transpose()
-                    .map_err(|e| StoreError::Corrupt(format!("follow-up {id}: {e}")))?;
-                Ok(FollowUp {
-                    id,
-                    kept: Kept {
-                        text,
-                        whole,
-                        outside_content,
-                    },
-                    reply_to,
-                })
-            })
-            .collect()
+        Ok(rows.into_iter().map(follow_up).collect())
+    }
+
+    /// The oldest queued message, if any.
+    pub async fn next_follow_up(&self) -> Result<Option<FollowUp>, StoreError> {
+        let row: Option<Row> = sqlx::query_as(
+            "SELECT id, text, reply_to, whole, outside_content FROM follow_ups
+             ORDER BY id LIMIT 1",
+        )
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(StoreError::db("read the next follow-up"))?;
+        Ok(row.map(follow_up))
     }
 
     /// Removes the queued message `id`; whether it was still there.
@@ -185,5 +204,14 @@ mod tests {
         };
         store.push_follow_up(&kept, None).await.unwrap();
         assert_eq!(store.follow_ups().await.unwrap()[0].kept, kept);
+        // A row whose attachments do not read runs as its text; the queue goes on.
+        sqlx::query("UPDATE follow_ups SET whole = 'not json'")
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        let next = store.next_follow_up().await.unwrap().unwrap();
+        assert_eq!(next.kept.whole, None);
+        assert_eq!(next.kept.text, kept.text);
+        assert!(next.kept.outside_content);
     }
 }

@@ -150,14 +150,16 @@ pub(super) async fn running(
         .collect())
 }
 
-/// Marks running turn `turn_id` as cut off on `conn` (its notice is stored in this transaction).
+/// Marks running turn `turn_id` as cut off on `conn` (its notice is stored in this transaction);
+/// its time becomes now, so that it can be run again for a full week after the owner is told.
 pub(super) async fn mark_cut_off(
     conn: &mut SqliteConnection,
     turn_id: &str,
     op: &'static str,
 ) -> Result<(), StoreError> {
-    sqlx::query("UPDATE running_turns SET state = 'cut_off' WHERE turn_id = ?1")
+    sqlx::query("UPDATE running_turns SET state = 'cut_off', created_at = ?2 WHERE turn_id = ?1")
         .bind(turn_id)
+        .bind(now_millis())
         .execute(conn)
         .await
         .map_err(StoreError::db(op))?;
@@ -212,7 +214,7 @@ impl Store {
         }))
     }
 
-    /// Forgets the cut-off turns (run again or not) recorded more than `age` ago, full messages
+    /// Forgets the cut-off turns (run again or not) reported more than `age` ago, full messages
     /// and all: their button then answers that there is nothing to run. How many.
     pub async fn forget_cut_off_turns_older_than(
         &self,

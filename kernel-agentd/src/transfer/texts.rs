@@ -1,6 +1,6 @@
 //! What `kernel-agentd export` and `import` print, and their errors, in the owner's locale
 //! (Chinese by default, English with `general.locale = "en"`). The errors' `Display` stays
-//! English for the log; the operating system's and the JSON parser's messages are quoted.
+//! English (for English and for callers that log it); the operating system's and the JSON parser's messages are quoted.
 
 use std::path::Path;
 
@@ -94,7 +94,9 @@ pub fn error(locale: Locale, error: &TransferError) -> String {
             ),
             error.to_string(),
         ),
-        TransferError::Store(e) => locale.pick(format!("数据库出错：{e}"), error.to_string()),
+        TransferError::Store(e) => {
+            locale.pick(format!("数据库出错：{}", e.detail()), error.to_string())
+        }
     }
 }
 

@@ -149,8 +149,8 @@ impl Turns {
 
     /// The oldest queued message, if any (a store error is logged and counts as none).
     async fn next_follow_up(&self) -> Option<FollowUp> {
-        match self.inner.store.follow_ups().await {
-            Ok(queue) => queue.into_iter().next(),
+        match self.inner.store.next_follow_up().await {
+            Ok(next) => next,
             Err(e) => {
                 tracing::error!(error = %e, "cannot read the /next queue");
                 None

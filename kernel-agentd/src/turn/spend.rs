@@ -31,7 +31,7 @@ pub struct Continued {
 
 /// What of `input` is kept when a budget limit refuses it: its text (placeholders for images
 /// and documents) and, when it holds more, the message whole; voice notes are left out.
-pub(super) fn kept(input: &Accepted) -> Kept {
+fn kept(input: &Accepted) -> Kept {
     let message = input.clone().into_message(Vec::new());
     let slimmed = slim(&message, |_| None);
     let text = slimmed
@@ -74,13 +74,13 @@ impl Turns {
 
     /// `None` while the budget allows a new turn; else the refusal: with `delivery`, a failed
     /// outbox item for the owner (reason `BUDGET_EXCEEDED`, the spend, the override keys and —
-    /// when a message is `kept` and has something to keep — `refusal`, the id under which it
+    /// when the message `input` has something to keep — `refusal`, the id under which it
     /// is kept for a Continue press) and a single `BudgetExceeded` event; without, a
     /// `Refusal`. No model is called either way.
     pub(super) async fn refuse_over_budget(
         &self,
         delivery: Option<OwnerDelivery>,
-        kept: Option<Kept>,
+        input: Option<&Accepted>,
     ) -> Result<Option<TurnEvents>, ApiError> {
         let Some((standing, over)) = self.inner.budget.over().await else {
             return Ok(None);
@@ -101,7 +101,10 @@ impl Turns {
             .into());
         };
         let id = Utc::now().timestamp_micros().to_string();
-        if let Some(kept) = kept.filter(|k| !k.text.trim().is_empty() || k.whole.is_some()) {
+        let kept = input
+            .map(kept)
+            .filter(|k| !k.text.trim().is_empty() || k.whole.is_some());
+        if let Some(kept) = kept {
             self.inner
                 .store
                 .keep_budget_refusal(&id, &kept, delivery.reply_to)

@@ -37,10 +37,7 @@ impl Turns {
         if let Some(kind) = inner.models.current_kind() {
             media::check_for_provider(&input, kind).map_err(|r| r.into_error(media.locale()))?;
         }
-        if let Some(refused) = self
-            .refuse_over_budget(delivery, Some(spend::kept(&input)))
-            .await?
-        {
+        if let Some(refused) = self.refuse_over_budget(delivery, Some(&input)).await? {
             return Ok(refused);
         }
         match self.try_start(input, delivery, keys).await? {

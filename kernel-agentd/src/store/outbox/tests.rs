@@ -362,3 +362,42 @@ async fn cut_off_turns_older_than_the_cutoff_are_forgotten_running_ones_never() 
             .unwrap();
     assert_eq!(left, ["new", "running"]);
 }
+
+#[tokio::test]
+async fn a_turn_reported_after_a_long_outage_stays_a_week_and_goes_with_its_session() {
+    let (_dir, store) = store().await;
+    let s = store.create_session("p", "m").await.unwrap();
+    store
+        .append_user_message(
+            s.id,
+            &Message::user_text("before the outage"),
+            "long",
+            &[],
+            Some(Destination::default().into()),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    // agentd stayed down for ten days: the turn started then, it is reported now.
+    let day = std::time::Duration::from_secs(24 * 3600);
+    sqlx::query("UPDATE running_turns SET created_at = created_at - ?1")
+        .bind(i64::try_from((10 * day).as_millis()).unwrap())
+        .execute(&store.pool)
+        .await
+        .unwrap();
+    assert_eq!(store.report_cut_off_turns(notice).await.unwrap().len(), 1);
+    assert_eq!(
+        store
+            .forget_cut_off_turns_older_than(7 * day)
+            .await
+            .unwrap(),
+        0
+    );
+    // Deleting the session forgets it.
+    store.delete_sessions(&[s.id]).await.unwrap();
+    let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM running_turns")
+        .fetch_one(&store.pool)
+        .await
+        .unwrap();
+    assert_eq!(left, 0);
+}
