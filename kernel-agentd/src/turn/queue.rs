@@ -55,6 +55,7 @@ impl Turns {
         let mut accepted = Accepted::again(message, kept.outside_content, false)
             .ok_or_else(|| Refusal::EmptyMessage.into_error(locale))?;
         accepted.already_kept = false;
+        self.fits_provider(&accepted)?;
         Ok(accepted)
     }
 

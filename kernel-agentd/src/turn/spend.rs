@@ -181,7 +181,13 @@ impl Turns {
                 runs: false,
             });
         };
-        self.queue_kept(kept, reply_to).await?;
+        if let Err(e) = self.queue_kept(kept.clone(), reply_to).await {
+            // Refused now (the provider changed and takes no such image): it stays kept.
+            if let Err(e) = store.keep_budget_refusal(refusal, &kept, reply_to).await {
+                tracing::error!(error = %e, "cannot keep a refused message again");
+            }
+            return Err(e);
+        }
         tracing::info!(
             refusal,
             "the refused message runs after the owner's Continue"

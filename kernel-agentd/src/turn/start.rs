@@ -34,9 +34,7 @@ impl Turns {
         }
         let media = &inner.media;
         let input = input.accept(media.locale(), media.stt_configured())?;
-        if let Some(kind) = inner.models.current_kind() {
-            media::check_for_provider(&input, kind).map_err(|r| r.into_error(media.locale()))?;
-        }
+        self.fits_provider(&input)?;
         if let Some(refused) = self.refuse_over_budget(delivery, Some(&input)).await? {
             return Ok(refused);
         }
@@ -46,6 +44,19 @@ impl Turns {
                 tracing::info!(first_in_window, "chat refused: a turn is running");
                 Ok(single(TurnEvent::Busy { first_in_window }))
             }
+        }
+    }
+
+    /// Refuses `input` (in the owner's language) when the current provider cannot take one of
+    /// its images — also for a message that runs later (re-run, Continue), the provider may
+    /// have changed meanwhile.
+    pub(super) fn fits_provider(&self, input: &input::Accepted) -> Result<(), ApiError> {
+        let media = &self.inner.media;
+        match self.inner.models.current_kind() {
+            Some(kind) => {
+                media::check_for_provider(input, kind).map_err(|r| r.into_error(media.locale()))
+            }
+            None => Ok(()),
         }
     }
 
