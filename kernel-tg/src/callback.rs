@@ -17,6 +17,8 @@
 use kernel_proto::v1 as pb;
 use teloxide::types::{CallbackQuery, InlineKeyboardMarkup, MessageId};
 
+use std::borrow::Cow;
+
 use crate::agentd::is_transport_failure;
 use crate::buttons::{self, ApprovalPress, Press};
 use crate::handle::App;
@@ -25,19 +27,19 @@ use crate::handle::App;
 pub(crate) async fn handle(app: App, press: CallbackQuery) {
     let texts = app.texts();
     let parsed = press.data.as_deref().and_then(buttons::parse);
-    let toast = match parsed {
-        None => Some(texts.question_stale()),
+    let toast: Option<Cow<'static, str>> = match parsed {
+        None => Some(texts.question_stale().into()),
         Some(Press::Rerun { turn_id }) => {
             let message = press.message.as_ref().map(|m| m.id());
             rerun(&app, &turn_id, message).await
         }
         Some(Press::MemoryPage { page }) => {
             let message = press.message.as_ref().map(|m| m.id());
-            memory_page(&app, page, false, message).await
+            memory_page(&app, page, false, message).await.map(Cow::from)
         }
         Some(Press::MemoryAllPage { page }) => {
             let message = press.message.as_ref().map(|m| m.id());
-            memory_page(&app, page, true, message).await
+            memory_page(&app, page, true, message).await.map(Cow::from)
         }
         Some(Press::Budget { period, refusal }) => {
             let message = press.message.as_ref().map(|m| m.id());
@@ -45,20 +47,26 @@ pub(crate) async fn handle(app: App, press: CallbackQuery) {
         }
         Some(Press::MemoryProposal { proposal, merge }) => {
             let message = press.message.as_ref().map(|m| m.id());
-            memory_proposal(&app, proposal, merge, message).await
+            memory_proposal(&app, proposal, merge, message)
+                .await
+                .map(Cow::from)
         }
         Some(press) => match call(&app, press).await {
-            Ok(toast) => toast,
+            Ok(toast) => toast.map(Cow::from),
             Err(status) => {
                 tracing::warn!(code = ?status.code(), "a button press could not reach kernel-agentd");
                 if is_transport_failure(&status) {
                     app.agentd().lost();
                 }
-                Some(texts.agentd_unavailable())
+                Some(texts.agentd_unavailable().into())
             }
         },
     };
-    if let Err(e) = app.telegram().answer_callback(&press.id.0, toast).await {
+    if let Err(e) = app
+        .telegram()
+        .answer_callback(&press.id.0, toast.as_deref())
+        .await
+    {
         tracing::debug!(error = %e, "answerCallbackQuery failed");
     }
 }
@@ -102,9 +110,19 @@ async fn memory_page(
     None
 }
 
+/// The most characters a press's toast shows (Bot API `answerCallbackQuery`).
+const TOAST_CHARS: usize = 200;
+
+/// agentd's refusal of what a press asked (`InvalidArgument`, already in the owner's language:
+/// e.g. an image the current provider cannot take) as the press's toast.
+fn refusal_toast(status: &tonic::Status) -> Option<Cow<'static, str>> {
+    (status.code() == tonic::Code::InvalidArgument)
+        .then(|| Cow::Owned(status.message().chars().take(TOAST_CHARS).collect()))
+}
+
 /// Runs cut-off turn `turn_id`'s message again; removes the button from `message` once it ran
 /// or turned out stale. The toast to show.
-async fn rerun(app: &App, turn_id: &str, message: Option<MessageId>) -> Option<&'static str> {
+async fn rerun(app: &App, turn_id: &str, message: Option<MessageId>) -> Option<Cow<'static, str>> {
     let texts = app.texts();
     let request = pb::RerunTurnRequest {
         turn_id: turn_id.to_owned(),
@@ -114,22 +132,26 @@ async fn rerun(app: &App, turn_id: &str, message: Option<MessageId>) -> Option<&
         Err(e) => Err(tonic::Status::unavailable(e.to_string())),
     };
     let (toast, done) = match reply {
-        Ok(reply) if reply.get_ref().busy => (texts.rerun_busy(), false),
+        Ok(reply) if reply.get_ref().busy => (texts.rerun_busy().into(), false),
         Ok(reply) => {
             tracing::info!(turn = %reply.get_ref().turn_id, "a cut-off turn runs again");
-            (texts.rerun_started(), true)
+            (texts.rerun_started().into(), true)
         }
-        Err(status) if status.code() == tonic::Code::NotFound => (texts.rerun_stale(), true),
+        Err(status) if status.code() == tonic::Code::NotFound => (texts.rerun_stale().into(), true),
         Err(status) if status.code() == tonic::Code::FailedPrecondition => {
             tracing::info!("a cut-off turn was not run again: a budget limit is reached");
-            (texts.rerun_over_budget(), false)
+            (texts.rerun_over_budget().into(), false)
+        }
+        Err(status) if let Some(toast) = refusal_toast(&status) => {
+            tracing::info!("a cut-off turn was not run again: agentd refused its message");
+            (toast, false)
         }
         Err(status) => {
             tracing::warn!(code = ?status.code(), "a button press could not reach kernel-agentd");
             if is_transport_failure(&status) {
                 app.agentd().lost();
             }
-            (texts.agentd_unavailable(), false)
+            (texts.agentd_unavailable().into(), false)
         }
     };
     if done
@@ -147,7 +169,7 @@ async fn budget(
     app: &App,
     (period, refusal): (&str, &str),
     message: Option<MessageId>,
-) -> Option<&'static str> {
+) -> Option<Cow<'static, str>> {
     let texts = app.texts();
     let request = pb::GrantBudgetOverrideRequest {
         period: period.to_owned(),
@@ -166,22 +188,26 @@ async fn budget(
             {
                 tracing::debug!(error = %e, "the budget buttons could not be removed");
             }
-            Some(if runs {
+            Some(Cow::from(if runs {
                 texts.budget_granted_running()
             } else {
                 texts.budget_granted()
-            })
+            }))
         }
         Ok(_) => {
             tracing::info!(period, "a stale budget override press");
-            Some(texts.budget_stale())
+            Some(texts.budget_stale().into())
+        }
+        Err(status) if let Some(toast) = refusal_toast(&status) => {
+            tracing::info!(period, "a refused message was not run: agentd refused it");
+            Some(toast)
         }
         Err(status) => {
             tracing::warn!(code = ?status.code(), "a button press could not reach kernel-agentd");
             if is_transport_failure(&status) {
                 app.agentd().lost();
             }
-            Some(texts.agentd_unavailable())
+            Some(texts.agentd_unavailable().into())
         }
     }
 }

@@ -177,7 +177,11 @@ impl FakeLlm {
             .expect("bind fake LLM");
         let addr = listener.local_addr().expect("fake LLM address");
         let shared = Arc::new(Shared::default());
-        let app = Router::new().fallback(handle).with_state(shared.clone());
+        // Real providers take requests of tens of MB (several images); axum's default is 2 MB.
+        let app = Router::new()
+            .fallback(handle)
+            .layer(axum::extract::DefaultBodyLimit::max(64 * 1024 * 1024))
+            .with_state(shared.clone());
         // No Nagle: streamed frames go out at once, as from a real API (otherwise delayed ACKs
         // add ~40 ms stalls that are the fake's, not the client's).
         let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {

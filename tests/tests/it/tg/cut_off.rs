@@ -4,7 +4,8 @@
 //! id (grpcurl `RerunTurn`) is refused with NOT_FOUND and runs nothing. A photo with a caption
 //! runs again with its image (not the stored `[图片已处理]`), kept once under `downloads/`; a
 //! document runs again with its text and still counts as outside content (with
-//! `approvals.mode = "untrusted"` a side-effecting skill asks).
+//! `approvals.mode = "untrusted"` a side-effecting skill asks); on a provider that cannot take
+//! its image, a re-run is refused with the reason as the press's toast and the button stays.
 
 use kernel_common::config::Locale;
 use kernel_tg::texts::Texts;
@@ -233,5 +234,50 @@ async fn a_document_runs_again_in_full_and_still_counts_as_outside_content() {
         "the letter in full: {user}"
     );
     assert!(!user.contains("已处理"), "{user}");
+    stack.assert_no_secrets();
+}
+
+/// A second provider of the Claude kind (it takes images up to 3.75 MB); never called here.
+const SMALL_IMAGES: &str = "[providers.small]\ntype = \"claude\"\napi_base = \"http://127.0.0.1:9\"\n\
+     api_key = \"sk-small-images-0123456789\"\ndefault_model = \"claude-model\"\n\
+     models = [\"claude-model\"]\nmax_tokens = 1024\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rerun_on_a_provider_that_cannot_take_the_image_is_refused_in_words_and_kept() {
+    let mut stack = Stack::start_with("openai_compat", SMALL_IMAGES).await;
+    let mut big = PNG.to_vec();
+    big.resize(6 * 1024 * 1024, 0);
+    let photo = big.clone();
+    let (notice, data) = cut_off_after(&mut stack, move |stack| {
+        stack.telegram.user_photo(OWNER_ID, photo, Some("the plan"))
+    })
+    .await;
+    // Meanwhile the owner switched to a provider that takes no such image: the press is told
+    // why, nothing is called, and the button stays.
+    stack.command("/provider small").await;
+    let pressed = stack
+        .telegram
+        .press(OWNER_ID, OWNER_ID, notice.message_id, &data);
+    let toast = eventually("the refused press to be answered", PROMPT, async || {
+        stack.telegram.pressed(&pressed)?.answer
+    })
+    .await
+    .unwrap_or_default();
+    assert!(toast.starts_with("图片太大：Claude"), "{toast}");
+    assert_eq!(stack.llm.requests().len(), 1, "no model call");
+    assert!(
+        !stack
+            .telegram
+            .buttons(OWNER_ID, notice.message_id)
+            .is_empty()
+    );
+    // Back on the first provider, the same button runs it, image and all.
+    stack.command("/provider fake").await;
+    stack.llm.push(Script::text("the plan, read"));
+    stack
+        .telegram
+        .press(OWNER_ID, OWNER_ID, notice.message_id, &data);
+    stack.answer_sent("the plan, read").await;
+    assert!(stack.user_message_of(1).contains(&base64(&big)[..64]));
     stack.assert_no_secrets();
 }
