@@ -170,17 +170,23 @@ pub struct FakeLlm {
 }
 
 impl FakeLlm {
-    /// Binds `127.0.0.1:0` and serves until dropped.
+    /// Binds `127.0.0.1:0` and serves until dropped. Request bodies over 2 MB are refused with
+    /// a 413, as many gateways do (axum's default limit).
     pub async fn start() -> FakeLlm {
+        Self::start_with_body_limit(2 * 1024 * 1024).await
+    }
+
+    /// [`FakeLlm::start`] taking request bodies up to `limit` bytes (a provider's own API takes
+    /// tens of MB: several images).
+    pub async fn start_with_body_limit(limit: usize) -> FakeLlm {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind fake LLM");
         let addr = listener.local_addr().expect("fake LLM address");
         let shared = Arc::new(Shared::default());
-        // Real providers take requests of tens of MB (several images); axum's default is 2 MB.
         let app = Router::new()
             .fallback(handle)
-            .layer(axum::extract::DefaultBodyLimit::max(64 * 1024 * 1024))
+            .layer(axum::extract::DefaultBodyLimit::max(limit))
             .with_state(shared.clone());
         // No Nagle: streamed frames go out at once, as from a real API (otherwise delayed ACKs
         // add ~40 ms stalls that are the fake's, not the client's).

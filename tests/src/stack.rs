@@ -46,7 +46,16 @@ impl Stack {
         extra: &str,
         edit: impl FnOnce(String) -> String,
     ) -> Stack {
-        let llm = FakeLlm::start().await;
+        Self::start_on(FakeLlm::start().await, kind, extra, edit).await
+    }
+
+    /// Like [`Stack::start_edited`], against `llm` (e.g. one taking large bodies).
+    pub async fn start_on(
+        llm: FakeLlm,
+        kind: &str,
+        extra: &str,
+        edit: impl FnOnce(String) -> String,
+    ) -> Stack {
         let telegram = FakeTelegram::start(TELEGRAM_TOKEN).await;
         let cfg = TestConfig::with_kind(kind, &llm.url(), extra);
         let api_url = telegram.api_url();

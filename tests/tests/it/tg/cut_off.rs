@@ -9,7 +9,7 @@
 
 use kernel_common::config::Locale;
 use kernel_tg::texts::Texts;
-use tests::fake_llm::Script;
+use tests::fake_llm::{FakeLlm, Script};
 use tests::fake_telegram::{OWNER_ID, SentMessage};
 use tests::media::{PNG, base64, downloads};
 use tests::process::grpcurl;
@@ -244,7 +244,8 @@ const SMALL_IMAGES: &str = "[providers.small]\ntype = \"claude\"\napi_base = \"h
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rerun_on_a_provider_that_cannot_take_the_image_is_refused_in_words_and_kept() {
-    let mut stack = Stack::start_with("openai_compat", SMALL_IMAGES).await;
+    let llm = FakeLlm::start_with_body_limit(64 * 1024 * 1024).await;
+    let mut stack = Stack::start_on(llm, "openai_compat", SMALL_IMAGES, |toml| toml).await;
     let mut big = PNG.to_vec();
     big.resize(6 * 1024 * 1024, 0);
     let photo = big.clone();
