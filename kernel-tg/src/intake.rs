@@ -36,7 +36,7 @@ use ledger::Ledger;
 /// How long one getUpdates waits for news (below the HTTP client's 17 s timeout).
 const LONG_POLL: Duration = Duration::from_secs(10);
 /// Pause before polling again while only updates already taken came back (a turn is still
-/// waiting for agentd, so its update cannot be confirmed yet).
+/// waiting for agentd, so its update cannot be confirmed yet). Never after an empty answer.
 const HELD_PAUSE: Duration = Duration::from_secs(1);
 /// Pause after a failed getUpdates.
 const ERROR_PAUSE: Duration = Duration::from_secs(1);
@@ -275,8 +275,11 @@ impl Loop {
                 result = &mut call, if pause_until.is_none() => {
                     match result {
                         Ok(updates) => {
+                            // An empty answer is a long poll that timed out: poll again at once.
+                            // Only an answer of updates already taken (still held) pauses.
+                            let held = !updates.is_empty();
                             let fresh = self.batch(updates).await;
-                            if !fresh && self.confirm.offset() == asked {
+                            if held && !fresh && self.confirm.offset() == asked {
                                 pause_until = Some(Instant::now() + HELD_PAUSE);
                             }
                         }

@@ -216,6 +216,15 @@ impl FakeLlm {
         self.shared.queue.lock().unwrap().push_back(script.into());
     }
 
+    /// Drops the scripts no request took (a turn cut off before its model call leaves its
+    /// script queued, and the next request would take it); returns how many.
+    pub fn clear(&self) -> usize {
+        let mut queue = self.shared.queue.lock().unwrap();
+        let n = queue.len();
+        queue.clear();
+        n
+    }
+
     /// How many scripts are still queued.
     pub fn pending(&self) -> usize {
         self.shared.queue.lock().unwrap().len()
