@@ -1,6 +1,8 @@
 //! Ten owner messages, each followed 0.2–0.7 s later by a SIGKILL of kernel-agentd or kernel-tg
-//! (alternating, both restarted): every message reaches the model exactly once, every answer
-//! reaches the owner or is reported as cut off, and no chunk arrives three times.
+//! (alternating, both restarted): every message reaches the model at most once, every answer
+//! reaches the owner or is reported as cut off, and no chunk arrives three times. A kill that
+//! lands before the turn's model call (likely on a loaded machine) cuts the turn off before its
+//! script is used; each message gets a fresh script so no answer is taken by the wrong question.
 
 use std::time::Duration;
 
@@ -9,7 +11,7 @@ use kernel_tg::texts::Texts;
 use serde_json::Value;
 use tests::fake_llm::{Reply, Script};
 use tests::stack::{Stack, reply_target, text_of};
-use tests::wait::eventually;
+use tests::wait::poll;
 
 /// Long enough for a restart, intake's retry and a cut-off turn's report.
 const SETTLE: Duration = Duration::from_secs(60);
@@ -30,6 +32,12 @@ async fn ten_messages_each_followed_by_a_kill_are_each_taken_once_and_answered_o
     let mut asked = Vec::new();
     for i in 0..10 {
         // A model that takes about a second, so that kills land mid-turn too.
+        // A turn cut off before its model call (a kill that lands early, as on a loaded
+        // machine) leaves its script queued; the next question must not take that answer.
+        let stale = stack.llm.clear();
+        if stale > 0 {
+            eprintln!("message {} was cut off before its model call", i - 1);
+        }
         let reply = Reply::text(format!("answer number {i}")).slow(3, Duration::from_millis(200));
         stack.llm.push(Script::from(reply));
         let id = stack.owner_says(&format!("question #{i}."));
@@ -45,23 +53,39 @@ async fn ten_messages_each_followed_by_a_kill_are_each_taken_once_and_answered_o
             stack.start_bot().await;
         }
         let answer = format!("answer number {i}");
-        eventually(
-            format!("message {i} answered or reported"),
-            SETTLE,
-            async || {
-                let answered = stack
-                    .telegram
-                    .calls_of("sendMessage")
-                    .iter()
-                    .any(|c| c.ok && text_of(c) == answer);
-                let reported = stack
-                    .visible()
-                    .iter()
-                    .any(|m| m.text == cut_off && m.reply_to == Some(id));
-                answered || reported
-            },
-        )
+        let settled = poll(SETTLE, async || {
+            let answered = stack
+                .telegram
+                .calls_of("sendMessage")
+                .iter()
+                .any(|c| c.ok && text_of(c) == answer);
+            let reported = stack
+                .visible()
+                .iter()
+                .any(|m| m.text == cut_off && m.reply_to == Some(id));
+            answered || reported
+        })
         .await;
+        if settled.is_none() {
+            let asked: Vec<String> = stack
+                .llm
+                .requests()
+                .iter()
+                .map(|r| last_user_text(&r.body))
+                .collect();
+            let sent: Vec<String> = stack
+                .telegram
+                .calls_of("sendMessage")
+                .iter()
+                .map(|c| format!("{} {:?} -> {:?}", c.ok, text_of(c), reply_target(c)))
+                .collect();
+            panic!(
+                "message {i} neither answered nor reported within {SETTLE:?}\n\
+                 model asked: {asked:#?}\nsent: {sent:#?}\nscripts left: {}\nlogs:\n{}",
+                stack.llm.pending(),
+                stack.logs()
+            );
+        }
     }
     let requests = stack.llm.requests();
     for i in 0..10 {
@@ -70,7 +94,16 @@ async fn ten_messages_each_followed_by_a_kill_are_each_taken_once_and_answered_o
             .iter()
             .filter(|r| last_user_text(&r.body).contains(&question))
             .count();
-        assert_eq!(taken, 1, "message {i} reached the model {taken} times");
+        // Taken once: it reached the model once, or its turn was cut off before the model
+        // call and the owner was told (the cut-off notice replies to it).
+        let reported = stack
+            .visible()
+            .iter()
+            .any(|m| m.text == cut_off && m.reply_to == Some(asked[i]));
+        assert!(
+            taken == 1 || (taken == 0 && reported),
+            "message {i} reached the model {taken} times (reported as cut off: {reported})"
+        );
         let answer = format!("answer number {i}");
         let sent = stack
             .telegram
