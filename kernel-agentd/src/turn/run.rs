@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::context::format_now;
 use super::gate::{Origin, Permit};
-use super::input::Accepted;
+use super::input::{Accepted, Part};
 use super::intake::IntakeKeys;
 use super::session_history;
 use super::slim::slim;
@@ -146,6 +146,10 @@ pub(super) struct Turn {
     /// What the ledger records the turn's calls as: `owner` or `task` (a turn Kernel started),
     /// `failover` once a fail-over provider serves them.
     purpose: crate::usage::Purpose,
+    /// `Started` (with what the burst left out) until it is sent: an owner message's turn says
+    /// it started only once the message and its idempotency keys are stored, so a crash before
+    /// then leaves the message untaken (kernel-tg sends it again) rather than lost.
+    unstarted: Option<Vec<String>>,
 }
 
 impl Turn {
@@ -190,6 +194,7 @@ impl Turn {
             reasoning: String::new(),
             unrecorded: None,
             purpose,
+            unstarted: None,
         }
     }
 
@@ -206,20 +211,26 @@ impl Turn {
             .as_ref()
             .map(|input| input.left_out.iter().map(|r| r.message(locale)).collect())
             .unwrap_or_default();
-        self.emit(TurnEvent::Started {
-            session_id: self.session_id,
-            turn_id: self.id.clone(),
-            left_out,
-        });
-        if let Some(from) = self.model.replaces.clone() {
-            self.emit(TurnEvent::FailedOver {
-                from,
-                to: self.model.name.clone(),
-                model: self.model.model.clone(),
-                reason: FailoverReason::Cooldown,
-            });
+        // A voice message is transcribed before it is stored, and the owner should see that
+        // happen: its turn says it started at once (a crash while transcribing is the one window
+        // left, see the note on `unstarted`).
+        let voice = self
+            .input
+            .as_ref()
+            .is_some_and(|input| input.parts.iter().any(|p| matches!(p, Part::Voice(_))));
+        if self.keys.as_slice().is_empty() || voice {
+            self.emit_started(left_out);
+        } else {
+            self.unstarted = Some(left_out);
         }
         let outcome = self.drive().await;
+        if let Some(left_out) = self.unstarted.take()
+            && !matches!(outcome, Err(Stop::AlreadyTaken(_)))
+        {
+            // Stopped before the message was stored (a failure or a cancel): the stop is still
+            // reported after `Started`, as clients expect.
+            self.emit_started(left_out);
+        }
         let voice_reply = match &outcome {
             Ok(text) if self.want_voice_reply => self.voice_reply(text).await,
             _ => None,
@@ -234,6 +245,23 @@ impl Turn {
         // The turn's spend is in the ledger: a warning now due reaches the owner after it.
         self.turns.warn_budget().await;
         self.finish(outcome, voice_reply);
+    }
+
+    /// Sends `Started` (and, when a fail-over provider stands in for a cooling one, `FailedOver`).
+    fn emit_started(&self, left_out: Vec<String>) {
+        self.emit(TurnEvent::Started {
+            session_id: self.session_id,
+            turn_id: self.id.clone(),
+            left_out,
+        });
+        if let Some(from) = self.model.replaces.clone() {
+            self.emit(TurnEvent::FailedOver {
+                from,
+                to: self.model.name.clone(),
+                model: self.model.model.clone(),
+                reason: FailoverReason::Cooldown,
+            });
+        }
     }
 
     fn emit(&self, event: TurnEvent) {
@@ -425,11 +453,16 @@ impl Turn {
                 m = turns.recall.recall(&query, k) => Some(m.into_iter().take(k).collect::<Vec<_>>()),
             }
         };
+        let unstarted = self.unstarted.take();
         let stored = async {
             let stored = session_history::read(&turns.store, self.session_id)
                 .await
                 .map_err(store_failed)?;
             self.persist_user().await?;
+            if let Some(left_out) = unstarted {
+                // The message and its keys are stored: it is taken.
+                self.emit_started(left_out);
+            }
             Ok::<_, Stop>(stored)
         };
         let (stored, memories) = tokio::join!(stored, recall);
