@@ -73,8 +73,12 @@ impl<'a> Block<'a> {
         let mut starts = Vec::with_capacity(at.len());
         for i in 0..at.len() - 1 {
             starts.push(edges.len());
+            // Words come shortest first, so the character after each is found by moving on.
+            let mut end = i + 1;
             dict::prefixes_of(&text[at[i]..], |len, freq| {
-                let end = at.partition_point(|&b| b < at[i] + len);
+                while at[end] < at[i] + len {
+                    end += 1;
+                }
                 edges.push((end, freq));
             });
         }
