@@ -478,9 +478,6 @@ impl Base {
             root.child_token(),
             crate::quiet::Callbacks {
                 trim: Box::new(kernel_common::heap::trim),
-                release: Box::new(|| {
-                    crate::memory::segment::release_if_unused(crate::quiet::RELEASE_AFTER);
-                }),
                 shed: {
                     let store = self.store.clone();
                     Box::new(move || {

@@ -259,9 +259,6 @@ impl Consolidation {
     /// The store's form of a checked `plan`.
     async fn changes(&self, plan: &plan::Plan, candidates: &[crate::memory::MemoryRow]) -> Changes {
         let indexed = self.inner.memories.mode() == SearchMode::Fts5;
-        if indexed {
-            segment::ready().await;
-        }
         let text_of = |id: i64| {
             candidates
                 .iter()
@@ -319,10 +316,7 @@ impl Consolidation {
             .await
             .map_err(ApiError::internal)?;
         let terms = match &pending {
-            Some(p) if indexed && merge_it => {
-                segment::ready().await;
-                Some(segment::index_terms(p.text.trim()))
-            }
+            Some(p) if indexed && merge_it => Some(segment::index_terms(p.text.trim())),
             Some(_) => None,
             None => return Ok(Decided::Stale),
         };
@@ -353,7 +347,6 @@ impl Consolidation {
             return Ok(None);
         };
         if indexed && !back.is_empty() {
-            segment::ready().await;
             let entries: Vec<(i64, String)> = back
                 .iter()
                 .map(|(id, text)| (*id, segment::index_terms(text)))

@@ -115,8 +115,8 @@ pub struct Memories {
 
 impl Memories {
     /// Memories in `store`, with times shown in `tz`. When the store has FTS5, creates the index
-    /// and indexes memories it lacks; if that fails, search uses LIKE. The segmenter is loaded on
-    /// first use, not here (`segment::ready`).
+    /// and indexes memories it lacks; if that fails, search uses LIKE. (The segmenter's dictionary
+    /// is static data in the binary: nothing to load.)
     pub async fn open(store: Store, tz: Tz) -> Memories {
         let fts = store.fts5_available() && prepare_index(&store).await;
         tracing::info!(
@@ -156,9 +156,6 @@ impl Memories {
             tracing::info!(memory = existing.id, "memory already stored");
             return Ok(existing);
         }
-        if self.fts {
-            segment::ready().await;
-        }
         let terms = self.fts.then(|| segment::index_terms(text));
         let row = self.store.add_memory(text, terms.as_deref()).await?;
         tracing::info!(memory = row.id, chars, "memory added");
@@ -185,7 +182,6 @@ impl Memories {
     /// The lexical search behind [`Memories::search`] and recall (`limit` ≥ 1, not clamped),
     /// and whether its hits contain every query term (ANDed FTS5 or all-terms LIKE).
     async fn find_lexical(&self, query: &str, limit: usize) -> Result<(Found, bool), MemoryError> {
-        segment::ready().await;
         let terms = segment::query_terms(query);
         if self.fts
             && !terms.is_empty()

@@ -1,9 +1,9 @@
 //! `Quiet`: keeping the daemon at its idle size. A completed round pokes it; after
 //! [`TRIM_AFTER`] without another poke it runs the trim callback the composition root gave it
 //! (`kernel_common::heap::trim`: free heap pages back to the OS), after closing the idle SQLite
-//! connections beyond one (the `shed` callback; not on the busy path below), and after [`RELEASE_AFTER`] the
-//! release callback (which drops the word-segmentation dictionary if nothing used it meanwhile;
-//! it is rebuilt on next use), then trims again. While rounds keep coming without such a pause,
+//! connections beyond one (the `shed` callback; not on the busy path below). Nothing else is
+//! dropped later: the word-segmentation dictionary is static data in the binary
+//! (`memory::segment`), not heap to release. While rounds keep coming without such a pause,
 //! it still trims at most every [`TRIM_EVERY`], so a busy daemon does not keep the peak of every
 //! burst either. An owner talks in bursts; between them the daemon should shrink to its idle
 //! size, and never grow with the number of turns served.
@@ -21,14 +21,11 @@ use tokio_util::task::TaskTracker;
 pub(crate) const TRIM_AFTER: Duration = Duration::from_secs(5);
 /// While rounds keep coming, free heap pages are returned at most this often.
 pub(crate) const TRIM_EVERY: Duration = Duration::from_secs(60);
-/// Quiet time after the last round before the segmenter may be dropped.
-pub(crate) const RELEASE_AFTER: Duration = Duration::from_secs(600);
 
-/// What `Quiet` runs. `trim` and `release` must return quickly (they run on a blocking thread);
-/// `shed` is awaited before every trim.
+/// What `Quiet` runs. `trim` must return quickly (it runs on a blocking thread); `shed` is
+/// awaited before every trim.
 pub(crate) struct Callbacks {
     pub trim: Box<dyn Fn() + Send + Sync>,
-    pub release: Box<dyn Fn() + Send + Sync>,
     pub shed: Box<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>,
 }
 
@@ -81,10 +78,6 @@ async fn shed_and_trim(callbacks: &Arc<Callbacks>) {
     call(callbacks, trim).await;
 }
 
-fn release(c: &Callbacks) {
-    (c.release)();
-}
-
 async fn run(poked: Arc<Notify>, token: CancellationToken, callbacks: Arc<Callbacks>) {
     let mut last_trim = Instant::now();
     loop {
@@ -92,17 +85,10 @@ async fn run(poked: Arc<Notify>, token: CancellationToken, callbacks: Arc<Callba
             () = poked.notified() => {}
             () = token.cancelled() => return,
         }
-        // Activity: wait for TRIM_AFTER of quiet, then for the rest of RELEASE_AFTER.
-        let mut trimmed = false;
+        // Activity: wait for TRIM_AFTER of quiet, then shed and trim once.
         loop {
-            let wait = if trimmed {
-                RELEASE_AFTER.saturating_sub(TRIM_AFTER)
-            } else {
-                TRIM_AFTER
-            };
             tokio::select! {
                 () = poked.notified() => {
-                    trimmed = false;
                     if last_trim.elapsed() >= TRIM_EVERY {
                         // Busy: trim only; closing connections now would make the next
                         // rounds open them again.
@@ -111,18 +97,12 @@ async fn run(poked: Arc<Notify>, token: CancellationToken, callbacks: Arc<Callba
                     }
                     continue;
                 }
-                () = tokio::time::sleep(wait) => {}
+                () = tokio::time::sleep(TRIM_AFTER) => {}
                 () = token.cancelled() => return,
-            }
-            if trimmed {
-                call(&callbacks, release).await;
-                shed_and_trim(&callbacks).await;
-                last_trim = Instant::now();
-                break;
             }
             shed_and_trim(&callbacks).await;
             last_trim = Instant::now();
-            trimmed = true;
+            break;
         }
     }
 }
@@ -135,14 +115,12 @@ mod tests {
 
     struct Counts {
         trims: Arc<AtomicUsize>,
-        releases: Arc<AtomicUsize>,
         sheds: Arc<AtomicUsize>,
     }
 
     fn start(tasks: &TaskTracker, token: &CancellationToken) -> (Quiet, Counts) {
-        let (trims, releases) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-        let sheds = Arc::new(AtomicUsize::new(0));
-        let (t, r, s) = (trims.clone(), releases.clone(), sheds.clone());
+        let (trims, sheds) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let (t, s) = (trims.clone(), sheds.clone());
         let quiet = Quiet::start(
             tasks,
             token.clone(),
@@ -150,23 +128,13 @@ mod tests {
                 trim: Box::new(move || {
                     t.fetch_add(1, Ordering::SeqCst);
                 }),
-                release: Box::new(move || {
-                    r.fetch_add(1, Ordering::SeqCst);
-                }),
                 shed: Box::new(move || {
                     s.fetch_add(1, Ordering::SeqCst);
                     Box::pin(async {})
                 }),
             },
         );
-        (
-            quiet,
-            Counts {
-                trims,
-                releases,
-                sheds,
-            },
-        )
+        (quiet, Counts { trims, sheds })
     }
 
     async fn stop(tasks: TaskTracker, token: CancellationToken) {
@@ -176,22 +144,22 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn release_runs_once_after_the_quiet_period_and_a_poke_restarts_it() {
+    async fn a_pause_sheds_and_trims_once_and_a_poke_restarts_it() {
         let (tasks, token) = (TaskTracker::new(), CancellationToken::new());
         let (quiet, counts) = start(&tasks, &token);
-        let releases = || counts.releases.load(Ordering::SeqCst);
-        tokio::time::sleep(RELEASE_AFTER * 2).await;
-        assert_eq!(releases(), 0, "nothing happened yet, so nothing to release");
-        assert_eq!(counts.trims.load(Ordering::SeqCst), 0);
+        let sheds = || counts.sheds.load(Ordering::SeqCst);
+        let trims = || counts.trims.load(Ordering::SeqCst);
+        tokio::time::sleep(TRIM_AFTER * 10).await;
+        assert_eq!((sheds(), trims()), (0, 0), "nothing happened yet");
         quiet.poke();
-        tokio::time::sleep(RELEASE_AFTER / 2).await;
+        tokio::time::sleep(TRIM_AFTER / 2).await;
         quiet.poke();
-        tokio::time::sleep(RELEASE_AFTER / 2 + Duration::from_secs(1)).await;
-        assert_eq!(releases(), 0, "a poke restarts the quiet period");
-        tokio::time::sleep(RELEASE_AFTER / 2).await;
-        assert_eq!(releases(), 1);
-        tokio::time::sleep(RELEASE_AFTER * 3).await;
-        assert_eq!(releases(), 1, "once per quiet period");
+        tokio::time::sleep(TRIM_AFTER / 2 + Duration::from_millis(500)).await;
+        assert_eq!(sheds(), 0, "a poke restarts the quiet period");
+        tokio::time::sleep(TRIM_AFTER / 2).await;
+        assert_eq!((sheds(), trims()), (1, 1));
+        tokio::time::sleep(TRIM_AFTER * 100).await;
+        assert_eq!((sheds(), trims()), (1, 1), "once per quiet period");
         stop(tasks, token).await;
     }
 
@@ -221,7 +189,6 @@ mod tests {
             1,
             "idle connections are shed in the pause, not while busy"
         );
-        assert_eq!(counts.releases.load(Ordering::SeqCst), 0);
         stop(tasks, token).await;
     }
 }

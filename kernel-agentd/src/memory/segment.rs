@@ -3,84 +3,29 @@
 //! never interpreted as FTS5 query syntax.
 //!
 //! The dictionary is jieba's own, cut to its 60,000 most frequent words
-//! (`data/jieba-dict-60k.txt`, see `data/README.md`): ~4 MB resident instead of ~30 MB for the
-//! full 349,000 words, and ~98% of the full dictionary's search-mode words on Chinese prose (the
-//! rest fall to jieba's HMM for unknown words). Index and queries use the same dictionary; when it
-//! changes, [`SEGMENTER`] changes and the index is rebuilt at start-up.
-//!
-//! The segmenter is built on first use ([`ready`] builds it off the async runtime; ~4 MB of
-//! heap), shared, and dropped again by [`release_if_unused`] once nothing has segmented for a
-//! while, so an idle daemon does not carry it.
+//! (`data/jieba-dict-60k.txt`, see `data/README.md`; ~98% of the full dictionary's search-mode
+//! words on Chinese prose, the rest fall to jieba's HMM for unknown words), compiled at build
+//! time into an FST embedded in the binary ([`dict`]): read-only, file-backed pages, nothing
+//! built on the heap, nothing to load or release. [`cut`] segments over it exactly as jieba-rs
+//! does over its heap trie (`same_cuts` proves it on the project's sets). Index and queries use
+//! the same dictionary; when it changes, [`SEGMENTER`] changes and the index is rebuilt at
+//! start-up.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
 
-use jieba_rs::Jieba;
+mod cut;
+mod dict;
+mod hmm;
+#[cfg(test)]
+mod same_cuts;
 
 /// Names the dictionary the index was built with: a different value rebuilds the index.
+/// (The static segmenter cuts as the jieba-rs one did, so the name is unchanged.)
 pub const SEGMENTER: &str = "jieba-search/dict-60k-v1";
 
-/// The dictionary: `word frequency` lines.
-const DICTIONARY: &str = include_str!("../../data/jieba-dict-60k.txt");
-
-/// The shared segmenter while loaded, and when it was last handed out.
-struct Held {
-    jieba: Option<Arc<Jieba>>,
-    last_used: Option<Instant>,
-}
-
-static HELD: Mutex<Held> = Mutex::new(Held {
-    jieba: None,
-    last_used: None,
-});
-
-fn build() -> Jieba {
-    Jieba::with_dict(&mut DICTIONARY.as_bytes()).expect("the bundled dictionary is well-formed")
-}
-
-/// The segmenter, built here if it is not loaded (callers on the async runtime await [`ready`]
-/// first so that this never blocks a worker).
-fn segmenter() -> Arc<Jieba> {
-    let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
-    held.last_used = Some(Instant::now());
-    held.jieba.get_or_insert_with(|| Arc::new(build())).clone()
-}
-
-/// Whether the segmenter is loaded now.
-pub fn is_loaded() -> bool {
-    HELD.lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .jieba
-        .is_some()
-}
-
-/// Loads the segmenter on a blocking thread if it is not loaded.
-pub async fn ready() {
-    if is_loaded() {
-        return;
-    }
-    let started = Instant::now();
-    match tokio::task::spawn_blocking(|| segmenter().has_word("天气")).await {
-        Ok(_) => tracing::debug!(
-            elapsed_ms = started.elapsed().as_millis() as u64,
-            "segmenter loaded"
-        ),
-        Err(e) => tracing::warn!(error = %e, "building the segmenter failed"),
-    }
-}
-
-/// Drops the segmenter if it has not been used for `idle` (searches in flight keep their
-/// reference; the next use builds it again). Whether it was dropped.
-pub fn release_if_unused(idle: Duration) -> bool {
-    let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
-    let unused = held.last_used.is_none_or(|t| t.elapsed() >= idle);
-    if unused && held.jieba.take().is_some() {
-        tracing::debug!("segmenter released");
-        return true;
-    }
-    false
-}
+/// Kept for callers that prepared the segmenter before using it: the dictionary is static data
+/// now, so there is nothing to load and this returns at once.
+pub async fn ready() {}
 
 /// At most this many characters of a query are segmented (recall queries are whole messages).
 pub const MAX_QUERY_CHARS: usize = 2_000;
@@ -95,12 +40,14 @@ const STOPWORDS: &str = "的 了 是 我 你 他 她 它 们 我们 你们 他�
 
 /// The words of `text` in jieba's search mode, lower-cased, without pure punctuation/space.
 fn words(text: &str) -> Vec<String> {
-    segmenter()
-        .cut_for_search(text, true)
-        .into_iter()
-        .map(|t| t.word.trim().to_lowercase())
-        .filter(|w| w.chars().any(char::is_alphanumeric))
-        .collect()
+    let mut words = Vec::new();
+    cut::cut_for_search(text, |w| {
+        let w = w.trim();
+        if w.chars().any(char::is_alphanumeric) {
+            words.push(w.to_lowercase());
+        }
+    });
+    words
 }
 
 /// What the FTS5 index stores for a memory: its words separated by spaces.
@@ -176,16 +123,6 @@ mod tests {
         let long: String = (0..5_000).map(|i| format!("w{i} ")).collect();
         assert!(query_terms(&long).len() <= MAX_QUERY_TERMS);
         assert!(query_terms(&"天".repeat(100_000)).len() <= MAX_QUERY_TERMS);
-    }
-
-    #[test]
-    fn an_unused_segmenter_is_released_and_rebuilt_on_use() {
-        assert_eq!(query_terms("北京天气"), ["北京", "天气"]);
-        assert!(is_loaded());
-        assert!(!release_if_unused(Duration::from_secs(3600)), "just used");
-        assert!(release_if_unused(Duration::ZERO));
-        assert_eq!(query_terms("北京天气"), ["北京", "天气"]);
-        assert!(is_loaded());
     }
 
     #[test]
