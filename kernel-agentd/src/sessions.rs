@@ -93,6 +93,11 @@ impl Sessions {
         }
     }
 
+    /// Session `id`, if it exists.
+    pub async fn by_id(&self, id: i64) -> Result<Option<SessionRow>, ApiError> {
+        self.get(id).await
+    }
+
     /// The current session, created (with the current provider/model) if there is none yet.
     pub async fn current(&self) -> Result<SessionRow, ApiError> {
         if let Some(id) = self.current_id()
