@@ -4,10 +4,12 @@
 
 use kernel_proto::v1 as pb;
 use kernel_proto::v1::chat_event::Event;
+use std::time::Duration;
 use tests::chat::{completed, rest, store_message, until};
 use tests::config::TestConfig;
 use tests::fake_llm::{FakeLlm, Script};
 use tests::harness::Harness;
+
 use tonic::Code;
 use tonic::Streaming;
 use tonic::transport::Channel;
@@ -186,4 +188,66 @@ async fn a_chat_naming_an_unknown_session_is_not_found_and_the_main_lane_is_unch
     );
     release.release();
     assert_eq!(completed(&rest(&mut first).await).text, "main answer");
+}
+
+#[tokio::test]
+async fn twenty_parallel_chats_on_five_sessions_are_all_answered_in_their_sessions() {
+    let fake = FakeLlm::start().await;
+    let cfg = TestConfig::new(&fake.url(), "");
+    with_cap(&cfg, 5);
+    let mut h = Harness::start(cfg).await;
+    let mut sessions = Vec::new();
+    for _ in 0..5 {
+        sessions.push(new_session(&mut h).await);
+    }
+    for i in 0..20 {
+        fake.push(Script::text(format!("answer {i}")));
+    }
+    let mut calls = Vec::new();
+    for i in 0..20 {
+        let session = sessions[i % 5];
+        let mut client = h.client().await;
+        calls.push(async move {
+            let question = format!("question {i} for session {session}");
+            // A call meeting its session's running turn is refused as busy: it asks again.
+            tests::wait::eventually("an answer", Duration::from_secs(60), async || {
+                let events = rest(&mut send_in(&mut client, Some(session), &question).await).await;
+                match events.last() {
+                    Some(Event::Completed(c)) => Some(c.text.clone()),
+                    Some(Event::Busy(_)) => None,
+                    other => panic!("{question}: unexpected end {other:?}"),
+                }
+            })
+            .await
+        });
+    }
+    for answer in futures::future::join_all(calls).await {
+        assert!(answer.starts_with("answer "), "{answer}");
+    }
+    assert_eq!(fake.requests().len(), 20);
+    // Every session holds its own four questions, each followed by its answer, nothing else.
+    for &session in &sessions {
+        let stored = tests::chat::stored(&h.cfg, session).await;
+        let texts: Vec<String> = stored.iter().map(|m| m.text()).collect();
+        let questions: Vec<&String> = texts.iter().filter(|t| t.contains("question ")).collect();
+        assert_eq!(questions.len(), 4, "{texts:?}");
+        assert!(
+            questions
+                .iter()
+                .all(|q| q.ends_with(&format!("for session {session}"))),
+            "{texts:?}"
+        );
+        assert_eq!(
+            texts.iter().filter(|t| t.starts_with("answer ")).count(),
+            4,
+            "{texts:?}"
+        );
+    }
+    let status = h
+        .client
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(status.last_error.is_none(), "{:?}", status.last_error);
 }
