@@ -344,6 +344,11 @@ impl Turns {
         cancelled
     }
 
+    /// The running turn of session `session_id` (its id, start, tools), if one runs.
+    pub fn running(&self, session_id: i64) -> Option<RunningTurn> {
+        self.inner.gate.running(session_id)
+    }
+
     /// The session of the running turn `turn_id`, if it runs (for a client acting on a turn).
     pub fn running_session(&self, turn_id: &str) -> Option<i64> {
         self.inner.gate.session_of(turn_id)

@@ -338,6 +338,15 @@ impl Gate {
         }
     }
 
+    /// The running turn of session `session_id`, if one runs.
+    pub(super) fn running(&self, session_id: i64) -> Option<RunningTurn> {
+        let s = self.lock();
+        s.running
+            .iter()
+            .find(|r| r.lane.session_id == session_id)
+            .map(Running::shown)
+    }
+
     /// The session of running turn `turn_id`, if it runs.
     pub(super) fn session_of(&self, turn_id: &str) -> Option<i64> {
         let s = self.lock();

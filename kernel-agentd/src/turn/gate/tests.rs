@@ -193,6 +193,11 @@ fn sessions_run_side_by_side_one_turn_each_within_the_cap() {
         [(10, Some("ta")), (11, Some("tb"))]
     );
     assert_eq!(gate.session_of("tb"), Some(11));
+    assert_eq!(
+        gate.running(11).and_then(|r| r.turn_id).as_deref(),
+        Some("tb")
+    );
+    assert_eq!(gate.running(12), None);
     // Cancelling one session leaves the other running.
     assert_eq!(gate.cancel(Scope::Session(10)), 1);
     assert!(ta.is_cancelled() && !tb.is_cancelled());
