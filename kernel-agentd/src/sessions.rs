@@ -5,6 +5,7 @@
 
 mod history;
 mod rename;
+mod topics;
 
 use std::sync::{Arc, Mutex};
 

@@ -251,3 +251,38 @@ async fn twenty_parallel_chats_on_five_sessions_are_all_answered_in_their_sessio
         .into_inner();
     assert!(status.last_error.is_none(), "{:?}", status.last_error);
 }
+
+#[tokio::test]
+async fn a_topic_gets_its_own_session_once_and_keeps_it_across_a_restart() {
+    let fake = FakeLlm::start().await;
+    let mut h = Harness::start(TestConfig::new(&fake.url(), "")).await;
+    let topic = async |client: &mut AgentClient<Channel>, thread_id: i64| {
+        client
+            .topic_session(pb::TopicSessionRequest { thread_id })
+            .await
+            .map(|r| r.into_inner())
+    };
+    let first = topic(&mut h.client, 41).await.unwrap();
+    let session = first.session.clone().unwrap();
+    assert!(first.created && !session.current, "{first:?}");
+    let again = topic(&mut h.client, 41).await.unwrap();
+    assert_eq!(
+        (again.session.unwrap().id, again.created),
+        (session.id, false)
+    );
+    let other = topic(&mut h.client, 42).await.unwrap().session.unwrap();
+    assert_ne!(other.id, session.id);
+    let bad = topic(&mut h.client, 0).await.unwrap_err();
+    assert_eq!(bad.code(), Code::InvalidArgument);
+
+    fake.push(Script::text("in the topic"));
+    let events = rest(&mut send_in(&mut h.client, Some(session.id), "hi topic").await).await;
+    assert_eq!(completed(&events).text, "in the topic");
+
+    let mut h = h.restart().await;
+    let kept = topic(&mut h.client, 41).await.unwrap();
+    assert_eq!(
+        (kept.session.unwrap().id, kept.created),
+        (session.id, false)
+    );
+}
