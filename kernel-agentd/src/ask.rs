@@ -2,7 +2,8 @@
 //! on the turn's token and `general.ask_timeout_secs` — for the answer: a chosen option or
 //! words, given by the `Answer` RPC or (for the owner) by a message sent while the question is
 //! pending (`Turns::chat_for_owner`). The question and its closing reach clients as turn events
-//! (`ToolEvent::Question` / `QuestionClosed`). One question is pending at most (one turn runs).
+//! (`ToolEvent::Question` / `QuestionClosed`). One question is pending at most per session (one
+//! turn runs per session); a message answers the one of its own session.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,7 +27,8 @@ pub(crate) const NO_ANSWER: &str = "no answer: the owner did not reply in time";
 
 const DESCRIPTION: &str = "Ask the owner a question and wait for the reply. Use it only when you cannot go on without the owner's decision or a missing fact. Give `options` (short labels, at most 10) when the answer is a choice: the owner sees them as buttons but may still answer in words. Returns the owner's answer, or says that none came.";
 
-/// The pending question (at most one) and the answers to it; a cheap `Clone` handle.
+/// The pending questions (at most one per session) and the answers to them; a cheap `Clone`
+/// handle.
 #[derive(Debug, Clone, Default)]
 pub struct Asks {
     inner: Arc<Inner>,
@@ -34,19 +36,21 @@ pub struct Asks {
 
 #[derive(Debug, Default)]
 struct Inner {
-    pending: Mutex<Option<Pending>>,
+    pending: Mutex<Vec<Pending>>,
     next_id: AtomicU64,
 }
 
 #[derive(Debug)]
 struct Pending {
     id: String,
+    /// The session of the turn that asks.
+    session_id: i64,
     options: Vec<String>,
     answer: oneshot::Sender<String>,
 }
 
 impl Asks {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Pending>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Pending>> {
         self.inner.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -54,9 +58,10 @@ impl Asks {
     /// pending question (stale) or the option does not exist.
     pub fn answer(&self, id: &str, option: Option<u32>, text: &str) -> bool {
         let mut pending = self.lock();
-        let Some(p) = pending.as_ref().filter(|p| p.id == id) else {
+        let Some(at) = pending.iter().position(|p| p.id == id) else {
             return false;
         };
+        let p = &pending[at];
         let answer = match option {
             Some(i) => match p.options.get(i as usize) {
                 Some(choice) => choice.clone(),
@@ -65,19 +70,35 @@ impl Asks {
             None if text.trim().is_empty() => return false,
             None => text.to_owned(),
         };
-        let p = pending.take().expect("checked above");
+        let p = pending.remove(at);
         tracing::info!(question = %p.id, by_option = option.is_some(), "question answered");
         p.answer.send(answer).is_ok()
     }
 
-    /// Whether a question waits for its answer.
+    /// Whether a question waits for its answer (in any session).
     pub fn is_pending(&self) -> bool {
-        self.lock().is_some()
+        !self.lock().is_empty()
     }
 
-    /// Answers the pending question, if any, with `text`; its id.
+    /// Whether a question of session `session_id` waits for its answer.
+    pub fn is_pending_in(&self, session_id: i64) -> bool {
+        self.lock().iter().any(|p| p.session_id == session_id)
+    }
+
+    /// Answers the pending question, if any (the oldest), with `text`; its id.
     pub fn answer_pending(&self, text: &str) -> Option<String> {
-        let id = self.lock().as_ref()?.id.clone();
+        let id = self.lock().first()?.id.clone();
+        self.answer(&id, None, text).then_some(id)
+    }
+
+    /// Answers the pending question of session `session_id`, if any, with `text`; its id.
+    pub fn answer_pending_in(&self, session_id: i64, text: &str) -> Option<String> {
+        let id = self
+            .lock()
+            .iter()
+            .find(|p| p.session_id == session_id)?
+            .id
+            .clone();
         self.answer(&id, None, text).then_some(id)
     }
 
@@ -94,11 +115,17 @@ impl Asks {
             self.inner.next_id.fetch_add(1, Ordering::Relaxed) + 1
         );
         let (tx, rx) = oneshot::channel();
-        *self.lock() = Some(Pending {
-            id: id.clone(),
-            options: options.clone(),
-            answer: tx,
-        });
+        {
+            let mut pending = self.lock();
+            // A session's newer question replaces its older one (one turn per session).
+            pending.retain(|p| p.session_id != ctx.session_id);
+            pending.push(Pending {
+                id: id.clone(),
+                session_id: ctx.session_id,
+                options: options.clone(),
+                answer: tx,
+            });
+        }
         tracing::info!(question = %id, options = options.len(), "asking the owner");
         ctx.events.emit(ToolEvent::Question {
             id: id.clone(),
@@ -111,10 +138,7 @@ impl Asks {
             () = tokio::time::sleep(timeout) => None,
         };
         {
-            let mut pending = self.lock();
-            if pending.as_ref().is_some_and(|p| p.id == id) {
-                *pending = None;
-            }
+            self.lock().retain(|p| p.id != id);
         }
         ctx.events
             .emit(ToolEvent::QuestionClosed { id: id.clone() });

@@ -99,6 +99,22 @@ impl pb::agent_server::Agent for AgentService {
         }))
     }
 
+    async fn topic_session(
+        &self,
+        req: Request<pb::TopicSessionRequest>,
+    ) -> RpcResult<pb::TopicSessionResponse> {
+        let (info, created) = self
+            .agent
+            .sessions()
+            .for_topic(req.into_inner().thread_id)
+            .await
+            .map_err(to_status)?;
+        Ok(Response::new(pb::TopicSessionResponse {
+            session: Some(session_info(info)),
+            created,
+        }))
+    }
+
     async fn resume_session(
         &self,
         req: Request<pb::ResumeSessionRequest>,

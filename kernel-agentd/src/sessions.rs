@@ -5,6 +5,7 @@
 
 mod history;
 mod rename;
+mod topics;
 
 use std::sync::{Arc, Mutex};
 
@@ -91,6 +92,11 @@ impl Sessions {
                 .to_string(),
             current: self.current_id() == Some(row.id),
         }
+    }
+
+    /// Session `id`, if it exists.
+    pub async fn by_id(&self, id: i64) -> Result<Option<SessionRow>, ApiError> {
+        self.get(id).await
     }
 
     /// The current session, created (with the current provider/model) if there is none yet.

@@ -29,6 +29,7 @@ mod sessions;
 mod settings;
 mod summaries;
 pub mod task_runs;
+mod topics;
 pub mod transfer;
 mod usage;
 pub mod vectors;

@@ -1,5 +1,7 @@
 //! The agent turn: `Turns::chat` runs one user message through the model and the tools and
-//! streams its events; `Turns::cancel` stops it. One turn runs at a time, globally. `Turns` is
+//! streams its events; `Turns::cancel` stops it. One turn runs at a time per session (the main
+//! lane: one for every message naming no session), at most `general.max_parallel_turns` at
+//! once (`gate.rs`). `Turns` is
 //! handed the services it uses (sessions, models, titles, media, the tool registry, the outbox);
 //! it never sees the `Agent`.
 //!
@@ -60,7 +62,7 @@ use crate::store::Store;
 use crate::titling::Titler;
 use crate::tools::ToolRegistry;
 use crate::usage::UsageLedger;
-use gate::{Busy, Gate};
+use gate::{Busy, Gate, Refused};
 use soul::Soul;
 
 pub(crate) use crate::request::context::MAX_TOOL_CALLS;
@@ -71,7 +73,7 @@ pub use crate::request::context::RECALL_HEADING;
 pub use crate::request::session_summary::{MAX_ENTRIES as SUMMARY_MAX_ENTRIES, SessionSummary};
 pub use cut_off::Rerun;
 pub use extensions::Extensions;
-pub use gate::{Origin, RunningTurn, TurnStatus};
+pub use gate::{DEFAULT_MAX_PARALLEL, Lane, Origin, RunningTurn, Scope, TurnStatus};
 pub use hook::{FoldHook, RoundHook};
 pub use input::{Attachment, UserInput};
 pub use intake::IntakeKeys;
@@ -294,7 +296,7 @@ impl Turns {
         let general = &config.general;
         Self {
             inner: Arc::new(Inner {
-                gate: Gate::default(),
+                gate: Gate::new(general.max_parallel_turns),
                 tools: setup.tools,
                 soul: Soul::new(general.soul_file.clone()),
                 skills: setup.skills,
@@ -330,11 +332,26 @@ impl Turns {
         }
     }
 
-    /// Cancels the running turn; whether one was running.
+    /// Cancels every running turn; whether one was running.
     pub fn cancel(&self) -> bool {
-        let cancelled = self.inner.gate.cancel();
-        tracing::info!(cancelled, "cancel requested");
+        self.cancel_in(Scope::All) > 0
+    }
+
+    /// Cancels the running turns in `scope` (a session's, the main lane's, all); how many.
+    pub fn cancel_in(&self, scope: Scope) -> usize {
+        let cancelled = self.inner.gate.cancel(scope);
+        tracing::info!(cancelled, ?scope, "cancel requested");
         cancelled
+    }
+
+    /// The running turn of session `session_id` (its id, start, tools), if one runs.
+    pub fn running(&self, session_id: i64) -> Option<RunningTurn> {
+        self.inner.gate.running(session_id)
+    }
+
+    /// The session of the running turn `turn_id`, if it runs (for a client acting on a turn).
+    pub fn running_session(&self, turn_id: &str) -> Option<i64> {
+        self.inner.gate.session_of(turn_id)
     }
 
     /// Cancels the running turn if it is `turn_id` (a Stop button of an older turn does
@@ -345,7 +362,7 @@ impl Turns {
         cancelled
     }
 
-    /// The running turn (if any) and the last error, for `GetStatus`.
+    /// The running turns (the main one first) and the last error, for `GetStatus`.
     pub fn status(&self) -> TurnStatus {
         self.inner.gate.status()
     }

@@ -162,6 +162,8 @@ pub struct GeneralConfig {
     pub skills_dir: PathBuf,
     /// How long the `ask_user` tool waits for the owner's answer (default 600 s).
     pub ask_timeout: std::time::Duration,
+    /// Turns of different sessions running at once (default 3, 1–32).
+    pub max_parallel_turns: usize,
 }
 
 /// The wire protocol a provider speaks.

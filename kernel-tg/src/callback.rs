@@ -269,6 +269,7 @@ async fn call(app: &App, press: Press) -> Result<Option<&'static str>, tonic::St
             let request = pb::CancelRequest {
                 clear_queue: false,
                 turn_id,
+                ..Default::default()
             };
             let reply = client.cancel(request).await?.into_inner();
             tracing::info!(cancelled = reply.cancelled, "Stop button pressed");

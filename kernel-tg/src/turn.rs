@@ -238,6 +238,7 @@ fn chat_request(app: &App, ready: &Ready, late: bool) -> pb::ChatRequest {
                 .iter()
                 .flatten()
                 .any(|a| matches!(a.kind, Some(pb::attachment::Kind::Document(_)))),
+        session_id: None,
     }
 }
 

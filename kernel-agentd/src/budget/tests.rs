@@ -196,3 +196,24 @@ fn texts_in_both_languages() {
     assert!(texts::task_skipped(Locale::Zh, "日报", &l).contains("日报"));
     assert!(texts::refusal_message(&l).contains("$2.00 spent of $2.40"));
 }
+
+#[tokio::test]
+async fn two_parallel_turns_crossing_the_limit_at_once_warn_once_and_both_see_it() {
+    let f = Fixture::new(BUDGET).await;
+    let budget = f.budget();
+    f.spend_a_dollar().await;
+    // Two turns of different sessions each spend a dollar at the same moment: $3 > $2.40.
+    tokio::join!(f.spend_a_dollar(), f.spend_a_dollar());
+    let (one, two) = tokio::join!(budget.warnings_due(), budget.warnings_due());
+    let daily: usize = [&one, &two]
+        .iter()
+        .map(|due| due.iter().filter(|l| l.limit_usd == 2.4).count())
+        .sum();
+    assert_eq!(
+        daily, 1,
+        "exactly one warning for the daily limit: {one:?} {two:?}"
+    );
+    // Both turns' checks see the limit: no further turn starts.
+    let (a, b) = tokio::join!(budget.over(), budget.over());
+    assert!(a.is_some() && b.is_some());
+}

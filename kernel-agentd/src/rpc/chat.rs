@@ -9,7 +9,9 @@ use tonic::Status;
 use super::{AgentService, to_status};
 use crate::conversation::Usage;
 use crate::outbox::OwnerDelivery;
-use crate::turn::{Attachment, IntakeKeys, Rerun, SpeechStage, Steered, TurnEvent, UserInput};
+use crate::turn::{
+    Attachment, IntakeKeys, Rerun, Scope, SpeechStage, Steered, TurnEvent, UserInput,
+};
 
 /// The stream `Chat` returns.
 pub(super) type ChatStream =
@@ -24,10 +26,11 @@ impl AgentService {
             reply_to: d.reply_to_message_id,
             placeholder: d.placeholder_message_id,
         });
+        let session_id = req.session_id;
         let events = self
             .agent
             .turns()
-            .chat_for_owner(user_input(req), delivery, keys)
+            .chat_in(session_id, user_input(req), delivery, keys)
             .await
             .map_err(to_status)?;
         Ok(Box::pin(
@@ -50,9 +53,11 @@ impl AgentService {
         };
         // A background job's CLI is not the turn's: cancelling the turn leaves it running.
         let running_cli = self.agent.delegator().running().filter(|c| !c.background);
-        let cancelled = match &req.turn_id {
-            Some(turn_id) => turns.cancel_turn(turn_id),
-            None => turns.cancel(),
+        let cancelled = match (&req.turn_id, req.session_id, req.main_only) {
+            (Some(turn_id), _, _) => turns.cancel_turn(turn_id),
+            (None, Some(session_id), _) => turns.cancel_in(Scope::Session(session_id)) > 0,
+            (None, None, true) => turns.cancel_in(Scope::Main) > 0,
+            (None, None, false) => turns.cancel(),
         };
         let queued = turns.queued().await.map_err(to_status)?.len();
         Ok(pb::CancelResponse {
@@ -75,7 +80,7 @@ impl AgentService {
         let steered = self
             .agent
             .turns()
-            .steer(req.text, delivery)
+            .steer_in(req.session_id, req.text, delivery)
             .await
             .map_err(to_status)?;
         Ok(pb::SteerResponse {

@@ -50,6 +50,18 @@ pub(super) fn providers(
     }
 }
 
+/// A running turn as `GetStatus` shows it.
+fn running_turn(r: crate::turn::RunningTurn) -> pb::RunningTurn {
+    pb::RunningTurn {
+        started_at: r
+            .started_at
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        running_tool: r.running_tool,
+        session_id: r.session_id,
+        turn_id: r.turn_id.unwrap_or_default(),
+    }
+}
+
 /// `GetStatus`' reply.
 pub(super) fn status(s: agent::Status) -> pb::GetStatusResponse {
     pb::GetStatusResponse {
@@ -60,12 +72,8 @@ pub(super) fn status(s: agent::Status) -> pb::GetStatusResponse {
         current_session: s.current_session.map(session_info),
         provider: s.provider,
         model: s.model,
-        running_turn: s.turn.running_turn.map(|r| pb::RunningTurn {
-            started_at: r
-                .started_at
-                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-            running_tool: r.running_tool,
-        }),
+        running_turn: s.turn.running_turn.map(running_turn),
+        running_turns: s.turn.running_turns.into_iter().map(running_turn).collect(),
         running_cli: s.turn.running_cli.map(|c| c.to_string()),
         last_error: s.turn.last_error,
         mcp_servers: s

@@ -102,9 +102,13 @@ impl Turns {
             reply_to: claimed.to.reply_to,
             placeholder: None,
         };
-        let started = self
-            .try_start(accepted, Some(delivery), IntakeKeys::default())
-            .await;
+        let started = match self.lane(None).await {
+            Ok(lane) => {
+                self.try_start(lane, accepted, Some(delivery), IntakeKeys::default())
+                    .await
+            }
+            Err(e) => Err(e),
+        };
         let mut events = match started {
             Ok(Ok(events)) => events,
             Ok(Err(_busy)) => {

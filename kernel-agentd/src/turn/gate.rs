@@ -1,20 +1,33 @@
-//! The global turn gate: one turn at a time, busy windows, the running turn's cancel token,
-//! origin and status, and the last error — one std `Mutex`, held only for a few field updates.
-//! Owner turns are refused while another turn runs (`try_enter`); work Kernel starts on its own
-//! waits for the gate instead (`enter_when_free`), woken when a permit is dropped.
+//! The turn gate: one turn per session, at most `general.max_parallel_turns` at once; busy
+//! windows, each running turn's cancel token, origin, steers and status, and the last error —
+//! one std `Mutex`, held only for a few field updates. A turn runs in a [`Lane`]: the main lane
+//! (messages with no session of their own, Kernel's scheduled work: one turn at a time, as
+//! before topics) or a session's own lane (a Telegram topic, a `Chat` naming its session).
+//! Owner turns are refused while their lane runs a turn (`try_enter`); work Kernel starts on its
+//! own waits for the gate instead (`enter_when_free`), woken when a permit is dropped.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-/// Admits one turn at a time; cheap to clone (clones share the state).
-#[derive(Debug, Clone, Default)]
+/// How many turns run at once when nothing else is configured (`general.max_parallel_turns`).
+pub const DEFAULT_MAX_PARALLEL: usize = 3;
+
+/// Admits one turn per lane, a bounded number at once; cheap to clone (clones share the state).
+#[derive(Debug, Clone)]
 pub(super) struct Gate {
     state: Arc<Mutex<State>>,
-    /// Signalled whenever the running turn's permit is dropped.
+    /// Signalled whenever a running turn's permit is dropped.
     freed: Arc<Notify>,
+}
+
+impl Default for Gate {
+    fn default() -> Self {
+        Self::new(DEFAULT_MAX_PARALLEL)
+    }
 }
 
 /// Who started a turn.
@@ -27,11 +40,70 @@ pub enum Origin {
     Kernel,
 }
 
-#[derive(Debug, Default)]
+/// Where a turn runs: its session and whether it is the main lane's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lane {
+    pub session_id: i64,
+    /// The main lane: a message that named no session (it runs in the current one). One main
+    /// turn at a time, whichever session is current.
+    pub main: bool,
+}
+
+impl Lane {
+    /// The main lane, in the current session `session_id`.
+    pub fn main(session_id: i64) -> Self {
+        Self {
+            session_id,
+            main: true,
+        }
+    }
+
+    /// Session `session_id`'s own lane.
+    pub fn session(session_id: i64) -> Self {
+        Self {
+            session_id,
+            main: false,
+        }
+    }
+
+    /// Whether a turn in `self` and one in `other` cannot run at once: same session, or both
+    /// in the main lane.
+    fn conflicts(&self, other: &Lane) -> bool {
+        self.session_id == other.session_id || (self.main && other.main)
+    }
+}
+
+/// Which running turns a cancel or a steer reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Every running turn.
+    All,
+    /// The main lane's turn.
+    Main,
+    /// The turn of this session.
+    Session(i64),
+}
+
+impl Scope {
+    fn covers(&self, lane: &Lane) -> bool {
+        match self {
+            Scope::All => true,
+            Scope::Main => lane.main,
+            Scope::Session(id) => lane.session_id == *id,
+        }
+    }
+}
+
+/// The busy-window key of the main lane (session ids are positive).
+const MAIN_WINDOW: i64 = 0;
+
+#[derive(Debug)]
 struct State {
-    running: Option<Running>,
-    /// Refusals in the current busy window.
-    refusals: u64,
+    running: Vec<Running>,
+    /// How many turns may run at once.
+    max_parallel: usize,
+    /// Refusals in the current busy window, per lane (`MAIN_WINDOW` or a session id).
+    refusals: HashMap<i64, u64>,
     last_error: Option<String>,
     next_id: u64,
 }
@@ -39,6 +111,7 @@ struct State {
 #[derive(Debug)]
 struct Running {
     id: u64,
+    lane: Lane,
     origin: Origin,
     cancel: CancellationToken,
     started_at: DateTime<Utc>,
@@ -52,52 +125,108 @@ struct Running {
     concluding: bool,
 }
 
-/// A refused turn: another one is running.
+/// Why a turn was not admitted at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Refused {
+    /// Its lane runs a turn.
+    Busy(Busy),
+    /// `max_parallel_turns` turns run: it may wait for a free slot.
+    Full,
+}
+
+/// A refused turn: another one is running in its lane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Busy {
     /// True for the first refusal of this busy window.
     pub first_in_window: bool,
 }
 
-/// The running turn, as `GetStatus` shows it.
+/// A running turn, as `GetStatus` shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunningTurn {
     pub started_at: DateTime<Utc>,
     /// The tool(s) running right now, comma-separated.
     pub running_tool: Option<String>,
+    /// The session it runs in.
+    pub session_id: i64,
+    /// Its id, once it has one.
+    pub turn_id: Option<String>,
 }
 
 /// The turn-related part of `GetStatus`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TurnStatus {
+    /// The main lane's turn, or else the oldest running one.
     pub running_turn: Option<RunningTurn>,
+    /// Every running turn, oldest first.
+    pub running_turns: Vec<RunningTurn>,
     /// The last turn error (redacted).
     pub last_error: Option<String>,
     /// The CLI delegation running now, and since when.
     pub running_cli: Option<crate::delegate::RunningCli>,
 }
 
+impl Running {
+    fn shown(&self) -> RunningTurn {
+        RunningTurn {
+            started_at: self.started_at,
+            running_tool: (!self.tools.is_empty()).then(|| self.tools.join(", ")),
+            session_id: self.lane.session_id,
+            turn_id: self.turn_id.clone(),
+        }
+    }
+}
+
 impl Gate {
+    /// A gate letting `max_parallel` turns (at least one) run at once.
+    pub(super) fn new(max_parallel: usize) -> Self {
+        Self {
+            state: Arc::new(Mutex::new(State {
+                running: Vec::new(),
+                max_parallel: max_parallel.max(1),
+                refusals: HashMap::new(),
+                last_error: None,
+                next_id: 0,
+            })),
+            freed: Arc::new(Notify::new()),
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Admits an owner turn that `cancel` will stop, or refuses it at once.
-    pub(super) fn try_enter(&self, cancel: CancellationToken) -> Result<Permit, Busy> {
+    /// Admits an owner turn in `lane` that `cancel` will stop, or refuses it at once: busy
+    /// when its lane runs a turn, full when `max_parallel_turns` run.
+    pub(super) fn try_enter(
+        &self,
+        lane: Lane,
+        cancel: CancellationToken,
+    ) -> Result<Permit, Refused> {
         let mut s = self.lock();
-        if s.running.is_some() {
-            s.refusals += 1;
-            return Err(Busy {
-                first_in_window: s.refusals == 1,
-            });
+        if s.running.iter().any(|r| r.lane.conflicts(&lane)) {
+            let window = if lane.main {
+                MAIN_WINDOW
+            } else {
+                lane.session_id
+            };
+            let refusals = s.refusals.entry(window).or_default();
+            *refusals += 1;
+            return Err(Refused::Busy(Busy {
+                first_in_window: *refusals == 1,
+            }));
         }
-        Ok(self.admit(&mut s, cancel, Origin::Owner))
+        if s.running.len() >= s.max_parallel {
+            return Err(Refused::Full);
+        }
+        Ok(self.admit(&mut s, lane, cancel, Origin::Owner))
     }
 
-    /// Admits a turn of `origin` once no turn runs (waiting quietly: no busy refusal is
-    /// counted); `None` when `cancel` fires first.
+    /// Admits a turn of `origin` in `lane` once its lane is free and a slot is (waiting
+    /// quietly: no busy refusal is counted); `None` when `cancel` fires first.
     pub(super) async fn enter_when_free(
         &self,
+        lane: Lane,
         cancel: CancellationToken,
         origin: Origin,
     ) -> Option<Permit> {
@@ -107,8 +236,10 @@ impl Gate {
             freed.as_mut().enable();
             {
                 let mut s = self.lock();
-                if s.running.is_none() {
-                    return Some(self.admit(&mut s, cancel, origin));
+                if !s.running.iter().any(|r| r.lane.conflicts(&lane))
+                    && s.running.len() < s.max_parallel
+                {
+                    return Some(self.admit(&mut s, lane, cancel, origin));
                 }
             }
             tokio::select! {
@@ -118,11 +249,18 @@ impl Gate {
         }
     }
 
-    fn admit(&self, s: &mut State, cancel: CancellationToken, origin: Origin) -> Permit {
+    fn admit(
+        &self,
+        s: &mut State,
+        lane: Lane,
+        cancel: CancellationToken,
+        origin: Origin,
+    ) -> Permit {
         s.next_id += 1;
         let id = s.next_id;
-        s.running = Some(Running {
+        s.running.push(Running {
             id,
+            lane,
             origin,
             cancel,
             started_at: Utc::now(),
@@ -137,25 +275,48 @@ impl Gate {
         }
     }
 
-    /// Who started the running turn, if one runs.
-    pub(super) fn running_origin(&self) -> Option<Origin> {
-        self.lock().running.as_ref().map(|r| r.origin)
-    }
-
-    /// Whether an owner turn refused by [`Gate::try_enter`] should rather wait for the running
-    /// turn: Kernel started it (the owner's message runs right after it), or its outcome is
-    /// already on its way to the owner, who may answer it before the turn has quite ended.
-    pub(super) fn worth_waiting_for(&self) -> bool {
-        self.lock()
-            .running
-            .as_ref()
-            .is_some_and(|r| r.origin == Origin::Kernel || r.concluding)
-    }
-
-    /// Cancels the running turn; whether there was one.
-    pub(super) fn cancel(&self) -> bool {
+    /// Who started the running turn in `scope` (the oldest), if one runs.
+    pub(super) fn running_origin(&self, scope: Scope) -> Option<Origin> {
         let s = self.lock();
-        match &s.running {
+        s.running
+            .iter()
+            .find(|r| scope.covers(&r.lane))
+            .map(|r| r.origin)
+    }
+
+    /// Whether an owner turn in `lane` refused by [`Gate::try_enter`] should rather wait: the
+    /// gate is only full, or the turn in its lane was started by Kernel (the owner's message
+    /// runs right after it), or its outcome is already on its way to the owner, who may answer
+    /// it before the turn has quite ended.
+    pub(super) fn worth_waiting_for(&self, lane: Lane) -> bool {
+        let s = self.lock();
+        let mut blocking = s
+            .running
+            .iter()
+            .filter(|r| r.lane.conflicts(&lane))
+            .peekable();
+        blocking.peek().is_none() || blocking.all(|r| r.origin == Origin::Kernel || r.concluding)
+    }
+
+    /// Cancels the running turns in `scope`; how many there were.
+    pub(super) fn cancel(&self, scope: Scope) -> usize {
+        let s = self.lock();
+        let mut cancelled = 0;
+        for r in s.running.iter().filter(|r| scope.covers(&r.lane)) {
+            r.cancel.cancel();
+            cancelled += 1;
+        }
+        cancelled
+    }
+
+    /// Cancels the running turn `turn_id`; whether it was running.
+    pub(super) fn cancel_turn(&self, turn_id: &str) -> bool {
+        let s = self.lock();
+        match s
+            .running
+            .iter()
+            .find(|r| r.turn_id.as_deref() == Some(turn_id))
+        {
             Some(r) => {
                 r.cancel.cancel();
                 true
@@ -164,22 +325,11 @@ impl Gate {
         }
     }
 
-    /// Cancels the running turn if it is `turn_id`; whether it was.
-    pub(super) fn cancel_turn(&self, turn_id: &str) -> bool {
-        let s = self.lock();
-        match &s.running {
-            Some(r) if r.turn_id.as_deref() == Some(turn_id) => {
-                r.cancel.cancel();
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Hands `text` to the running turn for its next step boundary; gives it back when no turn
-    /// runs.
-    pub(super) fn steer(&self, text: String) -> Result<(), String> {
-        match self.lock().running.as_mut() {
+    /// Hands `text` to the running turn in `scope` (the oldest) for its next step boundary;
+    /// gives it back when none runs.
+    pub(super) fn steer(&self, scope: Scope, text: String) -> Result<(), String> {
+        let mut s = self.lock();
+        match s.running.iter_mut().find(|r| scope.covers(&r.lane)) {
             Some(r) => {
                 r.steers.push(text);
                 Ok(())
@@ -188,14 +338,37 @@ impl Gate {
         }
     }
 
-    /// The running turn and the last error.
+    /// The running turn of session `session_id`, if one runs.
+    pub(super) fn running(&self, session_id: i64) -> Option<RunningTurn> {
+        let s = self.lock();
+        s.running
+            .iter()
+            .find(|r| r.lane.session_id == session_id)
+            .map(Running::shown)
+    }
+
+    /// The session of running turn `turn_id`, if it runs.
+    pub(super) fn session_of(&self, turn_id: &str) -> Option<i64> {
+        let s = self.lock();
+        s.running
+            .iter()
+            .find(|r| r.turn_id.as_deref() == Some(turn_id))
+            .map(|r| r.lane.session_id)
+    }
+
+    /// The running turns and the last error.
     pub(super) fn status(&self) -> TurnStatus {
         let s = self.lock();
+        let running_turns: Vec<RunningTurn> = s.running.iter().map(Running::shown).collect();
+        let running_turn = s
+            .running
+            .iter()
+            .find(|r| r.lane.main)
+            .or(s.running.first())
+            .map(Running::shown);
         TurnStatus {
-            running_turn: s.running.as_ref().map(|r| RunningTurn {
-                started_at: r.started_at,
-                running_tool: (!r.tools.is_empty()).then(|| r.tools.join(", ")),
-            }),
+            running_turn,
+            running_turns,
             last_error: s.last_error.clone(),
             running_cli: None,
         }
@@ -207,7 +380,7 @@ impl Gate {
     }
 }
 
-/// The right to run the one turn; dropping it ends the busy window.
+/// The right to run one turn; dropping it ends its lane's busy window.
 #[derive(Debug)]
 pub(super) struct Permit {
     gate: Gate,
@@ -217,11 +390,10 @@ pub(super) struct Permit {
 impl Permit {
     fn with_running(&self, f: impl FnOnce(&mut Running)) {
         let mut s = self.gate.lock();
-        if let Some(r) = s.running.as_mut().filter(|r| r.id == self.id) {
+        if let Some(r) = s.running.iter_mut().find(|r| r.id == self.id) {
             f(r);
         }
     }
-
     /// Marks `name` as running.
     pub(super) fn tool_started(&self, name: &str) {
         self.with_running(|r| r.tools.push(name.to_owned()));
@@ -244,6 +416,13 @@ impl Permit {
     /// Names the running turn (for [`Gate::cancel_turn`]).
     pub(super) fn set_turn_id(&self, turn_id: &str) {
         self.with_running(|r| r.turn_id = Some(turn_id.to_owned()));
+    }
+
+    /// Where this turn runs (`None` once it no longer holds the gate).
+    pub(super) fn lane(&self) -> Option<Lane> {
+        let mut lane = None;
+        self.with_running(|r| lane = Some(r.lane));
+        lane
     }
 
     /// Whose turn this is (`None` once it no longer holds the gate).
@@ -277,9 +456,12 @@ impl Permit {
 impl Drop for Permit {
     fn drop(&mut self) {
         let mut s = self.gate.lock();
-        if s.running.as_ref().is_some_and(|r| r.id == self.id) {
-            s.running = None;
-            s.refusals = 0;
+        if let Some(at) = s.running.iter().position(|r| r.id == self.id) {
+            let ended = s.running.remove(at);
+            s.refusals.remove(&ended.lane.session_id);
+            if !s.running.iter().any(|r| r.lane.main) {
+                s.refusals.remove(&MAIN_WINDOW);
+            }
             drop(s);
             self.gate.freed.notify_waiters();
         }
@@ -287,144 +469,4 @@ impl Drop for Permit {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn one_turn_at_a_time_with_busy_windows() {
-        let gate = Gate::default();
-        let permit = gate.try_enter(CancellationToken::new()).unwrap();
-        assert_eq!(
-            gate.try_enter(CancellationToken::new()).unwrap_err(),
-            Busy {
-                first_in_window: true
-            }
-        );
-        assert_eq!(
-            gate.try_enter(CancellationToken::new()).unwrap_err(),
-            Busy {
-                first_in_window: false
-            }
-        );
-        drop(permit);
-        let permit = gate.try_enter(CancellationToken::new()).unwrap();
-        assert_eq!(
-            gate.try_enter(CancellationToken::new()).unwrap_err(),
-            Busy {
-                first_in_window: true
-            }
-        );
-        drop(permit);
-        assert!(gate.status().running_turn.is_none());
-    }
-
-    #[tokio::test]
-    async fn kernel_work_waits_for_the_gate_without_counting_as_busy() {
-        let gate = Gate::default();
-        let owner = gate.try_enter(CancellationToken::new()).unwrap();
-        let waiter = tokio::spawn({
-            let gate = gate.clone();
-            async move {
-                gate.enter_when_free(CancellationToken::new(), Origin::Kernel)
-                    .await
-                    .map(|permit| (permit.gate.running_origin(), permit))
-            }
-        });
-        tokio::task::yield_now().await;
-        assert_eq!(gate.running_origin(), Some(Origin::Owner));
-        drop(owner);
-        let (origin, permit) = waiter.await.unwrap().unwrap();
-        assert_eq!(origin, Some(Origin::Kernel));
-        // The owner's first refusal while Kernel's turn runs still opens a busy window.
-        assert_eq!(
-            gate.try_enter(CancellationToken::new()).unwrap_err(),
-            Busy {
-                first_in_window: true
-            }
-        );
-        drop(permit);
-        let cancel = CancellationToken::new();
-        let _owner = gate.try_enter(CancellationToken::new()).unwrap();
-        cancel.cancel();
-        assert!(gate.enter_when_free(cancel, Origin::Kernel).await.is_none());
-    }
-
-    #[tokio::test]
-    async fn an_owner_turn_waits_for_one_whose_answer_is_on_its_way() {
-        let gate = Gate::default();
-        assert!(!gate.worth_waiting_for());
-        let running = gate.try_enter(CancellationToken::new()).unwrap();
-        assert!(!gate.worth_waiting_for());
-        running.concluding();
-        assert!(gate.worth_waiting_for());
-        let waiter = tokio::spawn({
-            let gate = gate.clone();
-            async move {
-                gate.enter_when_free(CancellationToken::new(), Origin::Owner)
-                    .await
-                    .map(|permit| (permit.gate.worth_waiting_for(), permit))
-            }
-        });
-        tokio::task::yield_now().await;
-        assert!(!waiter.is_finished());
-        drop(running);
-        let (next_concluding, _next) = waiter.await.unwrap().unwrap();
-        assert!(!next_concluding, "the next turn starts fresh");
-    }
-
-    #[test]
-    fn steers_reach_the_running_turn_in_order_and_come_back_when_none_runs() {
-        let gate = Gate::default();
-        assert_eq!(gate.steer("early".into()), Err("early".to_owned()));
-        let permit = gate.try_enter(CancellationToken::new()).unwrap();
-        assert!(!permit.steered());
-        gate.steer("one".into()).unwrap();
-        gate.steer("two".into()).unwrap();
-        assert!(permit.steered());
-        assert_eq!(permit.take_steers(), ["one", "two"]);
-        assert!(!permit.steered() && permit.take_steers().is_empty());
-        drop(permit);
-        assert_eq!(gate.steer("late".into()), Err("late".to_owned()));
-    }
-
-    #[test]
-    fn cancel_reaches_the_running_turn_only() {
-        let gate = Gate::default();
-        assert!(!gate.cancel());
-        let token = CancellationToken::new();
-        let permit = gate.try_enter(token.clone()).unwrap();
-        permit.set_turn_id("t1");
-        assert!(!gate.cancel_turn("t0") && !token.is_cancelled());
-        assert!(gate.cancel_turn("t1"));
-        assert!(gate.cancel());
-        assert!(token.is_cancelled());
-        drop(permit);
-        assert!(!gate.cancel());
-    }
-
-    #[test]
-    fn status_shows_running_tools_and_last_error() {
-        let gate = Gate::default();
-        let permit = gate.try_enter(CancellationToken::new()).unwrap();
-        permit.tool_started("search");
-        permit.tool_started("echo");
-        assert_eq!(
-            gate.status().running_turn.unwrap().running_tool.as_deref(),
-            Some("search, echo")
-        );
-        permit.tool_finished("search");
-        assert_eq!(
-            gate.status().running_turn.unwrap().running_tool.as_deref(),
-            Some("echo")
-        );
-        permit.tools_finished();
-        assert_eq!(gate.status().running_turn.unwrap().running_tool, None);
-        gate.record_error("rate limited");
-        drop(permit);
-        let status = gate.status();
-        assert_eq!(
-            (status.running_turn, status.last_error.as_deref()),
-            (None, Some("rate limited"))
-        );
-    }
-}
+mod tests;

@@ -2,19 +2,21 @@
 //! the text, or a voice note's transcript (transcribed here, under the root token). Anything
 //! else (a photo, a document) follows the busy rule like any message while a turn runs.
 
-use super::{Turns, UserInput};
+use super::{Lane, Turns, UserInput};
 use crate::media::SttFailure;
 use crate::turn::input::Part;
 
 impl Turns {
-    /// Replies to the pending question with `input` when it is one; the question's id.
-    pub(super) async fn reply_to_question(&self, input: &UserInput) -> Option<String> {
+    /// Replies to the pending question of `lane`'s session with `input` when it is one; the
+    /// question's id.
+    pub(super) async fn reply_to_question(&self, lane: Lane, input: &UserInput) -> Option<String> {
         let inner = &self.inner;
-        if !inner.asks.is_pending() {
+        let session_id = lane.session_id;
+        if !inner.asks.is_pending_in(session_id) {
             return None;
         }
         if input.attachments.is_empty() {
-            return inner.asks.answer_pending(&input.text);
+            return inner.asks.answer_pending_in(session_id, &input.text);
         }
         let media = &inner.media;
         let accepted = input
@@ -39,6 +41,6 @@ impl Turns {
                 _ => return None,
             }
         }
-        inner.asks.answer_pending(&words.join("\n"))
+        inner.asks.answer_pending_in(session_id, &words.join("\n"))
     }
 }

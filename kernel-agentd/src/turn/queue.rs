@@ -99,10 +99,17 @@ impl Turns {
                 continue;
             }
             let cancel = root.child_token();
+            let lane = match self.lane(None).await {
+                Ok(lane) => lane,
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot find the current session; the queue stops");
+                    return;
+                }
+            };
             let Some(permit) = self
                 .inner
                 .gate
-                .enter_when_free(cancel.clone(), Origin::Owner)
+                .enter_when_free(lane, cancel.clone(), Origin::Owner)
                 .await
             else {
                 return;

@@ -1,5 +1,6 @@
-//! Entering a turn: `chat` / `chat_for_owner` check the input and take the gate (a busy refusal,
-//! or waiting behind a Kernel turn or a concluding one), `run_for_kernel*` start Kernel's own
+//! Entering a turn: `chat` / `chat_for_owner` check the input and take the gate in the turn's
+//! lane (a busy refusal, or waiting behind a Kernel turn, a concluding one, or for a free slot
+//! when `max_parallel_turns` run), `run_for_kernel*` start Kernel's own
 //! turns once the gate is free, `record_for_kernel` stores a round Kernel told the owner outside
 //! a turn, and `start` spawns the `run::Turn`.
 
@@ -25,8 +26,22 @@ impl Turns {
         delivery: Option<OwnerDelivery>,
         keys: IntakeKeys,
     ) -> Result<TurnEvents, ApiError> {
+        self.chat_in(None, input, delivery, keys).await
+    }
+
+    /// [`Turns::chat_for_owner`] in session `session_id`'s own lane (a Telegram topic, a `Chat`
+    /// naming its session: it runs beside the turns of other sessions); `None`: the main lane,
+    /// in the current session. An unknown session is `NOT_FOUND`.
+    pub async fn chat_in(
+        &self,
+        session_id: Option<i64>,
+        input: UserInput,
+        delivery: Option<OwnerDelivery>,
+        keys: IntakeKeys,
+    ) -> Result<TurnEvents, ApiError> {
         let inner = &self.inner;
-        if let Some(id) = self.reply_to_question(&input).await {
+        let lane = self.lane(session_id).await?;
+        if let Some(id) = self.reply_to_question(lane, &input).await {
             // A message while the model waits for the owner's reply is that reply.
             let (tx, rx) = mpsc::unbounded_channel();
             let _ = tx.send(TurnEvent::Answered { id });
@@ -38,7 +53,7 @@ impl Turns {
         if let Some(refused) = self.refuse_over_budget(delivery, Some(&input)).await? {
             return Ok(refused);
         }
-        match self.try_start(input, delivery, keys).await? {
+        match self.try_start(lane, input, delivery, keys).await? {
             Ok(events) => Ok(events),
             Err(Busy { first_in_window }) => {
                 tracing::info!(first_in_window, "chat refused: a turn is running");
@@ -60,34 +75,52 @@ impl Turns {
         }
     }
 
-    /// Starts an accepted owner turn unless another owner turn runs. A turn Kernel started (a
-    /// scheduled task) does not make the owner wait for a refusal: the owner's message runs
-    /// right after it; nor does a turn whose answer is already on its way to the owner (a quick
-    /// reply to it must not be refused as busy).
+    /// The lane of a turn in `session_id` (checked to exist), or the main lane in the current
+    /// session.
+    pub(super) async fn lane(&self, session_id: Option<i64>) -> Result<gate::Lane, ApiError> {
+        let sessions = &self.inner.sessions;
+        match session_id {
+            Some(id) => match sessions.by_id(id).await? {
+                Some(row) => Ok(gate::Lane::session(row.id)),
+                None => Err(ApiError::NotFound(format!("no session with id {id}"))),
+            },
+            None => Ok(gate::Lane::main(sessions.current().await?.id)),
+        }
+    }
+
+    /// Starts an accepted owner turn in `lane` unless another turn runs there. A turn Kernel
+    /// started (a scheduled task) does not make the owner wait for a refusal: the owner's
+    /// message runs right after it; nor does a turn whose answer is already on its way to the
+    /// owner (a quick reply to it must not be refused as busy), nor a full gate
+    /// (`max_parallel_turns` running in other lanes): the message waits for a free slot.
     pub(super) async fn try_start(
         &self,
+        lane: gate::Lane,
         input: input::Accepted,
         delivery: Option<OwnerDelivery>,
         keys: IntakeKeys,
     ) -> Result<Result<TurnEvents, Busy>, ApiError> {
         let inner = &self.inner;
         let cancel = inner.root.child_token();
-        let permit = match inner.gate.try_enter(cancel.clone()) {
+        let permit = match inner.gate.try_enter(lane, cancel.clone()) {
             Ok(permit) => permit,
-            Err(_) if inner.gate.worth_waiting_for() => {
+            Err(refused) if refused == Refused::Full || inner.gate.worth_waiting_for(lane) => {
                 tracing::info!(
-                    "the running turn is Kernel's or concluding; the owner's message waits for it"
+                    session = lane.session_id,
+                    full = refused == Refused::Full,
+                    "the owner's message waits (for a free slot, or a Kernel or concluding turn)"
                 );
                 match inner
                     .gate
-                    .enter_when_free(cancel.clone(), Origin::Owner)
+                    .enter_when_free(lane, cancel.clone(), Origin::Owner)
                     .await
                 {
                     Some(permit) => permit,
                     None => return Ok(Ok(single(TurnEvent::Cancelled))),
                 }
             }
-            Err(busy) => return Ok(Err(busy)),
+            Err(Refused::Busy(busy)) => return Ok(Err(busy)),
+            Err(Refused::Full) => unreachable!("a full gate is waited for"),
         };
         // Under the gate, an earlier turn with these keys has stored them (or never will).
         if !keys.is_empty()
@@ -163,9 +196,10 @@ impl Turns {
         }
         .accept(inner.media.locale(), false)?;
         let cancel = inner.root.child_token();
+        let lane = self.lane(None).await?;
         let Some(permit) = inner
             .gate
-            .enter_when_free(cancel.clone(), Origin::Kernel)
+            .enter_when_free(lane, cancel.clone(), Origin::Kernel)
             .await
         else {
             return Ok(None);
@@ -199,9 +233,10 @@ impl Turns {
         let inner = &self.inner;
         self.pending_rounds()
             .extend([Message::user_text(user), Message::assistant_text(assistant)]);
+        let lane = self.lane(None).await?;
         let Some(_permit) = inner
             .gate
-            .enter_when_free(inner.root.child_token(), Origin::Kernel)
+            .enter_when_free(lane, inner.root.child_token(), Origin::Kernel)
             .await
         else {
             return Ok(false);
@@ -237,9 +272,9 @@ impl Turns {
         Ok(())
     }
 
-    /// Whether a turn runs now.
+    /// Whether a turn runs now (in any lane).
     pub fn is_running(&self) -> bool {
-        self.inner.gate.running_origin().is_some()
+        self.inner.gate.running_origin(Scope::All).is_some()
     }
 
     /// Runs an accepted `input` as the turn `permit` admitted (stopped by `cancel`), on `model`
@@ -257,7 +292,11 @@ impl Turns {
         if let Err(e) = self.store_pending_rounds().await {
             tracing::error!(error = %e, "cannot store the rounds Kernel recorded outside a turn");
         }
-        let session = inner.sessions.current().await?;
+        // The main lane's turn runs in the session current when it was admitted.
+        let session_id = match permit.lane() {
+            Some(lane) => lane.session_id,
+            None => inner.sessions.current().await?.id,
+        };
         let model = match model {
             Some(model) => model,
             None => inner.models.current()?,
@@ -268,13 +307,13 @@ impl Turns {
             permit,
             events: tx,
             cancel,
-            session_id: session.id,
+            session_id,
             model,
             input,
             delivery,
             keys,
         });
-        let span = tracing::info_span!("turn", session = session.id, turn = %turn.id());
+        let span = tracing::info_span!("turn", session = session_id, turn = %turn.id());
         inner.tasks.spawn(turn.run().instrument(span));
         Ok(rx)
     }

@@ -1,7 +1,7 @@
 //! `/steer`: the owner's text for the running turn, taken at its next step boundary (see
 //! `run::Turn::run_tools`); with no turn running it starts one of its own.
 
-use super::{IntakeKeys, OwnerDelivery, TurnEvents, Turns, UserInput};
+use super::{IntakeKeys, OwnerDelivery, Scope, TurnEvents, Turns, UserInput};
 use crate::error::ApiError;
 
 /// What became of a steer.
@@ -21,12 +21,27 @@ impl Turns {
         text: String,
         delivery: Option<OwnerDelivery>,
     ) -> Result<Steered, ApiError> {
+        self.steer_in(None, text, delivery).await
+    }
+
+    /// [`Turns::steer`] for the turn of session `session_id` (`None`: the main lane's).
+    pub async fn steer_in(
+        &self,
+        session_id: Option<i64>,
+        text: String,
+        delivery: Option<OwnerDelivery>,
+    ) -> Result<Steered, ApiError> {
+        let lane = self.lane(session_id).await?;
+        let scope = match session_id {
+            Some(id) => Scope::Session(id),
+            None => Scope::Main,
+        };
         let media = &self.inner.media;
         let accepted = UserInput::text(text.clone()).accept(media.locale(), false)?;
         let mut text = text;
         // A turn may end or start between the two steps; retried until one of them holds.
         loop {
-            text = match self.inner.gate.steer(text) {
+            text = match self.inner.gate.steer(scope, text) {
                 Ok(()) => {
                     tracing::info!("steer handed to the running turn");
                     return Ok(Steered::Running);
@@ -34,7 +49,7 @@ impl Turns {
                 Err(text) => text,
             };
             if let Ok(events) = self
-                .try_start(accepted.clone(), delivery, IntakeKeys::default())
+                .try_start(lane, accepted.clone(), delivery, IntakeKeys::default())
                 .await?
             {
                 tracing::info!("no turn was running: the steer starts one");

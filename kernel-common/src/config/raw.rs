@@ -138,6 +138,8 @@ pub struct RawGeneral {
     pub skills_dir: Option<String>,
     /// Seconds `ask_user` waits for an answer.
     pub ask_timeout_secs: Option<u64>,
+    /// Turns (of different sessions) running at once.
+    pub max_parallel_turns: Option<u32>,
 }
 
 /// `[providers.<name>]`.

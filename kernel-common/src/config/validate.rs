@@ -435,8 +435,16 @@ fn general(ctx: &mut Ctx<'_>, raw: &RawGeneral) -> GeneralConfig {
     if ask_timeout_secs == 0 || ask_timeout_secs > 86_400 {
         ctx.refuse("general.ask_timeout_secs must be between 1 and 86400 seconds (default 600)");
     }
+    let max_parallel_turns = raw.max_parallel_turns.unwrap_or(3);
+    if max_parallel_turns == 0 || max_parallel_turns > 32 {
+        ctx.refuse(format!(
+            "general.max_parallel_turns = {max_parallel_turns} is out of range: use 1 to 32 \
+             (default 3)"
+        ));
+    }
     GeneralConfig {
         timezone,
+        max_parallel_turns: max_parallel_turns.clamp(1, 32) as usize,
         default_provider: String::new(),
         fallback_providers: Vec::new(),
         default_workspace: ctx.path(raw.default_workspace.as_deref(), "."),
@@ -488,6 +496,47 @@ fn cli(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn max_parallel_turns_defaults_to_three_and_bad_values_name_the_key() {
+        let load = |general: &str| {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("config.toml");
+            std::fs::write(
+                &path,
+                format!(
+                    "[general]\ndefault_provider = \"main\"\n{general}\n[providers.main]\n\
+                     type = \"claude\"\napi_key = \"k\"\nmax_tokens = 1024\ndefault_model = \"m\"\n"
+                ),
+            )
+            .unwrap();
+            Config::load(&path, Component::Agentd, &|_| None)
+        };
+        assert_eq!(load("").unwrap().general.max_parallel_turns, 3);
+        assert_eq!(
+            load("max_parallel_turns = 8")
+                .unwrap()
+                .general
+                .max_parallel_turns,
+            8
+        );
+        for bad in ["0", "33", "100000"] {
+            match load(&format!("max_parallel_turns = {bad}")) {
+                Err(ConfigError::Invalid { problems }) => {
+                    let p = problems.join("\n");
+                    assert!(
+                        p.contains(&format!("general.max_parallel_turns = {bad}")),
+                        "{p}"
+                    );
+                }
+                other => panic!("{bad}: expected a refusal, got {other:?}"),
+            }
+        }
+        assert!(matches!(
+            load("max_parallel_turns = -1"),
+            Err(ConfigError::Parse { .. })
+        ));
+    }
 
     #[test]
     fn line_and_column_are_one_based() {

@@ -16,6 +16,7 @@ pub(super) async fn cancel(
     let request = pb::CancelRequest {
         clear_queue,
         turn_id: None,
+        ..Default::default()
     };
     let reply = client.cancel(request).await?.into_inner();
     let said = if reply.cancelled {
@@ -43,6 +44,7 @@ pub(super) async fn steer(
             reply_to_message_id: Some(message_id),
             placeholder_message_id: None,
         }),
+        ..Default::default()
     };
     let reply = client.steer(request).await?.into_inner();
     Ok(if reply.steered {

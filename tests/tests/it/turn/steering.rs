@@ -114,6 +114,7 @@ async fn steer_without_a_turn_starts_one_and_the_queue_shows_in_status() {
     let steer = pb::SteerRequest {
         text: "hello".into(),
         deliver_to_owner: None,
+        ..Default::default()
     };
     assert!(!h.client.steer(steer).await.unwrap().into_inner().steered);
     fake.wait_requests(1, tests::stack::PROMPT).await;
@@ -131,6 +132,7 @@ async fn steer_without_a_turn_starts_one_and_the_queue_shows_in_status() {
     let cancel = pb::CancelRequest {
         clear_queue: true,
         turn_id: None,
+        ..Default::default()
     };
     let reply = h.client.cancel(cancel).await.unwrap().into_inner();
     assert!(reply.cancelled);

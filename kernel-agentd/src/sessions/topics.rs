@@ -1,0 +1,46 @@
+//! Telegram topics as sessions: the session a topic (`message_thread_id`) belongs to, created
+//! (with the current provider/model, without becoming the current session) and bound the first
+//! time the topic is seen; the binding is stored (`store::topics`).
+
+use super::{SessionInfo, Sessions};
+use crate::error::ApiError;
+
+impl Sessions {
+    /// The session of topic `thread_id` and whether it was created just now.
+    pub async fn for_topic(&self, thread_id: i64) -> Result<(SessionInfo, bool), ApiError> {
+        if thread_id <= 0 {
+            return Err(ApiError::InvalidArgument(format!(
+                "thread_id {thread_id} is not a Telegram topic"
+            )));
+        }
+        let store = &self.inner.store;
+        if let Some(id) = store
+            .topic_session(thread_id)
+            .await
+            .map_err(ApiError::internal)?
+            && let Some(row) = self.get(id).await?
+        {
+            return Ok((self.info_for(&row), false));
+        }
+        let sel = self.inner.models.selection();
+        let row = store
+            .create_session(&sel.provider, &sel.model)
+            .await
+            .map_err(ApiError::internal)?;
+        store
+            .bind_topic(thread_id, row.id)
+            .await
+            .map_err(ApiError::internal)?;
+        tracing::info!(session = row.id, thread_id, "a new topic got its session");
+        Ok((self.info_for(&row), true))
+    }
+
+    /// The topic session `session_id` lives in, if any.
+    pub async fn topic_of(&self, session_id: i64) -> Result<Option<i64>, ApiError> {
+        self.inner
+            .store
+            .session_topic(session_id)
+            .await
+            .map_err(ApiError::internal)
+    }
+}
