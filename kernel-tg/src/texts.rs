@@ -16,6 +16,7 @@ mod failures;
 mod help;
 mod intake;
 mod jobs;
+mod living;
 pub mod listing;
 mod memory_pages;
 mod notes;

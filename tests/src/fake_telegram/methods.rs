@@ -93,6 +93,7 @@ pub(crate) fn perform(
         "sendphoto" => send_upload(st, p, files, "photo"),
         "editmessagereplymarkup" => buttons::edit_reply_markup(st, p),
         "answercallbackquery" => buttons::answer_callback_query(st, p),
+        "setmessagereaction" => super::reactions::set_message_reaction(st, p),
         _ => Err(ApiError::not_found()),
     }
 }
