@@ -31,6 +31,7 @@ const KNOWN: &[&str] = &[
     "sendphoto",
     "editmessagereplymarkup",
     "answercallbackquery",
+    "setmessagereaction",
 ];
 
 /// Whether `method` (lower case) is a method the fake serves.

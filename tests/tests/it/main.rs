@@ -117,6 +117,7 @@ mod tg {
     mod failures;
     mod faults;
     mod intake;
+    mod living;
     mod media;
     mod notes;
     mod outage;
