@@ -54,7 +54,10 @@ pub(crate) async fn handle(app: App, message: Message, checked: Checked) {
     let text = match checked {
         Checked::Text(text) => text,
         Checked::TooOld => {
-            tracing::info!(message = message.id.0, "an edit of an old message is ignored");
+            tracing::info!(
+                message = message.id.0,
+                "an edit of an old message is ignored"
+            );
             return;
         }
         Checked::Emptied => {
@@ -84,11 +87,18 @@ pub(crate) async fn handle(app: App, message: Message, checked: Checked) {
         Ok(reply) => match reply.get_ref().outcome() {
             Outcome::Answered => offer(&app, message.id, text).await,
             outcome => {
-                tracing::info!(?outcome, message = message.id.0, "the owner's edit reached the turn")
+                tracing::info!(
+                    ?outcome,
+                    message = message.id.0,
+                    "the owner's edit reached the turn"
+                )
             }
         },
         Err(status) if status.code() == tonic::Code::NotFound => {
-            tracing::info!(message = message.id.0, "an edit of a message Kernel never took is ignored");
+            tracing::info!(
+                message = message.id.0,
+                "an edit of a message Kernel never took is ignored"
+            );
         }
         Err(status) => {
             tracing::warn!(code = ?status.code(), "an edit could not reach kernel-agentd");
@@ -113,7 +123,10 @@ async fn offer(app: &App, message: MessageId, text: String) {
     };
     let telegram = app.telegram();
     if let Some(old) = app.living().offer(message) {
-        match telegram.edit_html_with_buttons(old.offer, &html, &buttons).await {
+        match telegram
+            .edit_html_with_buttons(old.offer, &html, &buttons)
+            .await
+        {
             Ok(()) => {
                 app.living().set_offer(
                     message,
@@ -124,23 +137,25 @@ async fn offer(app: &App, message: MessageId, text: String) {
                 );
                 return;
             }
-            Err(e) => tracing::warn!(error = %e, "the edit offer could not be updated; sending anew"),
+            Err(e) => {
+                tracing::warn!(error = %e, "the edit offer could not be updated; sending anew")
+            }
         }
     }
-    match telegram.send_with_buttons(&html, Some(message), buttons).await {
+    match telegram
+        .send_with_buttons(&html, Some(message), buttons)
+        .await
+    {
         Ok(offer) => app.living().set_offer(message, EditOffer { offer, text }),
         Err(e) => tracing::warn!(error = %e, "the edit offer could not be sent"),
     }
 }
 
 fn answer_button(message: MessageId, app: &App) -> Option<InlineKeyboardMarkup> {
-    let data = buttons::data(&Press::AnswerEdit {
-        message: message.0,
-    })?;
-    Some(InlineKeyboardMarkup::new([[InlineKeyboardButton::callback(
-        app.texts().edit_offer_button(),
-        data,
-    )]]))
+    let data = buttons::data(&Press::AnswerEdit { message: message.0 })?;
+    Some(InlineKeyboardMarkup::new([[
+        InlineKeyboardButton::callback(app.texts().edit_offer_button(), data),
+    ]]))
 }
 
 /// The owner pressed "Answer the edited message" for edited message `message` on the offer

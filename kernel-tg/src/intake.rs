@@ -426,7 +426,10 @@ impl Loop {
                     self.tasks
                         .spawn(crate::reactions::handle(app, reaction.clone()));
                 } else {
-                    tracing::debug!(update_id = update.id.0, "dropped: a reaction not by the owner in the owner's chat");
+                    tracing::debug!(
+                        update_id = update.id.0,
+                        "dropped: a reaction not by the owner in the owner's chat"
+                    );
                 }
                 true
             }

@@ -4,7 +4,6 @@
 //! Kernel's last answer (a 👎 there offers to try again), and a small budget against a flood of
 //! reactions. A restart forgets it: a stale offer's press then says so.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -38,8 +37,8 @@ pub(crate) struct Living {
 struct State {
     offers: Vec<(MessageId, EditOffer)>,
     last_answer: Vec<MessageId>,
-    /// Chat message ids sent per outbox item being delivered.
-    sending: HashMap<u64, Vec<MessageId>>,
+    /// The outbox item of the answer being delivered (its parts join `last_answer`).
+    answer_seq: Option<u64>,
     reactions: Vec<Instant>,
 }
 
@@ -98,20 +97,25 @@ impl Living {
         Some(s.offers.remove(at).1)
     }
 
-    /// Outbox item `seq` sent chat message `id`.
-    pub(crate) fn sent(&self, seq: u64, ids: &[i64]) {
+    /// Outbox item `seq`, an answer, is being delivered: its messages become Kernel's last
+    /// answer as they are sent.
+    pub(crate) fn answering(&self, seq: u64) {
         let mut s = self.lock();
-        let sent = s.sending.entry(seq).or_default();
-        sent.extend(ids.iter().filter_map(|id| i32::try_from(*id).ok()).map(MessageId));
+        if s.answer_seq != Some(seq) {
+            s.answer_seq = Some(seq);
+            s.last_answer.clear();
+        }
     }
 
-    /// Outbox item `seq` is delivered; when it was an answer, its messages are now Kernel's
-    /// last answer.
-    pub(crate) fn delivered(&self, seq: u64, answer: bool) {
+    /// Outbox item `seq` sent chat messages `ids`.
+    pub(crate) fn sent(&self, seq: u64, ids: &[i64]) {
         let mut s = self.lock();
-        let sent = s.sending.remove(&seq).unwrap_or_default();
-        if answer && !sent.is_empty() {
-            s.last_answer = sent;
+        if s.answer_seq == Some(seq) {
+            let ids = ids
+                .iter()
+                .filter_map(|id| i32::try_from(*id).ok())
+                .map(MessageId);
+            s.last_answer.extend(ids);
         }
     }
 
@@ -124,7 +128,8 @@ impl Living {
     pub(crate) fn reaction_allowed(&self) -> bool {
         let now = Instant::now();
         let mut s = self.lock();
-        s.reactions.retain(|t| now.duration_since(*t) < REACTION_WINDOW);
+        s.reactions
+            .retain(|t| now.duration_since(*t) < REACTION_WINDOW);
         if s.reactions.len() >= MAX_REACTIONS {
             return false;
         }
@@ -154,10 +159,9 @@ mod tests {
     #[test]
     fn the_last_answer_is_the_last_delivered_answer_item() {
         let living = Living::default();
+        living.answering(1);
         living.sent(1, &[20, 21]);
-        living.delivered(1, true);
         living.sent(2, &[22]);
-        living.delivered(2, false);
         assert!(living.is_last_answer(MessageId(21)));
         assert!(!living.is_last_answer(MessageId(22)));
     }

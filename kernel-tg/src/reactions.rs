@@ -93,7 +93,10 @@ pub(crate) async fn handle(app: App, update: MessageReactionUpdated) {
         Err(e) => Err(tonic::Status::unavailable(e.to_string())),
     };
     match reply {
-        Ok(()) => tracing::info!(message = message.0, "the owner's reaction is stored as feedback"),
+        Ok(()) => tracing::info!(
+            message = message.0,
+            "the owner's reaction is stored as feedback"
+        ),
         Err(status) => {
             tracing::debug!(code = ?status.code(), message = message.0, "a reaction on no answer of Kernel's changes nothing")
         }
@@ -106,7 +109,10 @@ async fn offer_try_again(app: &App, message: MessageId) {
     let other = other_model(app).await;
     let mut row = Vec::new();
     if let Some(data) = buttons::data(&Press::TryAgain { model: None }) {
-        row.push(InlineKeyboardButton::callback(texts.try_again_button(), data));
+        row.push(InlineKeyboardButton::callback(
+            texts.try_again_button(),
+            data,
+        ));
     }
     if let Some(model) = other
         && let Some(data) = buttons::data(&Press::TryAgain {

@@ -268,7 +268,14 @@ impl FakeTelegram {
     /// A `message_reaction` update: `from` changed their reaction on message `message_id` of
     /// chat `chat_id` from `old` to `new` (emojis), as Telegram sends it (only to a bot that
     /// asked for `message_reaction` in `allowed_updates`).
-    pub fn user_reaction(&self, from: i64, chat_id: i64, message_id: i64, old: &[&str], new: &[&str]) {
+    pub fn user_reaction(
+        &self,
+        from: i64,
+        chat_id: i64,
+        message_id: i64,
+        old: &[&str],
+        new: &[&str],
+    ) {
         self.queue(|st| reactions::user_reaction(st, from, chat_id, message_id, old, new));
     }
 

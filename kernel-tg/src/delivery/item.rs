@@ -106,13 +106,14 @@ pub(super) async fn deliver(
     else {
         return Ok(());
     };
-    let answer = matches!(item.body, Some(Body::Completed(_)));
+    if matches!(item.body, Some(Body::Completed(_))) {
+        app.living().answering(item.seq);
+    }
     delivery
         .body(item.body, &item.turn_id, parts_done, parts_failed)
         .await?;
     delivery.ack(parts_done, Vec::new(), false, true).await?;
     // Off the critical path: the acknowledgement reaction goes once the outcome is delivered.
-    app.living().delivered(item.seq, answer);
     if let Some(message) = delivery.reply_to {
         crate::reactions::clear(app, message);
     }

@@ -48,7 +48,9 @@ impl Texts {
         match self.locale() {
             Locale::Zh => format!("你修改了已回答的消息：\n<blockquote>{quoted}</blockquote>"),
             Locale::En => {
-                format!("You edited a message that was already answered:\n<blockquote>{quoted}</blockquote>")
+                format!(
+                    "You edited a message that was already answered:\n<blockquote>{quoted}</blockquote>"
+                )
             }
         }
     }

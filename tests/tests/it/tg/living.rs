@@ -25,17 +25,12 @@ fn sent_id(call: &tests::fake_telegram::Call) -> i64 {
 }
 
 async fn reaction_is(stack: &Stack, message: i64, want: &[&str]) {
-    let deadline = std::time::Instant::now() + PROMPT;
-    while stack.telegram.bot_reactions(OWNER_ID, message) != want {
-        if std::time::Instant::now() > deadline {
-            panic!(
-                "the bot's reaction on {message} is not {want:?}: {:#?}\n{}",
-                stack.telegram.calls_of("setMessageReaction"),
-                stack.logs()
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually(
+        &format!("the bot's reaction on {message} to be {want:?}"),
+        PROMPT,
+        async || stack.telegram.bot_reactions(OWNER_ID, message) == want,
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -55,9 +50,18 @@ async fn an_edit_while_a_3s_turn_streams_restarts_it_and_only_the_edited_answer_
     let requests = stack.llm.requests();
     assert_eq!(requests.len(), 2, "the edited text once more, nothing else");
     assert!(requests[1].raw_body.contains("what is 2+2"));
-    assert!(!requests[1].raw_body.contains("what is 2+3"), "the old text is gone");
-    assert!(!requests[1].raw_body.contains("OLD-ANSWER"), "the partial answer is gone");
-    assert!(stack.llm.served()[0].finished.is_none(), "the first stream was closed");
+    assert!(
+        !requests[1].raw_body.contains("what is 2+3"),
+        "the old text is gone"
+    );
+    assert!(
+        !requests[1].raw_body.contains("OLD-ANSWER"),
+        "the partial answer is gone"
+    );
+    assert!(
+        stack.llm.served()[0].finished.is_none(),
+        "the first stream was closed"
+    );
     reaction_is(&stack, asked, &[]).await;
     let visible = stack.visible();
     assert!(
@@ -73,7 +77,9 @@ async fn an_edit_after_the_answer_offers_one_button_and_only_the_press_runs_it()
     let asked = stack.owner_says("book a table for 2");
     stack.answer_sent("TABLE-FOR-TWO").await;
 
-    stack.telegram.edited_text(OWNER_ID, asked, "book a table for 4");
+    stack
+        .telegram
+        .edited_text(OWNER_ID, asked, "book a table for 4");
     let offer = stack
         .telegram
         .wait_for_call(
@@ -88,7 +94,9 @@ async fn an_edit_after_the_answer_offers_one_button_and_only_the_press_runs_it()
     assert_eq!(buttons[0].0, zh().edit_offer_button());
 
     // A second edit updates the same offer.
-    stack.telegram.edited_text(OWNER_ID, asked, "book a table for 5");
+    stack
+        .telegram
+        .edited_text(OWNER_ID, asked, "book a table for 5");
     stack
         .telegram
         .wait_for_call(
@@ -105,7 +113,11 @@ async fn an_edit_after_the_answer_offers_one_button_and_only_the_press_runs_it()
         .filter(|c| c.ok && reply_target(c) == Some(asked) && text_of(c).contains("book a table"))
         .count();
     assert_eq!(offers, 1, "one offer");
-    assert_eq!(stack.llm.requests().len(), 1, "nothing ran without the press");
+    assert_eq!(
+        stack.llm.requests().len(),
+        1,
+        "nothing ran without the press"
+    );
 
     stack.llm.push(Script::text("TABLE-FOR-FIVE"));
     let data = buttons[0].1.clone();
@@ -165,8 +177,14 @@ async fn retry_and_a_thumbs_down_each_answer_again_and_the_next_request_has_only
     stack.owner_says("another one");
     stack.answer_sent("NEXT-ANSWER").await;
     let body = stack.llm.requests()[3].raw_body.clone();
-    assert!(body.contains("JOKE-THREE"), "the newest try is in the history");
-    assert!(!body.contains("JOKE-ONE") && !body.contains("JOKE-TWO"), "older tries are gone");
+    assert!(
+        body.contains("JOKE-THREE"),
+        "the newest try is in the history"
+    );
+    assert!(
+        !body.contains("JOKE-ONE") && !body.contains("JOKE-TWO"),
+        "older tries are gone"
+    );
     assert_eq!(body.matches("tell me a joke").count(), 1);
 }
 
