@@ -16,6 +16,7 @@ mod error;
 pub mod follow_ups;
 pub mod intake_keys;
 pub mod jobs;
+mod last_round;
 pub mod memory;
 pub mod memory_auto;
 mod memory_browse;

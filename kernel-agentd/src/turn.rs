@@ -19,15 +19,18 @@
 //! (`FailedOver`); one that streamed text never does.
 
 mod cut_off;
+mod edit;
 mod extensions;
 mod gate;
 mod hook;
 mod input;
 mod intake;
+mod live;
 mod media;
 mod question_reply;
 mod queue;
 mod recall;
+mod retry;
 mod run;
 mod session_history;
 mod soul;
@@ -72,12 +75,14 @@ use crate::request::{context, slim, tokens};
 pub use crate::request::context::RECALL_HEADING;
 pub use crate::request::session_summary::{MAX_ENTRIES as SUMMARY_MAX_ENTRIES, SessionSummary};
 pub use cut_off::Rerun;
+pub use edit::{Edit, Edited};
 pub use extensions::Extensions;
 pub use gate::{DEFAULT_MAX_PARALLEL, Lane, Origin, RunningTurn, Scope, TurnStatus};
 pub use hook::{FoldHook, RoundHook};
 pub use input::{Attachment, UserInput};
 pub use intake::IntakeKeys;
 pub use recall::MemoryRecall;
+pub use retry::Retried;
 pub use spend::Continued;
 pub use steer::Steered;
 
@@ -216,6 +221,8 @@ pub struct Turns {
 #[derive(Debug)]
 struct Inner {
     gate: Gate,
+    /// The running turns an owner's edit can reach (`edit.rs`).
+    live: live::LiveTurns,
     tools: ToolRegistry,
     soul: Soul,
     /// The skills index (part of the system prompt).
@@ -297,6 +304,7 @@ impl Turns {
         Self {
             inner: Arc::new(Inner {
                 gate: Gate::new(general.max_parallel_turns),
+                live: live::LiveTurns::default(),
                 tools: setup.tools,
                 soul: Soul::new(general.soul_file.clone()),
                 skills: setup.skills,

@@ -112,7 +112,18 @@ pub struct TelegramConfig {
     /// Messages sent while Kernel was down older than this are not run at start
     /// (`max_backlog_age_secs`, default 24 h).
     pub max_backlog_age: std::time::Duration,
+    /// The reaction kernel-tg sets on the owner's message when it takes it, cleared once the
+    /// answer is delivered (`ack_reaction`, default "👀"; `None`: off).
+    pub ack_reaction: Option<String>,
+    /// Edits of messages sent longer ago than this are ignored (`edit_window_hours`, 1–720,
+    /// default 48).
+    pub edit_window: std::time::Duration,
 }
+
+/// Default `telegram.ack_reaction`.
+pub const DEFAULT_ACK_REACTION: &str = "👀";
+/// Default `telegram.edit_window_hours`.
+pub const DEFAULT_EDIT_WINDOW_HOURS: u64 = 48;
 
 /// Default `telegram.intake_wait_secs`.
 pub const DEFAULT_INTAKE_WAIT_SECS: u64 = 120;

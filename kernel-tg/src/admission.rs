@@ -2,9 +2,10 @@
 //!
 //! Only a new message in the owner's private chat, sent by the owner, passes — and a button
 //! press (callback query) by the owner on a message of the owner's private chat
-//! ([`admit_press`]). Everything else — other users, groups, channels, edits, updates teloxide
-//! could not parse — is dropped here, before any RPC, with a debug line that never includes
-//! content.
+//! ([`admit_press`]), the owner's edit of a message there ([`admit_edit`]; the owner's
+//! reactions pass `reactions::admit`). Everything else — other users, groups, channels, updates
+//! teloxide could not parse — is dropped here, before any RPC, with a debug line that never
+//! includes content.
 
 use teloxide::types::{CallbackQuery, Message, Update, UpdateKind, UserId};
 
@@ -27,6 +28,25 @@ pub(crate) fn admit_press(update: &Update, owner: UserId) -> Option<&CallbackQue
             update_id = update.id.0,
             from = press.from.id.0,
             "dropped: a button press not by the owner in the owner's chat"
+        );
+        None
+    }
+}
+
+/// Returns the owner's edited message when `update` is an edit by the owner in the owner's
+/// private chat (`edits` handles it).
+pub(crate) fn admit_edit(update: &Update, owner: UserId) -> Option<&Message> {
+    let UpdateKind::EditedMessage(message) = &update.kind else {
+        return None;
+    };
+    let from_owner = message.from.as_ref().is_some_and(|user| user.id == owner);
+    let owners_chat = message.chat.is_private() && message.chat.id.0 == owner.0 as i64;
+    if from_owner && owners_chat {
+        Some(message)
+    } else {
+        tracing::debug!(
+            update_id = update.id.0,
+            "dropped: an edit not by the owner in the owner's chat"
         );
         None
     }

@@ -128,6 +128,10 @@ async fn connect(config: &Config, shutdown: &CancellationToken) -> Result<App, R
         UserId(owner),
         username,
         form,
+        crate::living::Living::new(
+            config.telegram.ack_reaction.clone(),
+            config.telegram.edit_window,
+        ),
     ))
 }
 

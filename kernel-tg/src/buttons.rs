@@ -3,8 +3,9 @@
 //! Allow once / Allow for this session / Deny (`apv:<approval id>:o|s|d`) and a cut-off
 //! answer's button to run its message again (`rerun:<turn id>`), `/memory`'s previous / next
 //! page (`mem:<page>`; `mema:<page>` for `/memory all`), a budget limit's
-//! Continue today / this month (`bud:<period key>[:<refused message id>]`), and a proposed merge
-//! of memories' merge / keep (`mprop:<proposal id>:m|k`). Pure: building
+//! Continue today / this month (`bud:<period key>[:<refused message id>]`), a proposed merge
+//! of memories' merge / keep (`mprop:<proposal id>:m|k`), an edited message's "Answer the
+//! edited message" (`edans:<message id>`) and a 👎's "Try again" (`again[:<provider/model>]`). Pure: building
 //! and parsing `callback_data` (1–64 bytes, Telegram's rule); `callback` handles a press.
 
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
@@ -37,6 +38,10 @@ pub(crate) enum Press {
     Budget { period: String, refusal: String },
     /// Merge (`merge`) or keep the memories of proposal `proposal` (`mprop:<id>:m|k`).
     MemoryProposal { proposal: i64, merge: bool },
+    /// Answer the owner's edited message `message` (`edans:<id>`).
+    AnswerEdit { message: i32 },
+    /// Run the last message again, on `model` (`again[:<provider/model>]`).
+    TryAgain { model: Option<String> },
 }
 
 /// An approval button.
@@ -75,6 +80,9 @@ pub(crate) fn data(press: &Press) -> Option<String> {
         Press::MemoryProposal { proposal, merge } => {
             format!("mprop:{proposal}:{}", if *merge { 'm' } else { 'k' })
         }
+        Press::AnswerEdit { message } => format!("edans:{message}"),
+        Press::TryAgain { model: None } => "again".to_owned(),
+        Press::TryAgain { model: Some(model) } => format!("again:{model}"),
     };
     match press {
         Press::Stop { turn_id: Some(_) } if data.len() > MAX_CALLBACK_DATA => {
@@ -147,6 +155,18 @@ pub(crate) fn parse(data: &str) -> Option<Press> {
         return (!period.is_empty()).then(|| Press::Budget {
             period: period.to_owned(),
             refusal: refusal.to_owned(),
+        });
+    }
+    if let Some(id) = data.strip_prefix("edans:") {
+        let message: i32 = id.parse().ok().filter(|&m| m >= 1)?;
+        return Some(Press::AnswerEdit { message });
+    }
+    if data == "again" {
+        return Some(Press::TryAgain { model: None });
+    }
+    if let Some(model) = data.strip_prefix("again:") {
+        return (!model.is_empty()).then(|| Press::TryAgain {
+            model: Some(model.to_owned()),
         });
     }
     if let Some(id) = data.strip_prefix("rerun:") {

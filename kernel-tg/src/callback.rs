@@ -45,6 +45,14 @@ pub(crate) async fn handle(app: App, press: CallbackQuery) {
             let message = press.message.as_ref().map(|m| m.id());
             budget(&app, (&period, &refusal), message).await
         }
+        Some(Press::AnswerEdit { message }) => {
+            let offer = press.message.as_ref().map(|m| m.id());
+            Some(crate::edits::answer(&app, message, offer).await.into())
+        }
+        Some(Press::TryAgain { model }) => {
+            let offer = press.message.as_ref().map(|m| m.id());
+            Some(crate::reactions::try_again(&app, model, offer).await.into())
+        }
         Some(Press::MemoryProposal { proposal, merge }) => {
             let message = press.message.as_ref().map(|m| m.id());
             memory_proposal(&app, proposal, merge, message)
@@ -323,6 +331,8 @@ async fn call(app: &App, press: Press) -> Result<Option<&'static str>, tonic::St
         | Press::MemoryPage { .. }
         | Press::MemoryAllPage { .. }
         | Press::Budget { .. }
+        | Press::AnswerEdit { .. }
+        | Press::TryAgain { .. }
         | Press::MemoryProposal { .. } => None,
     })
 }

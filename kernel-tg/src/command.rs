@@ -67,6 +67,8 @@ pub enum Command {
     Next(String),
     /// `/compact`: fold the session's older rounds into its summary now.
     Compact,
+    /// `/retry [model]`: the session's last message again (on `model`, or the current one).
+    Retry(Option<String>),
     /// `/usage`: tokens and cost today, this session, the last 30 days.
     Usage,
     /// `/doctor`: agentd's offline checks of the setup.
@@ -102,6 +104,7 @@ pub enum CommandKind {
     Steer,
     Next,
     Compact,
+    Retry,
     Usage,
     Jobs,
     Doctor,
@@ -145,7 +148,7 @@ pub enum CommandError {
 
 impl CommandKind {
     /// Every command, in menu/help order.
-    pub const ALL: [CommandKind; 24] = [
+    pub const ALL: [CommandKind; 25] = [
         CommandKind::Start,
         CommandKind::Help,
         CommandKind::New,
@@ -167,6 +170,7 @@ impl CommandKind {
         CommandKind::Steer,
         CommandKind::Next,
         CommandKind::Compact,
+        CommandKind::Retry,
         CommandKind::Usage,
         CommandKind::Doctor,
         CommandKind::Web,
@@ -195,6 +199,7 @@ impl CommandKind {
             CommandKind::Steer => "steer",
             CommandKind::Next => "next",
             CommandKind::Compact => "compact",
+            CommandKind::Retry => "retry",
             CommandKind::Usage => "usage",
             CommandKind::Jobs => "jobs",
             CommandKind::Doctor => "doctor",
@@ -215,7 +220,7 @@ impl CommandKind {
             CommandKind::Resume => "#n",
             CommandKind::Retitle => "[#n]",
             CommandKind::DelHistory | CommandKind::Forget => "#a/#b/…",
-            CommandKind::Provider | CommandKind::Model => "[name]",
+            CommandKind::Provider | CommandKind::Model | CommandKind::Retry => "[name]",
             CommandKind::Notes => "[YYYY-MM-DD]",
             CommandKind::Tasks => "[del #a/#b/…]",
             CommandKind::Remember | CommandKind::Steer | CommandKind::Next => "text",
@@ -264,6 +269,10 @@ impl CommandKind {
                 "Queue after the running task: /next text",
             ),
             CommandKind::Compact => ("压缩会话上下文", "Compact the session context"),
+            CommandKind::Retry => (
+                "重新回答上一条消息：/retry [模型]",
+                "Answer the last message again: /retry [model]",
+            ),
             CommandKind::Usage => ("用量与费用", "Token usage and cost"),
             CommandKind::Doctor => ("检查运行环境", "Check the setup"),
             CommandKind::Web => (
@@ -310,6 +319,7 @@ impl Command {
             Command::Steer(_) => CommandKind::Steer,
             Command::Next(_) => CommandKind::Next,
             Command::Compact => CommandKind::Compact,
+            Command::Retry(_) => CommandKind::Retry,
             Command::Usage => CommandKind::Usage,
             Command::Doctor => CommandKind::Doctor,
             Command::Web => CommandKind::Web,
@@ -386,6 +396,7 @@ fn build(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
         CommandKind::Forget => Command::Forget(non_empty_numbers(kind, args)?),
         CommandKind::Provider => Command::Provider(optional_name(kind, args)?),
         CommandKind::Model => Command::Model(optional_name(kind, args)?),
+        CommandKind::Retry => Command::Retry(optional_name(kind, args)?),
         CommandKind::Tasks => tasks(kind, args)?,
         CommandKind::Jobs => jobs(kind, args)?,
         CommandKind::Remember => match args.trim() {

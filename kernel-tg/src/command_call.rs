@@ -101,6 +101,7 @@ async fn call(
         Command::Retitle(number) => sessions::retitle(client, texts, number).await,
         Command::DelHistory(numbers) => sessions::delete(client, texts, numbers).await,
         Command::Compact => sessions::compact(client, texts).await,
+        Command::Retry(model) => turn_control::retry(client, texts, model, message_id).await,
         Command::Provider(name) => setup::provider(name, client, texts).await,
         Command::Model(name) => setup::model(name, client, texts).await,
         Command::Skills => setup::skills(client, texts).await,

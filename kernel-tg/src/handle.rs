@@ -7,6 +7,7 @@ use std::sync::Arc;
 use teloxide::types::{MessageId, UserId};
 
 use crate::agentd::Agentd;
+use crate::living::Living;
 use crate::telegram::Telegram;
 use crate::texts::Texts;
 
@@ -33,6 +34,7 @@ struct Inner {
     owner: UserId,
     username: Option<String>,
     form: AnswerForm,
+    living: Living,
 }
 
 impl App {
@@ -44,6 +46,7 @@ impl App {
         owner: UserId,
         username: Option<String>,
         form: AnswerForm,
+        living: Living,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -53,6 +56,7 @@ impl App {
                 owner,
                 username,
                 form,
+                living,
             }),
         }
     }
@@ -60,6 +64,11 @@ impl App {
     /// How answers take form.
     pub(crate) fn form(&self) -> AnswerForm {
         self.inner.form
+    }
+
+    /// What messages that live need remembered (edits, reactions).
+    pub(crate) fn living(&self) -> &Living {
+        &self.inner.living
     }
 
     pub(crate) fn telegram(&self) -> &Telegram {

@@ -236,6 +236,7 @@ impl Loop {
                 self.confirm.handled(&[id]);
             }
             Incoming::Turn(input) => {
+                crate::reactions::acknowledge(&self.app, message.id);
                 let mut part = part(message, input);
                 part.late = true;
                 if let Some(bundle) = self.coalescer.add(id, part) {
@@ -344,6 +345,10 @@ impl Loop {
             self.confirm.handled(&[id]);
             return;
         }
+        if self.living_update(update) {
+            self.confirm.handled(&[id]);
+            return;
+        }
         let Some(message) = admission::admit(update, self.app.owner()) else {
             self.confirm.handled(&[id]);
             return;
@@ -388,10 +393,47 @@ impl Loop {
                 }
             }
             Incoming::Turn(input) => {
+                crate::reactions::acknowledge(&self.app, message_id);
                 if let Some(bundle) = self.coalescer.add(id, part(message, input)) {
                     self.send(bundle).await;
                 }
             }
+        }
+    }
+
+    /// An edit or a reaction (handled in a task of its own; an edit of a message still
+    /// gathered here takes effect at once); false for any other update.
+    fn living_update(&mut self, update: &Update) -> bool {
+        match &update.kind {
+            UpdateKind::EditedMessage(_) => {
+                if let Some(message) = admission::admit_edit(update, self.app.owner()) {
+                    let checked = crate::edits::check(&self.app, message);
+                    if let crate::edits::Checked::Text(text) = &checked
+                        && self.coalescer.replace_text(message.id.0, text)
+                    {
+                        tracing::info!(message = message.id.0, "a waiting message was edited");
+                        return true;
+                    }
+                    let app = self.app.clone();
+                    self.tasks
+                        .spawn(crate::edits::handle(app, message.clone(), checked));
+                }
+                true
+            }
+            UpdateKind::MessageReaction(reaction) => {
+                if crate::reactions::admit(reaction, self.app.owner()) {
+                    let app = self.app.clone();
+                    self.tasks
+                        .spawn(crate::reactions::handle(app, reaction.clone()));
+                } else {
+                    tracing::debug!(
+                        update_id = update.id.0,
+                        "dropped: a reaction not by the owner in the owner's chat"
+                    );
+                }
+                true
+            }
+            _ => false,
         }
     }
 
@@ -418,7 +460,12 @@ fn get(bot: Bot, offset: Option<i32>, timeout: u32, limit: u8) -> Polled {
             .get_updates()
             .limit(limit)
             .timeout(timeout)
-            .allowed_updates(vec![AllowedUpdate::Message, AllowedUpdate::CallbackQuery]);
+            .allowed_updates(vec![
+                AllowedUpdate::Message,
+                AllowedUpdate::EditedMessage,
+                AllowedUpdate::CallbackQuery,
+                AllowedUpdate::MessageReaction,
+            ]);
         if let Some(offset) = offset {
             request = request.offset(offset);
         }

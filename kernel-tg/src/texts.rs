@@ -17,6 +17,7 @@ mod help;
 mod intake;
 mod jobs;
 pub mod listing;
+mod living;
 mod memory_pages;
 mod notes;
 mod refusals;

@@ -277,6 +277,7 @@ async fn first_event_outcome(
             } else {
                 drop_placeholder(app, placeholder).await;
             }
+            clear_acknowledgements(app, ready);
         }
         Some(Ok(Some(Event::BudgetExceeded(over)))) => {
             // No turn started; the limit notice (with its buttons) comes through the outbox, in
@@ -287,6 +288,7 @@ async fn first_event_outcome(
             // The running turn's question took the message as its answer.
             tracing::info!(question = %answered.question_id, "the message answered the pending question");
             drop_placeholder(app, placeholder).await;
+            clear_acknowledgements(app, ready);
         }
         Some(Ok(Some(Event::AlreadyTaken(taken)))) => {
             tracing::info!(keys = taken.keys.len(), turn_id = %taken.turn_id, "messages already taken by an earlier turn");
@@ -308,9 +310,17 @@ async fn first_event_outcome(
             }
             let html = interrupted(app, status);
             app.replace_or_say(placeholder, &html, reply_to).await;
+            clear_acknowledgements(app, ready);
         }
     }
     Outcome::Done
+}
+
+/// The turn was refused or answered on the spot: its messages' acknowledgement reactions go.
+fn clear_acknowledgements(app: &App, ready: &Ready) {
+    for part in &ready.bundle.parts {
+        crate::reactions::clear(app, MessageId(part.message_id));
+    }
 }
 
 /// Deletes the turn's placeholder, if it has one (nothing will be shown in it).

@@ -17,7 +17,8 @@
 //! `deleteWebhook` (`drop_pending_updates`), `sendMessage`, `editMessageText`,
 //! `deleteMessage`, `sendChatAction`, `sendMessageDraft` (private chats, non-zero `draft_id`;
 //! [`FakeTelegram::lack_drafts`] makes it an older Bot API without it), `setMyCommands`/`getMyCommands`/`deleteMyCommands`,
-//! `getFile` + downloads, `sendVoice` (multipart). Owner messages come as the apps send them:
+//! `getFile` + downloads, `sendVoice` (multipart), `setMessageReaction` (emoji reactions; the owner's own come as
+//! `message_reaction` updates: [`FakeTelegram::user_reaction`]). Owner messages come as the apps send them:
 //! text, photos, documents, voice, audio, edits, albums (`media_group_id`), replies (with
 //! `quote`) and any other fields (`forward_origin`, `location`, `poll`, `sticker`, …: `bursts`).
 //! An update is gone only once a later getUpdates passes a higher offset. Texts are checked with the strict
@@ -37,6 +38,7 @@ mod model;
 mod multipart;
 mod params;
 mod polling;
+mod reactions;
 mod server;
 mod state;
 mod text;
@@ -261,6 +263,30 @@ impl FakeTelegram {
     /// An `edited_message` update: `from`'s private message `message_id` now reads `text`.
     pub fn edited_text(&self, from: i64, message_id: i64, text: &str) {
         self.queue(|st| st.edited_text(from, message_id, text));
+    }
+
+    /// A `message_reaction` update: `from` changed their reaction on message `message_id` of
+    /// chat `chat_id` from `old` to `new` (emojis), as Telegram sends it (only to a bot that
+    /// asked for `message_reaction` in `allowed_updates`).
+    pub fn user_reaction(
+        &self,
+        from: i64,
+        chat_id: i64,
+        message_id: i64,
+        old: &[&str],
+        new: &[&str],
+    ) {
+        self.queue(|st| reactions::user_reaction(st, from, chat_id, message_id, old, new));
+    }
+
+    /// The bot's own reaction emojis on message `message_id` of chat `chat_id` now.
+    pub fn bot_reactions(&self, chat_id: i64, message_id: i64) -> Vec<String> {
+        self.shared
+            .lock()
+            .bot_reactions
+            .get(&(chat_id, message_id))
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// Queues any update (an `update_id` is added to objects without one). Chats named by

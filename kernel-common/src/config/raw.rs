@@ -117,6 +117,10 @@ pub struct RawTelegram {
     pub intake_wait_secs: Option<u64>,
     /// Backlog messages older than this are not run (default 86400).
     pub max_backlog_age_secs: Option<u64>,
+    /// The reaction set on a message kernel-tg takes (default "👀"; empty: none).
+    pub ack_reaction: Option<String>,
+    /// Edits of messages older than this are ignored (default 48).
+    pub edit_window_hours: Option<u64>,
 }
 
 /// `[general]`.

@@ -386,7 +386,41 @@ fn telegram(ctx: &mut Ctx<'_>, raw: &RawTelegram) -> TelegramConfig {
             Duration::from_secs(super::DEFAULT_INTAKE_WAIT_SECS),
         ),
         max_backlog_age: backlog_age(ctx, raw.max_backlog_age_secs),
+        ack_reaction: ack_reaction(ctx, raw.ack_reaction.as_deref()),
+        edit_window: edit_window(ctx, raw.edit_window_hours),
     }
+}
+
+/// `telegram.ack_reaction`: one emoji (at most 16 characters, no spaces); empty turns it off.
+fn ack_reaction(ctx: &mut Ctx<'_>, value: Option<&str>) -> Option<String> {
+    let value = value.unwrap_or(super::DEFAULT_ACK_REACTION).trim();
+    if value.is_empty() {
+        return None;
+    }
+    if value.chars().count() > 16 || value.chars().any(|c| c.is_whitespace() || c.is_ascii()) {
+        ctx.refuse_for(
+            Component::Tg,
+            format!(
+                "telegram.ack_reaction = {value:?} is not one emoji: use one of Telegram's reaction \
+                 emojis (\"👀\", \"👍\", …) or \"\" to turn it off"
+            ),
+        );
+        return None;
+    }
+    Some(value.to_owned())
+}
+
+/// `telegram.edit_window_hours`: 1 to 720 (30 days).
+fn edit_window(ctx: &mut Ctx<'_>, hours: Option<u64>) -> Duration {
+    let hours = hours.unwrap_or(super::DEFAULT_EDIT_WINDOW_HOURS);
+    if (1..=720).contains(&hours) {
+        return Duration::from_secs(hours * 3600);
+    }
+    ctx.refuse_for(
+        Component::Tg,
+        format!("telegram.edit_window_hours = {hours} is out of range: use 1–720"),
+    );
+    Duration::from_secs(super::DEFAULT_EDIT_WINDOW_HOURS * 3600)
 }
 
 /// `telegram.max_backlog_age_secs`: 60 s to 7 days.

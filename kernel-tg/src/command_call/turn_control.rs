@@ -1,4 +1,5 @@
-//! Commands that talk to the running turn: `/cancel`, `/cancel all`, `/steer` and `/next`.
+//! Commands that talk to the running turn: `/cancel`, `/cancel all`, `/steer`, `/next` and
+//! `/retry`.
 
 use kernel_proto::v1 as pb;
 use tonic::Status;
@@ -67,4 +68,33 @@ pub(super) async fn next(
     };
     let reply = client.queue_next(request).await?.into_inner();
     Ok(texts.queued_next(reply.position))
+}
+
+/// `/retry [model]`: the session's last message runs again (its answer replies to message
+/// `message_id`); the new answer replaces the old one in the session's history.
+pub(super) async fn retry(
+    client: &mut Client,
+    texts: Texts,
+    model: Option<String>,
+    message_id: i64,
+) -> Result<String, Status> {
+    let request = pb::RetryRequest {
+        session_id: None,
+        model,
+        deliver_to_owner: Some(pb::OwnerDelivery {
+            reply_to_message_id: Some(message_id),
+            placeholder_message_id: None,
+        }),
+    };
+    match client.retry(request).await {
+        Ok(reply) if reply.get_ref().busy => Ok(texts.retry_busy().to_owned()),
+        Ok(reply) => Ok(texts.retry_started(&reply.get_ref().model)),
+        Err(status) if status.code() == tonic::Code::FailedPrecondition => {
+            Ok(texts.nothing_to_retry().to_owned())
+        }
+        Err(status) if status.code() == tonic::Code::InvalidArgument => {
+            Ok(texts.retry_unknown_model().to_owned())
+        }
+        Err(status) => Err(status),
+    }
 }

@@ -106,10 +106,18 @@ pub(super) async fn deliver(
     else {
         return Ok(());
     };
+    if matches!(item.body, Some(Body::Completed(_))) {
+        app.living().answering(item.seq);
+    }
     delivery
         .body(item.body, &item.turn_id, parts_done, parts_failed)
         .await?;
-    delivery.ack(parts_done, Vec::new(), false, true).await
+    delivery.ack(parts_done, Vec::new(), false, true).await?;
+    // Off the critical path: the acknowledgement reaction goes once the outcome is delivered.
+    if let Some(message) = delivery.reply_to {
+        crate::reactions::clear(app, message);
+    }
+    Ok(())
 }
 
 /// Until when an item stored at `created_at` (RFC 3339; unreadable: now) is retried.
@@ -408,6 +416,7 @@ impl Item<'_> {
         failed: bool,
         done: bool,
     ) -> Result<(), End> {
+        self.app.living().sent(self.seq, &message_ids);
         self.send_ack(pb::AckRequest {
             seq: self.seq,
             parts_done,

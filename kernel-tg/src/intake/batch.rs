@@ -55,6 +55,26 @@ impl Coalescer {
         done
     }
 
+    /// The owner edited message `message_id` while it waits here: its text becomes `text`;
+    /// false when it does not wait here.
+    pub(crate) fn replace_text(&mut self, message_id: i32, text: &str) -> bool {
+        let Some(pending) = &mut self.pending else {
+            return false;
+        };
+        match pending
+            .bundle
+            .parts
+            .iter_mut()
+            .find(|p| p.message_id == message_id)
+        {
+            Some(part) => {
+                part.input.text = text.to_owned();
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Adds a left-out line to the waiting turn when `media_group` names its album (a part of
     /// it Kernel cannot take); false when there is no such turn.
     pub(crate) fn left_out(

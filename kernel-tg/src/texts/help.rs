@@ -108,6 +108,10 @@ impl Texts {
                 "把较早的对话折叠进会话摘要，腾出上下文",
                 "fold older rounds into the session summary to free context",
             ),
+            CommandKind::Retry => self.pick(
+                "把本会话最后一条消息重新回答一次（可指定模型），新回答替换旧回答",
+                "answer the session's last message again (optionally on another model); the new answer replaces the old one",
+            ),
             CommandKind::Usage => self.pick(
                 "今日、本会话、近 30 天的 token 用量与费用",
                 "tokens and cost today, this session, the last 30 days",

@@ -31,6 +31,7 @@ const KNOWN: &[&str] = &[
     "sendphoto",
     "editmessagereplymarkup",
     "answercallbackquery",
+    "setmessagereaction",
 ];
 
 /// Whether `method` (lower case) is a method the fake serves.
@@ -93,6 +94,7 @@ pub(crate) fn perform(
         "sendphoto" => send_upload(st, p, files, "photo"),
         "editmessagereplymarkup" => buttons::edit_reply_markup(st, p),
         "answercallbackquery" => buttons::answer_callback_query(st, p),
+        "setmessagereaction" => super::reactions::set_message_reaction(st, p),
         _ => Err(ApiError::not_found()),
     }
 }

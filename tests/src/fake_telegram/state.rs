@@ -33,6 +33,8 @@ pub(crate) struct State {
     pub next_press: u64,
     /// sendMessageDraft answers "method not found" (an older Bot API).
     pub drafts_missing: bool,
+    /// The bot's own reaction emojis per `(chat, message)` (setMessageReaction).
+    pub bot_reactions: HashMap<(i64, i64), Vec<String>>,
 }
 
 /// One chat the bot has seen.

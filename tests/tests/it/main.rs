@@ -117,6 +117,7 @@ mod tg {
     mod failures;
     mod faults;
     mod intake;
+    mod living;
     mod media;
     mod notes;
     mod outage;
@@ -138,6 +139,7 @@ mod turn {
     mod context_budget;
     mod errors;
     mod history;
+    mod living;
     mod parallel;
     mod send_file;
     mod steering;
