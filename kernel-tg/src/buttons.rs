@@ -4,7 +4,8 @@
 //! answer's button to run its message again (`rerun:<turn id>`), `/memory`'s previous / next
 //! page (`mem:<page>`; `mema:<page>` for `/memory all`), a budget limit's
 //! Continue today / this month (`bud:<period key>[:<refused message id>]`), and a proposed merge
-//! of memories' merge / keep (`mprop:<proposal id>:m|k`). Pure: building
+//! of memories' merge / keep (`mprop:<proposal id>:m|k`), and `/history <words>`' Resume
+//! (`res:<session id>`). Pure: building
 //! and parsing `callback_data` (1–64 bytes, Telegram's rule); `callback` handles a press.
 
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
@@ -37,6 +38,8 @@ pub(crate) enum Press {
     Budget { period: String, refusal: String },
     /// Merge (`merge`) or keep the memories of proposal `proposal` (`mprop:<id>:m|k`).
     MemoryProposal { proposal: i64, merge: bool },
+    /// Resume the session with this database id (`res:<id>`, under `/history <words>`).
+    Resume { session_id: i64 },
 }
 
 /// An approval button.
@@ -75,6 +78,7 @@ pub(crate) fn data(press: &Press) -> Option<String> {
         Press::MemoryProposal { proposal, merge } => {
             format!("mprop:{proposal}:{}", if *merge { 'm' } else { 'k' })
         }
+        Press::Resume { session_id } => format!("res:{session_id}"),
     };
     match press {
         Press::Stop { turn_id: Some(_) } if data.len() > MAX_CALLBACK_DATA => {
@@ -149,6 +153,10 @@ pub(crate) fn parse(data: &str) -> Option<Press> {
             refusal: refusal.to_owned(),
         });
     }
+    if let Some(id) = data.strip_prefix("res:") {
+        let session_id: i64 = id.parse().ok().filter(|&i| i >= 1)?;
+        return Some(Press::Resume { session_id });
+    }
     if let Some(id) = data.strip_prefix("rerun:") {
         return (!id.is_empty()).then(|| Press::Rerun {
             turn_id: id.to_owned(),
@@ -160,6 +168,22 @@ pub(crate) fn parse(data: &str) -> Option<Press> {
         index: index.parse().ok()?,
     })
     .filter(|_| !question_id.is_empty())
+}
+
+/// One Resume button per found session (`(number, session id)`), two to a row.
+pub(crate) fn resume(sessions: &[(u32, i64)], texts: Texts) -> Option<InlineKeyboardMarkup> {
+    let buttons: Vec<InlineKeyboardButton> = sessions
+        .iter()
+        .filter_map(|&(number, session_id)| {
+            let data = data(&Press::Resume { session_id })?;
+            Some(InlineKeyboardButton::callback(
+                texts.resume_button(number),
+                data,
+            ))
+        })
+        .collect();
+    let rows: Vec<Vec<InlineKeyboardButton>> = buttons.chunks(2).map(<[_]>::to_vec).collect();
+    (!rows.is_empty()).then(|| InlineKeyboardMarkup::new(rows))
 }
 
 /// The placeholder's one Stop button for turn `turn_id`.
