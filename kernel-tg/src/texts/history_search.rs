@@ -1,5 +1,5 @@
 //! `/history <words>`: the sessions where the words were said, each with its matching line, and
-//! the Resume buttons' labels and toast.
+//! the Resume buttons' labels and toast; `/status`'s line while the conversation index is built.
 
 use std::fmt::Write as _;
 
@@ -58,6 +58,20 @@ impl Texts {
             "\nPress a button or send /resume #n to continue a session",
         ));
         out
+    }
+
+    /// `/status`'s line while the conversation index catches up with stored messages (empty
+    /// once it has).
+    pub fn history_index_line(self, indexed: u64, messages: u64) -> String {
+        if indexed >= messages {
+            return String::new();
+        }
+        match self.locale() {
+            Locale::Zh => format!("\n对话索引：正在建立，已处理 {indexed}/{messages} 条消息"),
+            Locale::En => {
+                format!("\nConversation index: building, {indexed}/{messages} messages done")
+            }
+        }
     }
 
     /// A Resume button's label.
