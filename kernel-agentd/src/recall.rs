@@ -258,14 +258,18 @@ impl History {
         let mut titles: HashMap<i64, String> = HashMap::new();
         let mut hits = Vec::with_capacity(docs.len());
         for doc in docs {
-            if !titles.contains_key(&doc.session_id) {
-                let title = store
-                    .get_session(doc.session_id)
-                    .await?
-                    .and_then(|s| s.title)
-                    .unwrap_or_default();
-                titles.insert(doc.session_id, title);
-            }
+            let session_title = match titles.get(&doc.session_id) {
+                Some(title) => title.clone(),
+                None => {
+                    let title = store
+                        .get_session(doc.session_id)
+                        .await?
+                        .and_then(|s| s.title)
+                        .unwrap_or_default();
+                    titles.insert(doc.session_id, title.clone());
+                    title
+                }
+            };
             let (before, after) = store
                 .history_neighbours(doc.session_id, doc.message_id)
                 .await?;
@@ -276,7 +280,7 @@ impl History {
             hits.push(HistoryHit {
                 message_id: doc.message_id,
                 session_id: doc.session_id,
-                session_title: titles[&doc.session_id].clone(),
+                session_title,
                 role: role(&doc.role),
                 at: DateTime::from_timestamp_millis(doc.created_at).unwrap_or_default(),
                 text: text::excerpt(&doc.text, terms, HIT_CHARS),

@@ -39,7 +39,7 @@ pub(crate) async fn run(size: usize, table: &mut Table) -> anyhow::Result<()> {
     let db = dir.path().join("kernel.db");
     let store = Store::open(&db).await?;
     let zipf = Zipf::new();
-    let mut rng = Rng(0x5eed_48);
+    let mut rng = Rng(0x005e_ed48);
     let started = Instant::now();
     for s in 0..size.div_ceil(SESSION) {
         let id = store.create_session("p", "m").await?.id;
