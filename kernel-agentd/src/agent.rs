@@ -26,6 +26,7 @@ use crate::models::Models;
 use crate::models::cooldown::Cooldown;
 use crate::outbox::{Backlog, Outbox};
 use crate::quiet::Quiet;
+use crate::recall::History;
 use crate::schedule::Schedules;
 use crate::sessions::{SessionInfo, Sessions};
 use crate::skills::Skills;
@@ -56,6 +57,8 @@ struct Inner {
     models: Models,
     titler: Titler,
     memories: Arc<Memories>,
+    /// The conversation index (`history_search`, `SearchHistory`).
+    history: History,
     /// Background notes and automatic memories.
     memory_auto: AutoMemory,
     /// Tidying automatic memories after auto memory ran.
@@ -100,6 +103,8 @@ pub(crate) struct Status {
     pub embeddings: Option<(EmbeddingsStatus, u64)>,
     /// The current session's context fill.
     pub context: ContextFill,
+    /// The conversation index: messages looked at, and all messages.
+    pub history_index: crate::store::history_index::HistoryProgress,
     /// Model calls retried on the same provider since the start, and the last retry.
     pub retries: (u64, Option<crate::llm::retry::LastRetry>),
     /// Whether each configured CLI runs sandboxed.
@@ -140,6 +145,15 @@ impl Agent {
         )
         .await?;
         base.register_tools(&tools, &memories, &skills, &outbox)?;
+        let history = History::open(
+            base.store.clone(),
+            base.config.general.timezone,
+            base.config.general.locale,
+            &base.tasks,
+            base.root.child_token(),
+        )
+        .await;
+        crate::recall::register_tool(&tools, &history).map_err(ApiError::internal)?;
         crate::retention::spawn(
             &base.tasks,
             base.config.general.data_dir.clone(),
@@ -179,6 +193,7 @@ impl Agent {
                 models,
                 titler,
                 memories,
+                history,
                 memory_auto,
                 consolidation,
                 delegator,
@@ -216,6 +231,11 @@ impl Agent {
     /// The long-term memory.
     pub(crate) fn memories(&self) -> &Memories {
         &self.inner.memories
+    }
+
+    /// The conversation index and its search.
+    pub(crate) fn history(&self) -> &History {
+        &self.inner.history
     }
 
     /// Background notes and automatic memories.
@@ -318,6 +338,10 @@ impl Agent {
                 None => None,
             },
             context,
+            history_index: self.inner.history.progress().await.unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "cannot read the conversation index's progress");
+                Default::default()
+            }),
             cli_sandboxes: self.inner.delegator.sandboxes().to_vec(),
         })
     }

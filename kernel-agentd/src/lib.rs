@@ -28,6 +28,7 @@ pub(crate) mod outbox;
 pub mod prices;
 pub(crate) mod program;
 pub(crate) mod quiet;
+pub mod recall;
 pub(crate) mod refusal;
 pub(crate) mod request;
 pub mod retention;

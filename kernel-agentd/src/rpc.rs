@@ -5,6 +5,7 @@ mod approvals;
 mod budget;
 mod chat;
 mod convert;
+mod history;
 mod jobs;
 mod living;
 mod memory;
@@ -536,5 +537,29 @@ impl pb::agent_server::Agent for AgentService {
         self.set_feedback_rpc(req.into_inner())
             .await
             .map(Response::new)
+    }
+
+    async fn search_history(
+        &self,
+        req: Request<pb::SearchHistoryRequest>,
+    ) -> RpcResult<pb::SearchHistoryResponse> {
+        self.search_history_rpc(req.into_inner())
+            .await
+            .map(Response::new)
+    }
+
+    async fn resume_session_by_id(
+        &self,
+        req: Request<pb::ResumeSessionByIdRequest>,
+    ) -> RpcResult<pb::ResumeSessionResponse> {
+        let info = self
+            .agent
+            .sessions()
+            .resume_id(req.into_inner().session_id)
+            .await
+            .map_err(to_status)?;
+        Ok(Response::new(pb::ResumeSessionResponse {
+            session: Some(session_info(info)),
+        }))
     }
 }

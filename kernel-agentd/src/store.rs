@@ -14,6 +14,7 @@ pub mod budget;
 pub mod consolidation;
 mod error;
 pub mod follow_ups;
+pub mod history_index;
 pub mod intake_keys;
 pub mod jobs;
 mod last_round;
@@ -74,6 +75,8 @@ pub struct Store {
     pool: SqlitePool,
     path: PathBuf,
     fts5: bool,
+    /// Notified after messages are committed (the conversation indexer waits on it).
+    stored: std::sync::Arc<tokio::sync::Notify>,
 }
 
 impl Store {
@@ -142,10 +145,22 @@ impl Store {
             pool,
             path: path.to_path_buf(),
             fts5,
+            stored: Default::default(),
         };
         let version = store.schema_version().await?;
         tracing::info!(path = %path.display(), created, schema_version = version, fts5, "database opened");
         Ok(store)
+    }
+
+    /// Tells the conversation indexer that messages were committed.
+    fn messages_stored(&self) {
+        self.stored.notify_one();
+    }
+
+    /// Completes once messages were committed after the last completion (a permit is kept while
+    /// nobody waits, so no commit is missed).
+    pub async fn wait_for_messages(&self) {
+        self.stored.notified().await;
     }
 
     /// The database file.

@@ -5,7 +5,8 @@
 //! page (`mem:<page>`; `mema:<page>` for `/memory all`), a budget limit's
 //! Continue today / this month (`bud:<period key>[:<refused message id>]`), a proposed merge
 //! of memories' merge / keep (`mprop:<proposal id>:m|k`), an edited message's "Answer the
-//! edited message" (`edans:<message id>`) and a 👎's "Try again" (`again[:<provider/model>]`). Pure: building
+//! edited message" (`edans:<message id>`), a 👎's "Try again" (`again[:<provider/model>]`) and
+//! `/history <words>`' Resume (`res:<session id>`). Pure: building
 //! and parsing `callback_data` (1–64 bytes, Telegram's rule); `callback` handles a press.
 
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
@@ -42,6 +43,8 @@ pub(crate) enum Press {
     AnswerEdit { message: i32 },
     /// Run the last message again, on `model` (`again[:<provider/model>]`).
     TryAgain { model: Option<String> },
+    /// Resume the session with this database id (`res:<id>`, under `/history <words>`).
+    Resume { session_id: i64 },
 }
 
 /// An approval button.
@@ -83,6 +86,7 @@ pub(crate) fn data(press: &Press) -> Option<String> {
         Press::AnswerEdit { message } => format!("edans:{message}"),
         Press::TryAgain { model: None } => "again".to_owned(),
         Press::TryAgain { model: Some(model) } => format!("again:{model}"),
+        Press::Resume { session_id } => format!("res:{session_id}"),
     };
     match press {
         Press::Stop { turn_id: Some(_) } if data.len() > MAX_CALLBACK_DATA => {
@@ -168,6 +172,9 @@ pub(crate) fn parse(data: &str) -> Option<Press> {
         return (!model.is_empty()).then(|| Press::TryAgain {
             model: Some(model.to_owned()),
         });
+    if let Some(id) = data.strip_prefix("res:") {
+        let session_id: i64 = id.parse().ok().filter(|&i| i >= 1)?;
+        return Some(Press::Resume { session_id });
     }
     if let Some(id) = data.strip_prefix("rerun:") {
         return (!id.is_empty()).then(|| Press::Rerun {
@@ -180,6 +187,22 @@ pub(crate) fn parse(data: &str) -> Option<Press> {
         index: index.parse().ok()?,
     })
     .filter(|_| !question_id.is_empty())
+}
+
+/// One Resume button per found session (`(number, session id)`), two to a row.
+pub(crate) fn resume(sessions: &[(u32, i64)], texts: Texts) -> Option<InlineKeyboardMarkup> {
+    let buttons: Vec<InlineKeyboardButton> = sessions
+        .iter()
+        .filter_map(|&(number, session_id)| {
+            let data = data(&Press::Resume { session_id })?;
+            Some(InlineKeyboardButton::callback(
+                texts.resume_button(number),
+                data,
+            ))
+        })
+        .collect();
+    let rows: Vec<Vec<InlineKeyboardButton>> = buttons.chunks(2).map(<[_]>::to_vec).collect();
+    (!rows.is_empty()).then(|| InlineKeyboardMarkup::new(rows))
 }
 
 /// The placeholder's one Stop button for turn `turn_id`.

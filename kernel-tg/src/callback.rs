@@ -327,6 +327,14 @@ async fn call(app: &App, press: Press) -> Result<Option<&'static str>, tonic::St
                 Err(status) => return Err(status),
             }
         }
+        Press::Resume { session_id } => {
+            let request = pb::ResumeSessionByIdRequest { session_id };
+            match client.resume_session_by_id(request).await {
+                Ok(_) => Some(texts.resumed_toast()),
+                Err(status) if status.code() == tonic::Code::NotFound => Some(texts.resume_stale()),
+                Err(status) => return Err(status),
+            }
+        }
         Press::Rerun { .. }
         | Press::MemoryPage { .. }
         | Press::MemoryAllPage { .. }

@@ -48,6 +48,8 @@ pub enum Command {
     /// `/memory <words>`: the memories matching the words (trimmed, at most
     /// [`MAX_MEMORY_QUERY_CHARS`]).
     MemorySearch(String),
+    /// `/history <words>`: the sessions where the words were said.
+    HistorySearch(String),
     /// `/forget #a[/#b/...]`: distinct numbers in the order given.
     Forget(Vec<u32>),
     Skills,
@@ -227,6 +229,7 @@ impl CommandKind {
             CommandKind::Cancel => "[all]",
             CommandKind::Jobs => "[cancel #n]",
             CommandKind::Memory => "[page | words]",
+            CommandKind::History => "[words]",
             _ => "",
         }
     }
@@ -237,7 +240,10 @@ impl CommandKind {
             CommandKind::Start => ("开始使用", "Get started"),
             CommandKind::Help => ("帮助与命令列表", "Help and command list"),
             CommandKind::New => ("开始新会话", "Start a new session"),
-            CommandKind::History => ("历史会话列表", "List past sessions"),
+            CommandKind::History => (
+                "历史会话列表；/history 关键词 搜索说过的话",
+                "List past sessions; /history words searches what was said",
+            ),
             CommandKind::Resume => ("继续某个会话：/resume #n", "Resume a session: /resume #n"),
             CommandKind::Retitle => ("重新生成标题", "Regenerate a session title"),
             CommandKind::DelHistory => (
@@ -298,7 +304,7 @@ impl Command {
             Command::Start => CommandKind::Start,
             Command::Help => CommandKind::Help,
             Command::New => CommandKind::New,
-            Command::History => CommandKind::History,
+            Command::History | Command::HistorySearch(_) => CommandKind::History,
             Command::Resume(_) => CommandKind::Resume,
             Command::Retitle(_) => CommandKind::Retitle,
             Command::DelHistory(_) => CommandKind::DelHistory,
@@ -375,7 +381,7 @@ fn build(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
         CommandKind::Start => Command::Start,
         CommandKind::Help => Command::Help,
         CommandKind::New => Command::New,
-        CommandKind::History => Command::History,
+        CommandKind::History => history(kind, args)?,
         CommandKind::Memory => memory(kind, args)?,
         CommandKind::Skills => Command::Skills,
         CommandKind::Cancel => match args.trim() {
@@ -475,6 +481,21 @@ fn memory(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
         });
     }
     Ok(Command::MemorySearch(args.to_owned()))
+}
+
+/// `/history` alone lists the sessions; `/history <words>` searches what was said in them.
+fn history(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
+    let args = args.trim();
+    if args.is_empty() {
+        return Ok(Command::History);
+    }
+    if args.chars().count() > MAX_MEMORY_QUERY_CHARS {
+        return Err(CommandError::TooLong {
+            command: kind,
+            max: MAX_MEMORY_QUERY_CHARS,
+        });
+    }
+    Ok(Command::HistorySearch(args.to_owned()))
 }
 
 /// `/tasks` alone lists; `/tasks del #a/#b` (also `delete`, `rm`, `删除`) deletes.

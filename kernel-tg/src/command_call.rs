@@ -11,6 +11,7 @@ use crate::texts::Texts;
 use teloxide::types::InlineKeyboardMarkup;
 
 mod background;
+mod history_search;
 mod memory;
 mod sessions;
 mod setup;
@@ -26,6 +27,20 @@ pub(crate) async fn perform(
     texts: Texts,
     message_id: i64,
 ) -> (String, Option<InlineKeyboardMarkup>) {
+    if let Command::HistorySearch(words) = command {
+        let mut client = match agentd.client().await {
+            Ok(client) => client,
+            Err(e) => {
+                tracing::warn!(error = %e, "kernel-agentd unavailable for a command");
+                agentd.lost();
+                return (texts.agentd_unavailable().to_owned(), None);
+            }
+        };
+        return match history_search::search(&mut client, texts, &words).await {
+            Ok(found) => found,
+            Err(status) => (failed(agentd, texts, &status), None),
+        };
+    }
     if let Command::Memory | Command::MemoryPage(_) | Command::MemoryAll(_) = command {
         let (n, all) = match command {
             Command::MemoryPage(n) => (n, false),
@@ -113,6 +128,7 @@ async fn call(
         Command::MemoryAll(n) => Ok(memory_page::page(client, texts, n, true).await?.0),
         Command::MemoryUndo => memory::undo(client, texts).await,
         Command::MemorySearch(query) => memory::search(client, texts, query).await,
+        Command::HistorySearch(words) => Ok(history_search::search(client, texts, &words).await?.0),
         Command::Forget(numbers) => memory::forget(client, texts, numbers).await,
         Command::Notes(date) => memory::notes(client, texts, date).await,
         Command::Tasks => background::tasks(client, texts).await,

@@ -14,6 +14,7 @@ mod embeddings;
 mod errors;
 mod failures;
 mod help;
+mod history_search;
 mod intake;
 mod jobs;
 pub mod listing;
@@ -32,6 +33,7 @@ mod web;
 pub use budget::{BudgetLineView, CostLineView, SpendView};
 pub use consolidation::ConsolidationView;
 pub use embeddings::EmbeddingsEntry;
+pub use history_search::HistoryFound;
 pub use intake::Unsupported;
 pub use jobs::JobEntry;
 pub use listing::{

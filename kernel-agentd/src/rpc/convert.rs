@@ -123,6 +123,8 @@ pub(super) fn status(s: agent::Status) -> pb::GetStatusResponse {
         month_by_purpose: Vec::new(),
         override_today: false,
         override_month: false,
+        history_indexed: s.history_index.done,
+        history_messages: s.history_index.total,
     }
 }
 

@@ -1,7 +1,7 @@
 //! The web console's reading RPCs: `GetUsageHistory` (calls, tokens and cost per local day,
-//! provider, model and purpose), `GetSessionHistory` (a session's messages by id) and
-//! `SearchSessions` (by a text in titles and messages), none changing a listing; and
-//! `RenameSession` (the owner's own title); proto ⇄ domain.
+//! provider, model and purpose) and `GetSessionHistory` (a session's messages by id), neither
+//! changing a listing (`SearchSessions` is in `rpc::history`); and `RenameSession` (the owner's
+//! own title); proto ⇄ domain.
 
 use kernel_proto::v1 as pb;
 use tonic::Status;
@@ -79,21 +79,6 @@ impl AgentService {
                     feedback: String::new(),
                 })
                 .collect(),
-        })
-    }
-
-    pub(super) async fn search_sessions_rpc(
-        &self,
-        req: pb::SearchSessionsRequest,
-    ) -> Result<pb::SearchSessionsResponse, Status> {
-        let found = self
-            .agent
-            .sessions()
-            .search(&req.query)
-            .await
-            .map_err(to_status)?;
-        Ok(pb::SearchSessionsResponse {
-            sessions: found.into_iter().map(session_info).collect(),
         })
     }
 

@@ -1,6 +1,7 @@
 //! Reading sessions again (the web console): a session's whole history by id, as the owner
 //! reads it (text blocks, the tools called, the time; tool results and reasoning left out),
-//! and finding sessions by a text in their title or messages. Neither changes the `#n` listing.
+//! and finding sessions by a text in their title (what was said in them: `recall`). Neither changes
+//! the `#n` listing.
 
 use super::{SessionInfo, Sessions};
 use crate::conversation::{Block, Role};
@@ -74,7 +75,7 @@ impl Sessions {
         })
     }
 
-    /// Sessions whose title or messages contain `query` (trimmed; 1..=[`SEARCH_MAX_CHARS`]
+    /// Sessions whose title contains `query` (trimmed; 1..=[`SEARCH_MAX_CHARS`]
     /// characters), newest first, at most [`SEARCH_LIMIT`]; their numbers are those of the
     /// latest listing (0 when not in it).
     pub(crate) async fn search(&self, query: &str) -> Result<Vec<SessionInfo>, ApiError> {
@@ -161,6 +162,7 @@ mod tests {
             s.history(id + 100).await,
             Err(ApiError::NotFound(_))
         ));
+        env.store.set_session_title(id, "Tea time").await.unwrap();
         assert_eq!(s.search(" tea ").await.unwrap()[0].id, id);
         assert!(s.search("coffee").await.unwrap().is_empty());
         assert!(matches!(

@@ -79,6 +79,7 @@ impl Store {
             insert_running(&mut tx, turn_id, session_id, id, running, op).await?;
         }
         tx.commit().await.map_err(StoreError::db(op))?;
+        self.messages_stored();
         Ok(Ok(id))
     }
 }

@@ -139,6 +139,7 @@ impl Store {
             .map_err(StoreError::db(op))?;
         let ids = insert_messages(&mut tx, session_id, messages, op).await?;
         tx.commit().await.map_err(StoreError::db(op))?;
+        self.messages_stored();
         tracing::debug!(session = session_id, count = ids.len(), "messages appended");
         Ok(ids)
     }

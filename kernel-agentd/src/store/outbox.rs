@@ -247,6 +247,9 @@ impl Store {
         let seq = insert_item(&mut tx, item, op).await?;
         delete_running(&mut tx, &item.turn_id, op).await?;
         tx.commit().await.map_err(StoreError::db(op))?;
+        if !messages.is_empty() {
+            self.messages_stored();
+        }
         tracing::debug!(seq, turn = %item.turn_id, "outbox item stored");
         Ok(seq)
     }

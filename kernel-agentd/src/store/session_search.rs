@@ -1,11 +1,11 @@
-//! Finding sessions by a text in their title or their messages (the web console's session
-//! search): a LIKE over titles and the messages' stored JSON, newest first.
+//! Finding sessions by a text in their title (the web console's session search; what was said
+//! in them is found by the conversation index, `recall`), newest first.
 
 use super::{SessionRow, Store, StoreError};
 
 impl Store {
-    /// Sessions whose title or any message contains `text` (ASCII case-insensitively), newest
-    /// first, at most `limit`.
+    /// Sessions whose title contains `text` (ASCII case-insensitively), newest first, at most
+    /// `limit`.
     pub async fn search_sessions(
         &self,
         text: &str,
@@ -15,8 +15,6 @@ impl Store {
         let ids: Vec<(i64,)> = sqlx::query_as(
             "SELECT s.id FROM sessions s
              WHERE s.title LIKE ?1 ESCAPE '\\'
-                OR EXISTS (SELECT 1 FROM messages m
-                           WHERE m.session_id = s.id AND m.content LIKE ?1 ESCAPE '\\')
              ORDER BY s.updated_at DESC, s.id DESC LIMIT ?2",
         )
         .bind(pattern)
@@ -52,14 +50,18 @@ mod tests {
     use crate::conversation::Message;
 
     #[tokio::test]
-    async fn finds_sessions_by_title_or_message_text_and_treats_wildcards_as_text() {
+    async fn finds_sessions_by_title_and_treats_wildcards_as_text() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("k.db")).await.unwrap();
         let a = store.create_session("p", "m").await.unwrap().id;
         let b = store.create_session("p", "m").await.unwrap().id;
         store.set_session_title(a, "Trip to Kyoto").await.unwrap();
         store
-            .append_messages(b, &[Message::user_text("the cat likes 100% tuna")])
+            .set_session_title(b, "the cat likes 100% tuna")
+            .await
+            .unwrap();
+        store
+            .append_messages(b, &[Message::user_text("in a message: kyoto")])
             .await
             .unwrap();
         let ids = |rows: Vec<SessionRow>| rows.into_iter().map(|r| r.id).collect::<Vec<_>>();

@@ -118,6 +118,7 @@ fn status_text(status: &pb::GetStatusResponse, texts: Texts) -> String {
             undone: last.is_some_and(|r| r.undone),
         }));
     }
+    html.push_str(&texts.history_index_line(status.history_indexed, status.history_messages));
     html.push_str(&texts.sandbox_lines(&sandbox_views(status)));
     html.push_str(&texts.queue_lines(&status.queued_next));
     html

@@ -111,7 +111,7 @@ pub struct StatusView<'a> {
 }
 
 impl Texts {
-    fn title(self, title: &str) -> String {
+    pub(super) fn title(self, title: &str) -> String {
         match title.trim() {
             "" => self.pick("（无标题）", "(untitled)").to_owned(),
             title => escape_truncated(title, MAX_TITLE_CHARS),

@@ -65,6 +65,7 @@ mod memory {
     mod consolidation;
     mod consolidation_tg;
     mod embeddings;
+    mod history;
     mod origin;
     mod origin_owner_message;
     mod pages;
@@ -116,6 +117,7 @@ mod tg {
     mod drafts;
     mod failures;
     mod faults;
+    mod history_search;
     mod intake;
     mod living;
     mod media;

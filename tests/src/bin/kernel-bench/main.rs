@@ -3,8 +3,8 @@
 //!
 //! ```text
 //! kernel-bench [--quick] [--idle-secs N] [--soak-secs N] [--soak-rate N] [--turns N] [--growth-turns N]
-//!              [--memories 1000,10000,100000] [--ready-runs N] [--out FILE]
-//!              [--sections turns,growth,tokens,assembly,memsearch,vectorsearch,automem]
+//!              [--memories 1000,10000,100000] [--history-messages 200000] [--ready-runs N] [--out FILE]
+//!              [--sections turns,growth,tokens,assembly,memsearch,vectorsearch,automem,historysearch,historyeval]
 //!              (alias: --only)
 //! ```
 //! Binaries: `$KERNEL_BENCH_BIN_DIR`, else the directory of this program.
@@ -13,6 +13,8 @@ mod assembly;
 mod automem;
 mod footprint;
 mod growth;
+mod historyeval;
+mod historysearch;
 mod memsearch;
 mod procs;
 mod rig;
@@ -28,7 +30,7 @@ use anyhow::{Context as _, bail};
 use table::Table;
 
 /// Every section, in the order they run.
-const SECTIONS: [&str; 7] = [
+const SECTIONS: [&str; 9] = [
     "turns",
     "growth",
     "tokens",
@@ -36,6 +38,8 @@ const SECTIONS: [&str; 7] = [
     "memsearch",
     "vectorsearch",
     "automem",
+    "historysearch",
+    "historyeval",
 ];
 
 /// What to run and how long.
@@ -48,6 +52,8 @@ pub struct Opts {
     pub turns: usize,
     pub growth_turns: usize,
     pub memories: Vec<usize>,
+    /// Stored messages of the conversation search section.
+    pub history_messages: usize,
     pub ready_runs: usize,
     pub out: Option<std::path::PathBuf>,
     /// The sections to run (default: all).
@@ -64,6 +70,7 @@ impl Opts {
             turns: 200,
             growth_turns: 1000,
             memories: vec![1_000, 10_000, 100_000],
+            history_messages: 200_000,
             ready_runs: 10,
             out: None,
             sections: SECTIONS.iter().map(|s| (*s).to_owned()).collect(),
@@ -79,6 +86,7 @@ impl Opts {
             turns: 50,
             growth_turns: 100,
             memories: vec![1_000, 10_000],
+            history_messages: 20_000,
             ready_runs: 3,
             out: None,
             sections: SECTIONS.iter().map(|s| (*s).to_owned()).collect(),
@@ -115,6 +123,11 @@ impl Opts {
                         .map(|n| n.trim().parse::<usize>())
                         .collect::<Result<_, _>>()
                         .with_context(|| format!("--memories {value}"))?;
+                }
+                "--history-messages" => {
+                    opts.history_messages = value
+                        .parse()
+                        .with_context(|| format!("--history-messages {value}"))?;
                 }
                 "--out" => opts.out = Some(value.into()),
                 "--sections" | "--only" => {
@@ -163,6 +176,12 @@ async fn main() -> anyhow::Result<()> {
             on("vectorsearch"),
         )
         .await?;
+    }
+    if on("historysearch") {
+        historysearch::run(opts.history_messages, &mut table).await?;
+    }
+    if on("historyeval") {
+        historyeval::run(&mut table).await?;
     }
     if on("automem") {
         automem::run(&opts, &bins, &mut table).await?;

@@ -1,0 +1,311 @@
+//! Conversation recall (issue 48): [`History`] keeps every stored owner message and Kernel
+//! answer in a full-text index (`store::history_index`, segmented like memory search: jieba
+//! search mode) and searches it by words and time. The `history_search` tool, the
+//! `SearchHistory` RPC (Telegram's `/history <words>`) and the web console's session search all
+//! use it.
+//!
+//! Indexing runs in the background ([`indexer`]): at start it catches up on every message not
+//! indexed yet (an existing database's migration; progress in `/status`), then indexes each
+//! message once the store signals its commit. A deleted message (with its session) leaves the
+//! index by `ON DELETE CASCADE` and a trigger. Ranking: the terms ANDed (BM25, ties newest
+//! first), then, when that finds fewer than asked for, ORed below them; every term is a quoted
+//! string, so nothing a user types is FTS5 syntax.
+
+mod indexer;
+pub mod range;
+pub mod text;
+mod tool;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use kernel_common::config::Locale;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::conversation::Role;
+use crate::error::ApiError;
+use crate::memory::segment::{self, Combine};
+use crate::store::history_index::{HistoryDoc, HistoryProgress};
+use crate::store::{Store, StoreError};
+pub use range::{RangeError, TimeRange};
+pub use tool::{TOOL_NAME, register_tool};
+
+/// Names the segmentation the index was built with (the memory index's): a change re-indexes.
+const SEGMENTER: &str = segment::SEGMENTER;
+/// Hits when no limit is given.
+pub const DEFAULT_LIMIT: usize = 10;
+/// Most hits.
+pub const MAX_LIMIT: usize = 50;
+/// Longest excerpt of a hit, and of each neighbour, in characters.
+const HIT_CHARS: usize = 600;
+const NEIGHBOUR_CHARS: usize = 200;
+
+/// One message found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryHit {
+    pub message_id: i64,
+    pub session_id: i64,
+    /// The session's title, empty while untitled.
+    pub session_title: String,
+    pub role: Role,
+    pub at: DateTime<Utc>,
+    /// The message (at most [`HIT_CHARS`] characters around the hit).
+    pub text: String,
+    /// The messages just before and after it in its session (excerpts).
+    pub before: Option<Neighbour>,
+    pub after: Option<Neighbour>,
+}
+
+/// A message next to a hit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Neighbour {
+    pub role: Role,
+    pub text: String,
+}
+
+/// Why a search was refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    #[error("the search query is empty; give words, or a time range to list what was said then")]
+    EmptyQuery,
+    #[error(transparent)]
+    Range(#[from] RangeError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl HistoryError {
+    /// The refusal in the owner's language (`None` for a store failure).
+    pub fn owner_text(&self, locale: Locale) -> Option<String> {
+        Some(match self {
+            HistoryError::EmptyQuery => locale.pick(
+                "搜索内容是空的：请给出要找的词，或给出时间范围来列出那段时间的对话",
+                "The search query is empty: give words to look for, or a time range to list what was said then",
+            ).to_owned(),
+            HistoryError::Range(RangeError::Reversed) => locale
+                .pick(
+                    "时间范围前后颠倒了：after 必须早于 before",
+                    "The time range is the wrong way round: after must be earlier than before",
+                )
+                .to_owned(),
+            HistoryError::Range(RangeError::Unreadable { key, value }) => match locale {
+                Locale::Zh => format!(
+                    "{key} 应是日期（如 2026-03-01）或日期时间（如 2026-03-01 14:30），而不是 {value:?}"
+                ),
+                Locale::En => format!(
+                    "{key} must be a date like 2026-03-01 or a date-time like 2026-03-01 14:30, not {value:?}"
+                ),
+            },
+            HistoryError::Store(_) => return None,
+        })
+    }
+
+    /// As an API error: refusals are `InvalidArgument` in the owner's language.
+    pub fn into_api(self, locale: Locale) -> ApiError {
+        match self.owner_text(locale) {
+            Some(text) => ApiError::InvalidArgument(text),
+            None => match self {
+                HistoryError::Store(e) => ApiError::internal(e),
+                other => ApiError::internal(other),
+            },
+        }
+    }
+}
+
+/// What to look for.
+#[derive(Debug, Clone, Default)]
+pub struct HistoryQuery<'a> {
+    /// Words (any language; any text is searched as plain words); may be empty with a range.
+    pub query: &'a str,
+    pub after: Option<&'a str>,
+    pub before: Option<&'a str>,
+    /// 0: [`DEFAULT_LIMIT`]; clamped to [`MAX_LIMIT`].
+    pub limit: usize,
+}
+
+/// The conversation index and its search. A cheap `Clone` handle.
+#[derive(Debug, Clone)]
+pub struct History {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    store: Store,
+    fts: bool,
+    tz: Tz,
+    locale: Locale,
+}
+
+impl History {
+    /// Prepares the index in `store` and starts the indexer on `tasks` (stopped by `cancel`).
+    /// Without FTS5 (or when the index cannot be prepared) searches read `history_docs` by LIKE.
+    pub async fn open(
+        store: Store,
+        tz: Tz,
+        locale: Locale,
+        tasks: &TaskTracker,
+        cancel: CancellationToken,
+    ) -> History {
+        let mut fts = store.fts5_available();
+        if let Err(e) = store.prepare_history_index(SEGMENTER, fts).await {
+            tracing::warn!(error = %e, "the conversation index cannot be prepared");
+            fts = false;
+        }
+        tasks.spawn(indexer::run(store.clone(), fts, cancel));
+        History {
+            inner: Arc::new(Inner {
+                store,
+                fts,
+                tz,
+                locale,
+            }),
+        }
+    }
+
+    /// The owner's locale (refusal texts).
+    pub fn locale(&self) -> Locale {
+        self.inner.locale
+    }
+
+    /// How far indexing got.
+    pub async fn progress(&self) -> Result<HistoryProgress, StoreError> {
+        self.inner.store.history_progress().await
+    }
+
+    /// `time` in the owner's zone, `YYYY-MM-DD HH:MM`.
+    pub fn local_time(&self, time: DateTime<Utc>) -> String {
+        time.with_timezone(&self.inner.tz)
+            .format("%Y-%m-%d %H:%M")
+            .to_string()
+    }
+
+    /// The messages matching `q`, best first (an empty query with a range: that time's
+    /// messages, oldest first).
+    pub async fn search(&self, q: &HistoryQuery<'_>) -> Result<Vec<HistoryHit>, HistoryError> {
+        let range = TimeRange::parse(q.after, q.before, self.inner.tz)?;
+        let limit = match q.limit {
+            0 => DEFAULT_LIMIT,
+            n => n.min(MAX_LIMIT),
+        };
+        let query = kernel_common::text::head(q.query.trim(), segment::MAX_QUERY_CHARS);
+        if query.is_empty() {
+            if range.is_open() {
+                return Err(HistoryError::EmptyQuery);
+            }
+            let docs = self
+                .inner
+                .store
+                .history_between(range.from_ms, range.to_ms, limit)
+                .await?;
+            return self.hits(docs, &[]).await;
+        }
+        segment::ready().await;
+        let terms = segment::query_terms(query);
+        let docs = self.find(query, &terms, range, limit).await?;
+        self.hits(docs, &terms).await
+    }
+
+    /// The lexical search: FTS5 AND, then OR below it; LIKE without FTS5 or without terms.
+    async fn find(
+        &self,
+        query: &str,
+        terms: &[String],
+        range: TimeRange,
+        limit: usize,
+    ) -> Result<Vec<HistoryDoc>, StoreError> {
+        let store = &self.inner.store;
+        let (from, to) = (range.from_ms, range.to_ms);
+        if !self.inner.fts || terms.is_empty() {
+            let terms = if terms.is_empty() {
+                vec![kernel_common::text::head(query, 200).to_owned()]
+            } else {
+                terms.to_vec()
+            };
+            return store.search_history_like(&terms, from, to, limit).await;
+        }
+        let all = segment::match_expr(terms, Combine::And);
+        let mut docs: Vec<HistoryDoc> = store
+            .search_history_fts(&all, from, to, limit)
+            .await?
+            .into_iter()
+            .map(|(d, _)| d)
+            .collect();
+        if docs.len() < limit && terms.len() > 1 {
+            let any = segment::match_expr(terms, Combine::Or);
+            for (doc, _) in store.search_history_fts(&any, from, to, limit).await? {
+                if docs.len() >= limit {
+                    break;
+                }
+                if !docs.iter().any(|d| d.message_id == doc.message_id) {
+                    docs.push(doc);
+                }
+            }
+        }
+        Ok(docs)
+    }
+
+    /// `docs` as hits: session titles, roles, excerpts and neighbours.
+    async fn hits(
+        &self,
+        docs: Vec<HistoryDoc>,
+        terms: &[String],
+    ) -> Result<Vec<HistoryHit>, HistoryError> {
+        let store = &self.inner.store;
+        let mut titles: HashMap<i64, String> = HashMap::new();
+        let mut hits = Vec::with_capacity(docs.len());
+        for doc in docs {
+            let session_title = match titles.get(&doc.session_id) {
+                Some(title) => title.clone(),
+                None => {
+                    let title = store
+                        .get_session(doc.session_id)
+                        .await?
+                        .and_then(|s| s.title)
+                        .unwrap_or_default();
+                    titles.insert(doc.session_id, title.clone());
+                    title
+                }
+            };
+            let (before, after) = store
+                .history_neighbours(doc.session_id, doc.message_id)
+                .await?;
+            let neighbour = |d: HistoryDoc| Neighbour {
+                role: role(&d.role),
+                text: text::excerpt(&d.text, &[], NEIGHBOUR_CHARS),
+            };
+            hits.push(HistoryHit {
+                message_id: doc.message_id,
+                session_id: doc.session_id,
+                session_title,
+                role: role(&doc.role),
+                at: DateTime::from_timestamp_millis(doc.created_at).unwrap_or_default(),
+                text: text::excerpt(&doc.text, terms, HIT_CHARS),
+                before: before.map(neighbour),
+                after: after.map(neighbour),
+            });
+        }
+        Ok(hits)
+    }
+
+    /// Indexes what is pending now (tests and benchmarks; the indexer does this by itself).
+    #[cfg(any(test, feature = "test-support"))]
+    pub async fn catch_up(&self) -> Result<(), StoreError> {
+        while indexer::index_batch(&self.inner.store, self.inner.fts).await? > 0 {}
+        Ok(())
+    }
+}
+
+fn role(stored: &str) -> Role {
+    if stored == "assistant" {
+        Role::Assistant
+    } else {
+        Role::User
+    }
+}
+
+#[cfg(test)]
+mod tests;

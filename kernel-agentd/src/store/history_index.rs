@@ -1,0 +1,385 @@
+//! The conversation index (issue 48): `history_docs` (one row per indexed message: its session,
+//! role, time and searchable text; deleted with its message by `ON DELETE CASCADE`) and the FTS5
+//! table `history_fts` (segmented terms, rowid = message id; a trigger drops an entry with its
+//! doc). Both are created at start-up like the memory index, not by a migration; the indexer's
+//! progress (`history_index.cursor`, the highest message id looked at) and the segmenter the
+//! index was built with live in `settings`.
+//!
+//! The store does not segment: the `recall` module passes the terms and the FTS5 query (quoted
+//! strings only).
+
+use sqlx::FromRow;
+
+use super::{Store, StoreError};
+
+const CURSOR_KEY: &str = "history_index.cursor";
+const SEGMENTER_KEY: &str = "history_index.segmenter";
+
+/// A stored message as the indexer reads it.
+#[derive(Debug, Clone, FromRow)]
+pub struct RawHistoryMessage {
+    pub id: i64,
+    pub session_id: i64,
+    pub role: String,
+    /// The JSON blocks, as `messages.content`.
+    pub content: String,
+    pub created_at: i64,
+}
+
+/// One entry to index: a message's searchable text and its segmented terms.
+#[derive(Debug, Clone)]
+pub struct HistoryEntry {
+    pub message_id: i64,
+    pub session_id: i64,
+    pub role: String,
+    pub created_at: i64,
+    pub text: String,
+    pub terms: String,
+}
+
+/// An indexed message.
+#[derive(Debug, Clone, PartialEq, FromRow)]
+pub struct HistoryDoc {
+    pub message_id: i64,
+    pub session_id: i64,
+    pub role: String,
+    /// Unix ms.
+    pub created_at: i64,
+    pub text: String,
+}
+
+/// How far the indexer got: messages looked at (up to the cursor) and all messages.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HistoryProgress {
+    pub done: u64,
+    pub total: u64,
+}
+
+fn sql_limit(limit: usize) -> i64 {
+    i64::try_from(limit).unwrap_or(i64::MAX)
+}
+
+impl Store {
+    /// Creates the index tables (the FTS5 one when `fts`) and empties the index when it was
+    /// built by another segmenter than `segmenter` (the indexer then runs over every message
+    /// again).
+    pub async fn prepare_history_index(
+        &self,
+        segmenter: &str,
+        fts: bool,
+    ) -> Result<(), StoreError> {
+        let op = "prepare the conversation index";
+        let mut statements = vec![
+            "CREATE TABLE IF NOT EXISTS history_docs (
+                 message_id INTEGER PRIMARY KEY REFERENCES messages (id) ON DELETE CASCADE,
+                 session_id INTEGER NOT NULL,
+                 role       TEXT NOT NULL,
+                 created_at INTEGER NOT NULL,
+                 text       TEXT NOT NULL)",
+            "CREATE INDEX IF NOT EXISTS history_docs_by_time ON history_docs (created_at)",
+            "CREATE INDEX IF NOT EXISTS history_docs_by_session
+                 ON history_docs (session_id, message_id)",
+        ];
+        if fts {
+            statements.extend([
+                "CREATE VIRTUAL TABLE IF NOT EXISTS history_fts USING fts5(terms)",
+                "CREATE TRIGGER IF NOT EXISTS history_docs_gone AFTER DELETE ON history_docs
+                 BEGIN DELETE FROM history_fts WHERE rowid = OLD.message_id; END",
+            ]);
+        }
+        for sql in statements {
+            sqlx::query(sql)
+                .execute(&self.pool)
+                .await
+                .map_err(StoreError::db(op))?;
+        }
+        let built_by = self.get_history_setting(SEGMENTER_KEY).await?;
+        if built_by.as_deref() != Some(segmenter) {
+            let mut tx = self
+                .pool
+                .begin_with("BEGIN IMMEDIATE")
+                .await
+                .map_err(StoreError::db(op))?;
+            sqlx::query("DELETE FROM history_docs")
+                .execute(&mut *tx)
+                .await
+                .map_err(StoreError::db(op))?;
+            if fts {
+                sqlx::query("DELETE FROM history_fts")
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(StoreError::db(op))?;
+            }
+            for (key, value) in [(SEGMENTER_KEY, segmenter), (CURSOR_KEY, "0")] {
+                sqlx::query(
+                    "INSERT INTO settings (key, value) VALUES (?1, ?2)
+                     ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                )
+                .bind(key)
+                .bind(value)
+                .execute(&mut *tx)
+                .await
+                .map_err(StoreError::db(op))?;
+            }
+            tx.commit().await.map_err(StoreError::db(op))?;
+        }
+        Ok(())
+    }
+
+    async fn get_history_setting(&self, key: &str) -> Result<Option<String>, StoreError> {
+        sqlx::query_scalar("SELECT value FROM settings WHERE key = ?1")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(StoreError::db("read the conversation index state"))
+    }
+
+    /// The highest message id the indexer has looked at.
+    pub async fn history_cursor(&self) -> Result<i64, StoreError> {
+        Ok(self
+            .get_history_setting(CURSOR_KEY)
+            .await?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0))
+    }
+
+    /// Up to `limit` messages with an id above `after`, by id.
+    pub async fn history_messages_after(
+        &self,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<RawHistoryMessage>, StoreError> {
+        sqlx::query_as(
+            "SELECT id, session_id, role, content, created_at FROM messages
+             WHERE id > ?1 ORDER BY id LIMIT ?2",
+        )
+        .bind(after)
+        .bind(sql_limit(limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::db("read messages to index"))
+    }
+
+    /// Adds `entries` to the index (the FTS5 table when `fts`) and moves the cursor to `cursor`,
+    /// in one transaction. An entry whose message was deleted meanwhile is skipped.
+    pub async fn index_history(
+        &self,
+        entries: &[HistoryEntry],
+        cursor: i64,
+        fts: bool,
+    ) -> Result<(), StoreError> {
+        let op = "index messages";
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(StoreError::db(op))?;
+        for e in entries {
+            let added = sqlx::query(
+                "INSERT OR IGNORE INTO history_docs (message_id, session_id, role, created_at, text)
+                 SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?1)",
+            )
+            .bind(e.message_id)
+            .bind(e.session_id)
+            .bind(&e.role)
+            .bind(e.created_at)
+            .bind(&e.text)
+            .execute(&mut *tx)
+            .await
+            .map_err(StoreError::db(op))?
+            .rows_affected();
+            if fts && added > 0 {
+                sqlx::query("INSERT INTO history_fts (rowid, terms) VALUES (?1, ?2)")
+                    .bind(e.message_id)
+                    .bind(&e.terms)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(StoreError::db(op))?;
+            }
+        }
+        sqlx::query(
+            "INSERT INTO settings (key, value) VALUES (?1, ?2)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        )
+        .bind(CURSOR_KEY)
+        .bind(cursor.to_string())
+        .execute(&mut *tx)
+        .await
+        .map_err(StoreError::db(op))?;
+        tx.commit().await.map_err(StoreError::db(op))
+    }
+
+    /// Messages the indexer has looked at, and all messages.
+    pub async fn history_progress(&self) -> Result<HistoryProgress, StoreError> {
+        let cursor = self.history_cursor().await?;
+        let (done, total): (i64, i64) = sqlx::query_as(
+            "SELECT (SELECT COUNT(*) FROM messages WHERE id <= ?1), (SELECT COUNT(*) FROM messages)",
+        )
+        .bind(cursor)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(StoreError::db("count indexed messages"))?;
+        Ok(HistoryProgress {
+            done: u64::try_from(done).unwrap_or(0),
+            total: u64::try_from(total).unwrap_or(0),
+        })
+    }
+
+    /// Up to `limit` indexed messages matching the FTS5 query `expr` (quoted strings only),
+    /// created in `[from, to)` unix ms, each with its BM25 score (lower is better), best first
+    /// (ties: newest first).
+    pub async fn search_history_fts(
+        &self,
+        expr: &str,
+        from: i64,
+        to: i64,
+        limit: usize,
+    ) -> Result<Vec<(HistoryDoc, f64)>, StoreError> {
+        #[derive(FromRow)]
+        struct Row {
+            #[sqlx(flatten)]
+            doc: HistoryDoc,
+            score: f64,
+        }
+        let open = from == i64::MIN && to == i64::MAX;
+        let sql = if open {
+            // Ranked inside the index first, so only the best rows are joined with their text.
+            "SELECT d.message_id, d.session_id, d.role, d.created_at, d.text, best.score
+             FROM (SELECT rowid AS id, bm25(history_fts) AS score FROM history_fts
+                   WHERE history_fts MATCH ?1 ORDER BY score, rowid DESC LIMIT ?4) AS best
+             JOIN history_docs AS d ON d.message_id = best.id
+             WHERE ?2 <= d.created_at AND d.created_at < ?3
+             ORDER BY best.score, d.message_id DESC"
+        } else {
+            "SELECT d.message_id, d.session_id, d.role, d.created_at, d.text,
+                    bm25(history_fts) AS score
+             FROM history_fts JOIN history_docs AS d ON d.message_id = history_fts.rowid
+             WHERE history_fts MATCH ?1 AND d.created_at >= ?2 AND d.created_at < ?3
+             ORDER BY score, d.message_id DESC LIMIT ?4"
+        };
+        let rows: Vec<Row> = sqlx::query_as(sql)
+            .bind(expr)
+            .bind(from)
+            .bind(to)
+            .bind(sql_limit(limit))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(StoreError::db("search the conversation"))?;
+        Ok(rows.into_iter().map(|r| (r.doc, r.score)).collect())
+    }
+
+    /// Up to `limit` indexed messages containing every one of `terms` (LIKE; the fallback
+    /// without FTS5), created in `[from, to)`, newest first.
+    pub async fn search_history_like(
+        &self,
+        terms: &[String],
+        from: i64,
+        to: i64,
+        limit: usize,
+    ) -> Result<Vec<HistoryDoc>, StoreError> {
+        let patterns: Vec<String> = terms.iter().map(|t| like_escape(t)).collect();
+        let patterns = serde_json::Value::from(patterns).to_string();
+        sqlx::query_as(
+            "SELECT message_id, session_id, role, created_at, text FROM history_docs AS d
+             WHERE d.created_at >= ?2 AND d.created_at < ?3 AND NOT EXISTS (
+                 SELECT 1 FROM json_each(?1) AS t
+                 WHERE d.text NOT LIKE '%' || t.value || '%' ESCAPE '\\')
+             ORDER BY message_id DESC LIMIT ?4",
+        )
+        .bind(patterns)
+        .bind(from)
+        .bind(to)
+        .bind(sql_limit(limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::db("search the conversation"))
+    }
+
+    /// Up to `limit` indexed messages created in `[from, to)`, oldest first (what was said on a
+    /// day).
+    pub async fn history_between(
+        &self,
+        from: i64,
+        to: i64,
+        limit: usize,
+    ) -> Result<Vec<HistoryDoc>, StoreError> {
+        sqlx::query_as(
+            "SELECT message_id, session_id, role, created_at, text FROM history_docs
+             WHERE created_at >= ?1 AND created_at < ?2 ORDER BY created_at, message_id LIMIT ?3",
+        )
+        .bind(from)
+        .bind(to)
+        .bind(sql_limit(limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::db("list the conversation"))
+    }
+
+    /// The indexed messages just before and just after `message_id` in its session.
+    pub async fn history_neighbours(
+        &self,
+        session_id: i64,
+        message_id: i64,
+    ) -> Result<(Option<HistoryDoc>, Option<HistoryDoc>), StoreError> {
+        let op = StoreError::db("read a message's neighbours");
+        let before = sqlx::query_as(
+            "SELECT message_id, session_id, role, created_at, text FROM history_docs
+             WHERE session_id = ?1 AND message_id < ?2 ORDER BY message_id DESC LIMIT 1",
+        )
+        .bind(session_id)
+        .bind(message_id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(op)?;
+        let after = sqlx::query_as(
+            "SELECT message_id, session_id, role, created_at, text FROM history_docs
+             WHERE session_id = ?1 AND message_id > ?2 ORDER BY message_id LIMIT 1",
+        )
+        .bind(session_id)
+        .bind(message_id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(StoreError::db("read a message's neighbours"))?;
+        Ok((before, after))
+    }
+
+    /// The indexed message ids, ascending (for checks).
+    #[cfg(any(test, feature = "test-support"))]
+    pub async fn history_index_ids(&self, fts: bool) -> Result<Vec<i64>, StoreError> {
+        let sql = if fts {
+            "SELECT rowid FROM history_fts ORDER BY rowid"
+        } else {
+            "SELECT message_id FROM history_docs ORDER BY message_id"
+        };
+        sqlx::query_scalar(sql)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(StoreError::db("read the conversation index"))
+    }
+}
+
+/// `term` with LIKE's wildcards and the escape character escaped (escape: `\`).
+fn like_escape(term: &str) -> String {
+    let mut out = String::with_capacity(term.len());
+    for c in term.chars() {
+        if matches!(c, '\\' | '%' | '_') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+impl Store {
+    /// Moves message `id` to `at_ms` (tests of time ranges).
+    #[cfg(any(test, feature = "test-support"))]
+    pub async fn set_message_time(&self, id: i64, at_ms: i64) -> Result<(), StoreError> {
+        sqlx::query("UPDATE messages SET created_at = ?2 WHERE id = ?1")
+            .bind(id)
+            .bind(at_ms)
+            .execute(&self.pool)
+            .await
+            .map_err(StoreError::db("move a message in time"))?;
+        Ok(())
+    }
+}
