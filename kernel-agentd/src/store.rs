@@ -32,6 +32,7 @@ pub mod task_runs;
 pub mod transfer;
 mod usage;
 pub mod vectors;
+pub mod watch_runs;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
