@@ -238,9 +238,9 @@ impl Schedules {
             watch.message
         );
         prompt.push_str("\nEarlier notifications to the owner (newest first):\n");
-        push_runs(&mut prompt, &told, tz, |r| &r.summary);
+        push_runs(&mut prompt, &told, tz);
         prompt.push_str("\nLast runs (newest first):\n");
-        push_runs(&mut prompt, &runs, tz, |r| &r.summary);
+        push_runs(&mut prompt, &runs, tz);
         Ok(prompt)
     }
 
@@ -323,17 +323,14 @@ fn outcome_of(end: &TurnEnd) -> (WatchOutcome, String) {
 }
 
 /// Appends one line per run (`- <local time> <outcome>: <summary>`), or `(none)`.
-fn push_runs(out: &mut String, runs: &[WatchRun], tz: Tz, text: impl Fn(&WatchRun) -> &String) {
+fn push_runs(out: &mut String, runs: &[WatchRun], tz: Tz) {
+    use std::fmt::Write as _;
     if runs.is_empty() {
         out.push_str("(none)\n");
     }
     for r in runs {
-        out.push_str(&format!(
-            "- {} {}: {}\n",
-            when::format_local(r.ran_at, tz),
-            r.outcome,
-            text(r)
-        ));
+        let at = when::format_local(r.ran_at, tz);
+        let _ = writeln!(out, "- {at} {}: {}", r.outcome, r.summary);
     }
 }
 

@@ -97,6 +97,7 @@ mod schedules {
     mod jobs;
     mod reminders_and_tasks;
     mod task_runs;
+    mod watches;
 }
 mod spend {
     mod budget;
