@@ -307,10 +307,7 @@ impl Schedules {
             .schedules()
             .await
             .map_err(ApiError::internal)?;
-        let mut states = self
-            .watch_states(&rows)
-            .await
-            .map_err(ApiError::internal)?;
+        let mut states = self.watch_states(&rows).await.map_err(ApiError::internal)?;
         self.inner.listing.set(rows.iter().map(|r| r.id).collect());
         Ok(rows
             .iter()

@@ -483,10 +483,12 @@ fn tasks(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
         "del" | "delete" | "rm" | "删除" => {
             Ok(Command::TasksDelete(non_empty_numbers(kind, rest)?))
         }
-        verb @ ("pause" | "暂停" | "resume" | "恢复") => match numbers(kind, rest, 1)?.first() {
-            Some(n) => Ok(Command::TasksPause(*n, matches!(verb, "pause" | "暂停"))),
-            None => Err(CommandError::MissingNumber { command: kind }),
-        },
+        verb @ ("pause" | "暂停" | "resume" | "恢复") => {
+            match numbers(kind, rest, 1)?.first() {
+                Some(n) => Ok(Command::TasksPause(*n, matches!(verb, "pause" | "暂停"))),
+                None => Err(CommandError::MissingNumber { command: kind }),
+            }
+        }
         _ => Err(CommandError::UnknownAction {
             command: kind,
             action: action.chars().take(MAX_COMMAND_CHARS).collect(),

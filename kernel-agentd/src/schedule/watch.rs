@@ -171,7 +171,11 @@ impl Schedules {
             return Ended::Interrupted;
         }
         let (outcome, summary) = outcome_of(&end);
-        tracing::info!(outcome = outcome.as_str(), tokens = end.tokens, "watch run ended");
+        tracing::info!(
+            outcome = outcome.as_str(),
+            tokens = end.tokens,
+            "watch run ended"
+        );
         let item = end.notified.as_ref().map(|text| NewItem {
             turn_id: format!("watch-{}-{}", watch.id, run.id),
             body: ItemBody::WatchNotice {

@@ -47,9 +47,10 @@ impl Texts {
                 Locale::En => format!("last {at} {outcome}: {summary}"),
             }
         };
-        let spend = s
-            .spend_today_usd
-            .map_or_else(|| self.pick("费用未知", "cost unknown").to_owned(), |c| format!("${c:.4}"));
+        let spend = s.spend_today_usd.map_or_else(
+            || self.pick("费用未知", "cost unknown").to_owned(),
+            |c| format!("${c:.4}"),
+        );
         match self.locale() {
             Locale::Zh => format!("    {last} · 今日 {} 次，{spend}\n", s.runs_today),
             Locale::En => format!("    {last} · today {} runs, {spend}\n", s.runs_today),

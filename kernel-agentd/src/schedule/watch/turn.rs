@@ -132,7 +132,11 @@ impl WatchTurn<'_> {
                 content: results,
             });
             if end.tokens >= self.max_tokens {
-                tracing::info!(watch = self.watch_id, tokens = end.tokens, "a watch run reached its token limit");
+                tracing::info!(
+                    watch = self.watch_id,
+                    tokens = end.tokens,
+                    "a watch run reached its token limit"
+                );
                 break;
             }
         }
@@ -183,7 +187,11 @@ impl WatchTurn<'_> {
                 session_id: 0,
                 risk,
             };
-            match self.approvals.request(request, &ctx.events, &ctx.cancel).await {
+            match self
+                .approvals
+                .request(request, &ctx.events, &ctx.cancel)
+                .await
+            {
                 Decision::Allowed => {}
                 Decision::Denied => return Some(ToolOutput::error(approvals::DENIED)),
                 Decision::Expired => return Some(ToolOutput::error(approvals::NOT_ANSWERED)),

@@ -88,17 +88,26 @@ mod tests {
 
     #[test]
     fn set_values_are_taken_and_bad_ones_refused_naming_the_key() {
-        let watch = load("[watch]\nmax_steps = 2\nmax_tokens_per_run = 5000\nmin_interval_minutes = 1\n")
-            .unwrap()
-            .watch;
+        let watch =
+            load("[watch]\nmax_steps = 2\nmax_tokens_per_run = 5000\nmin_interval_minutes = 1\n")
+                .unwrap()
+                .watch;
         assert_eq!(
-            (watch.max_steps, watch.max_tokens_per_run, watch.min_interval_minutes),
+            (
+                watch.max_steps,
+                watch.max_tokens_per_run,
+                watch.min_interval_minutes
+            ),
             (2, 5000, 1)
         );
         let e = load("[watch]\nmax_steps = 0\nmax_tokens_per_run = 10\nmin_interval_minutes = 0\n")
             .unwrap_err()
             .to_string();
-        for key in ["watch.max_steps", "watch.max_tokens_per_run", "watch.min_interval_minutes"] {
+        for key in [
+            "watch.max_steps",
+            "watch.max_tokens_per_run",
+            "watch.min_interval_minutes",
+        ] {
             assert!(e.contains(key), "{e}");
         }
         let e = load("[watch]\nmax_step = 2\n").unwrap_err().to_string();

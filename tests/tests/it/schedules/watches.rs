@@ -91,9 +91,15 @@ async fn pending_runs(stack: &Stack) -> i64 {
     n
 }
 
-/// Waits until `llm` has served `n` requests and the watch's run has been stored.
-async fn ran(stack: &Stack, llm: &FakeLlm, n: usize, runs_today: u64) {
-    eventually("the watch's run", PROMPT, async || {
+/// Waits (up to `within`) until `llm` has served `n` requests and the watch's run has been
+/// stored.
+async fn ran_within(
+    stack: &Stack,
+    llm: &FakeLlm,
+    (n, runs_today): (usize, u64),
+    within: std::time::Duration,
+) {
+    eventually("the watch's run", within, async || {
         let list = rpc(stack, "ListSchedules", json!({}));
         let watch = list["schedules"]
             .as_array()?
@@ -104,6 +110,11 @@ async fn ran(stack: &Stack, llm: &FakeLlm, n: usize, runs_today: u64) {
         (llm.requests().len() >= n && runs >= runs_today).then_some(())
     })
     .await;
+}
+
+/// [`ran_within`] the usual wait.
+async fn ran(stack: &Stack, llm: &FakeLlm, n: usize, runs_today: u64) {
+    ran_within(stack, llm, (n, runs_today), PROMPT).await;
 }
 
 /// How many messages the owner saw containing `needle`.
@@ -165,7 +176,7 @@ async fn a_watch_is_silent_until_it_finds_something_tells_once_and_the_owner_pau
 
     let id = add_watch(&stack, "* * * * *");
     // Run 1: the watch's own firing, at the next minute.
-    ran(&stack, &cheap, 1, 1).await;
+    ran_within(&stack, &cheap, (1, 1), std::time::Duration::from_secs(90)).await;
     make_due(&stack, id).await;
     ran(&stack, &cheap, 2, 2).await;
     make_due(&stack, id).await;
@@ -202,16 +213,25 @@ async fn a_watch_is_silent_until_it_finds_something_tells_once_and_the_owner_pau
     }
     // The third run carries the earlier runs' outcomes; the fourth the notification's text.
     let third = &requests[2].raw_body;
-    assert!(third.contains("no 2.0 yet") && third.contains("still 1.9.3"), "{third}");
+    assert!(
+        third.contains("no 2.0 yet") && third.contains("still 1.9.3"),
+        "{third}"
+    );
     let fourth = &requests[4].raw_body;
     assert!(fourth.contains(TOLD), "{fourth}");
     assert!(fourth.contains("Earlier notifications"), "{fourth}");
-    assert!(stack.llm.requests().is_empty(), "the main model was not called");
+    assert!(
+        stack.llm.requests().is_empty(),
+        "the main model was not called"
+    );
 
     // /tasks shows the watch, its cadence, its last run and its spend today.
     let listed = stack.command("/tasks").await;
     assert!(listed.contains("(<code>* * * * *</code>) 监视"), "{listed}");
-    assert!(listed.contains("无新消息：2.0 is out, already told"), "{listed}");
+    assert!(
+        listed.contains("无新消息：2.0 is out, already told"),
+        "{listed}"
+    );
     assert!(listed.contains("今日 4 次"), "{listed}");
 
     // GetUsage counts its calls under `watch`.
@@ -302,12 +322,14 @@ prices."fake-model" = { input = 1.0, output = 0.0 }"#,
     // One owner turn costing $1 crosses the $0.50 limit.
     stack
         .llm
-        .push(Script::Reply(Reply::text("here is your week").usage(FakeUsage {
-            input: 1_000_000,
-            output: 10,
-            cache_read: 0,
-            cache_write: 0,
-        })));
+        .push(Script::Reply(Reply::text("here is your week").usage(
+            FakeUsage {
+                input: 1_000_000,
+                output: 10,
+                cache_read: 0,
+                cache_write: 0,
+            },
+        )));
     stack.owner_says("plan my week");
     stack
         .telegram
@@ -399,6 +421,13 @@ async fn bad_watches_are_refused_and_notify_owner_is_not_offered_outside_a_watch
     stack.owner_says("tell me something");
     stack.answer_sent("done").await;
     let requests = stack.llm.requests();
-    assert!(!requests[0].raw_body.contains("\"notify_owner\""), "offered to an owner turn");
-    assert!(requests[1].raw_body.contains("unknown tool"), "{}", requests[1].raw_body);
+    assert!(
+        !requests[0].raw_body.contains("\"notify_owner\""),
+        "offered to an owner turn"
+    );
+    assert!(
+        requests[1].raw_body.contains("unknown tool"),
+        "{}",
+        requests[1].raw_body
+    );
 }
