@@ -296,6 +296,22 @@ async fn a_watch_is_silent_until_it_finds_something_tells_once_and_the_owner_pau
     make_due(&stack, id).await;
     ran(&stack, &cheap, 6, 5).await;
     assert_eq!(seen(&stack, TOLD), 1);
+
+    // What the Delete button calls: the watch and its runs go; a stale press finds nothing.
+    let deleted = rpc(
+        &stack,
+        "ControlSchedule",
+        json!({"id": id, "action": "delete"}),
+    );
+    assert_eq!(deleted["found"], true, "{deleted}");
+    let listed = rpc(&stack, "ListSchedules", json!({}));
+    assert!(!listed.to_string().contains("release page"), "{listed}");
+    let again = rpc(
+        &stack,
+        "ControlSchedule",
+        json!({"id": id, "action": "delete"}),
+    );
+    assert!(again.get("found").is_none_or(|f| f == false), "{again}");
     stack.assert_no_secrets();
 }
 
