@@ -156,6 +156,8 @@ pub enum Purpose {
     Owner,
     /// A turn Kernel started itself: a scheduled task, a background job's result (`task`).
     Task,
+    /// A watch's run (`watch`): a bounded turn on the cheap model.
+    Watch,
     /// A turn's call served by a fail-over provider after its own failed (`failover`).
     Failover,
     /// A session title (`title`).
@@ -170,9 +172,10 @@ pub enum Purpose {
 
 impl Purpose {
     /// Every purpose, in the order `/usage` lists them.
-    pub const ALL: [Purpose; 7] = [
+    pub const ALL: [Purpose; 8] = [
         Purpose::Owner,
         Purpose::Task,
+        Purpose::Watch,
         Purpose::Failover,
         Purpose::Title,
         Purpose::Memory,
@@ -182,14 +185,17 @@ impl Purpose {
 
     /// The stored and wire name.
     pub fn as_str(self) -> &'static str {
+        use kernel_proto::words::UsagePurpose as W;
         match self {
-            Purpose::Owner => "owner",
-            Purpose::Task => "task",
-            Purpose::Failover => "failover",
-            Purpose::Title => "title",
-            Purpose::Memory => "memory",
-            Purpose::Summary => "summary",
-            Purpose::Consolidation => "consolidation",
+            Purpose::Owner => W::Owner,
+            Purpose::Task => W::Task,
+            Purpose::Watch => W::Watch,
+            Purpose::Failover => W::Failover,
+            Purpose::Title => W::Title,
+            Purpose::Memory => W::Memory,
+            Purpose::Summary => W::Summary,
+            Purpose::Consolidation => W::Consolidation,
         }
+        .as_str()
     }
 }

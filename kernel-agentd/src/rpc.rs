@@ -316,6 +316,15 @@ impl pb::agent_server::Agent for AgentService {
             .map(Response::new)
     }
 
+    async fn control_schedule(
+        &self,
+        req: Request<pb::ControlScheduleRequest>,
+    ) -> RpcResult<pb::ControlScheduleResponse> {
+        self.control_schedule_rpc(req.into_inner())
+            .await
+            .map(Response::new)
+    }
+
     async fn answer(&self, req: Request<pb::AnswerRequest>) -> RpcResult<pb::AnswerResponse> {
         Ok(Response::new(self.answer_rpc(req.into_inner())))
     }

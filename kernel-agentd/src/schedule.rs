@@ -10,9 +10,14 @@
 //! crash runs at the next start (at least once). What was due while agentd was down fires once
 //! at start: a one-shot with its original time noted, a recurring one once for all its missed
 //! runs, then on its schedule again.
+//!
+//! A `watch` schedule fires like a task, and its run is a bounded turn on the cheap model that
+//! tells the owner only what it passes to `notify_owner` (`watch`). A paused schedule does not
+//! fire; resumed, it fires next at its first time after now.
 
 mod task_runs;
 mod tools;
+pub(crate) mod watch;
 pub(crate) mod when;
 
 use std::sync::Arc;
@@ -20,7 +25,8 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use kernel_common::Config;
-use kernel_common::config::Locale;
+use kernel_common::config::{Locale, WatchConfig};
+use kernel_proto::words::ScheduleMode;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -50,23 +56,33 @@ pub(crate) enum Mode {
     Remind,
     /// A turn runs with its message as the prompt; the answer is sent.
     Task,
+    /// A bounded turn on the cheap model runs with its message as the instruction; the owner
+    /// hears only what it passes to `notify_owner`.
+    Watch,
 }
 
 impl Mode {
-    /// `"remind"` or `"task"` (stored and on the wire).
+    /// `"remind"`, `"task"` or `"watch"` (stored and on the wire).
     pub(crate) fn as_str(self) -> &'static str {
         match self {
-            Mode::Remind => "remind",
-            Mode::Task => "task",
+            Mode::Remind => ScheduleMode::Remind,
+            Mode::Task => ScheduleMode::Task,
+            Mode::Watch => ScheduleMode::Watch,
         }
+        .as_str()
     }
 
     /// The mode named `name` (`""` is `remind`).
     pub(crate) fn parse(name: &str) -> Result<Mode, ScheduleError> {
-        match name.trim() {
-            "" | "remind" => Ok(Mode::Remind),
-            "task" => Ok(Mode::Task),
-            other => Err(ScheduleError::BadMode(other.to_owned())),
+        let name = name.trim();
+        if name.is_empty() {
+            return Ok(Mode::Remind);
+        }
+        match ScheduleMode::parse(name) {
+            Some(ScheduleMode::Remind) => Ok(Mode::Remind),
+            Some(ScheduleMode::Task) => Ok(Mode::Task),
+            Some(ScheduleMode::Watch) => Ok(Mode::Watch),
+            None => Err(ScheduleError::BadMode(name.to_owned())),
         }
     }
 }
@@ -76,8 +92,18 @@ impl Mode {
 pub enum ScheduleError {
     #[error(transparent)]
     When(#[from] WhenError),
-    #[error("unknown mode {0:?}: use \"remind\" or \"task\"")]
+    #[error("unknown mode {0:?}: use \"remind\", \"task\" or \"watch\"")]
     BadMode(String),
+    #[error("a watch needs an instruction: say what to check and when to tell the owner")]
+    NoInstruction,
+    #[error(
+        "a watch is recurring: give a 5-field cron expression for when it looks (e.g. \"*/30 * * * *\")"
+    )]
+    WatchNotRecurring,
+    #[error(
+        "a watch may run at most every {0} minutes: use a cron expression whose runs are at least {0} minutes apart (e.g. \"*/{0} * * * *\")"
+    )]
+    WatchTooOften(u32),
     #[error("the message is empty")]
     EmptyMessage,
     #[error("the message is longer than {MAX_MESSAGE_CHARS} characters")]
@@ -85,7 +111,7 @@ pub enum ScheduleError {
     /// The named model is not a configured one (the English reason names the choices).
     #[error("bad model: {0}")]
     BadModel(String),
-    #[error("a reminder calls no model: give a model only with mode \"task\"")]
+    #[error("a reminder calls no model: give a model only with mode \"task\" or \"watch\"")]
     ModelForReminder,
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -101,7 +127,7 @@ impl From<ScheduleError> for ApiError {
 }
 
 /// A schedule as listings show it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ScheduleInfo {
     /// `#n` in the latest listing (0 outside listings).
     pub number: u32,
@@ -115,6 +141,18 @@ pub(crate) struct ScheduleInfo {
     pub cron: Option<String>,
     /// The `provider/model` a task runs on (`None`: the current one).
     pub model: Option<String>,
+    /// It does not fire until resumed.
+    pub paused: bool,
+    /// A watch's last run and spend today (default for other modes).
+    pub watch: watch::WatchState,
+}
+
+/// What [`Schedules::control`] does to one schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Control {
+    Pause,
+    Resume,
+    Delete,
 }
 
 /// The schedules and their scheduler; a cheap `Clone` handle.
@@ -131,6 +169,10 @@ struct Inner {
     tz: Tz,
     locale: Locale,
     listing: Listing,
+    /// `[watch]`: the bounds of a watch's run.
+    watch: WatchConfig,
+    /// The model watches run on when they name none (`[titles]`).
+    cheap: Option<watch::turn::WatchModel>,
     /// Signalled when schedules change: the scheduler looks again.
     changed: Notify,
     /// Signalled when a task run is queued: the task runner looks again.
@@ -158,6 +200,8 @@ impl Schedules {
                 tz: config.general.timezone,
                 locale: config.general.locale,
                 listing: Listing::new(Listed::Schedules),
+                watch: config.watch.clone(),
+                cheap: watch::cheap_model(config.watch.endpoint.as_ref()),
                 changed: Notify::new(),
                 run_queued: Notify::new(),
                 root,
@@ -187,6 +231,9 @@ impl Schedules {
         model: Option<&str>,
     ) -> Result<ScheduleInfo, ScheduleError> {
         let message = message.trim();
+        if message.is_empty() && mode == Mode::Watch {
+            return Err(ScheduleError::NoInstruction);
+        }
         if message.is_empty() {
             return Err(ScheduleError::EmptyMessage);
         }
@@ -215,6 +262,16 @@ impl Schedules {
             When::At(at) => ("at", at.to_rfc3339()),
             When::Cron(expr) => ("cron", expr.clone()),
         };
+        if mode == Mode::Watch {
+            let When::Cron(expr) = &parsed else {
+                return Err(ScheduleError::WatchNotRecurring);
+            };
+            let minimum = self.inner.watch.min_interval_minutes;
+            let gap = watch::shortest_gap(expr, now, self.inner.tz);
+            if gap.is_some_and(|g| g < chrono::TimeDelta::minutes(i64::from(minimum))) {
+                return Err(ScheduleError::WatchTooOften(minimum));
+            }
+        }
         let row = self
             .inner
             .store
@@ -229,13 +286,17 @@ impl Schedules {
             .await?;
         tracing::info!(id = row.id, spec, mode = mode.as_str(), next_fire = %row.next_fire, "schedule added");
         self.inner.changed.notify_one();
-        Ok(self.info(&row, 0))
+        Ok(self.info(&row, 0, watch::WatchState::default()))
     }
 
     /// Every schedule, the next due first.
     pub(crate) async fn list(&self) -> Result<Vec<ScheduleInfo>, StoreError> {
         let rows = self.inner.store.schedules().await?;
-        Ok(rows.iter().map(|r| self.info(r, 0)).collect())
+        let mut states = self.watch_states(&rows).await?;
+        Ok(rows
+            .iter()
+            .map(|r| self.info(r, 0, states.remove(&r.id).unwrap_or_default()))
+            .collect())
     }
 
     /// Every schedule numbered `#1..` (the mapping for [`Schedules::delete_numbered`]).
@@ -246,12 +307,71 @@ impl Schedules {
             .schedules()
             .await
             .map_err(ApiError::internal)?;
+        let mut states = self.watch_states(&rows).await.map_err(ApiError::internal)?;
         self.inner.listing.set(rows.iter().map(|r| r.id).collect());
         Ok(rows
             .iter()
             .enumerate()
-            .map(|(i, r)| self.info(r, u32::try_from(i + 1).unwrap_or(u32::MAX)))
+            .map(|(i, r)| {
+                let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
+                self.info(r, number, states.remove(&r.id).unwrap_or_default())
+            })
             .collect())
+    }
+
+    /// Pauses, resumes or deletes one schedule: `#number` of the latest listing, or `id` when
+    /// `number` is 0 (a watch notification's button). Whether it existed, and the schedule as
+    /// it is now (`None` when deleted or gone). A resumed schedule fires next at its first
+    /// time after now.
+    pub(crate) async fn control(
+        &self,
+        number: u32,
+        id: i64,
+        action: Control,
+    ) -> Result<(bool, Option<ScheduleInfo>), ApiError> {
+        let id = if number == 0 {
+            id
+        } else {
+            self.inner.listing.resolve_all(&[number])?[0]
+        };
+        let store = &self.inner.store;
+        let Some(row) = store.schedule(id).await.map_err(ApiError::internal)? else {
+            return Ok((false, None));
+        };
+        let found = match action {
+            Control::Delete => {
+                let deleted = self.delete(&[id]).await.map_err(ApiError::internal)?;
+                return Ok((deleted > 0, None));
+            }
+            Control::Pause => store.set_schedule_paused(id, None).await,
+            Control::Resume => {
+                let now = Utc::now();
+                let next = match row.spec.as_str() {
+                    "cron" => When::Cron(row.expr.clone()).next_after(now, self.inner.tz),
+                    // A one-shot resumed after its time fires now.
+                    _ => Some(row.next_fire.max(now)),
+                };
+                store
+                    .set_schedule_paused(id, Some(next.unwrap_or(now)))
+                    .await
+            }
+        }
+        .map_err(ApiError::internal)?;
+        tracing::info!(id, ?action, found, "schedule controlled");
+        self.inner.changed.notify_one();
+        let now = store.schedule(id).await.map_err(ApiError::internal)?;
+        let info = match now {
+            Some(row) => {
+                let mut states = self
+                    .watch_states(std::slice::from_ref(&row))
+                    .await
+                    .map_err(ApiError::internal)?;
+                let state = states.remove(&row.id).unwrap_or_default();
+                Some(self.info(&row, 0, state))
+            }
+            None => None,
+        };
+        Ok((found, info))
     }
 
     /// Deletes schedules by `#n` of the latest listing; how many went.
@@ -268,7 +388,7 @@ impl Schedules {
         Ok(deleted)
     }
 
-    fn info(&self, row: &ScheduleRow, number: u32) -> ScheduleInfo {
+    fn info(&self, row: &ScheduleRow, number: u32, watch: watch::WatchState) -> ScheduleInfo {
         ScheduleInfo {
             number,
             id: row.id,
@@ -278,6 +398,8 @@ impl Schedules {
             message: row.message.clone(),
             cron: (row.spec == "cron").then(|| row.expr.clone()),
             model: row.model.clone(),
+            paused: row.paused,
+            watch,
         }
     }
 
@@ -315,7 +437,8 @@ impl Schedules {
     /// Fires every due schedule; the next fire time after that.
     async fn fire_due(&self) -> Result<Option<DateTime<Utc>>, StoreError> {
         loop {
-            let rows = self.inner.store.schedules().await?;
+            let mut rows = self.inner.store.schedules().await?;
+            rows.retain(|r| !r.paused);
             let now = Utc::now();
             let due: Vec<&ScheduleRow> = rows.iter().filter(|r| r.next_fire <= now).collect();
             if due.is_empty() {
@@ -361,6 +484,22 @@ impl Schedules {
                     .await?
                 {
                     inner.outbox.stored(seq, item);
+                }
+            }
+            Mode::Watch => {
+                // The run builds its own prompt (the instruction, its memory, the time).
+                let fired = inner
+                    .store
+                    .fire_schedule(
+                        row.id,
+                        row.next_fire,
+                        next,
+                        Firing::Task(&row.message, row.model.as_deref()),
+                    )
+                    .await?;
+                if let Some(run) = fired {
+                    tracing::info!(id = row.id, run, "watch run queued");
+                    inner.run_queued.notify_one();
                 }
             }
             Mode::Task => {

@@ -35,6 +35,7 @@ mod topics;
 pub mod transfer;
 mod usage;
 pub mod vectors;
+pub mod watch_runs;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -6,6 +6,7 @@
 //! the tool's schema, or a panicking tool all become `is_error` results for the model to read.
 
 mod events;
+pub mod notify_owner;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -196,6 +197,16 @@ impl ToolRegistry {
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .values()
+            .map(|e| e.spec.clone())
+            .collect()
+    }
+
+    /// The specs of the read-only tools, sorted by name (what a watch is offered).
+    pub fn read_only_specs(&self) -> Vec<ToolSpec> {
+        let tools = self.tools.read().unwrap_or_else(|e| e.into_inner());
+        tools
+            .values()
+            .filter(|e| e.tool.read_only())
             .map(|e| e.spec.clone())
             .collect()
     }

@@ -17,6 +17,7 @@ pub mod sandbox;
 mod secrets;
 mod summary;
 mod validate;
+pub mod watch;
 pub mod web;
 
 use std::collections::BTreeMap;
@@ -32,6 +33,7 @@ pub use cli_kind::CliKind;
 pub use env::{is_secret_env, provider_key_env};
 pub use raw::RawConfig;
 pub use validate::ConfigError;
+pub use watch::WatchConfig;
 pub use web::WebConfig;
 
 /// Which binary is loading the config: each refuses only what it needs.
@@ -82,6 +84,8 @@ pub struct Config {
     pub web: WebConfig,
     /// `[backup]`: automatic daily backups.
     pub backup: BackupConfig,
+    /// `[watch]`: the bounds of watches and the cheap model they run on.
+    pub watch: WatchConfig,
     /// The variables the config references as secrets: every `${VAR}` of the MCP servers (url,
     /// header and env values), set or not, sorted. Delegated CLIs never inherit them.
     pub secret_env: Vec<String>,

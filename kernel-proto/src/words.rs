@@ -158,6 +158,56 @@ words! {
     }
 }
 
+words! {
+    /// What a schedule does when it fires: `ScheduleInfo.mode` and `AddScheduleRequest.mode`.
+    ScheduleMode {
+        /// Its message is sent as is, with no model call.
+        Remind = "remind",
+        /// A turn runs with its message as the prompt; its answer is sent.
+        Task = "task",
+        /// A bounded turn on the cheap model runs with its message as the instruction; the
+        /// owner hears only what it passes to `notify_owner`.
+        Watch = "watch",
+    }
+}
+
+words! {
+    /// How a watch's last run ended: `ScheduleInfo.last_outcome`.
+    WatchOutcome {
+        /// It found nothing to tell (nothing was sent).
+        Quiet = "quiet",
+        /// It told the owner (one message).
+        Notified = "notified",
+        /// Its model call failed.
+        Failed = "failed",
+        /// A `[budget]` limit was reached: no model call.
+        Skipped = "skipped",
+    }
+}
+
+words! {
+    /// What `ControlSchedule` does to a schedule: `ControlScheduleRequest.action`.
+    ScheduleAction {
+        Pause = "pause",
+        Resume = "resume",
+        Delete = "delete",
+    }
+}
+
+words! {
+    /// What a model call was for: `CostLine.purpose` (the usage ledger's purposes).
+    UsagePurpose {
+        Owner = "owner",
+        Task = "task",
+        Watch = "watch",
+        Failover = "failover",
+        Title = "title",
+        Memory = "memory",
+        Summary = "summary",
+        Consolidation = "consolidation",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,6 +255,14 @@ mod tests {
             ApprovalOutcome::as_str,
             ApprovalOutcome::parse,
         );
+        round_trips(ScheduleMode::ALL, ScheduleMode::as_str, ScheduleMode::parse);
+        round_trips(WatchOutcome::ALL, WatchOutcome::as_str, WatchOutcome::parse);
+        round_trips(
+            ScheduleAction::ALL,
+            ScheduleAction::as_str,
+            ScheduleAction::parse,
+        );
+        round_trips(UsagePurpose::ALL, UsagePurpose::as_str, UsagePurpose::parse);
     }
 
     #[test]
@@ -216,5 +274,7 @@ mod tests {
         assert_eq!(ApprovalOutcome::Expired.as_str(), "expired");
         assert_eq!(Listed::Memories.as_str(), "memories");
         assert_eq!(MissingFeature::Images.as_str(), "images");
+        assert_eq!(ScheduleMode::Task.as_str(), "task");
+        assert_eq!(UsagePurpose::Consolidation.as_str(), "consolidation");
     }
 }

@@ -45,6 +45,8 @@ pub(crate) enum Press {
     TryAgain { model: Option<String> },
     /// Resume the session with this database id (`res:<id>`, under `/history <words>`).
     Resume { session_id: i64 },
+    /// Pause or delete (`delete`) the watch `watch` from its notification (`watch:<id>:p|d`).
+    Watch { watch: i64, delete: bool },
 }
 
 /// An approval button.
@@ -87,6 +89,9 @@ pub(crate) fn data(press: &Press) -> Option<String> {
         Press::TryAgain { model: None } => "again".to_owned(),
         Press::TryAgain { model: Some(model) } => format!("again:{model}"),
         Press::Resume { session_id } => format!("res:{session_id}"),
+        Press::Watch { watch, delete } => {
+            format!("watch:{watch}:{}", if *delete { 'd' } else { 'p' })
+        }
     };
     match press {
         Press::Stop { turn_id: Some(_) } if data.len() > MAX_CALLBACK_DATA => {
@@ -132,6 +137,16 @@ pub(crate) fn parse(data: &str) -> Option<Press> {
             .ok()
             .filter(|&p| p >= 1)
             .map(|page| Press::MemoryPage { page });
+    }
+    if let Some(rest) = data.strip_prefix("watch:") {
+        let (id, code) = rest.split_once(':')?;
+        let delete = match code {
+            "d" => true,
+            "p" => false,
+            _ => return None,
+        };
+        let watch: i64 = id.parse().ok().filter(|&w| w >= 1)?;
+        return Some(Press::Watch { watch, delete });
     }
     if let Some(rest) = data.strip_prefix("mprop:") {
         let (id, code) = rest.split_once(':')?;
@@ -300,6 +315,21 @@ pub(crate) fn memory_proposal(proposal: i64, texts: Texts) -> Option<InlineKeybo
     Some(InlineKeyboardMarkup::new([vec![
         button(texts.memory_merge_button(), true)?,
         button(texts.memory_keep_button(), false)?,
+    ]]))
+}
+
+/// The pause / delete buttons of watch `watch`'s notification.
+pub(crate) fn watch(watch: i64, texts: Texts) -> Option<InlineKeyboardMarkup> {
+    let button = |label: &str, delete: bool| {
+        let press = Press::Watch { watch, delete };
+        Some(InlineKeyboardButton::callback(
+            label.to_owned(),
+            data(&press)?,
+        ))
+    };
+    Some(InlineKeyboardMarkup::new([vec![
+        button(texts.watch_pause_button(), false)?,
+        button(texts.watch_delete_button(), true)?,
     ]]))
 }
 

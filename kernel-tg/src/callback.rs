@@ -9,7 +9,8 @@
 //! id — changes nothing; both buttons are removed once granted); a cut-off answer's button over
 //! a budget limit is refused with a toast and kept; a proposed merge of memories' merge / keep
 //! (`DecideMemoryProposal`; a stale or forged one changes nothing; the buttons are removed once
-//! decided). Every press is answered (`answerCallbackQuery`): a stale one — its
+//! decided); a watch notification's pause / delete (`ControlSchedule` by id; a watch gone
+//! already gets a toast; the buttons are removed once done). Every press is answered (`answerCallbackQuery`): a stale one — its
 //! turn ended, its question closed, its message run again already — with a short toast. The
 //! question's buttons are
 //! removed by `delivery` when agentd says the question closed.
@@ -56,6 +57,12 @@ pub(crate) async fn handle(app: App, press: CallbackQuery) {
         Some(Press::MemoryProposal { proposal, merge }) => {
             let message = press.message.as_ref().map(|m| m.id());
             memory_proposal(&app, proposal, merge, message)
+                .await
+                .map(Cow::from)
+        }
+        Some(Press::Watch { watch, delete }) => {
+            let message = press.message.as_ref().map(|m| m.id());
+            watch_press(&app, watch, delete, message)
                 .await
                 .map(Cow::from)
         }
@@ -264,6 +271,56 @@ async fn memory_proposal(
     Some(toast)
 }
 
+/// Pauses or deletes (`delete`) watch `watch`; removes the buttons from `message` once done
+/// (or once the watch turned out gone). The toast to show.
+async fn watch_press(
+    app: &App,
+    watch: i64,
+    delete: bool,
+    message: Option<MessageId>,
+) -> Option<&'static str> {
+    use kernel_proto::words::ScheduleAction;
+    let texts = app.texts();
+    let action = if delete {
+        ScheduleAction::Delete
+    } else {
+        ScheduleAction::Pause
+    };
+    let request = pb::ControlScheduleRequest {
+        number: 0,
+        id: watch,
+        action: action.as_str().to_owned(),
+    };
+    let reply = match app.agentd().client().await {
+        Ok(mut client) => client.control_schedule(request).await,
+        Err(e) => Err(tonic::Status::unavailable(e.to_string())),
+    };
+    let toast = match reply {
+        Ok(reply) if !reply.get_ref().found => texts.watch_gone(),
+        Ok(_) => {
+            tracing::info!(watch, delete, "watch button pressed");
+            if delete {
+                texts.watch_deleted()
+            } else {
+                texts.schedule_paused()
+            }
+        }
+        Err(status) => {
+            tracing::warn!(code = ?status.code(), "a button press could not reach kernel-agentd");
+            if is_transport_failure(&status) {
+                app.agentd().lost();
+            }
+            return Some(texts.agentd_unavailable());
+        }
+    };
+    if let Some(id) = message
+        && let Err(e) = app.telegram().set_buttons(id, None).await
+    {
+        tracing::debug!(error = %e, "the watch's buttons could not be removed");
+    }
+    Some(toast)
+}
+
 /// Runs the press's RPC; the toast to show (`None`: just stop the spinner).
 async fn call(app: &App, press: Press) -> Result<Option<&'static str>, tonic::Status> {
     let texts = app.texts();
@@ -341,6 +398,7 @@ async fn call(app: &App, press: Press) -> Result<Option<&'static str>, tonic::St
         | Press::Budget { .. }
         | Press::AnswerEdit { .. }
         | Press::TryAgain { .. }
-        | Press::MemoryProposal { .. } => None,
+        | Press::MemoryProposal { .. }
+        | Press::Watch { .. } => None,
     })
 }

@@ -63,6 +63,8 @@ pub enum Command {
     Tasks,
     /// `/tasks del #a[/#b/...]`: distinct numbers in the order given.
     TasksDelete(Vec<u32>),
+    /// `/tasks pause #n` (`true`) or `/tasks resume #n` (`false`).
+    TasksPause(u32, bool),
     /// `/steer <text>`: the text for the running turn's next step (trimmed).
     Steer(String),
     /// `/next <text>`: queued to run after the running turn (trimmed).
@@ -224,7 +226,7 @@ impl CommandKind {
             CommandKind::DelHistory | CommandKind::Forget => "#a/#b/…",
             CommandKind::Provider | CommandKind::Model | CommandKind::Retry => "[name]",
             CommandKind::Notes => "[YYYY-MM-DD]",
-            CommandKind::Tasks => "[del #a/#b/…]",
+            CommandKind::Tasks => "[del #a/#b/… | pause #n | resume #n]",
             CommandKind::Remember | CommandKind::Steer | CommandKind::Next => "text",
             CommandKind::Cancel => "[all]",
             CommandKind::Jobs => "[cancel #n]",
@@ -263,8 +265,8 @@ impl CommandKind {
             CommandKind::Status => ("运行状态", "Show status"),
             CommandKind::Notes => ("某天的对话笔记", "A day's conversation notes"),
             CommandKind::Tasks => (
-                "提醒与定时任务：/tasks del #n 删除",
-                "Reminders and scheduled tasks: /tasks del #n",
+                "提醒、定时任务与监视：/tasks del|pause|resume #n",
+                "Reminders, tasks and watches: /tasks del|pause|resume #n",
             ),
             CommandKind::Steer => (
                 "补充给正在进行的任务：/steer 内容",
@@ -321,7 +323,9 @@ impl Command {
             Command::Cancel | Command::CancelAll => CommandKind::Cancel,
             Command::Status => CommandKind::Status,
             Command::Notes(_) => CommandKind::Notes,
-            Command::Tasks | Command::TasksDelete(_) => CommandKind::Tasks,
+            Command::Tasks | Command::TasksDelete(_) | Command::TasksPause(..) => {
+                CommandKind::Tasks
+            }
             Command::Steer(_) => CommandKind::Steer,
             Command::Next(_) => CommandKind::Next,
             Command::Compact => CommandKind::Compact,
@@ -498,7 +502,8 @@ fn history(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
     Ok(Command::HistorySearch(args.to_owned()))
 }
 
-/// `/tasks` alone lists; `/tasks del #a/#b` (also `delete`, `rm`, `删除`) deletes.
+/// `/tasks` alone lists; `/tasks del #a/#b` (also `delete`, `rm`, `删除`) deletes; `/tasks
+/// pause #n` (`暂停`) and `/tasks resume #n` (`恢复`) pause and resume one.
 fn tasks(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
     let args = args.trim();
     if args.is_empty() {
@@ -509,6 +514,12 @@ fn tasks(kind: CommandKind, args: &str) -> Result<Command, CommandError> {
     match action.to_lowercase().as_str() {
         "del" | "delete" | "rm" | "删除" => {
             Ok(Command::TasksDelete(non_empty_numbers(kind, rest)?))
+        }
+        verb @ ("pause" | "暂停" | "resume" | "恢复") => {
+            match numbers(kind, rest, 1)?.first() {
+                Some(n) => Ok(Command::TasksPause(*n, matches!(verb, "pause" | "暂停"))),
+                None => Err(CommandError::MissingNumber { command: kind }),
+            }
         }
         _ => Err(CommandError::UnknownAction {
             command: kind,

@@ -133,6 +133,9 @@ async fn call(
         Command::Notes(date) => memory::notes(client, texts, date).await,
         Command::Tasks => background::tasks(client, texts).await,
         Command::TasksDelete(numbers) => background::delete_tasks(client, texts, numbers).await,
+        Command::TasksPause(number, paused) => {
+            background::pause_task(client, texts, number, paused).await
+        }
         Command::Jobs => background::jobs(client, texts).await,
         Command::JobsCancel(number) => background::cancel_job(client, texts, number).await,
     }

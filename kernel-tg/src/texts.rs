@@ -28,6 +28,7 @@ mod skills;
 mod steering;
 mod stop_offer;
 mod usage;
+mod watches;
 mod web;
 
 pub use budget::{BudgetLineView, CostLineView, SpendView};

@@ -102,7 +102,14 @@ fn outbox_item(item: &StoredItem) -> pb::OutboxItem {
             args: reason.args.clone().into_iter().collect(),
         }),
         ItemBody::Cancelled => Body::Cancelled(pb::TurnCancelled {}),
-        ItemBody::Notice { text } => Body::Notice(pb::Notice { text: text.clone() }),
+        ItemBody::Notice { text } => Body::Notice(pb::Notice {
+            text: text.clone(),
+            watch_id: 0,
+        }),
+        ItemBody::WatchNotice { text, watch } => Body::Notice(pb::Notice {
+            text: text.clone(),
+            watch_id: *watch,
+        }),
         ItemBody::MemoryProposal { text, proposal } => Body::MemoryProposal(pb::MemoryProposal {
             text: text.clone(),
             proposal_id: *proposal,

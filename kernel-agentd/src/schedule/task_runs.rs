@@ -24,7 +24,7 @@ use crate::turn::{TurnEvent, TurnEvents};
 
 /// How a run's turn ended, as far as its row is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Ended {
+pub(super) enum Ended {
     /// The owner gets its outcome, or cancelled it: the row goes.
     Done,
     /// Cut off by shutdown: the row stays for the next start.
@@ -89,6 +89,22 @@ impl Schedules {
     /// follows it to its last event.
     async fn run_task(&self, run: &TaskRun) -> Ended {
         let inner = &self.inner;
+        if let Some(id) = run.schedule_id {
+            match inner.store.schedule(id).await {
+                Ok(Some(watch)) if watch.mode == super::Mode::Watch.as_str() => {
+                    return self.run_watch(run, &watch).await;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot read a task run's schedule; it runs later");
+                    return if self.pause().await {
+                        Ended::Dropped
+                    } else {
+                        Ended::Interrupted
+                    };
+                }
+            }
+        }
         let budget = inner.turns.budget();
         if let Some((_, over)) = budget.over().await {
             // Over a budget limit: no model call; the owner hears of it once per task and day.
@@ -199,7 +215,7 @@ impl Schedules {
     }
 
     /// Waits [`RETRY`]; `false` when shutdown came first.
-    async fn pause(&self) -> bool {
+    pub(super) async fn pause(&self) -> bool {
         tokio::select! {
             () = self.inner.root.cancelled() => false,
             () = tokio::time::sleep(RETRY) => true,

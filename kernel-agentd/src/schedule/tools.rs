@@ -35,13 +35,17 @@ struct AddInput {
     /// "minute hour day-of-month month day-of-week" for recurring ones ("0 8 * * 1-5").
     when: String,
     /// For "remind": the exact text to send. For "task": the instruction to carry out then.
+    /// For "watch": what to check and when to tell the owner.
     message: String,
     /// "remind" (default): send the message as is, no model call. "task": run a turn with the
-    /// message as its prompt and send the answer (all tools available).
+    /// message as its prompt and send the answer (all tools available). "watch" (cron only):
+    /// each time, a short check on a cheap model with read-only tools that tells the owner only
+    /// when something is worth it (e.g. "tell me when 2.0 is released").
     #[serde(default)]
     mode: Option<String>,
-    /// Only for "task": the "provider/model" (or "provider" for its default model) the task
-    /// runs on, e.g. a cheaper model for a routine report. Default: the current model.
+    /// Only for "task" and "watch": the "provider/model" (or "provider" for its default model)
+    /// it runs on, e.g. a cheaper model for a routine report. Default: the current model (a
+    /// watch: the cheap [titles] model).
     #[serde(default)]
     model: Option<String>,
 }
@@ -101,10 +105,10 @@ impl Tool for ScheduleTool {
     fn description(&self) -> &str {
         match self.kind {
             Kind::Add => {
-                "Schedule a reminder or a task for the owner, e.g. \"remind me tomorrow at 9 to pay the rent\" or \"every weekday at 8:00 give me the weather\". Times are in the owner's time zone (the current local time is in the message). mode \"remind\" sends the message text as is at that time; mode \"task\" runs a turn with the message as its prompt and sends the answer; a task may name the \"provider/model\" it runs on (model), e.g. a cheaper one for routine work. Returns {\"id\", \"next_fire\" (local time), \"recurring\"}: confirm the time to the owner."
+                "Schedule a reminder or a task for the owner, e.g. \"remind me tomorrow at 9 to pay the rent\" or \"every weekday at 8:00 give me the weather\". Times are in the owner's time zone (the current local time is in the message). mode \"remind\" sends the message text as is at that time; mode \"task\" runs a turn with the message as its prompt and sends the answer; mode \"watch\" (a cron expression, not more often than every few minutes) runs a cheap check each time and tells the owner only when something is worth telling, e.g. \"check the release page every hour and tell me when 2.0 is out\"; a task or watch may name the \"provider/model\" it runs on (model), e.g. a cheaper one for routine work. Returns {\"id\", \"next_fire\" (local time), \"recurring\"}: confirm the time to the owner."
             }
             Kind::List => {
-                "List the owner's reminders and scheduled tasks, next due first. Returns [{\"id\", \"next_fire\" (local time), \"mode\", \"message\", \"cron\"}]."
+                "List the owner's reminders, scheduled tasks and watches, next due first. Returns [{\"id\", \"next_fire\" (local time), \"mode\", \"message\", \"cron\", \"paused\", \"last_run\" (a watch's)}]."
             }
             Kind::Delete => {
                 "Delete one reminder or scheduled task by id (from schedule_list), when the owner cancels it. Returns {\"ok\": true} if it existed."
@@ -188,6 +192,12 @@ fn listed(info: &ScheduleInfo) -> Value {
         "message": info.message,
         "cron": info.cron,
         "model": info.model,
+        "paused": info.paused,
+        "last_run": info.watch.last.as_ref().map(|(at, outcome, summary)| json!({
+            "at": at,
+            "outcome": outcome.as_str(),
+            "summary": summary,
+        })),
     })
 }
 

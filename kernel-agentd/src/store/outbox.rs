@@ -33,6 +33,9 @@ pub enum ItemBody {
     /// A merge of memories proposed to the owner (memory consolidation), Markdown; the adapter
     /// adds merge / keep buttons for `proposal`.
     MemoryProposal { text: String, proposal: i64 },
+    /// What a watch told the owner (`notify_owner`), Markdown; the adapter adds pause / delete
+    /// buttons for the schedule `watch`.
+    WatchNotice { text: String, watch: i64 },
     /// A file for the owner (the `send_file` tool): its name, bytes and optional caption.
     File {
         name: String,
@@ -144,6 +147,10 @@ impl TryFrom<RawItem> for StoredItem {
                 proposal: r.args.and_then(|a| a.parse().ok()).unwrap_or_default(),
                 text: r.text,
             },
+            "watch_notice" => ItemBody::WatchNotice {
+                watch: r.args.and_then(|a| a.parse().ok()).unwrap_or_default(),
+                text: r.text,
+            },
             "file" => ItemBody::File {
                 name: r.file_name.unwrap_or_default(),
                 data: r.voice.unwrap_or_default(),
@@ -181,6 +188,7 @@ pub(super) async fn insert_item(
         ItemBody::Cancelled => ("cancelled", "", None),
         ItemBody::Notice { text } => ("notice", text.as_str(), None),
         ItemBody::MemoryProposal { text, .. } => ("memory_proposal", text.as_str(), None),
+        ItemBody::WatchNotice { text, .. } => ("watch_notice", text.as_str(), None),
         ItemBody::File { data, caption, .. } => ("file", caption.as_str(), Some(data.as_slice())),
     };
     let file_name = match &item.body {
@@ -197,6 +205,7 @@ pub(super) async fn insert_item(
             ..
         } => (Some(reason.as_str()), serde_json::to_string(args).ok()),
         ItemBody::MemoryProposal { proposal, .. } => (None, Some(proposal.to_string())),
+        ItemBody::WatchNotice { watch, .. } => (None, Some(watch.to_string())),
         ItemBody::Answer { reasoning, .. } if !reasoning.is_empty() => (
             None,
             serde_json::to_string(&AnswerExtras {

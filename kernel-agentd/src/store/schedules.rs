@@ -25,6 +25,8 @@ pub struct ScheduleRow {
     pub created_at: DateTime<Utc>,
     /// The `provider/model` a task runs on (`None`: the current one).
     pub model: Option<String>,
+    /// It does not fire until resumed.
+    pub paused: bool,
 }
 
 /// A schedule to store.
@@ -58,6 +60,7 @@ struct RawRow {
     next_fire: i64,
     created_at: i64,
     model: Option<String>,
+    paused: bool,
 }
 
 impl TryFrom<RawRow> for ScheduleRow {
@@ -74,6 +77,7 @@ impl TryFrom<RawRow> for ScheduleRow {
             mode: r.mode,
             message: r.message,
             model: r.model,
+            paused: r.paused,
         })
     }
 }
@@ -84,7 +88,7 @@ impl Store {
         let raw: RawRow = sqlx::query_as(
             "INSERT INTO schedules (spec, expr, mode, message, next_fire, created_at, model)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-             RETURNING id, spec, expr, mode, message, next_fire, created_at, model",
+             RETURNING id, spec, expr, mode, message, next_fire, created_at, model, paused",
         )
         .bind(&s.spec)
         .bind(&s.expr)
@@ -102,13 +106,52 @@ impl Store {
     /// Every schedule, the next due first.
     pub async fn schedules(&self) -> Result<Vec<ScheduleRow>, StoreError> {
         let raws: Vec<RawRow> = sqlx::query_as(
-            "SELECT id, spec, expr, mode, message, next_fire, created_at, model
+            "SELECT id, spec, expr, mode, message, next_fire, created_at, model, paused
              FROM schedules ORDER BY next_fire, id",
         )
         .fetch_all(&self.pool)
         .await
         .map_err(StoreError::db("list schedules"))?;
         raws.into_iter().map(ScheduleRow::try_from).collect()
+    }
+
+    /// The schedule `id`, if it exists.
+    pub async fn schedule(&self, id: i64) -> Result<Option<ScheduleRow>, StoreError> {
+        let raw: Option<RawRow> = sqlx::query_as(
+            "SELECT id, spec, expr, mode, message, next_fire, created_at, model, paused
+             FROM schedules WHERE id = ?1",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(StoreError::db("read a schedule"))?;
+        raw.map(ScheduleRow::try_from).transpose()
+    }
+
+    /// Pauses schedule `id`, or resumes it to fire next at `next_fire` (`None`: pause);
+    /// whether it exists.
+    pub async fn set_schedule_paused(
+        &self,
+        id: i64,
+        resume_at: Option<DateTime<Utc>>,
+    ) -> Result<bool, StoreError> {
+        let done = match resume_at {
+            None => {
+                sqlx::query("UPDATE schedules SET paused = 1 WHERE id = ?1")
+                    .bind(id)
+                    .execute(&self.pool)
+                    .await
+            }
+            Some(next) => {
+                sqlx::query("UPDATE schedules SET paused = 0, next_fire = ?2 WHERE id = ?1")
+                    .bind(id)
+                    .bind(next.timestamp_millis())
+                    .execute(&self.pool)
+                    .await
+            }
+        }
+        .map_err(StoreError::db("pause or resume a schedule"))?;
+        Ok(done.rows_affected() == 1)
     }
 
     /// Deletes the schedules `ids` and their pending task runs (`ON DELETE CASCADE`); returns
@@ -122,7 +165,7 @@ impl Store {
         .await
     }
 
-    /// Marks schedule `id` as fired at `due`: it moves to `next` (deleted when `None`), and what
+    /// Marks schedule `id` (not paused) as fired at `due`: it moves to `next` (deleted when `None`), and what
     /// `firing` leaves is stored in the same transaction: the reminder's outbox item, or the
     /// task's pending run (tied to the schedule unless it was a one-shot, now deleted). Returns
     /// the item's `seq` or the run's id, or `None` when the schedule is gone or was already
@@ -142,7 +185,9 @@ impl Store {
             .map_err(StoreError::db(op))?;
         let done = match next {
             Some(next) => {
-                sqlx::query("UPDATE schedules SET next_fire = ?3 WHERE id = ?1 AND next_fire = ?2")
+                sqlx::query(
+                    "UPDATE schedules SET next_fire = ?3 WHERE id = ?1 AND next_fire = ?2 AND NOT paused",
+                )
                     .bind(id)
                     .bind(due.timestamp_millis())
                     .bind(next.timestamp_millis())
@@ -150,7 +195,7 @@ impl Store {
                     .await
             }
             None => {
-                sqlx::query("DELETE FROM schedules WHERE id = ?1 AND next_fire = ?2")
+                sqlx::query("DELETE FROM schedules WHERE id = ?1 AND next_fire = ?2 AND NOT paused")
                     .bind(id)
                     .bind(due.timestamp_millis())
                     .execute(&mut *tx)

@@ -440,7 +440,10 @@ mod tests {
                 "created_at",
                 "model",
             ],
-            &[("id", "a new id on import")],
+            &[
+                ("id", "a new id on import"),
+                ("paused", "an imported schedule runs; pause it again there"),
+            ],
         ),
         (
             "usage",

@@ -45,6 +45,8 @@ pub struct RawConfig {
     pub web: Option<RawWeb>,
     /// `[backup]`: automatic daily backups.
     pub backup: Option<RawBackup>,
+    /// `[watch]`: the bounds of watches.
+    pub watch: Option<RawWatch>,
 }
 
 /// `[web]`.
@@ -88,6 +90,18 @@ pub struct RawBackup {
     pub keep: Option<u32>,
     /// Where backups go (default `<data_dir>/backups`).
     pub dir: Option<String>,
+}
+
+/// `[watch]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWatch {
+    /// Model calls per run (default 4, 1–20).
+    pub max_steps: Option<u32>,
+    /// Tokens one run may use, every call summed (default 30 000, at least 1 000).
+    pub max_tokens_per_run: Option<u64>,
+    /// The shortest cadence of a watch (default 5, 1–1440).
+    pub min_interval_minutes: Option<u32>,
 }
 
 /// `[approvals]`.

@@ -18,6 +18,7 @@ mod retry;
 mod speech;
 mod summary_rewrite;
 mod thinking;
+mod watch;
 mod web;
 
 use std::collections::BTreeMap;
@@ -277,6 +278,7 @@ fn build(
     let budget = budget::budget(&mut ctx, raw.budget.as_ref(), &providers);
     let web = web::web(&mut ctx, raw.web.as_ref());
     let backup = backup::backup(&mut ctx, raw.backup.as_ref(), &general.data_dir);
+    let watch = watch::watch(&mut ctx, raw.watch.as_ref(), titles.as_ref());
     if !ctx.problems.is_empty() {
         return Err(ConfigError::Invalid {
             problems: ctx.problems,
@@ -303,6 +305,7 @@ fn build(
         budget,
         web,
         backup,
+        watch,
         secret_env: super::env::referenced_vars(&raw.mcp.servers),
         warnings: ctx.warnings,
     })

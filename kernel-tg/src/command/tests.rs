@@ -348,6 +348,9 @@ fn tasks_lists_and_deletes_by_number() {
     assert_eq!(ok("/tasks DEL #1/#3 #1"), Command::TasksDelete(vec![1, 3]));
     assert_eq!(ok("/tasks 删除 ＃２"), Command::TasksDelete(vec![2]));
     assert_eq!(ok("/tasks@KernelBot rm 4"), Command::TasksDelete(vec![4]));
+    assert_eq!(ok("/tasks pause #2"), Command::TasksPause(2, true));
+    assert_eq!(ok("/tasks resume 2"), Command::TasksPause(2, false));
+    assert_eq!(ok("/tasks 暂停 ＃３"), Command::TasksPause(3, true));
     assert_eq!(
         err("/tasks del"),
         CommandError::MissingNumber {

@@ -1,5 +1,6 @@
-//! Commands about work done in the background: `/tasks` (scheduled tasks) and `/jobs`
-//! (delegated CLI jobs), each listed or deleted / cancelled by number.
+//! Commands about work done in the background: `/tasks` (reminders, scheduled tasks and
+//! watches: listed, deleted, paused or resumed by number) and `/jobs` (delegated CLI jobs,
+//! listed or cancelled by number).
 
 use kernel_proto::v1 as pb;
 use tonic::Status;
@@ -23,9 +24,43 @@ pub(super) async fn tasks(client: &mut Client, texts: Texts) -> Result<String, S
             message: &s.message,
             cron: &s.cron,
             model: &s.model,
+            paused: s.paused,
+            last_run_at: &s.last_run_at,
+            last_outcome: &s.last_outcome,
+            last_summary: &s.last_summary,
+            runs_today: s.runs_today,
+            spend_today_usd: s.spend_today_usd,
         })
         .collect();
     Ok(texts.schedules(&entries))
+}
+
+/// `/tasks pause <n>` (`paused`) or `/tasks resume <n>`.
+pub(super) async fn pause_task(
+    client: &mut Client,
+    texts: Texts,
+    number: u32,
+    paused: bool,
+) -> Result<String, Status> {
+    use kernel_proto::words::ScheduleAction;
+    let action = if paused {
+        ScheduleAction::Pause
+    } else {
+        ScheduleAction::Resume
+    };
+    client
+        .control_schedule(pb::ControlScheduleRequest {
+            number,
+            id: 0,
+            action: action.as_str().to_owned(),
+        })
+        .await?;
+    Ok(if paused {
+        texts.schedule_paused()
+    } else {
+        texts.schedule_resumed()
+    }
+    .to_owned())
 }
 
 /// `/tasks delete <n…>`: deletes the numbered scheduled tasks.

@@ -192,6 +192,9 @@ impl Item<'_> {
     ) -> Result<(), End> {
         match body {
             Some(Body::Completed(done)) => self.answer(done, parts_done, parts_failed).await,
+            Some(Body::Notice(notice)) if notice.watch_id != 0 && parts_done == 0 => {
+                self.watch_notice(notice, parts_failed).await
+            }
             Some(Body::Notice(notice)) => {
                 // A reminder: rendered and sent like an answer, with nothing to reply to.
                 let done = pb::TurnCompleted {
@@ -217,6 +220,27 @@ impl Item<'_> {
                     "an outbox item of an unknown kind was skipped"
                 );
                 Ok(())
+            }
+        }
+    }
+
+    /// What a watch told the owner, not yet sent: one message with pause / delete buttons; a
+    /// text too long for one goes like a plain notice.
+    async fn watch_notice(&self, notice: pb::Notice, parts_failed: u32) -> Result<(), End> {
+        let texts = self.app.texts();
+        let chunks = kernel_render::render(&notice.text);
+        let buttons = crate::buttons::watch(notice.watch_id, texts);
+        match chunks.as_slice() {
+            [one] if buttons.is_some() => {
+                tracing::info!(seq = self.seq, "delivering a watch's notification");
+                self.show_part_with(1, &one.html, None, buttons).await
+            }
+            _ => {
+                let done = pb::TurnCompleted {
+                    text: notice.text,
+                    ..Default::default()
+                };
+                self.answer(done, 0, parts_failed).await
             }
         }
     }

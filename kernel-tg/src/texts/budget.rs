@@ -149,6 +149,7 @@ impl Texts {
         let known = match purpose {
             "owner" => self.pick("对话", "Your messages"),
             "task" => self.pick("定时任务", "Scheduled tasks"),
+            "watch" => self.pick("监视", "Watches"),
             "failover" => self.pick("故障转移", "Fail-over"),
             "title" => self.pick("标题", "Titles"),
             "memory" => self.pick("自动记忆", "Auto memory"),

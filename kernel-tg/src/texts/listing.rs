@@ -34,19 +34,29 @@ pub struct MemoryEntry<'a> {
     pub origin: &'a str,
 }
 
-/// A reminder or scheduled task as listed by agentd.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// A reminder, scheduled task or watch as listed by agentd.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct ScheduleEntry<'a> {
     pub number: u32,
     /// The next fire time, `YYYY-MM-DD HH:MM` in the configured time zone.
     pub next_fire: &'a str,
-    /// `remind` or `task`.
+    /// `remind`, `task` or `watch` (a `ScheduleMode` word).
     pub mode: &'a str,
     pub message: &'a str,
     /// The cron expression of a recurring one; empty for a one-shot.
     pub cron: &'a str,
     /// The `provider/model` a task runs on; empty: the current one.
     pub model: &'a str,
+    /// It does not fire until resumed.
+    pub paused: bool,
+    /// A watch's last run: when (local time; empty: never), how it ended (a `WatchOutcome`
+    /// word), its summary.
+    pub last_run_at: &'a str,
+    pub last_outcome: &'a str,
+    pub last_summary: &'a str,
+    /// A watch's runs today and their cost (USD; `None`: unknown).
+    pub runs_today: u32,
+    pub spend_today_usd: Option<f64>,
 }
 
 /// A configured provider.
@@ -201,12 +211,7 @@ impl Texts {
             .pick("<b>提醒与定时任务</b>\n", "<b>Reminders and tasks</b>\n")
             .to_owned();
         for s in schedules {
-            let mode = match (s.mode, self.locale()) {
-                ("task", Locale::Zh) => "任务",
-                ("task", Locale::En) => "task",
-                (_, Locale::Zh) => "提醒",
-                (_, Locale::En) => "reminder",
-            };
+            let mode = self.schedule_mode(s.mode);
             let repeat = if s.cron.is_empty() {
                 String::new()
             } else {
@@ -217,16 +222,27 @@ impl Texts {
             } else {
                 format!(" [{}]", escape_truncated(s.model, MAX_TITLE_CHARS))
             };
+            let paused = if s.paused {
+                self.pick("〔已暂停〕", "[paused] ")
+            } else {
+                ""
+            };
             let _ = writeln!(
                 out,
-                "#{} {} {}{repeat} {mode}{model} {}",
+                "#{} {paused}{} {}{repeat} {mode}{model} {}",
                 s.number,
                 self.pick("下次", "next"),
                 escape_html(s.next_fire),
                 escape_truncated(s.message, MAX_MEMORY_CHARS)
             );
+            if s.mode == kernel_proto::words::ScheduleMode::Watch.as_str() {
+                out.push_str(&self.watch_line(s));
+            }
         }
-        out.push_str(self.pick("\n/tasks del #n 删除", "\n/tasks del #n to delete"));
+        out.push_str(self.pick(
+            "\n/tasks del #n 删除 · /tasks pause #n 暂停 · /tasks resume #n 恢复",
+            "\n/tasks del #n to delete · /tasks pause #n · /tasks resume #n",
+        ));
         out
     }
 

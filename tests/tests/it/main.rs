@@ -98,6 +98,7 @@ mod schedules {
     mod jobs;
     mod reminders_and_tasks;
     mod task_runs;
+    mod watches;
 }
 mod spend {
     mod budget;

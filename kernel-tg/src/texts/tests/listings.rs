@@ -316,6 +316,7 @@ fn schedule_lines() {
             message: "交房租 <now>",
             cron: "",
             model: "",
+            ..Default::default()
         },
         ScheduleEntry {
             number: 2,
@@ -324,6 +325,7 @@ fn schedule_lines() {
             message: "weather & agenda",
             cron: "0 8 * * 1-5",
             model: "cheap/<mini>",
+            ..Default::default()
         },
     ];
     let zh = ZH.schedules(&schedules);
