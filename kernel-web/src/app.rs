@@ -59,8 +59,9 @@ pub async fn run(
 
 fn router(web: Web) -> Router {
     let pages = Router::new()
-        .route("/", get(pages::chat::page))
-        .route("/chat", get(pages::chat::page))
+        .route("/", get(pages::chat_page::page))
+        .route("/chat", get(pages::chat_page::page))
+        .route("/sessions/new", post(pages::chat_page::new_session))
         .route("/api/chat", post(pages::chat::send))
         .route("/api/stop", post(pages::chat::stop))
         .route("/api/answer", post(pages::chat::answer))

@@ -221,7 +221,7 @@ async fn a_sessions_history_opens_rendered_and_sessions_are_searched_renamed_and
         "no tool results: {history}"
     );
     assert_eq!(
-        text_of(browser, "#history .answer b").await,
+        text_of(browser, "#history .answer strong").await,
         "Fushimi Inari"
     );
     let scripts = c.find_all(Locator::Css("script")).await.unwrap();
