@@ -6,6 +6,7 @@ mod budget;
 mod chat;
 mod convert;
 mod jobs;
+mod living;
 mod memory;
 mod memory_browse;
 mod outbox;
@@ -495,6 +496,28 @@ impl pb::agent_server::Agent for AgentService {
         req: Request<pb::EditMemoryRequest>,
     ) -> RpcResult<pb::EditMemoryResponse> {
         self.edit_memory_rpc(req.into_inner())
+            .await
+            .map(Response::new)
+    }
+
+    async fn edit_message(
+        &self,
+        req: Request<pb::EditMessageRequest>,
+    ) -> RpcResult<pb::EditMessageResponse> {
+        self.edit_message_rpc(req.into_inner())
+            .await
+            .map(Response::new)
+    }
+
+    async fn retry(&self, req: Request<pb::RetryRequest>) -> RpcResult<pb::RetryResponse> {
+        self.retry_rpc(req.into_inner()).await.map(Response::new)
+    }
+
+    async fn set_feedback(
+        &self,
+        req: Request<pb::SetFeedbackRequest>,
+    ) -> RpcResult<pb::SetFeedbackResponse> {
+        self.set_feedback_rpc(req.into_inner())
             .await
             .map(Response::new)
     }

@@ -19,6 +19,7 @@ pub mod jobs;
 pub mod memory;
 pub mod memory_auto;
 mod memory_browse;
+mod last_round;
 mod messages;
 pub mod outbox;
 pub mod running_turns;

@@ -17,15 +17,18 @@
 //! (`FailedOver`); one that streamed text never does.
 
 mod cut_off;
+mod edit;
 mod extensions;
 mod gate;
 mod hook;
 mod input;
 mod intake;
+mod live;
 mod media;
 mod question_reply;
 mod queue;
 mod recall;
+mod retry;
 mod run;
 mod session_history;
 mod soul;
@@ -70,12 +73,14 @@ use crate::request::{context, slim, tokens};
 pub use crate::request::context::RECALL_HEADING;
 pub use crate::request::session_summary::{MAX_ENTRIES as SUMMARY_MAX_ENTRIES, SessionSummary};
 pub use cut_off::Rerun;
+pub use edit::{Edit, Edited};
 pub use extensions::Extensions;
 pub use gate::{Origin, RunningTurn, TurnStatus};
 pub use hook::{FoldHook, RoundHook};
 pub use input::{Attachment, UserInput};
 pub use intake::IntakeKeys;
 pub use recall::MemoryRecall;
+pub use retry::Retried;
 pub use spend::Continued;
 pub use steer::Steered;
 
@@ -214,6 +219,8 @@ pub struct Turns {
 #[derive(Debug)]
 struct Inner {
     gate: Gate,
+    /// The running turns an owner's edit can reach (`edit.rs`).
+    live: live::LiveTurns,
     tools: ToolRegistry,
     soul: Soul,
     /// The skills index (part of the system prompt).
@@ -295,6 +302,7 @@ impl Turns {
         Self {
             inner: Arc::new(Inner {
                 gate: Gate::default(),
+                live: live::LiveTurns::default(),
                 tools: setup.tools,
                 soul: Soul::new(general.soul_file.clone()),
                 skills: setup.skills,

@@ -76,6 +76,7 @@ impl AgentService {
                     text: m.text,
                     tools: m.tools,
                     time: m.time,
+                    feedback: String::new(),
                 })
                 .collect(),
         })

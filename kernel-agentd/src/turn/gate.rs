@@ -241,6 +241,11 @@ impl Permit {
         self.with_running(|r| r.tools.clear());
     }
 
+    /// Hands the running turn a new cancellation token (a turn restarted by an edit).
+    pub(super) fn renew_cancel(&self, cancel: CancellationToken) {
+        self.with_running(|r| r.cancel = cancel);
+    }
+
     /// Names the running turn (for [`Gate::cancel_turn`]).
     pub(super) fn set_turn_id(&self, turn_id: &str) {
         self.with_running(|r| r.turn_id = Some(turn_id.to_owned()));

@@ -5,6 +5,7 @@ mod deliver;
 mod fit;
 mod media;
 mod model;
+mod restart;
 mod steer;
 mod tools;
 
@@ -105,6 +106,8 @@ pub(super) struct Turn {
     permit: Option<Permit>,
     events: UnboundedSender<TurnEvent>,
     listener_gone: AtomicBool,
+    /// The user message is stored (an edit's restart drops it with what followed).
+    user_stored: AtomicBool,
     cancel: CancellationToken,
     session_id: i64,
     id: String,
@@ -162,6 +165,7 @@ impl Turn {
             permit: Some(s.permit),
             events: s.events,
             listener_gone: AtomicBool::new(false),
+            user_stored: AtomicBool::new(false),
             cancel: s.cancel,
             session_id: s.session_id,
             id,
@@ -197,8 +201,17 @@ impl Turn {
         &self.id
     }
 
-    /// Runs the turn to its end and sends the last event.
-    pub(super) async fn run(mut self) {
+    /// Runs the turn to its end and sends the last event; a turn an owner's edit restarts is
+    /// followed by its replacement.
+    pub(super) async fn run(self) {
+        let mut turn = self;
+        while let Some(next) = turn.run_once().await {
+            turn = next;
+        }
+    }
+
+    /// Runs this turn to its end (`None`), or until an edit restarts it (its replacement).
+    async fn run_once(mut self) -> Option<Turn> {
         tracing::info!(provider = %self.model.name, model = %self.model.model, "turn started");
         let locale = self.turns.inner.media.locale();
         let left_out = self
@@ -219,7 +232,15 @@ impl Turn {
                 reason: FailoverReason::Cooldown,
             });
         }
+        let live = &self.turns.inner.live;
+        if self.delivery.is_some() || !self.keys.is_empty() {
+            live.begin(&self.id, self.session_id, self.keys.as_slice());
+        }
         let outcome = self.drive().await;
+        let restart = self.turns.inner.live.end(&self.id);
+        if let (Err(Stop::Cancelled), Some(text)) = (&outcome, restart) {
+            return self.restart(text).await;
+        }
         let voice_reply = match &outcome {
             Ok(text) if self.want_voice_reply => self.voice_reply(text).await,
             _ => None,
@@ -234,6 +255,7 @@ impl Turn {
         // The turn's spend is in the ledger: a warning now due reaches the owner after it.
         self.turns.warn_budget().await;
         self.finish(outcome, voice_reply);
+        None
     }
 
     fn emit(&self, event: TurnEvent) {
@@ -512,6 +534,7 @@ impl Turn {
             .await
             .map_err(store_failed)?
             .map_err(Stop::AlreadyTaken)?;
+        self.user_stored.store(true, Ordering::Relaxed);
         Ok(())
     }
 }

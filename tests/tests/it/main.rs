@@ -138,6 +138,7 @@ mod turn {
     mod context_budget;
     mod errors;
     mod history;
+    mod living;
     mod send_file;
     mod steering;
     mod tools_parallel;

@@ -29,6 +29,7 @@ impl Turn {
             *slot = Some(limit_output());
         }
         let tools = self.turns.inner.tools.clone();
+        self.turns.inner.live.tool_ran(&self.id);
         let mut cancelled = false;
         let mut steered = false;
         let mut i = 0;

@@ -1,0 +1,147 @@
+//! An owner's edit of a message Kernel took (`EditMessage`): while the turn that carries it
+//! runs, before any tool ran, the turn restarts with the new text (`run::restart`); after a
+//! tool ran, the new text reaches the model as a steer before its next step. Once that turn
+//! ended nothing runs unless asked (`run`: the owner pressed "Answer the edited message").
+//! Everything is keyed on the message's session and that session's running turn
+//! (`live::LiveTurns`), so it stays the same once turns run per session.
+
+use kernel_common::config::Locale;
+
+use super::{IntakeKeys, OwnerDelivery, TurnEvent, Turns, UserInput};
+use crate::error::ApiError;
+
+/// What an edit did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Edited {
+    /// The running turn `turn_id` restarts with the new text.
+    Restarted { turn_id: String },
+    /// The running turn `turn_id` takes the new text as a steer.
+    Steered { turn_id: String },
+    /// The turn that carried the message ended; nothing ran.
+    Answered,
+    /// A new turn `turn_id` answers the edited message.
+    Started { turn_id: String },
+    /// Another turn runs; nothing changed.
+    Busy,
+}
+
+/// An edit of the owner's message.
+#[derive(Debug, Clone, Default)]
+pub struct Edit {
+    /// The session the message belongs to (`None`: the current one).
+    pub session_id: Option<i64>,
+    /// Its idempotency key as `Chat` took it (empty: the session's last owner message).
+    pub key: String,
+    /// The new text.
+    pub text: String,
+    /// With an ended turn: answer the edited message in a new turn.
+    pub run: bool,
+    pub delivery: Option<OwnerDelivery>,
+}
+
+/// The steer an edit after a tool becomes (the owner's language).
+pub(super) fn edited_to(locale: Locale, text: &str) -> String {
+    match locale {
+        Locale::Zh => format!("主人把消息改成了：{text}"),
+        Locale::En => format!("the owner edited their message to: {text}"),
+    }
+}
+
+impl Turns {
+    /// Applies the owner's `edit` (see the module doc). An empty text is refused
+    /// (`InvalidArgument`); a message Kernel never took, or one of another session, is
+    /// refused (`NotFound`) and nothing runs.
+    pub async fn edit_message(&self, edit: Edit) -> Result<Edited, ApiError> {
+        let inner = &self.inner;
+        let text = edit.text.trim().to_owned();
+        if text.is_empty() {
+            return Err(ApiError::InvalidArgument(
+                "the edit empties the message: nothing to answer, the edit is ignored".to_owned(),
+            ));
+        }
+        let locale = inner.media.locale();
+        let accepted = UserInput::text(text.clone()).accept(locale, false)?;
+        if !edit.key.is_empty() {
+            IntakeKeys::parse(vec![edit.key.clone()])?;
+        }
+        let current = inner.sessions.current().await?;
+        let session_id = edit.session_id.unwrap_or(current.id);
+        if let Some(found) = inner.live.find(session_id, &edit.key) {
+            if !found.tool_ran && inner.live.restart(&found.turn_id, text.clone()) {
+                if inner.gate.cancel_turn(&found.turn_id) {
+                    tracing::info!(turn = %found.turn_id, "the owner edited the running turn's message: it restarts");
+                    return Ok(Edited::Restarted {
+                        turn_id: found.turn_id,
+                    });
+                }
+                // It ended meanwhile: the restart text is never taken; the edit is an answered one.
+                inner.live.end(&found.turn_id);
+            } else if inner.gate.steer(edited_to(locale, &text)).is_ok() {
+                tracing::info!(turn = %found.turn_id, "the owner edited the running turn's message: a steer");
+                return Ok(Edited::Steered {
+                    turn_id: found.turn_id,
+                });
+            }
+        }
+        self.taken_in(session_id, &edit.key).await?;
+        if !edit.run {
+            return Ok(Edited::Answered);
+        }
+        if session_id != current.id {
+            return Err(ApiError::FailedPrecondition(
+                "the message is in another session: resume it to answer the edit".to_owned(),
+            ));
+        }
+        match self
+            .try_start(accepted, edit.delivery, IntakeKeys::default())
+            .await?
+        {
+            Ok(mut events) => {
+                let turn_id = match events.recv().await {
+                    Some(TurnEvent::Started { turn_id, .. }) => turn_id,
+                    _ => String::new(),
+                };
+                tracing::info!(turn = %turn_id, "the edited message is answered");
+                Ok(Edited::Started { turn_id })
+            }
+            Err(_busy) => Ok(Edited::Busy),
+        }
+    }
+
+    /// Refuses an edit of a message session `session_id` never took (`NotFound`).
+    async fn taken_in(&self, session_id: i64, key: &str) -> Result<(), ApiError> {
+        let store = &self.inner.store;
+        if key.is_empty() {
+            return match store
+                .last_round_start(session_id)
+                .await
+                .map_err(ApiError::internal)?
+            {
+                Some(_) => Ok(()),
+                None => Err(ApiError::NotFound(
+                    "the session has no message of the owner to edit".to_owned(),
+                )),
+            };
+        }
+        let taken = store
+            .taken_keys(&[key.to_owned()])
+            .await
+            .map_err(ApiError::internal)?;
+        let Some(taken) = taken else {
+            return Err(ApiError::NotFound(
+                "Kernel never took that message (or forgot it: keys are kept a week)".to_owned(),
+            ));
+        };
+        // A turn id starts with its session's id (`run::Turn::new`).
+        let of_session = taken
+            .turn_id
+            .split_once('-')
+            .and_then(|(s, _)| s.parse::<i64>().ok());
+        if of_session.is_some_and(|s| s != session_id) {
+            return Err(ApiError::NotFound(
+                "that message belongs to another session".to_owned(),
+            ));
+        }
+        Ok(())
+    }
+}

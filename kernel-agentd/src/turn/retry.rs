@@ -1,0 +1,134 @@
+//! `/retry`: the session's last owner message runs again, on the current model or another one,
+//! and the new try replaces the old round in the session's history (the model's next request
+//! carries only the newest try; the usage ledger keeps the calls of both). Keyed on a session
+//! and that session's gate, so it stays the same once turns run per session.
+
+use super::input::Accepted;
+use super::{IntakeKeys, TurnEvent, Turns, media};
+use crate::error::ApiError;
+use crate::models::CurrentModel;
+use crate::outbox::OwnerDelivery;
+
+/// What [`Turns::retry`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Retried {
+    /// The message runs again as turn `turn_id` on `model` (`provider/model`).
+    Started { turn_id: String, model: String },
+    /// Another turn runs; nothing changed.
+    Busy,
+}
+
+impl Turns {
+    /// Runs session `session_id`'s (`None`: the current session's) last owner message again on
+    /// `model` (`provider/model`, or a model of the current provider; `None`: the current
+    /// model), its outcome going to `delivery`. The old round is dropped from the history once
+    /// the new turn is admitted, never before: a busy refusal changes nothing.
+    pub async fn retry(
+        &self,
+        session_id: Option<i64>,
+        model: Option<&str>,
+        delivery: Option<OwnerDelivery>,
+    ) -> Result<Retried, ApiError> {
+        let inner = &self.inner;
+        let model = match model.map(str::trim).filter(|m| !m.is_empty()) {
+            Some(spec) => Some(self.retry_model(spec)?),
+            None => None,
+        };
+        let session = inner.sessions.current().await?;
+        if session_id.is_some_and(|id| id != session.id) {
+            return Err(ApiError::FailedPrecondition(
+                "only the current session's last message can run again (resume that session first)"
+                    .to_owned(),
+            ));
+        }
+        let nothing = || {
+            ApiError::FailedPrecondition(
+                "nothing to retry: the session has no message of the owner to run again".to_owned(),
+            )
+        };
+        let Some(last) = inner
+            .store
+            .last_round_start(session.id)
+            .await
+            .map_err(ApiError::internal)?
+        else {
+            return Err(nothing());
+        };
+        // The stored message is what the owner sent (slimmed: a photo is its placeholder); it
+        // counts as outside content, the safe side, since where it came from is not stored.
+        let Some(accepted) = Accepted::again(last.message.clone(), true, false) else {
+            return Err(nothing());
+        };
+        let kind = match &model {
+            Some(model) => Some(model.kind),
+            None => inner.models.current_kind(),
+        };
+        if let Some(kind) = kind {
+            media::check_for_provider(&accepted, kind)
+                .map_err(|r| r.into_error(inner.media.locale()))?;
+        }
+        self.refuse_over_budget(None, None).await?;
+        let cancel = inner.root.child_token();
+        let Ok(permit) = inner.gate.try_enter(cancel.clone()) else {
+            return Ok(Retried::Busy);
+        };
+        // Under the gate: the round is still the last one (no other turn ran since).
+        let still = inner
+            .store
+            .last_round_start(session.id)
+            .await
+            .map_err(ApiError::internal)?;
+        if still.as_ref().map(|m| m.id) != Some(last.id) {
+            return Err(nothing());
+        }
+        let shown_model = match &model {
+            Some(m) => format!("{}/{}", m.name, m.model),
+            None => {
+                let m = inner.models.current()?;
+                format!("{}/{}", m.name, m.model)
+            }
+        };
+        let dropped = inner
+            .store
+            .drop_round_from(session.id, last.ordinal)
+            .await
+            .map_err(ApiError::internal)?;
+        let mut events = self
+            .start(
+                permit,
+                cancel,
+                accepted,
+                delivery,
+                IntakeKeys::default(),
+                model,
+            )
+            .await?;
+        let turn_id = match events.recv().await {
+            Some(TurnEvent::Started { turn_id, .. }) => turn_id,
+            _ => String::new(),
+        };
+        tracing::info!(session = session.id, dropped, turn = %turn_id, model = %shown_model, "the last message runs again");
+        Ok(Retried::Started {
+            turn_id,
+            model: shown_model,
+        })
+    }
+
+    /// The model `/retry <spec>` names: `provider/model`, a provider (its default model), or a
+    /// model of the current provider.
+    fn retry_model(&self, spec: &str) -> Result<CurrentModel, ApiError> {
+        let models = &self.inner.models;
+        match models.named(spec) {
+            Ok(model) => Ok(model),
+            Err(reason) => {
+                if !spec.contains('/')
+                    && let Ok(current) = models.current()
+                    && let Ok(model) = models.named(&format!("{}/{spec}", current.name))
+                {
+                    return Ok(model);
+                }
+                Err(ApiError::InvalidArgument(reason))
+            }
+        }
+    }
+}
