@@ -1,7 +1,9 @@
 // kernel-web's only script: the sessions sidebar (open on a wide screen), copy buttons on code
 // blocks, and the chat: the streaming answer (NDJSON from POST /api/chat), Enter to send
-// (Shift+Enter a new line), Stop, answering a question or an approval with its buttons, and
-// attachments (chosen or pasted, shown before sending). Every text is inserted as text, never
+// (Shift+Enter a new line), Stop, answering a question or an approval with its buttons,
+// attachments (chosen or pasted, shown before sending), and retry on Kernel's last answer or
+// edit of the owner's last message (POST /api/retry, /api/edit; the page then reloads once
+// GET /api/turn says the new answer is done). Every text is inserted as text, never
 // as HTML, except the final answer, which the server rendered and escaped.
 "use strict";
 (function () {
@@ -76,6 +78,73 @@
     }
   });
   stop.addEventListener("click", () => { post("/api/stop"); });
+  const session = log.dataset.session ? Number(log.dataset.session) : null;
+  living();
+  // "Retry" on Kernel's last answer and "edit" on the owner's last message (the turn ended).
+  function living() {
+    log.querySelectorAll(".living").forEach((row) => row.remove());
+    const answers = log.querySelectorAll(".msg.kernel, .msg.answer");
+    const mine = log.querySelectorAll(".msg.me");
+    const answer = answers[answers.length - 1];
+    const me = mine[mine.length - 1];
+    if (answer && (!answer.dataset.state || answer.dataset.state === "done")) {
+      livingRow(answer, [["retry", log.dataset.retry, () => again(answer, post("/api/retry", { session }))]]);
+    }
+    if (me && answer && me.compareDocumentPosition(answer) & Node.DOCUMENT_POSITION_FOLLOWING) {
+      livingRow(me, [["edit", log.dataset.edit, () => editing(me, answer)]]);
+    }
+  }
+  function livingRow(box, actions) {
+    const row = document.createElement("div");
+    row.className = "living";
+    actions.forEach(([cls, label, act]) => {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "secondary " + cls;
+      b.textContent = label;
+      b.addEventListener("click", act);
+      row.appendChild(b);
+    });
+    box.appendChild(row);
+  }
+  // The owner's last message as a text box: saved, Kernel answers the edited text.
+  function editing(me, answer) {
+    const shown = me.querySelector(".text") || me;
+    const box = document.createElement("div");
+    box.className = "editing";
+    const area = document.createElement("textarea");
+    area.value = me.dataset.text || shown.textContent;
+    box.appendChild(area);
+    livingRow(box, [
+      ["save", log.dataset.save, () => {
+        const text = area.value;
+        if (!text.trim()) return;
+        again(answer, post("/api/edit", { session, text }));
+      }],
+      ["cancel", log.dataset.cancel, () => { box.remove(); living(); }],
+    ]);
+    log.querySelectorAll(".living").forEach((row) => row.remove());
+    me.appendChild(box);
+    area.focus();
+  }
+  // A retry or an edit was asked for: once agentd answered and the turn ended, the page shows
+  // the conversation again with the new answer.
+  async function again(answer, asked) {
+    log.querySelectorAll(".living").forEach((row) => row.remove());
+    const res = await asked;
+    const note = add("tool", "");
+    if (!res.ok) { note.textContent = await res.text(); living(); return; }
+    const reply = await res.json();
+    if (reply.busy) { note.textContent = reply.busy; living(); return; }
+    note.textContent = "⟳ " + log.dataset.again;
+    answer.classList.add("superseded");
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 400));
+      const turn = await fetch("/api/turn", { credentials: "same-origin" });
+      if (turn.ok && !(await turn.json()).running) break;
+    }
+    location.reload();
+  }
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const text = input.value;
@@ -84,7 +153,9 @@
     input.value = "";
     attached = [];
     showChosen();
-    add("msg me", [text].concat(sending.map((f) => "📎 " + f.name)).filter(Boolean).join("\n"));
+    log.querySelectorAll(".living").forEach((row) => row.remove());
+    const me = add("msg me", [text].concat(sending.map((f) => "📎 " + f.name)).filter(Boolean).join("\n"));
+    me.dataset.text = text;
     const answer = add("msg answer", "");
     answer.dataset.state = "streaming";
     let res;
@@ -130,9 +201,10 @@
         answer.innerHTML = ev.html;
         answer.dataset.state = "done";
         copyButtons(answer);
+        living();
         answer.scrollIntoView({ block: "end" });
         break;
-      case "end": answer.textContent = ev.text; answer.dataset.state = ev.state; break;
+      case "end": answer.textContent = ev.text; answer.dataset.state = ev.state; living(); break;
       case "question":
         buttons(add("msg question", ev.text), ev.id, ev.options.map((label, i) => [i, label]),
           (option) => post("/api/answer", { id: ev.id, option }));

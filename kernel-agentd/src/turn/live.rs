@@ -105,7 +105,11 @@ mod tests {
         let live = LiveTurns::default();
         live.begin("t1", 1, &["tg:1:10".to_owned()]);
         assert_eq!(live.find(2, "tg:1:10"), None, "another session's message");
-        assert_eq!(live.find(1, "tg:1:11"), None, "a message the turn does not carry");
+        assert_eq!(
+            live.find(1, "tg:1:11"),
+            None,
+            "a message the turn does not carry"
+        );
         let found = live.find(1, "tg:1:10").unwrap();
         assert_eq!(found.turn_id, "t1");
         assert!(!found.tool_ran);
@@ -117,7 +121,10 @@ mod tests {
         live.begin("t2", 1, &["tg:1:12".to_owned()]);
         live.tool_ran("t2");
         assert!(live.find(1, "").unwrap().tool_ran);
-        assert!(!live.restart("t2", "late".into()), "after a tool an edit steers");
+        assert!(
+            !live.restart("t2", "late".into()),
+            "after a tool an edit steers"
+        );
         assert_eq!(live.end("t2"), None);
     }
 }

@@ -129,9 +129,17 @@ fn conversation(
         ));
     }
     out.push_str(&format!(
-        "<div id=\"chat-log\" data-copy=\"{copy}\" data-copied=\"{copied}\">",
+        "<div id=\"chat-log\" data-session=\"{session}\" data-copy=\"{copy}\" \
+         data-copied=\"{copied}\" data-retry=\"{retry}\" data-edit=\"{edit}\" data-save=\"{save}\" \
+         data-cancel=\"{cancel}\" data-again=\"{again}\">",
+        session = shown.map(|id| id.to_string()).unwrap_or_default(),
         copy = escape(t.chat_copy()),
         copied = escape(t.chat_copied()),
+        retry = escape(t.chat_retry()),
+        edit = escape(t.chat_edit()),
+        save = escape(t.chat_save()),
+        cancel = escape(t.chat_cancel()),
+        again = escape(t.chat_again()),
     ));
     if messages.is_empty() {
         out.push_str(&format!(

@@ -25,6 +25,11 @@ texts! {
     chat_copy => "复制", "Copy";
     chat_copied => "已复制", "Copied";
     chat_reasoning => "思考过程", "Reasoning";
+    chat_retry => "重试", "Retry";
+    chat_edit => "编辑", "Edit";
+    chat_save => "保存并重新回答", "Save and answer again";
+    chat_cancel => "取消", "Cancel";
+    chat_again => "正在重新回答…", "Answering again…";
     upload_too_large => "附件太大：每条消息最多 20 MB。", "The attachments are too large: at most 20 MB a message.";
     upload_too_many => "附件太多：每条消息最多 10 个。", "Too many attachments: at most 10 a message.";
     upload_malformed => "上传的内容无法读取，请重新选择文件。", "The upload could not be read; choose the files again.";

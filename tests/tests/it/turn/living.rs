@@ -65,14 +65,23 @@ async fn retry_replaces_the_last_answer_and_the_next_request_carries_only_the_ne
     .await;
     let second = fake.last_request().unwrap().raw_body;
     assert!(second.contains("roll a die"), "the same message runs again");
-    assert!(!second.contains("FIRST-TRY"), "the old answer is not in the retry's request");
+    assert!(
+        !second.contains("FIRST-TRY"),
+        "the old answer is not in the retry's request"
+    );
 
     fake.push(Script::text("NEXT"));
     let events = turn(&mut h.client, "and again").await;
     assert_eq!(completed(&events).text, "NEXT");
     let body = fake.last_request().unwrap().raw_body;
-    assert!(body.contains("SECOND-TRY"), "the newest try is in the history");
-    assert!(!body.contains("FIRST-TRY"), "the replaced try is gone from the history");
+    assert!(
+        body.contains("SECOND-TRY"),
+        "the newest try is in the history"
+    );
+    assert!(
+        !body.contains("FIRST-TRY"),
+        "the replaced try is gone from the history"
+    );
     assert_eq!(body.matches("roll a die").count(), 1, "the message once");
     assert_eq!(fake.requests().len(), 3, "three model calls");
 
@@ -135,7 +144,11 @@ async fn an_edit_before_any_tool_restarts_the_turn_with_the_edited_text() {
         .into_inner();
     assert_eq!(edited.outcome(), Outcome::Restarted);
     let events = rest(&mut stream).await;
-    assert_eq!(completed(&events).text, "EDITED-ANSWER", "only the edited answer arrives");
+    assert_eq!(
+        completed(&events).text,
+        "EDITED-ANSWER",
+        "only the edited answer arrives"
+    );
     assert!(
         !events.iter().any(|e| matches!(e, Event::Cancelled(_))),
         "the restart is no cancellation"
@@ -143,11 +156,24 @@ async fn an_edit_before_any_tool_restarts_the_turn_with_the_edited_text() {
     let requests = fake.requests();
     assert_eq!(requests.len(), 2);
     assert!(requests[1].raw_body.contains("what is 2+2"));
-    assert!(!requests[1].raw_body.contains("what is 2+3"), "the old text is gone");
-    assert!(!requests[1].raw_body.contains("OLD-ANSWER"), "the partial answer is gone");
-    assert!(fake.served()[0].finished.is_none(), "the first stream was closed");
+    assert!(
+        !requests[1].raw_body.contains("what is 2+3"),
+        "the old text is gone"
+    );
+    assert!(
+        !requests[1].raw_body.contains("OLD-ANSWER"),
+        "the partial answer is gone"
+    );
+    assert!(
+        fake.served()[0].finished.is_none(),
+        "the first stream was closed"
+    );
     let session = session_id(&events);
-    let texts: Vec<String> = stored(&h.cfg, session).await.iter().map(|m| m.text()).collect();
+    let texts: Vec<String> = stored(&h.cfg, session)
+        .await
+        .iter()
+        .map(|m| m.text())
+        .collect();
     assert_eq!(texts, ["what is 2+2", "EDITED-ANSWER"]);
 
     // After the answer: nothing runs without `run`; with it the edited text is answered.

@@ -3,7 +3,8 @@
 //! (a table as `<table>`, code as `<pre><code class="language-…">` with a copy button, a
 //! `<script>` as text), its sidebar links to the other sessions (`/chat?session=N` opens one to
 //! read, "resume" carries on there) and starts a new one; Enter sends and Shift+Enter does not;
-//! an attached file's name shows before sending; and chat, memory, sessions, usage and status
+//! an attached file's name shows before sending; retry on the last answer replaces it with a
+//! new one and an edited last message is answered again; and chat, memory, sessions, usage and status
 //! at 1280×800 and 390×844, light and dark, each screenshotted under
 //! `target/web-screenshots/console-*` with the layout facts that matter asserted (the viewport
 //! meta, no horizontal scroll, the send button visible, the sidebar reachable, dark colours).
@@ -163,7 +164,8 @@ async fn enter_sends_shift_enter_does_not_and_an_attached_file_shows_before_send
     fill(browser, "#chat-text", "\u{E007}").await;
     let answer = answer_in_state(browser, "done").await;
     assert!(answer.contains("Got both lines"), "{answer}");
-    assert_eq!(text_of(browser, ".msg.me").await, "line one\nline two");
+    let mine = text_of(browser, ".msg.me").await;
+    assert!(mine.starts_with("line one\nline two"), "{mine:?}");
     let body = llm.requests().last().unwrap().body.to_string();
     assert!(body.contains("line one\\nline two"), "{body}");
     assert_eq!(
@@ -193,6 +195,53 @@ async fn enter_sends_shift_enter_does_not_and_an_attached_file_shows_before_send
         text_of(browser, "#chat-chosen").await,
         "",
         "cleared once sent"
+    );
+    stack.close().await;
+}
+
+#[tokio::test]
+async fn retry_on_the_last_answer_produces_a_new_answer_and_an_edit_is_answered() {
+    let stack = WebStack::logged_in("").await;
+    let (llm, browser) = (&stack.llm, &stack.browser);
+    llm.push(Script::text("First try: a knock-knock joke."));
+    fill(browser, "#chat-text", "tell me a joke\u{E007}").await;
+    eventually_done(browser, "First try").await;
+
+    // Retry on Kernel's last answer: a new answer in its place.
+    llm.push(Script::text("Second try: a pun."));
+    click(browser, ".answer .living button.retry").await;
+    let xpath = "//div[contains(@class,'kernel') and contains(., 'Second try')]";
+    wait_for(browser, Locator::XPath(xpath), "the new answer").await;
+    let log = text_of(browser, "#chat-log").await;
+    assert!(!log.contains("First try"), "the old answer replaced: {log}");
+    assert_eq!(log.matches("tell me a joke").count(), 1, "{log}");
+    let body = llm.requests().last().unwrap().body.to_string();
+    assert!(body.contains("tell me a joke"), "{body}");
+    browser.screenshot("console-chat-retried").await;
+
+    // Edit the owner's last message: Kernel answers the edited text.
+    llm.push(Script::text("About cats, then."));
+    click(browser, ".msg.me .living button.edit").await;
+    js(
+        &stack,
+        "document.querySelector('.editing textarea').value = 'tell me about cats'",
+    )
+    .await;
+    click(browser, ".editing button.save").await;
+    let xpath = "//div[contains(@class,'kernel') and contains(., 'About cats')]";
+    wait_for(
+        browser,
+        Locator::XPath(xpath),
+        "the edited message's answer",
+    )
+    .await;
+    let body = llm.requests().last().unwrap().body.to_string();
+    assert!(body.contains("tell me about cats"), "{body}");
+    let mine = texts_of(browser, ".msg.me.past .text").await;
+    assert_eq!(
+        mine.last().map(String::as_str),
+        Some("tell me about cats"),
+        "{mine:?}"
     );
     stack.close().await;
 }
