@@ -3,7 +3,7 @@
 //! (a table as `<table>`, code as `<pre><code class="language-…">` with a copy button, a
 //! `<script>` as text), its sidebar links to the other sessions (`/chat?session=N` opens one to
 //! read, "resume" carries on there) and starts a new one; Enter sends and Shift+Enter does not;
-//! an attached file's name shows before sending; retry on the last answer replaces it with a
+//! an attached file's name shows before sending (a pasted image too); retry on the last answer replaces it with a
 //! new one and an edited last message is answered again; and chat, memory, sessions, usage and status
 //! at 1280×800 and 390×844, light and dark, each screenshotted under
 //! `target/web-screenshots/console-*` with the layout facts that matter asserted (the viewport
@@ -185,7 +185,23 @@ async fn enter_sends_shift_enter_does_not_and_an_attached_file_shows_before_send
     fill(browser, "#chat-files", &notes.display().to_string()).await;
     let chosen = text_of(browser, "#chat-chosen").await;
     assert!(chosen.contains("trip-notes.txt"), "{chosen}");
+    // An image pasted into the text box is attached too (and can be removed again).
+    js(
+        &stack,
+        "const dt = new DataTransfer();\
+         dt.items.add(new File([new Uint8Array([137, 80, 78, 71])], 'image.png', {type: 'image/png'}));\
+         document.getElementById('chat-text').dispatchEvent(\
+           new ClipboardEvent('paste', {clipboardData: dt, bubbles: true, cancelable: true}));",
+    )
+    .await;
+    let files = texts_of(browser, "#chat-chosen .file").await;
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert!(files[1].starts_with("pasted-"), "{files:?}");
     browser.screenshot("console-chat-attached").await;
+    click(browser, "#chat-chosen .file:last-child button").await;
+    let files = texts_of(browser, "#chat-chosen .file").await;
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0].starts_with("trip-notes.txt"), "{files:?}");
     llm.push(Script::text("Umbrella noted."));
     fill(browser, "#chat-text", "read this\u{E007}").await;
     eventually_done(browser, "Umbrella noted.").await;
