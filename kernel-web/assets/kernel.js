@@ -43,8 +43,11 @@
     attached.forEach((f, i) => {
       const chip = document.createElement("span");
       chip.className = "file";
-      chip.textContent = f.name;
       chip.title = f.name;
+      const name = document.createElement("span");
+      name.className = "name";
+      name.textContent = f.name;
+      chip.appendChild(name);
       const remove = document.createElement("button");
       remove.type = "button";
       remove.textContent = "×";

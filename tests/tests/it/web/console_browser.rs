@@ -198,7 +198,11 @@ async fn enter_sends_shift_enter_does_not_and_an_attached_file_shows_before_send
     assert_eq!(files.len(), 2, "{files:?}");
     assert!(files[1].starts_with("pasted-"), "{files:?}");
     browser.screenshot("console-chat-attached").await;
-    click(browser, "#chat-chosen .file:last-child button").await;
+    js(
+        &stack,
+        "document.querySelector('#chat-chosen .file:last-child button').click()",
+    )
+    .await;
     let files = texts_of(browser, "#chat-chosen .file").await;
     assert_eq!(files.len(), 1, "{files:?}");
     assert!(files[0].starts_with("trip-notes.txt"), "{files:?}");

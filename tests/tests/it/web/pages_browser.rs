@@ -317,7 +317,7 @@ async fn notes_schedules_jobs_and_skills_pages_show_and_a_schedule_is_deleted() 
     stack.goto(&format!("/notes?date={yesterday}")).await;
     let note = text_of(browser, "#note").await;
     assert!(note.contains("<script>alert(1)</script>"), "{note}");
-    assert_eq!(text_of(browser, "#note b").await, "market");
+    assert_eq!(text_of(browser, "#note strong").await, "market");
     browser.screenshot("notes").await;
 
     // Skills.
