@@ -43,7 +43,7 @@ pub(crate) fn build(markdown: &str) -> Doc {
     doc
 }
 
-fn options() -> Options {
+pub(crate) fn options() -> Options {
     Options::ENABLE_TABLES
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
@@ -491,7 +491,7 @@ impl Builder {
 }
 
 /// The language of a fenced code block's info string, if it is a plausible language name.
-fn language(info: &str) -> Option<Rc<str>> {
+pub(crate) fn language(info: &str) -> Option<Rc<str>> {
     let word = info.split_whitespace().next()?;
     let word = word.split(',').next().unwrap_or(word);
     let ok = word.len() <= 32
@@ -501,7 +501,7 @@ fn language(info: &str) -> Option<Rc<str>> {
     (ok && !word.is_empty()).then(|| Rc::from(word.to_ascii_lowercase()))
 }
 
-fn alert_label(kind: BlockQuoteKind) -> &'static str {
+pub(crate) fn alert_label(kind: BlockQuoteKind) -> &'static str {
     match kind {
         BlockQuoteKind::Note => "Note",
         BlockQuoteKind::Tip => "Tip",

@@ -1,4 +1,4 @@
-//! kernel-render: a model's Markdown reply rendered for Telegram: HTML chunks of at most 4096 visible
+//! kernel-render: a model's Markdown reply rendered for Telegram (and, from the same parse, for the web console): HTML chunks of at most 4096 visible
 //! characters, each with a plain-text twin to resend when Telegram rejects the HTML.
 //!
 //! The pipeline is parse ([`build`]: pulldown-cmark events → a [`doc::Doc`] of styled text),
@@ -12,6 +12,9 @@
 //!
 //! A reply still streaming renders as a live preview through [`draft`]: the tail that fits one
 //! message, valid however the text so far is cut.
+//!
+//! The web console renders the same parse as a document through [`render_web`] ([`web`]:
+//! tables as `<table>`, code as `<pre><code>`, raw HTML escaped).
 //!
 //! An all-whitespace reply renders to **zero** chunks; the adapter decides what to send then
 //! (it must never send an empty message). Any other reply renders to at least one chunk.
@@ -28,11 +31,13 @@ mod split;
 mod table;
 mod text;
 mod urls;
+mod web;
 
 #[cfg(feature = "test-support")]
 pub mod testing;
 
 pub use draft::{DraftPart, draft};
+pub use web::{TAGS as WEB_TAGS, local_src, render_web};
 
 /// Telegram's limit on one message's text, in UTF-16 code units, counted after entity parsing.
 pub const MAX_CHUNK_UTF16: usize = 4096;

@@ -59,11 +59,15 @@ pub async fn run(
 
 fn router(web: Web) -> Router {
     let pages = Router::new()
-        .route("/", get(pages::chat::page))
-        .route("/chat", get(pages::chat::page))
+        .route("/", get(pages::chat_page::page))
+        .route("/chat", get(pages::chat_page::page))
+        .route("/sessions/new", post(pages::chat_page::new_session))
         .route("/api/chat", post(pages::chat::send))
         .route("/api/stop", post(pages::chat::stop))
         .route("/api/answer", post(pages::chat::answer))
+        .route("/api/retry", post(pages::chat_living::retry))
+        .route("/api/edit", post(pages::chat_living::edit))
+        .route("/api/turn", get(pages::chat_living::turn))
         .route("/memory", get(pages::memory::page))
         .route("/memory/forget", post(pages::memory::forget))
         .route("/sessions", get(pages::sessions::page))

@@ -1,6 +1,6 @@
 //! HTML building: escaping (every text the model or the owner wrote goes through [`escape`]),
-//! Markdown through kernel-render's Telegram rules ([`markdown`]: only `b i u s code pre a
-//! blockquote` with escaped text, raw HTML never passed through), and the page shell.
+//! Markdown through kernel-render's web renderer ([`markdown`]: a fixed set of document tags
+//! with escaped text, raw HTML never passed through), and the page shell.
 
 use axum::response::Html;
 
@@ -22,14 +22,10 @@ pub(crate) fn escape(s: &str) -> String {
     out
 }
 
-/// A model's Markdown as safe HTML: kernel-render's Telegram HTML in one piece (its tags are a
-/// small fixed set, every text escaped, links only to http(s)/tg targets).
+/// A model's Markdown as safe HTML: kernel-render's web renderer (a fixed set of tags, every
+/// text escaped, links only to http(s)/tg/mailto targets, images only from Kernel).
 pub(crate) fn markdown(text: &str) -> String {
-    kernel_render::render_with_limit(text, usize::MAX)
-        .into_iter()
-        .map(|chunk| chunk.html)
-        .collect::<Vec<_>>()
-        .join("\n")
+    kernel_render::render_web(text)
 }
 
 /// A whole page: the shell with the navigation, `csrf` in a meta tag for the script.
@@ -96,7 +92,7 @@ mod tests {
             "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;"
         );
         let html = markdown("**bold** <script>alert(1)</script> [x](javascript:alert(1))");
-        assert!(html.contains("<b>bold</b>"), "{html}");
+        assert!(html.contains("<strong>bold</strong>"), "{html}");
         assert!(!html.contains("<script"), "{html}");
         assert!(!html.contains("href=\"javascript"), "{html}");
     }

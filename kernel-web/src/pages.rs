@@ -4,6 +4,8 @@
 pub(crate) mod chart;
 pub(crate) mod chat;
 pub(crate) mod chat_events;
+pub(crate) mod chat_living;
+pub(crate) mod chat_page;
 pub(crate) mod chat_upload;
 pub(crate) mod history;
 pub(crate) mod memory;

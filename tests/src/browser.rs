@@ -1,7 +1,8 @@
 //! A real headless Chromium for the web console's end-to-end tests: Debian's `chromedriver`
 //! (started on a free loopback port, killed on drop) driven through the `fantoccini` WebDriver
 //! client, with the flags Chromium needs as root in a container and a fresh profile; and
-//! screenshots written under `target/web-screenshots/`.
+//! screenshots written under `target/web-screenshots/`; a viewport and a colour scheme emulated
+//! through chromedriver's DevTools endpoint ([`Browser::emulate`]).
 
 use std::io::{BufRead as _, BufReader};
 use std::path::PathBuf;
@@ -85,6 +86,30 @@ impl Browser {
         path
     }
 
+    /// Emulates a `width`×`height` viewport (a phone's, with its viewport-meta handling, when
+    /// `mobile`) and the system's colour scheme (`dark` or light) for `prefers-color-scheme`.
+    pub async fn emulate(&self, width: u32, height: u32, mobile: bool, dark: bool) {
+        self.cdp(
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile}),
+        )
+        .await;
+        let scheme = if dark { "dark" } else { "light" };
+        self.cdp(
+            "Emulation.setEmulatedMedia",
+            json!({"features": [{"name": "prefers-color-scheme", "value": scheme}]}),
+        )
+        .await;
+    }
+
+    /// Runs one Chrome DevTools Protocol command (`goog/cdp/execute`).
+    pub async fn cdp(&self, cmd: &str, params: serde_json::Value) -> serde_json::Value {
+        self.client
+            .issue_cmd(Cdp(json!({"cmd": cmd, "params": params})))
+            .await
+            .unwrap_or_else(|e| panic!("{cmd}: {e}"))
+    }
+
     /// Ends the session and the driver.
     pub async fn close(mut self) {
         let _ = self.client.clone().close().await;
@@ -106,6 +131,27 @@ pub fn screenshot_dir() -> PathBuf {
         .join("..")
         .join("target")
         .join("web-screenshots")
+}
+
+/// chromedriver's `POST /session/{id}/goog/cdp/execute` with a `{cmd, params}` body.
+#[derive(Debug)]
+struct Cdp(serde_json::Value);
+
+impl fantoccini::wd::WebDriverCompatibleCommand for Cdp {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session_id.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+        (http::Method::POST, Some(self.0.to_string()))
+    }
 }
 
 fn free_port() -> u16 {

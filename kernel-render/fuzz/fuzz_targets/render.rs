@@ -1,10 +1,11 @@
 //! Fuzz target: any bytes (as lossy UTF-8) through the renderer and splitter, at a limit taken
 //! from the first byte and at Telegram's 4096; every chunk must pass the strict Telegram-HTML
 //! validator and the text-preservation checks the tests use. The same text as a live preview
-//! (`render::draft`, an unfinished reply) must be one valid message.
+//! (`render::draft`, an unfinished reply) must be one valid message, and the web renderer's
+//! HTML must pass the strict web checker.
 #![no_main]
 
-use kernel_render::testing::{invariants, telegram_html};
+use kernel_render::testing::{invariants, telegram_html, web_html};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -17,5 +18,9 @@ fuzz_target!(|data: &[u8]| {
         && let Err(e) = telegram_html::validate(&html)
     {
         panic!("invalid draft ({e}):\n{html}");
+    }
+    let web = kernel_render::render_web(&text);
+    if let Err(e) = web_html::validate(&web) {
+        panic!("invalid web HTML ({e}):\n{web}");
     }
 });

@@ -12,3 +12,4 @@ mod render_sentences;
 mod render_snapshots;
 mod render_split;
 mod render_validator;
+mod render_web_props;

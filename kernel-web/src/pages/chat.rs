@@ -1,9 +1,7 @@
-//! Chat: the page (a log, a form with a file picker; `assets/kernel.js` streams), `POST
-//! /api/chat` (the `Chat` stream as NDJSON lines, see `chat_events`), `POST /api/stop`
+//! Chat's calls (the page is `chat_page`; `assets/kernel.js` streams): `POST /api/chat` (the `Chat` stream as NDJSON lines, see `chat_events`), `POST /api/stop`
 //! (`Cancel`), `POST /api/answer` (`Answer`, a question's button) and `POST /api/approve`
 //! (`Approve`, an approval's button).
 
-use axum::Extension;
 use axum::Json;
 use axum::body::Body;
 use axum::extract::State;
@@ -15,33 +13,11 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::chat_events::line_of;
-use super::{refused, shell, unreachable};
-use crate::auth::Csrf;
-use crate::html;
+use super::{refused, unreachable};
 use crate::state::Web;
 
 /// Largest message accepted from the page (agentd has its own limit too).
 pub(crate) const MAX_TEXT: usize = 64 * 1024;
-
-/// `GET /chat`.
-pub(crate) async fn page(
-    State(web): State<Web>,
-    Extension(Csrf(csrf)): Extension<Csrf>,
-) -> Response {
-    let t = web.texts;
-    let body = format!(
-        "<div id=\"chat-log\"></div>\
-         <form id=\"chat-form\"><textarea id=\"chat-text\" name=\"text\" placeholder=\"{ph}\"></textarea>\
-         <input type=\"file\" id=\"chat-files\" multiple title=\"{attach}\"> \
-         <button type=\"submit\" id=\"chat-send\">{send}</button> \
-         <button type=\"button\" id=\"chat-stop\">{stop}</button></form>",
-        ph = html::escape(t.chat_placeholder()),
-        send = html::escape(t.chat_send()),
-        stop = html::escape(t.chat_stop()),
-        attach = html::escape(t.chat_attach()),
-    );
-    shell(&web, &csrf, t.nav_chat(), &body)
-}
 
 #[derive(Deserialize)]
 pub(crate) struct SendBody {

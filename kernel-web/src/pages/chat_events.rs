@@ -1,7 +1,8 @@
 //! A `Chat` stream's events as the page's NDJSON lines: `delta` (answer text), `tool` (a tool
 //! call, a CLI delegation, a retry or a fail-over), `question` / `question_closed` (`ask_user`
 //! buttons), `approval` / `approval_closed` (Allow once / Allow for this session / Deny), then
-//! `done` with the answer rendered through kernel-render, or `end` with a failure, cancel or
+//! `done` with the answer rendered through kernel-render's web renderer (reasoning in a collapsed
+//! block), or `end` with a failure, cancel or
 //! busy text. Every text is plain (the script inserts it as text) except `done`'s escaped HTML.
 
 use kernel_proto::v1::chat_event::Event;
@@ -43,7 +44,7 @@ pub(crate) fn line_of(t: Texts, event: Event) -> Option<serde_json::Value> {
             "id": c.approval_id,
             "text": t.approval_outcome(&c.decision),
         }),
-        Event::Completed(c) => json!({"t": "done", "html": html::markdown(&c.text)}),
+        Event::Completed(c) => json!({"t": "done", "html": answer_html(t, &c.text, &c.reasoning)}),
         Event::Failed(f) => {
             json!({"t": "end", "state": "failed", "text": format!("{}{}", t.chat_failed(), f.message)})
         }
@@ -53,6 +54,20 @@ pub(crate) fn line_of(t: Texts, event: Event) -> Option<serde_json::Value> {
         Event::Busy(_) => json!({"t": "end", "state": "busy", "text": t.chat_busy()}),
         _ => return None,
     })
+}
+
+/// A finished answer as HTML: the reasoning (if any) in a collapsed block, then the answer,
+/// both through kernel-render's web renderer.
+pub(crate) fn answer_html(t: Texts, text: &str, reasoning: &str) -> String {
+    let answer = kernel_render::render_web(text);
+    if reasoning.trim().is_empty() {
+        return answer;
+    }
+    format!(
+        "<details class=\"reasoning\"><summary>{}</summary>{}</details>{answer}",
+        html::escape(t.chat_reasoning()),
+        kernel_render::render_web(reasoning)
+    )
 }
 
 #[cfg(test)]

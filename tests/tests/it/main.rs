@@ -151,6 +151,7 @@ mod turn {
 mod web {
     mod browser;
     mod chat_browser;
+    mod console_browser;
     mod http;
     mod jobs_browser;
     mod memory_aside_browser;

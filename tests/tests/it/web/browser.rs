@@ -56,7 +56,7 @@ async fn in_a_real_browser_log_in_chat_stop_answer_and_forget() {
         answer.contains("Hello from Kernel, streamed in pieces."),
         "{answer}"
     );
-    let bold = text_of(browser, ".answer b").await;
+    let bold = text_of(browser, ".answer strong").await;
     assert_eq!(bold, "Kernel");
     browser.screenshot("chat").await;
 

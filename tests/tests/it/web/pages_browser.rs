@@ -221,7 +221,7 @@ async fn a_sessions_history_opens_rendered_and_sessions_are_searched_renamed_and
         "no tool results: {history}"
     );
     assert_eq!(
-        text_of(browser, "#history .answer b").await,
+        text_of(browser, "#history .answer strong").await,
         "Fushimi Inari"
     );
     let scripts = c.find_all(Locator::Css("script")).await.unwrap();
@@ -317,7 +317,7 @@ async fn notes_schedules_jobs_and_skills_pages_show_and_a_schedule_is_deleted() 
     stack.goto(&format!("/notes?date={yesterday}")).await;
     let note = text_of(browser, "#note").await;
     assert!(note.contains("<script>alert(1)</script>"), "{note}");
-    assert_eq!(text_of(browser, "#note b").await, "market");
+    assert_eq!(text_of(browser, "#note strong").await, "market");
     browser.screenshot("notes").await;
 
     // Skills.
