@@ -187,6 +187,7 @@ pub(crate) fn parse(data: &str) -> Option<Press> {
         return (!model.is_empty()).then(|| Press::TryAgain {
             model: Some(model.to_owned()),
         });
+    }
     if let Some(id) = data.strip_prefix("res:") {
         let session_id: i64 = id.parse().ok().filter(|&i| i >= 1)?;
         return Some(Press::Resume { session_id });

@@ -98,7 +98,12 @@ impl Turns {
             ));
         }
         match self
-            .try_start(Lane::main(current.id), accepted, edit.delivery, IntakeKeys::default())
+            .try_start(
+                Lane::main(current.id),
+                accepted,
+                edit.delivery,
+                IntakeKeys::default(),
+            )
             .await?
         {
             Ok(mut events) => {
