@@ -88,7 +88,7 @@ async fn ten_messages_each_followed_by_a_kill_are_each_taken_once_and_answered_o
         }
     }
     let requests = stack.llm.requests();
-    for i in 0..10 {
+    for (i, &id) in asked.iter().enumerate() {
         let question = format!("question #{i}.");
         let taken = requests
             .iter()
@@ -99,7 +99,7 @@ async fn ten_messages_each_followed_by_a_kill_are_each_taken_once_and_answered_o
         let reported = stack
             .visible()
             .iter()
-            .any(|m| m.text == cut_off && m.reply_to == Some(asked[i]));
+            .any(|m| m.text == cut_off && m.reply_to == Some(id));
         assert!(
             taken == 1 || (taken == 0 && reported),
             "message {i} reached the model {taken} times (reported as cut off: {reported})"
