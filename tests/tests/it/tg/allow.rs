@@ -1,5 +1,6 @@
-//! The allow-list through the real binaries: other users, groups, channels and edits cause no
-//! RPC, no model call and no message; the debug log never carries their content.
+//! The allow-list through the real binaries: other users, groups and channels cause no RPC, no
+//! model call and no message (the owner's own edit reaches agentd as `EditMessage`, and still
+//! runs no model and sends nothing); the debug log never carries their content.
 
 use serde_json::json;
 use tests::fake_telegram::OWNER_ID;
