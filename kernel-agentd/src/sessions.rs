@@ -65,7 +65,8 @@ impl Sessions {
         }
     }
 
-    fn current_id(&self) -> Option<i64> {
+    /// The current session's id, if one was made or resumed (never creates one).
+    pub fn current_id(&self) -> Option<i64> {
         *self.inner.current.lock().unwrap_or_else(|e| e.into_inner())
     }
 

@@ -40,8 +40,16 @@ impl Turns {
         keys: IntakeKeys,
     ) -> Result<TurnEvents, ApiError> {
         let inner = &self.inner;
-        let lane = self.lane(session_id).await?;
-        if let Some(id) = self.reply_to_question(lane, &input).await {
+        // The question this message may answer is in the named session, else in the current
+        // one; with no current session yet none can be pending, and a message refused below
+        // must not create one.
+        let asked_in = match session_id {
+            Some(_) => Some(self.lane(session_id).await?),
+            None => inner.sessions.current_id().map(gate::Lane::main),
+        };
+        if let Some(lane) = asked_in
+            && let Some(id) = self.reply_to_question(lane, &input).await
+        {
             // A message while the model waits for the owner's reply is that reply.
             let (tx, rx) = mpsc::unbounded_channel();
             let _ = tx.send(TurnEvent::Answered { id });
@@ -53,6 +61,7 @@ impl Turns {
         if let Some(refused) = self.refuse_over_budget(delivery, Some(&input)).await? {
             return Ok(refused);
         }
+        let lane = self.lane(session_id).await?;
         match self.try_start(lane, input, delivery, keys).await? {
             Ok(events) => Ok(events),
             Err(Busy { first_in_window }) => {
