@@ -123,20 +123,20 @@ async fn offer(app: &App, message: MessageId, text: String) {
     };
     let telegram = app.telegram();
     if let Some(old) = app.living().offer(message) {
+        // The offer answers the newest text from now on, even if its button is pressed before
+        // Telegram confirmed the new wording.
+        app.living().set_offer(
+            message,
+            EditOffer {
+                offer: old.offer,
+                text: text.clone(),
+            },
+        );
         match telegram
             .edit_html_with_buttons(old.offer, &html, &buttons)
             .await
         {
-            Ok(()) => {
-                app.living().set_offer(
-                    message,
-                    EditOffer {
-                        offer: old.offer,
-                        text,
-                    },
-                );
-                return;
-            }
+            Ok(()) => return,
             Err(e) => {
                 tracing::warn!(error = %e, "the edit offer could not be updated; sending anew")
             }
