@@ -68,13 +68,7 @@ pub(crate) async fn handle(app: App, press: CallbackQuery) {
         }
         Some(press) => match call(&app, press).await {
             Ok(toast) => toast.map(Cow::from),
-            Err(status) => {
-                tracing::warn!(code = ?status.code(), "a button press could not reach kernel-agentd");
-                if is_transport_failure(&status) {
-                    app.agentd().lost();
-                }
-                Some(texts.agentd_unavailable().into())
-            }
+            Err(status) => Some(unreachable(&app, &status).into()),
         },
     };
     if let Err(e) = app
@@ -161,13 +155,7 @@ async fn rerun(app: &App, turn_id: &str, message: Option<MessageId>) -> Option<C
             tracing::info!("a cut-off turn was not run again: agentd refused its message");
             (toast, false)
         }
-        Err(status) => {
-            tracing::warn!(code = ?status.code(), "a button press could not reach kernel-agentd");
-            if is_transport_failure(&status) {
-                app.agentd().lost();
-            }
-            (texts.agentd_unavailable().into(), false)
-        }
+        Err(status) => (unreachable(app, &status).into(), false),
     };
     if done
         && let Some(id) = message
@@ -217,13 +205,7 @@ async fn budget(
             tracing::info!(period, "a refused message was not run: agentd refused it");
             Some(toast)
         }
-        Err(status) => {
-            tracing::warn!(code = ?status.code(), "a button press could not reach kernel-agentd");
-            if is_transport_failure(&status) {
-                app.agentd().lost();
-            }
-            Some(texts.agentd_unavailable().into())
-        }
+        Err(status) => Some(unreachable(app, &status).into()),
     }
 }
 
@@ -256,11 +238,7 @@ async fn memory_proposal(
             }
         }
         Err(status) => {
-            tracing::warn!(code = ?status.code(), "a button press could not reach kernel-agentd");
-            if is_transport_failure(&status) {
-                app.agentd().lost();
-            }
-            return Some(texts.agentd_unavailable());
+            return Some(unreachable(app, &status));
         }
     };
     if let Some(id) = message
@@ -306,11 +284,7 @@ async fn watch_press(
             }
         }
         Err(status) => {
-            tracing::warn!(code = ?status.code(), "a button press could not reach kernel-agentd");
-            if is_transport_failure(&status) {
-                app.agentd().lost();
-            }
-            return Some(texts.agentd_unavailable());
+            return Some(unreachable(app, &status));
         }
     };
     if let Some(id) = message
@@ -319,6 +293,16 @@ async fn watch_press(
         tracing::debug!(error = %e, "the watch's buttons could not be removed");
     }
     Some(toast)
+}
+
+/// A press whose RPC failed: logged, agentd marked lost when the connection is gone; the
+/// toast to show.
+fn unreachable(app: &App, status: &tonic::Status) -> &'static str {
+    tracing::warn!(code = ?status.code(), "a button press could not reach kernel-agentd");
+    if is_transport_failure(status) {
+        app.agentd().lost();
+    }
+    app.texts().agentd_unavailable()
 }
 
 /// Runs the press's RPC; the toast to show (`None`: just stop the spinner).
