@@ -4,7 +4,7 @@
 //! ```text
 //! kernel-bench [--quick] [--idle-secs N] [--soak-secs N] [--soak-rate N] [--turns N] [--growth-turns N]
 //!              [--memories 1000,10000,100000] [--history-messages 200000] [--ready-runs N] [--out FILE]
-//!              [--sections turns,growth,tokens,assembly,memsearch,vectorsearch,automem,historysearch,historyeval]
+//!              [--sections turns,parallel,growth,tokens,assembly,memsearch,vectorsearch,automem,historysearch,historyeval]
 //!              (alias: --only)
 //! ```
 //! Binaries: `$KERNEL_BENCH_BIN_DIR`, else the directory of this program.
@@ -16,6 +16,7 @@ mod growth;
 mod historyeval;
 mod historysearch;
 mod memsearch;
+mod parallel;
 mod procs;
 mod rig;
 mod stats;
@@ -30,8 +31,9 @@ use anyhow::{Context as _, bail};
 use table::Table;
 
 /// Every section, in the order they run.
-const SECTIONS: [&str; 9] = [
+const SECTIONS: [&str; 10] = [
     "turns",
+    "parallel",
     "growth",
     "tokens",
     "assembly",
@@ -157,6 +159,9 @@ async fn main() -> anyhow::Result<()> {
     let on = |name: &str| opts.sections.iter().any(|s| s == name);
     if on("turns") {
         turns::run(&opts, &bins, &mut table).await?;
+    }
+    if on("parallel") {
+        parallel::run(&opts, &bins, &mut table).await?;
     }
     if on("growth") {
         growth::run(&opts, &bins, &mut table).await?;
