@@ -1,5 +1,6 @@
 // kernel-web's only script: the sessions sidebar (open on a wide screen), copy buttons on code
-// blocks, and the chat: the streaming answer (NDJSON from POST /api/chat), Enter to send
+// blocks, and the chat of the session the page shows: the streaming answer (NDJSON from POST
+// /api/chat), Enter to send
 // (Shift+Enter a new line), Stop, answering a question or an approval with its buttons,
 // attachments (chosen or pasted, shown before sending), and retry on Kernel's last answer or
 // edit of the owner's last message (POST /api/retry, /api/edit; the page then reloads once
@@ -80,8 +81,10 @@
       form.requestSubmit();
     }
   });
-  stop.addEventListener("click", () => { post("/api/stop"); });
+  // The session this page shows: what it sends, stops and retries runs there (another tab on
+  // another session streams beside it).
   const session = log.dataset.session ? Number(log.dataset.session) : null;
+  stop.addEventListener("click", () => { post("/api/stop", { session }); });
   living();
   // "Retry" on Kernel's last answer and "edit" on the owner's last message (the turn ended).
   function living() {
@@ -143,7 +146,7 @@
     answer.classList.add("superseded");
     for (;;) {
       await new Promise((r) => setTimeout(r, 400));
-      const turn = await fetch("/api/turn", { credentials: "same-origin" });
+      const turn = await fetch("/api/turn" + (session === null ? "" : "?session=" + session), { credentials: "same-origin" });
       if (turn.ok && !(await turn.json()).running) break;
     }
     location.reload();
@@ -165,6 +168,7 @@
     if (sending.length > 0) {
       const body = new FormData();
       body.append("text", text);
+      if (session !== null) body.append("session", String(session));
       sending.forEach((f) => body.append("file", f, f.name));
       res = await fetch("/api/chat/upload", {
         method: "POST",
@@ -173,7 +177,7 @@
         credentials: "same-origin",
       });
     } else {
-      res = await post("/api/chat", { text });
+      res = await post("/api/chat", { text, session });
     }
     if (!res.ok) {
       answer.textContent = await res.text();
@@ -281,7 +285,7 @@ function copyButtons(root) {
         done();
       }
     });
-    wrap.appendChild(b);
+    wrap.insertBefore(b, pre); // above the code, in its own row: it never covers a line
   });
 }
 

@@ -12,8 +12,8 @@
 //! let chat = tg.messages(OWNER_ID);                       // what the owner sees now
 //! ```
 //!
-//! Served: long-poll `getUpdates` (offsets, negative offset = drop, `timeout`,
-//! `allowed_updates`, 409 when a newer poll starts), `getMe`, `getWebhookInfo`,
+//! Served: long-poll `getUpdates` (offsets, negative offset = drop, `timeout` (or
+//! [`FakeTelegram::time_out_poll`] at once), `allowed_updates`, 409 when a newer poll starts), `getMe`, `getWebhookInfo`,
 //! `deleteWebhook` (`drop_pending_updates`), `sendMessage`, `editMessageText`,
 //! `deleteMessage`, `sendChatAction`, `sendMessageDraft` (private chats, non-zero `draft_id`;
 //! [`FakeTelegram::lack_drafts`] makes it an older Bot API without it), `setMyCommands`/`getMyCommands`/`deleteMyCommands`,
@@ -421,6 +421,17 @@ impl FakeTelegram {
                 self.call_log()
             );
         }
+    }
+
+    /// Ends the getUpdates being held now with an empty answer, as Telegram does when the
+    /// poll's `timeout` passes with nothing to deliver (so a test need not wait the bot's
+    /// whole long poll). No effect between polls: the next poll is held as usual.
+    pub fn time_out_poll(&self) {
+        {
+            let mut st = self.shared.lock();
+            st.timed_out_generation = st.poll_generation;
+        }
+        self.shared.updates.notify_waiters();
     }
 
     /// Forgets that the bot was polling, so that [`Self::wait_polling`] waits for a new

@@ -1,5 +1,6 @@
-//! Chat's calls (the page is `chat_page`; `assets/kernel.js` streams): `POST /api/chat` (the `Chat` stream as NDJSON lines, see `chat_events`), `POST /api/stop`
-//! (`Cancel`), `POST /api/answer` (`Answer`, a question's button) and `POST /api/approve`
+//! Chat's calls (the page is `chat_page`; `assets/kernel.js` streams): `POST /api/chat` (the
+//! `Chat` stream as NDJSON lines, see `chat_events`; in the session the page shows, so two tabs
+//! on two sessions run side by side), `POST /api/stop` (`Cancel`, that session's turn), `POST /api/answer` (`Answer`, a question's button) and `POST /api/approve`
 //! (`Approve`, an approval's button).
 
 use axum::Json;
@@ -22,6 +23,10 @@ pub(crate) const MAX_TEXT: usize = 64 * 1024;
 #[derive(Deserialize)]
 pub(crate) struct SendBody {
     text: String,
+    /// The session the page shows (the turn runs in it, beside other sessions' turns); unset:
+    /// the current session.
+    #[serde(default)]
+    session: Option<i64>,
 }
 
 /// `POST /api/chat`: streams the turn as NDJSON.
@@ -31,6 +36,7 @@ pub(crate) async fn send(State(web): State<Web>, Json(body): Json<SendBody>) -> 
     }
     let request = pb::ChatRequest {
         text: body.text,
+        session_id: body.session,
         ..Default::default()
     };
     stream_turn(&web, request).await
@@ -68,12 +74,24 @@ pub(crate) async fn stream_turn(web: &Web, request: pb::ChatRequest) -> Response
         .into_response()
 }
 
-/// `POST /api/stop`: cancels the running turn.
-pub(crate) async fn stop(State(web): State<Web>) -> Response {
+#[derive(Deserialize, Default)]
+pub(crate) struct StopBody {
+    /// The session whose turn to stop; unset: every running turn.
+    #[serde(default)]
+    session: Option<i64>,
+}
+
+/// `POST /api/stop`: cancels the running turn (of the page's session).
+pub(crate) async fn stop(State(web): State<Web>, body: Option<Json<StopBody>>) -> Response {
+    let Json(body) = body.unwrap_or_default();
     let Ok(mut client) = web.agentd.client().await else {
         return unreachable(&web);
     };
-    match client.cancel(pb::CancelRequest::default()).await {
+    let request = pb::CancelRequest {
+        session_id: body.session,
+        ..Default::default()
+    };
+    match client.cancel(request).await {
         Ok(_) => StatusCode::NO_CONTENT.into_response(),
         Err(status) => refused(&web, &status),
     }

@@ -4,7 +4,7 @@
 //! (`GetStatus`), which the script polls before showing the new answer.
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use kernel_proto::v1 as pb;
@@ -68,14 +68,24 @@ pub(crate) async fn edit(State(web): State<Web>, Json(body): Json<EditBody>) -> 
     }
 }
 
-/// `GET /api/turn`: `{"running": bool}`.
-pub(crate) async fn turn(State(web): State<Web>) -> Response {
+#[derive(Deserialize)]
+pub(crate) struct TurnQuery {
+    session: Option<i64>,
+}
+
+/// `GET /api/turn[?session=ID]`: `{"running": bool}` (a turn of that session; unset: any).
+pub(crate) async fn turn(State(web): State<Web>, Query(query): Query<TurnQuery>) -> Response {
     let Ok(mut client) = web.agentd.client().await else {
         return unreachable(&web);
     };
     match client.get_status(pb::GetStatusRequest::default()).await {
         Ok(reply) => {
-            Json(json!({"running": reply.get_ref().running_turn.is_some()})).into_response()
+            let status = reply.get_ref();
+            let running = match query.session {
+                Some(id) => status.running_turns.iter().any(|r| r.session_id == id),
+                None => status.running_turn.is_some(),
+            };
+            Json(json!({ "running": running })).into_response()
         }
         Err(status) => refused(&web, &status),
     }

@@ -2,9 +2,10 @@
 //! (or of session `ID`), its latest [`SHOWN`] messages rendered (the owner's words escaped,
 //! Kernel's Markdown through kernel-render's web renderer) with "load earlier", the live log
 //! the script streams into, the composer, and a sidebar of recent sessions with "new session";
-//! `POST /sessions/new` starts a session (`NewSession`). A session that is not the current one
-//! is shown to read, with "resume" in place of the composer (a turn always runs in the
-//! current session).
+//! `POST /sessions/new` starts a session (`NewSession`). The composer sends into the session
+//! shown (`Chat.session_id`), so a tab on another session carries on there, beside the current
+//! one, and says so, with "make it current" (`ResumeSession`). Right after agentd started there
+//! is no current session yet: the page then shows the most recent one.
 
 use axum::Extension;
 use axum::extract::{Query, State};
@@ -42,9 +43,13 @@ pub(crate) async fn page(
         Err(status) => return refused(&web, &status),
     };
     let current = sessions.iter().find(|s| s.current).map(|s| s.id);
-    let shown_id = query.session.or(current);
+    // No current session yet (agentd just started): the latest conversation, not an empty page.
+    let shown_id = query
+        .session
+        .or(current)
+        .or_else(|| sessions.first().map(|s| s.id));
     let mut messages = Vec::new();
-    let mut is_current = query.session.is_none() || query.session == current;
+    let mut is_current = query.session.is_none() || shown_id == current;
     if let Some(id) = shown_id {
         match client
             .get_session_history(pb::GetSessionHistoryRequest { session_id: id })
@@ -108,7 +113,8 @@ fn sidebar(t: Texts, csrf: &str, sessions: &[pb::SessionInfo], shown: Option<i64
     )
 }
 
-/// The messages (the latest `show`), the live log and the composer (or "resume").
+/// The messages (the latest `show`), the live log, "make it current" when the session shown is
+/// not, and the composer.
 fn conversation(
     t: Texts,
     csrf: &str,
@@ -151,9 +157,7 @@ fn conversation(
         out.push_str(&past_message(t, m));
     }
     out.push_str("</div>");
-    if is_current {
-        out.push_str(&composer(t));
-    } else {
+    if !is_current {
         let resume = sessions
             .iter()
             .find(|s| Some(s.id) == shown && s.number > 0)
@@ -173,6 +177,7 @@ fn conversation(
             escape(t.chat_not_current())
         ));
     }
+    out.push_str(&composer(t));
     out
 }
 

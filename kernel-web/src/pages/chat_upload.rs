@@ -1,5 +1,5 @@
 //! `POST /api/chat/upload`: a chat message with attachments, as `multipart/form-data` (a `text`
-//! field and `file` fields). Images of the types agentd accepts go as images, anything else as a
+//! field, `file` fields and, optionally, the `session` the turn runs in). Images of the types agentd accepts go as images, anything else as a
 //! document with its name (agentd reads text and code, and refuses the rest with a clear reason,
 //! shown to the owner); documents count as outside content, as in kernel-tg. At most
 //! [`MAX_ATTACHMENTS`] files of [`MAX_ATTACHMENT_BYTES`] each, and [`MAX_UPLOAD_BYTES`] in all,
@@ -49,6 +49,7 @@ pub(crate) async fn upload(State(web): State<Web>, multipart: Multipart) -> Resp
 
 async fn read(mut multipart: Multipart) -> Result<pb::ChatRequest, Refused> {
     let mut text = String::new();
+    let mut session_id = None;
     let mut attachments = Vec::new();
     let mut total = 0usize;
     loop {
@@ -62,6 +63,11 @@ async fn read(mut multipart: Multipart) -> Result<pb::ChatRequest, Refused> {
             Some("text") => {
                 let bytes = bytes(field, MAX_TEXT, &mut total).await?;
                 text = String::from_utf8(bytes).map_err(|_| Refused::Malformed)?;
+            }
+            Some("session") => {
+                let bytes = bytes(field, 32, &mut total).await?;
+                let id = std::str::from_utf8(&bytes).map_err(|_| Refused::Malformed)?;
+                session_id = Some(id.trim().parse().map_err(|_| Refused::Malformed)?);
             }
             Some("file") => {
                 let name: String = field
@@ -97,6 +103,7 @@ async fn read(mut multipart: Multipart) -> Result<pb::ChatRequest, Refused> {
         text,
         attachments,
         outside_content,
+        session_id,
         ..Default::default()
     })
 }

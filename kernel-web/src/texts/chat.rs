@@ -20,8 +20,8 @@ texts! {
     chat_all_sessions => "全部会话…", "All sessions…";
     chat_load_earlier => "加载更早的消息", "Load earlier messages";
     chat_empty => "新的对话，说点什么吧。", "A new conversation: say something.";
-    chat_not_current => "这不是当前会话，只能阅读。继续这个会话，才能在这里接着聊。", "This is not the current session, shown to read. Resume it to carry on here.";
-    chat_resume => "继续这个会话", "Resume this session";
+    chat_not_current => "这不是当前会话：在这里发的消息接着这个会话聊，Telegram 仍在当前会话。", "Not the current session: what you send here continues this one; Telegram stays in the current session.";
+    chat_resume => "设为当前会话", "Make it the current session";
     chat_copy => "复制", "Copy";
     chat_copied => "已复制", "Copied";
     chat_reasoning => "思考过程", "Reasoning";

@@ -77,6 +77,7 @@ pub(crate) async fn get_updates(shared: &Shared, p: &Value) -> Result<Value, Api
                 ));
             }
             let batch = deliverable(&mut st, limit);
+            expired |= st.timed_out_generation >= generation;
             if !batch.is_empty() || expired {
                 return Ok(Value::Array(batch));
             }

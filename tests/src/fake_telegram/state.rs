@@ -23,6 +23,9 @@ pub(crate) struct State {
     pub allowed_updates: Option<Vec<String>>,
     /// Bumped by each getUpdates; a held older one then ends with 409 Conflict.
     pub poll_generation: u64,
+    /// getUpdates calls up to this generation answer as if their `timeout` had passed
+    /// ([`super::FakeTelegram::time_out_poll`]).
+    pub timed_out_generation: u64,
     /// A getUpdates that is not a drop (offset ≥ 0) arrived after the last drop.
     pub polling: bool,
     pub calls: Vec<Call>,

@@ -121,6 +121,7 @@ mod tg {
     mod history_search;
     mod intake;
     mod living;
+    mod long_poll;
     mod media;
     mod notes;
     mod outage;

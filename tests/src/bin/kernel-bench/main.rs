@@ -4,13 +4,15 @@
 //! ```text
 //! kernel-bench [--quick] [--idle-secs N] [--soak-secs N] [--soak-rate N] [--turns N] [--growth-turns N]
 //!              [--memories 1000,10000,100000] [--history-messages 200000] [--ready-runs N] [--out FILE]
-//!              [--sections turns,parallel,growth,tokens,assembly,memsearch,vectorsearch,automem,historysearch,historyeval]
+//!              [--first-turn-runs N] [--quiet-secs N]
+//!              [--sections turns,parallel,firstturn,growth,tokens,assembly,memsearch,vectorsearch,automem,historysearch,historyeval]
 //!              (alias: --only)
 //! ```
 //! Binaries: `$KERNEL_BENCH_BIN_DIR`, else the directory of this program.
 
 mod assembly;
 mod automem;
+mod firstturn;
 mod footprint;
 mod growth;
 mod historyeval;
@@ -31,9 +33,10 @@ use anyhow::{Context as _, bail};
 use table::Table;
 
 /// Every section, in the order they run.
-const SECTIONS: [&str; 10] = [
+const SECTIONS: [&str; 11] = [
     "turns",
     "parallel",
+    "firstturn",
     "growth",
     "tokens",
     "assembly",
@@ -57,6 +60,9 @@ pub struct Opts {
     /// Stored messages of the conversation search section.
     pub history_messages: usize,
     pub ready_runs: usize,
+    /// Starts of the first-turn section, each with a quiet spell of `quiet_secs`.
+    pub first_turn_runs: usize,
+    pub quiet_secs: u64,
     pub out: Option<std::path::PathBuf>,
     /// The sections to run (default: all).
     pub sections: Vec<String>,
@@ -74,6 +80,8 @@ impl Opts {
             memories: vec![1_000, 10_000, 100_000],
             history_messages: 200_000,
             ready_runs: 10,
+            first_turn_runs: 3,
+            quiet_secs: 900,
             out: None,
             sections: SECTIONS.iter().map(|s| (*s).to_owned()).collect(),
         }
@@ -90,6 +98,8 @@ impl Opts {
             memories: vec![1_000, 10_000],
             history_messages: 20_000,
             ready_runs: 3,
+            first_turn_runs: 3,
+            quiet_secs: 100,
             out: None,
             sections: SECTIONS.iter().map(|s| (*s).to_owned()).collect(),
         }
@@ -119,6 +129,8 @@ impl Opts {
                 "--turns" => opts.turns = number()? as usize,
                 "--growth-turns" => opts.growth_turns = number()? as usize,
                 "--ready-runs" => opts.ready_runs = (number()? as usize).max(1),
+                "--first-turn-runs" => opts.first_turn_runs = (number()? as usize).max(1),
+                "--quiet-secs" => opts.quiet_secs = number()?,
                 "--memories" => {
                     opts.memories = value
                         .split(',')
@@ -162,6 +174,9 @@ async fn main() -> anyhow::Result<()> {
     }
     if on("parallel") {
         parallel::run(&opts, &bins, &mut table).await?;
+    }
+    if on("firstturn") {
+        firstturn::run(&opts, &bins, &mut table).await?;
     }
     if on("growth") {
         growth::run(&opts, &bins, &mut table).await?;

@@ -1,23 +1,28 @@
 //! The console's second pass in a real headless Chromium, with the real kernel-agentd and
 //! kernel-web: `/chat` opens on the current session's conversation rendered for the browser
 //! (a table as `<table>`, code as `<pre><code class="language-…">` with a copy button, a
-//! `<script>` as text), its sidebar links to the other sessions (`/chat?session=N` opens one to
-//! read, "resume" carries on there) and starts a new one; Enter sends and Shift+Enter does not;
+//! `<script>` as text) — also right after agentd started, when no session is current yet (the
+//! latest is shown) —, its sidebar links to the other sessions (`/chat?session=N` opens one
+//! with its composer, and "make it current") and starts a new one; two tabs on two sessions
+//! stream their answers at the same time, each into its own session; Enter sends and Shift+Enter does not;
 //! an attached file's name shows before sending (a pasted image too); retry on the last answer replaces it with a
 //! new one and an edited last message is answered again; and chat, memory, sessions, usage and status
 //! at 1280×800 and 390×844, light and dark, each screenshotted under
 //! `target/web-screenshots/console-*` with the layout facts that matter asserted (the viewport
-//! meta, no horizontal scroll, the send button visible, the sidebar reachable, dark colours).
+//! meta, no horizontal scroll, the send button visible, the sidebar reachable, dark colours,
+//! every nav link inside the width, the copy button clear of the code it copies).
 
 use fantoccini::Locator;
 use kernel_agentd::conversation::Message;
 use kernel_proto::v1 as pb;
 use serde_json::{Value, json};
+use std::time::Duration;
 use tests::config::TestConfig;
-use tests::fake_llm::{FakeLlm, Script};
+
+use tests::fake_llm::{FakeLlm, Reply, Script};
 use tests::web::WEB_SECTION;
 use tests::web_browser::{
-    WebStack, answer_in_state, click, fill, seed_store, text_of, texts_of, wait_for,
+    WAIT, WebStack, answer_in_state, click, fill, seed_store, text_of, texts_of, wait_for,
 };
 
 /// An answer with a table, a code block and a script, as a model might write it.
@@ -94,9 +99,9 @@ async fn the_chat_opens_on_the_conversation_rendered_and_switches_sessions() {
     let stack = WebStack::logged_in_on(llm, cfg).await;
     let browser = &stack.browser;
     let c = &browser.client;
-    resume_trip_plan(&stack).await;
 
-    // The current session's conversation, rendered.
+    // agentd just started, so no session is current yet: the chat shows the latest one (here
+    // after the login link), rendered, to carry on in; not an empty page.
     let question = text_of(browser, ".msg.me.past").await;
     assert!(question.contains("plan my trip as a table"), "{question}");
     let cells = texts_of(browser, ".msg.kernel.past table td").await;
@@ -115,9 +120,12 @@ async fn the_chat_opens_on_the_conversation_rendered_and_switches_sessions() {
     assert!(answer.contains("<script>alert('x')</script>"), "{answer}");
     let scripts = c.find_all(Locator::Css("script")).await.unwrap();
     assert_eq!(scripts.len(), 1, "only the console's own script");
+    assert!(c.find(Locator::Id("not-current")).await.is_err());
+    assert!(c.find(Locator::Id("chat-form")).await.is_ok());
     browser.screenshot("console-chat-conversation").await;
 
-    // The sidebar links to the older session; it opens to read, with "resume".
+    // The sidebar links to the older session; it opens with its composer (what is sent there
+    // continues it) and "make it current".
     let titles = texts_of(browser, "#session-list .title").await;
     assert!(titles.contains(&"Old plans".to_owned()), "{titles:?}");
     click(browser, &format!("#session-list a[data-id=\"{old}\"]")).await;
@@ -127,19 +135,108 @@ async fn the_chat_opens_on_the_conversation_rendered_and_switches_sessions() {
     let log = text_of(browser, "#chat-log").await;
     assert!(log.contains("The old answer."), "{log}");
     assert!(!log.contains("Kyoto"), "{log}");
-    assert!(c.find(Locator::Id("chat-form")).await.is_err());
+    assert!(
+        c.find(Locator::Id("chat-form")).await.is_ok(),
+        "not read-only"
+    );
     browser.screenshot("console-chat-other-session").await;
     click(browser, "#resume-session").await;
-    wait_for(browser, Locator::Id("chat-form"), "the resumed session").await;
+    let resumed = format!("#session-list li.shown.current a[data-id=\"{old}\"]");
+    wait_for(browser, Locator::Css(&resumed), "the resumed session").await;
     assert!(
         text_of(browser, "#chat-log")
             .await
             .contains("The old answer.")
     );
+    assert!(c.find(Locator::Id("not-current")).await.is_err());
 
     // "New session": an empty conversation.
     click(browser, "#new-session").await;
     wait_for(browser, Locator::Id("chat-empty"), "a new, empty session").await;
+    stack.close().await;
+}
+
+#[tokio::test]
+async fn two_tabs_on_two_sessions_stream_at_the_same_time_each_into_its_own_session() {
+    let llm = FakeLlm::start().await;
+    let cfg = TestConfig::new(&llm.url(), WEB_SECTION);
+    let old = seed_conversations(&cfg).await;
+    let stack = WebStack::logged_in_on(llm, cfg).await;
+    let (llm, browser) = (&stack.llm, &stack.browser);
+    let c = &browser.client;
+    let trip = js(
+        &stack,
+        "return Number(document.getElementById('chat-log').dataset.session)",
+    )
+    .await
+    .as_i64()
+    .unwrap();
+    assert_ne!(trip, old);
+
+    // Tab one, on the older session: a slow answer (four parts, a second apart).
+    let first = c.window().await.unwrap();
+    stack.goto(&format!("/chat?session={old}")).await;
+    wait_for(browser, Locator::Id("not-current"), "the older session").await;
+    llm.push(Reply::text("Old plans: A1 A2 A3 A4").slow(6, Duration::from_secs(1)));
+    fill(browser, "#chat-text", "and the old plans?\u{E007}").await;
+    llm.wait_requests(1, WAIT).await;
+
+    // Tab two, on "Trip plan", while the first still streams: answered at once.
+    let second = c.new_window(true).await.unwrap().handle;
+    c.switch_to_window(second).await.unwrap();
+    stack.goto(&format!("/chat?session={trip}")).await;
+    wait_for(browser, Locator::Id("chat-form"), "the second tab").await;
+    llm.push(Script::text("Trip: pack light."));
+    fill(browser, "#chat-text", "and for the trip?\u{E007}").await;
+    eventually_done(browser, "Trip: pack light.").await;
+    let served = llm.served();
+    assert_eq!(served.len(), 2, "one model call per tab");
+    let first_ended = served[0].finished;
+    assert!(
+        first_ended.is_none_or(|end| served[1].received < end),
+        "the second turn started while the first streamed: {served:?}"
+    );
+    let log = text_of(browser, "#chat-log").await;
+    assert!(log.contains("plan my trip as a table"), "{log}");
+    assert!(!log.contains("A1"), "{log}");
+    browser.screenshot("console-chat-second-tab").await;
+
+    // Back in tab one: its own answer, whole.
+    c.switch_to_window(first).await.unwrap();
+    eventually_done(browser, "A4").await;
+    let log = text_of(browser, "#chat-log").await;
+    assert!(log.contains("The old answer."), "{log}");
+    assert!(!log.contains("pack light"), "{log}");
+
+    // Each turn ran in its tab's session, with that session's history.
+    let requests = llm.requests();
+    let (a, b) = (&requests[0].raw_body, &requests[1].raw_body);
+    assert!(
+        a.contains("and the old plans?") && a.contains("The old answer."),
+        "{a}"
+    );
+    assert!(!a.contains("Kyoto"), "{a}");
+    assert!(
+        b.contains("and for the trip?") && b.contains("Kyoto"),
+        "{b}"
+    );
+    assert!(!b.contains("The old answer."), "{b}");
+    let mut agent = stack.agent().await;
+    for (session, said) in [(old, "A4"), (trip, "pack light")] {
+        let history = agent
+            .get_session_history(pb::GetSessionHistoryRequest {
+                session_id: session,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let last = history.messages.last().unwrap();
+        assert!(
+            last.text.contains(said),
+            "session {session}: {:?}",
+            last.text
+        );
+    }
     stack.close().await;
 }
 
@@ -293,6 +390,15 @@ async fn check_layout(stack: &WebStack, page: &str, phone: bool, dark: bool, wha
         scroll <= width,
         "{what}: no horizontal scroll ({scroll} > {width})"
     );
+    // Every nav link whole inside the width (the last one is not cut off on a phone).
+    let cut = js(
+        stack,
+        "return [...document.querySelectorAll('nav a')].filter((a) => {\
+         const r = a.getBoundingClientRect();\
+         return r.width === 0 || r.left < 0 || r.right > window.innerWidth; }).map((a) => a.textContent);",
+    )
+    .await;
+    assert_eq!(cut, json!([]), "{what}: nav links cut off");
     let light = facts["light"].as_f64().unwrap();
     if dark {
         assert!(light < 60.0, "{what}: a dark background ({light})");
@@ -311,6 +417,20 @@ async fn check_layout(stack: &WebStack, page: &str, phone: bool, dark: bool, wha
     )
     .await;
     assert_eq!(send, json!(true), "{what}: the send button visible");
+    // The copy button covers no part of the code (its long line scrolls under nothing).
+    let copy = js(
+        stack,
+        "const b = document.querySelector('.codeblock button.copy').getBoundingClientRect();\
+         const p = document.querySelector('.codeblock pre').getBoundingClientRect();\
+         return b.width > 0 && (b.bottom <= p.top || b.top >= p.bottom\
+         || b.right <= p.left || b.left >= p.right);",
+    )
+    .await;
+    assert_eq!(
+        copy,
+        json!(true),
+        "{what}: the copy button clear of the code"
+    );
     if phone {
         // Folded above the conversation; one tap opens it.
         let open = js(stack, "return document.getElementById('sidebar').open").await;
