@@ -32,10 +32,17 @@ fn text(out: &Output) -> String {
     )
 }
 
+/// `kernel-agentd import --config X --from Y`: `--config` after the subcommand (it is global).
 fn import(cfg: &TestConfig, from: &Path, extra: &[&str]) -> (bool, String) {
-    let mut args = vec!["import", "--from", from.to_str().unwrap()];
-    args.extend(extra);
-    let out = agentd(&cfg.path, &args);
+    let out = Command::new(bin_path("kernel-agentd"))
+        .arg("import")
+        .arg("--config")
+        .arg(&cfg.path)
+        .arg("--from")
+        .arg(from)
+        .args(extra)
+        .output()
+        .expect("run kernel-agentd");
     (out.status.success(), text(&out))
 }
 
