@@ -181,9 +181,30 @@ mod tests {
     #[test]
     fn config_and_check_are_accepted_before_or_after_the_subcommand() {
         for args in [
-            &["kernel-agentd", "--config", "x.toml", "import", "--from", "y"][..],
-            &["kernel-agentd", "import", "--config", "x.toml", "--from", "y"],
-            &["kernel-agentd", "import", "--from", "y", "--config", "x.toml"],
+            &[
+                "kernel-agentd",
+                "--config",
+                "x.toml",
+                "import",
+                "--from",
+                "y",
+            ][..],
+            &[
+                "kernel-agentd",
+                "import",
+                "--config",
+                "x.toml",
+                "--from",
+                "y",
+            ],
+            &[
+                "kernel-agentd",
+                "import",
+                "--from",
+                "y",
+                "--config",
+                "x.toml",
+            ],
         ] {
             let cli = parse(args);
             assert_eq!(cli.args.config, Some(PathBuf::from("x.toml")), "{args:?}");

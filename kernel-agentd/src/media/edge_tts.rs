@@ -238,7 +238,10 @@ mod tests {
         assert_ne!(sec_ms_gec(start), sec_ms_gec(start + 300));
         let v = sec_ms_gec(t);
         assert_eq!(v.len(), 64);
-        assert!(v.chars().all(|c| c.is_ascii_digit() || c.is_ascii_uppercase()));
+        assert!(
+            v.chars()
+                .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+        );
     }
 
     #[test]

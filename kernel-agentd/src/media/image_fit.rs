@@ -51,9 +51,7 @@ pub(crate) fn fit(
             _ => return Ok(None),
         }
     }
-    let decoded = reader()?
-        .decode()
-        .map_err(|e| Undecodable(e.to_string()))?;
+    let decoded = reader()?.decode().map_err(|e| Undecodable(e.to_string()))?;
     let mut image = if side_fits((decoded.width(), decoded.height())) {
         decoded
     } else {

@@ -351,11 +351,10 @@ async fn import_set_aside(
     .await?;
     for a in aside {
         // AUTOINCREMENT never hands an id out twice: take one and give the row back.
-        let (id,): (i64,) = sqlx::query_as(
-            "INSERT INTO memories (text, created_at) VALUES ('', 0) RETURNING id",
-        )
-        .fetch_one(&mut *conn)
-        .await?;
+        let (id,): (i64,) =
+            sqlx::query_as("INSERT INTO memories (text, created_at) VALUES ('', 0) RETURNING id")
+                .fetch_one(&mut *conn)
+                .await?;
         sqlx::query("DELETE FROM memories WHERE id = ?1")
             .bind(id)
             .execute(&mut *conn)

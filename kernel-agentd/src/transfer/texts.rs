@@ -40,7 +40,10 @@ pub fn imported(locale: Locale, from: &Path, done: &Imported) -> String {
     // Set-aside memories are named only when there are some.
     let (aside_zh, aside_en) = match added.set_aside {
         0 => (String::new(), String::new()),
-        n => (format!("（另有 {n} 条已搁置）"), format!(" ({n} more set aside)")),
+        n => (
+            format!("（另有 {n} 条已搁置）"),
+            format!(" ({n} more set aside)"),
+        ),
     };
     let mut text = if done.dry_run {
         locale.pick(

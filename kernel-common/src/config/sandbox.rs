@@ -495,7 +495,8 @@ mod tests {
 
     /// The args config.example.toml ships for Linux and macOS, and the Windows ones of
     /// docs/windows.md.
-    const SHIPPED: &str = r#"{"sandbox":{"enabled":true,"failIfUnavailable":true,"autoAllowBashIfSandboxed":true}}"#;
+    const SHIPPED: &str =
+        r#"{"sandbox":{"enabled":true,"failIfUnavailable":true,"autoAllowBashIfSandboxed":true}}"#;
     const WINDOWS_ARGS: &[&str] = &[
         "-p",
         "--output-format",

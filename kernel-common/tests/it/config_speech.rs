@@ -47,7 +47,11 @@ fn edge_tts_needs_no_key_and_reads_voice_rate_and_pitch() {
         (tts.voice.as_str(), tts.rate.as_str(), tts.pitch.as_str()),
         ("zh-CN-YunxiNeural", "-10%", "+5Hz")
     );
-    assert!(config.summary().contains("tts: edge at ws://127.0.0.1:9/edge"));
+    assert!(
+        config
+            .summary()
+            .contains("tts: edge at ws://127.0.0.1:9/edge")
+    );
 }
 
 #[test]
@@ -71,7 +75,10 @@ fn bad_tts_settings_are_refused() {
         ("rate = \"fast\"", &["tts.rate", "+10%"][..]),
         ("rate = \"+300%\"", &["tts.rate"]),
         ("pitch = \"5Hz\"", &["tts.pitch", "-5Hz"]),
-        ("voice = \"Xiaoxiao\"", &["tts.voice", "zh-CN-XiaoxiaoNeural"]),
+        (
+            "voice = \"Xiaoxiao\"",
+            &["tts.voice", "zh-CN-XiaoxiaoNeural"],
+        ),
         ("api_base = \"https://x\"", &["tts.api_base", "wss://"]),
         ("api_key = \"sk-x\"", &["tts.api_key", "edge"]),
     ] {

@@ -5,8 +5,8 @@ use super::{Ctx, given};
 use crate::config::env::{STT_API_KEY_ENV, TTS_API_KEY_ENV};
 use crate::config::raw::{RawStt, RawTts};
 use crate::config::{
-    Component, DEFAULT_STT_TIMEOUT, DEFAULT_TTS_MAX_CHARS, DEFAULT_TTS_TIMEOUT, MAX_TTS_MAX_CHARS,
-    EDGE_TTS_BASE, SttConfig, TtsConfig, TtsKind,
+    Component, DEFAULT_STT_TIMEOUT, DEFAULT_TTS_MAX_CHARS, DEFAULT_TTS_TIMEOUT, EDGE_TTS_BASE,
+    MAX_TTS_MAX_CHARS, SttConfig, TtsConfig, TtsKind,
 };
 
 /// The most characters OpenAI's `/audio/speech` accepts in one request.
@@ -108,9 +108,13 @@ fn edge(ctx: &mut Ctx<'_>, raw: &RawTts) -> Option<TtsConfig> {
         ));
     }
     if raw.api_key.is_some() || raw.model.is_some() || raw.headers.is_some() {
-        ctx.refuse("tts.api_key, tts.model and tts.headers are not used by type = \"edge\": remove them");
+        ctx.refuse(
+            "tts.api_key, tts.model and tts.headers are not used by type = \"edge\": remove them",
+        );
     }
-    let voice = given(raw.voice.as_deref()).unwrap_or("zh-CN-XiaoxiaoNeural").trim();
+    let voice = given(raw.voice.as_deref())
+        .unwrap_or("zh-CN-XiaoxiaoNeural")
+        .trim();
     let voice_ok = voice.split('-').count() >= 3
         && voice.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
     if !voice_ok {

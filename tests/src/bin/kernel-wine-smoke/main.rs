@@ -119,7 +119,8 @@ fn check(wine: &Path, dir: &Path) -> anyhow::Result<()> {
 
 /// `kernel-agentd.exe --check` with the shipped Claude Code args and the Windows ones.
 fn check_sandbox(wine: &Path, dir: &Path) -> anyhow::Result<()> {
-    let shipped = r#"["-p", "--settings", '{"sandbox":{"enabled":true,"failIfUnavailable":true}}']"#;
+    let shipped =
+        r#"["-p", "--settings", '{"sandbox":{"enabled":true,"failIfUnavailable":true}}']"#;
     let windows = r#"["-p", "--permission-mode", "acceptEdits", "--permission-prompt-tool", "mcp__kernel__approve"]"#;
     let extra = format!(
         "[cli.claude_code]\ncommand = \"claude\"\nargs = {shipped}\n\n\

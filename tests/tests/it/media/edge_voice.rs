@@ -63,7 +63,9 @@ async fn edge_voices_answer_a_voice_note_with_ogg_opus_and_fall_back_to_text() {
         seen[0].query
     );
     assert!(
-        seen[0].config.contains("\"outputFormat\":\"ogg-24khz-16bit-mono-opus\""),
+        seen[0]
+            .config
+            .contains("\"outputFormat\":\"ogg-24khz-16bit-mono-opus\""),
         "{}",
         seen[0].config
     );

@@ -257,6 +257,9 @@ async fn a_5_mb_png_sent_as_a_file_reaches_claude_scaled_within_its_limit() {
     assert!(data.len() <= CLAUDE_MAX, "{}", data.len());
     let scaled = image::load_from_memory(&data).unwrap();
     let ratio = f64::from(scaled.width()) / f64::from(scaled.height());
-    assert!((ratio - 1600.0 / 1100.0).abs() < 0.01, "aspect kept: {ratio}");
+    assert!(
+        (ratio - 1600.0 / 1100.0).abs() < 0.01,
+        "aspect kept: {ratio}"
+    );
     stack.assert_no_secrets();
 }
