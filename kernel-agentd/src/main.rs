@@ -165,3 +165,58 @@ async fn serve(mut config: Config) -> anyhow::Result<()> {
     };
     kernel_agentd::run(config, listeners, shutdown).await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        let matches = Cli::command()
+            .name(BINARY)
+            .try_get_matches_from(args)
+            .unwrap();
+        Cli::from_arg_matches(&matches).unwrap()
+    }
+
+    #[test]
+    fn config_and_check_are_accepted_before_or_after_the_subcommand() {
+        for args in [
+            &[
+                "kernel-agentd",
+                "--config",
+                "x.toml",
+                "import",
+                "--from",
+                "y",
+            ][..],
+            &[
+                "kernel-agentd",
+                "import",
+                "--config",
+                "x.toml",
+                "--from",
+                "y",
+            ],
+            &[
+                "kernel-agentd",
+                "import",
+                "--from",
+                "y",
+                "--config",
+                "x.toml",
+            ],
+        ] {
+            let cli = parse(args);
+            assert_eq!(cli.args.config, Some(PathBuf::from("x.toml")), "{args:?}");
+            assert!(
+                matches!(cli.command, Some(Command::Import { ref from, .. }) if from == &PathBuf::from("y")),
+                "{args:?}"
+            );
+        }
+        let cli = parse(&["kernel-agentd", "doctor", "--check", "--config", "c.toml"]);
+        assert!(cli.args.check);
+        assert_eq!(cli.args.config, Some(PathBuf::from("c.toml")));
+        let cli = parse(&["kernel-agentd", "backup", "--config", "c.toml"]);
+        assert_eq!(cli.args.config, Some(PathBuf::from("c.toml")));
+    }
+}

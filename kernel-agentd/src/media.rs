@@ -1,12 +1,15 @@
 //! Received media and voice: `Media` holds what a turn needs for them — the downloads folder,
 //! the `[stt]` and `[tts]` clients and the owner's locale. The rules live in the submodules:
-//! `document` (which files are read, and how the model sees them), `image`, `speakable`
-//! (Markdown → spoken text), `downloads`, `stt` / `tts` over `speech_http`, and `texts` (the
+//! `document` (which files are read, and how the model sees them), `image`, `image_fit`
+//! (scaling an image down to a provider's limit), `speakable`
+//! (Markdown → spoken text), `downloads`, `stt` / `tts` over `speech_http` (or `edge_tts`), and `texts` (the
 //! owner-facing refusals, zh/en).
 
 pub(crate) mod document;
 pub(crate) mod downloads;
+pub(crate) mod edge_tts;
 pub(crate) mod image;
+pub(crate) mod image_fit;
 pub(crate) mod speakable;
 pub(crate) mod speech_http;
 pub(crate) mod stt;

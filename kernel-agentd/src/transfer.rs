@@ -1,7 +1,7 @@
 //! `kernel-agentd export --to DIR` and `import --from DIR [--dry-run]`: the owner's data in open
 //! formats — sessions as Markdown (one file each, plus `sessions.json` to read them back),
-//! memories (with their origin), the memories consolidation set aside (to read; an import
-//! leaves them), daily notes, schedules and usage as JSON — and reading back a Kernel export or the
+//! memories (with their origin), the memories consolidation set aside (an import sets them
+//! aside again), daily notes, schedules and usage as JSON — and reading back a Kernel export or the
 //! memory files of OpenClaw, nanobot and Hermes Agent (`transfer::foreign`). An import is one
 //! transaction; memories already present (same text, whitespace and case aside) are skipped, so
 //! a second import adds nothing. Both need kernel-agentd stopped (they take its data-dir lock).
@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::store::Store;
 use crate::store::transfer::{
-    Added, ImportRows, MemoryOut, MessageOut, NoteOut, ScheduleOut, SessionOut,
+    Added, ImportRows, MemoryOut, MessageOut, NoteOut, ScheduleOut, SessionOut, SetAsideOut,
 };
 
 /// The marker file of a Kernel export.
@@ -264,6 +264,7 @@ pub async fn import(
         memories = read_json(from, "memories.json")?;
         rows.notes = read_json::<Vec<NoteOut>>(from, "notes.json")?;
         rows.schedules = read_json::<Vec<ScheduleOut>>(from, "schedules.json")?;
+        rows.set_aside = read_json::<Vec<SetAsideOut>>(from, "memories_set_aside.json")?;
     } else if let Some(origin) = foreign::detect(from) {
         label = origin.source().trim_start_matches("imported:");
         let found = foreign::read(from, origin)?;
@@ -300,6 +301,14 @@ pub async fn import(
     memories.retain(|m| !m.text.trim().is_empty() && seen.insert(key(&m.text)));
     let listed: Vec<String> = memories.iter().map(|m| m.text.clone()).collect();
     rows.memories = memories;
+    let mut aside: HashSet<String> = store
+        .export_set_aside()
+        .await?
+        .iter()
+        .map(|a| key(&a.text))
+        .collect();
+    rows.set_aside
+        .retain(|a| !a.text.trim().is_empty() && aside.insert(key(&a.text)));
     let added = store.import_rows(&rows, dry_run).await?;
     store.close().await;
     Ok(Imported {

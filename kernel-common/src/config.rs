@@ -468,16 +468,23 @@ pub enum TtsKind {
     /// OpenAI-compatible `POST {api_base}/audio/speech` with `response_format = "opus"`.
     #[default]
     OpenAiCompat,
+    /// Microsoft Edge's read-aloud voices over its WebSocket (no key), asked for Ogg/Opus.
+    Edge,
 }
 
 impl TtsKind {
-    /// The config spelling: `openai_compat`.
+    /// The config spelling: `openai_compat` or `edge`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::OpenAiCompat => "openai_compat",
+            Self::Edge => "edge",
         }
     }
 }
+
+/// The Edge read-aloud WebSocket `[tts] type = "edge"` speaks to when `api_base` is not set.
+pub const EDGE_TTS_BASE: &str =
+    "wss://speech.platform.bing.com/consumer/speech/synthesize/readaloud/edge/v1";
 
 /// `[tts]`: speech synthesis for voice replies (Ogg/Opus).
 #[derive(Debug, Clone)]
@@ -487,6 +494,10 @@ pub struct TtsConfig {
     pub api_key: Option<Secret>,
     pub model: String,
     pub voice: String,
+    /// `edge`: the speaking rate (`+0%`, `-10%`, `+25%`).
+    pub rate: String,
+    /// `edge`: the pitch (`+0Hz`, `-5Hz`).
+    pub pitch: String,
     pub headers: BTreeMap<String, Secret>,
     /// Longest text spoken, in characters (`max_chars`, default [`DEFAULT_TTS_MAX_CHARS`]);
     /// a longer answer is cut and the voice note says the rest is in the text.

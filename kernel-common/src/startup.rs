@@ -13,11 +13,12 @@ use crate::config::Component;
 #[derive(Debug, Clone, Parser)]
 #[command(version)]
 pub struct Args {
-    /// Config file (default: $KERNEL_CONFIG, else ./config.toml).
-    #[arg(long)]
+    /// Config file (default: $KERNEL_CONFIG, else ./config.toml). Global: accepted before or
+    /// after a subcommand (`kernel-agentd import --config X --from Y`).
+    #[arg(long, global = true)]
     pub config: Option<PathBuf>,
     /// Validate the config, print a redacted summary and exit.
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub check: bool,
 }
 

@@ -5,6 +5,7 @@ pub mod browser;
 pub mod chat;
 pub mod config;
 pub mod fake_cli;
+pub mod fake_edge_tts;
 pub mod fake_embeddings;
 pub mod fake_llm;
 pub mod fake_speech;

@@ -10,12 +10,24 @@ use kernel_common::limits::IMAGE_TYPES;
 /// … bytes > 5242880 bytes"): the limit applies to the encoded data, not the decoded bytes.
 pub(crate) const CLAUDE_MAX_BASE64_BYTES: usize = 5 * 1024 * 1024;
 
+/// The most pixels a side the Anthropic Messages API takes.
+pub(crate) const CLAUDE_MAX_SIDE: u32 = 8000;
+
 /// The largest image (decoded bytes) a provider of wire kind `kind` takes, when it is below the
 /// general attachment limit: 3.75 MB for `claude`, whose 5 MB limit counts base64; `None` for
 /// the others.
 pub(crate) fn provider_max_bytes(kind: ProviderKind) -> Option<usize> {
     // Base64 turns every 3 bytes (or fewer, at the end) into 4 characters.
     (kind == ProviderKind::Claude).then_some(CLAUDE_MAX_BASE64_BYTES / 4 * 3)
+}
+
+/// What one image may be for a provider of wire kind `kind`; `None`: no limit below the general
+/// one.
+pub(crate) fn provider_limit(kind: ProviderKind) -> Option<super::image_fit::ImageLimit> {
+    provider_max_bytes(kind).map(|max_bytes| super::image_fit::ImageLimit {
+        max_bytes,
+        max_side: CLAUDE_MAX_SIDE,
+    })
 }
 
 /// The type `data` actually is, by its signature, if it is one of [`IMAGE_TYPES`].

@@ -1,12 +1,14 @@
 //! `TtsClient`: text-to-speech through an OpenAI-compatible `POST {api_base}/audio/speech`
 //! `{model, voice, input, response_format: "opus"}`, which answers Ogg/Opus — what Telegram
-//! plays as a voice note — so nothing is transcoded.
+//! plays as a voice note — so nothing is transcoded; or, with `type = "edge"`, through
+//! Microsoft Edge's read-aloud voices (`media::edge_tts`), asked for Ogg/Opus too.
 
 use std::time::Duration;
 
 use kernel_common::config::{TtsConfig, TtsKind};
 use tokio_util::sync::CancellationToken;
 
+use super::edge_tts::EdgeTts;
 use super::speech_http::{self, Body, SpeechError};
 use crate::http::Endpoint;
 
@@ -16,9 +18,16 @@ const MAX_AUDIO_BYTES: usize = kernel_proto::MAX_VOICE_REPLY_BYTES;
 /// How every Ogg file starts.
 const OGG_MAGIC: &[u8] = b"OggS";
 
-/// The speech endpoint.
+/// The speech service.
 #[derive(Debug, Clone)]
-pub(crate) struct TtsClient {
+pub(crate) enum TtsClient {
+    OpenAiCompat(OpenAiTts),
+    Edge(EdgeTts, usize),
+}
+
+/// The OpenAI-compatible speech endpoint.
+#[derive(Debug, Clone)]
+pub(crate) struct OpenAiTts {
     endpoint: Endpoint,
     model: String,
     voice: String,
@@ -31,7 +40,8 @@ impl TtsClient {
     /// A client for `[tts]`.
     pub(crate) fn new(config: &TtsConfig, client: &reqwest::Client) -> Result<Self, SpeechError> {
         match config.kind {
-            TtsKind::OpenAiCompat => Ok(Self {
+            TtsKind::Edge => Ok(Self::Edge(EdgeTts::new(config), config.max_chars)),
+            TtsKind::OpenAiCompat => Ok(Self::OpenAiCompat(OpenAiTts {
                 endpoint: speech_http::endpoint(
                     client,
                     &config.api_base,
@@ -42,17 +52,34 @@ impl TtsClient {
                 voice: config.voice.clone(),
                 max_chars: config.max_chars,
                 timeout: config.timeout,
-            }),
+            })),
         }
     }
 
     /// The longest text to speak, in characters.
     pub(crate) fn max_chars(&self) -> usize {
-        self.max_chars
+        match self {
+            Self::OpenAiCompat(c) => c.max_chars,
+            Self::Edge(_, max_chars) => *max_chars,
+        }
     }
 
     /// Ogg/Opus audio of `text`.
     pub(crate) async fn synthesize(
+        &self,
+        text: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<u8>, SpeechError> {
+        match self {
+            Self::OpenAiCompat(c) => c.synthesize(text, cancel).await,
+            Self::Edge(c, _) => c.synthesize(text, cancel).await,
+        }
+    }
+}
+
+impl OpenAiTts {
+    /// Ogg/Opus audio of `text`.
+    async fn synthesize(
         &self,
         text: &str,
         cancel: &CancellationToken,

@@ -153,11 +153,12 @@ impl Store {
         raw.try_into()
     }
 
-    /// The newest run of the job (the owner's merges not counted), if any.
+    /// The newest run of the job (the owner's merges and imports not counted), if any.
     pub async fn last_consolidation_run(&self) -> Result<Option<RunRow>, StoreError> {
         let raw: Option<RawRun> = sqlx::query_as(
             "SELECT id, at, outcome, merged, retired, superseded, proposed, undone_at
-             FROM consolidation_runs WHERE outcome != 'owner' ORDER BY id DESC LIMIT 1",
+             FROM consolidation_runs WHERE outcome NOT IN ('owner', 'imported')
+             ORDER BY id DESC LIMIT 1",
         )
         .fetch_optional(&self.pool)
         .await

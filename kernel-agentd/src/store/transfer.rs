@@ -1,8 +1,9 @@
 //! The owner's data as plain rows for `export` and `import`: sessions with their messages (the
 //! stored JSON content kept as is), memories (with where an automatic one came from), the
-//! memories consolidation set aside (exported to read, not imported: undo belongs to the
-//! database they were set aside in), daily notes, schedules and usage; and one import written
-//! in a single transaction (all of it or nothing), skipping what is already there. Every column
+//! memories consolidation set aside (imported set aside again, under one `imported` run that
+//! undo leaves alone: undoing belongs to the database they were set aside in), daily notes,
+//! schedules and usage; and one import written in a single transaction (all of it or nothing),
+//! skipping what is already there. Every column
 //! of these tables is exported or named as not exported (`columns` test), so a new column
 //! cannot be forgotten.
 
@@ -60,6 +61,12 @@ pub struct SetAsideOut {
     pub source: String,
     pub origin: Option<String>,
     pub created_at: i64,
+    /// An automatic memory's weight (1–5), if it had one.
+    #[serde(default)]
+    pub importance: Option<i64>,
+    /// When an automatic memory was last confirmed.
+    #[serde(default)]
+    pub refreshed_at: Option<i64>,
     /// `merged`, `retired` or `superseded`.
     pub reason: String,
     /// The text of the memory it was merged into or superseded by, if that one is still there.
@@ -113,6 +120,8 @@ pub struct ImportRows {
     pub memories: Vec<MemoryOut>,
     pub notes: Vec<NoteOut>,
     pub schedules: Vec<ScheduleOut>,
+    /// Set-aside memories (de-duplicated by the caller), set aside again here.
+    pub set_aside: Vec<SetAsideOut>,
 }
 
 /// How many rows an import added.
@@ -120,6 +129,8 @@ pub struct ImportRows {
 pub struct Added {
     pub sessions: usize,
     pub memories: usize,
+    /// Memories set aside (as they were in the export).
+    pub set_aside: usize,
     pub notes: usize,
     pub schedules: usize,
 }
@@ -161,8 +172,8 @@ impl Store {
     /// Every memory set aside, in the order they were.
     pub async fn export_set_aside(&self) -> Result<Vec<SetAsideOut>, StoreError> {
         sqlx::query_as(
-            "SELECT a.text, a.source, a.origin, a.created_at, a.reason, m.text AS by,
-                    a.set_aside_at
+            "SELECT a.text, a.source, a.origin, a.created_at, a.importance, a.refreshed_at,
+                    a.reason, m.text AS by, a.set_aside_at
              FROM memories_set_aside a LEFT JOIN memories m ON m.id = a.by_id
              ORDER BY a.set_aside_at, a.id",
         )
@@ -203,7 +214,8 @@ impl Store {
 
     /// Adds `rows` in one transaction: sessions (skipped when one with the same creation time,
     /// provider and model exists), memories as given, notes for dates without one, schedules
-    /// unless the same spec and message exist. With `dry_run` the transaction is rolled back:
+    /// unless the same spec and message exist, set-aside memories as given (after the memories, so
+    /// `by` finds the memory they were merged into or superseded by). With `dry_run` the transaction is rolled back:
     /// the counts say what it would add.
     pub async fn import_rows(&self, rows: &ImportRows, dry_run: bool) -> Result<Added, StoreError> {
         let op = "import";
@@ -226,6 +238,12 @@ impl Store {
                 .await
                 .map_err(StoreError::db(op))?;
             added.memories += 1;
+        }
+        if !rows.set_aside.is_empty() {
+            import_set_aside(&mut tx, &rows.set_aside)
+                .await
+                .map_err(StoreError::db(op))?;
+            added.set_aside = rows.set_aside.len();
         }
         for n in &rows.notes {
             if import_note(&mut tx, n).await.map_err(StoreError::db(op))? {
@@ -309,6 +327,74 @@ async fn import_memory(conn: &mut SqliteConnection, m: &MemoryOut) -> Result<(),
     .bind(&m.origin)
     .execute(conn)
     .await?;
+    Ok(())
+}
+
+/// Sets `aside` aside again, as one consolidation run with outcome `imported` (undo leaves such
+/// a run alone): each gets a fresh memory id (one `memories` will never hand out), a logged
+/// change, and `by_id` pointing at the memory whose text its `by` names, if there is one.
+async fn import_set_aside(
+    conn: &mut SqliteConnection,
+    aside: &[SetAsideOut],
+) -> Result<(), sqlx::Error> {
+    let now = now_millis();
+    let count = |reason: &str| aside.iter().filter(|a| a.reason == reason).count() as i64;
+    let (run,): (i64,) = sqlx::query_as(
+        "INSERT INTO consolidation_runs (at, outcome, merged, retired, superseded)
+         VALUES (?1, 'imported', ?2, ?3, ?4) RETURNING id",
+    )
+    .bind(now)
+    .bind(count("merged"))
+    .bind(count("retired"))
+    .bind(count("superseded"))
+    .fetch_one(&mut *conn)
+    .await?;
+    for a in aside {
+        // AUTOINCREMENT never hands an id out twice: take one and give the row back.
+        let (id,): (i64,) =
+            sqlx::query_as("INSERT INTO memories (text, created_at) VALUES ('', 0) RETURNING id")
+                .fetch_one(&mut *conn)
+                .await?;
+        sqlx::query("DELETE FROM memories WHERE id = ?1")
+            .bind(id)
+            .execute(&mut *conn)
+            .await?;
+        let kind = match a.reason.as_str() {
+            "merged" => "merge",
+            "superseded" => "supersede",
+            _ => "retire",
+        };
+        let (change,): (i64,) = sqlx::query_as(
+            "INSERT INTO memory_changes (run_id, kind, memory_id, at) VALUES (?1, ?2, ?3, ?4)
+             RETURNING id",
+        )
+        .bind(run)
+        .bind(kind)
+        .bind(id)
+        .bind(now)
+        .fetch_one(&mut *conn)
+        .await?;
+        sqlx::query(
+            "INSERT INTO memories_set_aside (id, text, created_at, source, importance,
+                                             refreshed_at, origin, reason, by_id, change_id,
+                                             set_aside_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,
+                     (SELECT id FROM memories WHERE text = ?9 ORDER BY id LIMIT 1), ?10, ?11)",
+        )
+        .bind(id)
+        .bind(&a.text)
+        .bind(a.created_at)
+        .bind(&a.source)
+        .bind(a.importance)
+        .bind(a.refreshed_at)
+        .bind(&a.origin)
+        .bind(&a.reason)
+        .bind(&a.by)
+        .bind(change)
+        .bind(a.set_aside_at)
+        .execute(&mut *conn)
+        .await?;
+    }
     Ok(())
 }
 
@@ -414,17 +500,17 @@ mod tests {
                 "source",
                 "origin",
                 "created_at",
+                "importance",
+                "refreshed_at",
                 "reason",
                 "by_id",
                 "set_aside_at",
             ],
             &[
-                ("id", "undo belongs to the database it was set aside in"),
-                ("importance", "read only, not imported"),
-                ("refreshed_at", "read only, not imported"),
+                ("id", "a new id on import"),
                 (
                     "change_id",
-                    "undo belongs to the database it was set aside in",
+                    "a new change under the import's run: undo belongs to the database it was set aside in",
                 ),
             ],
         ),
@@ -536,13 +622,26 @@ mod tests {
             serde_json::from_slice(&serde_json::to_vec(&memories).unwrap()).unwrap();
         let schedules: Vec<ScheduleOut> =
             serde_json::from_slice(&serde_json::to_vec(&schedules).unwrap()).unwrap();
+        let aside: Vec<SetAsideOut> =
+            serde_json::from_slice(&serde_json::to_vec(&aside).unwrap()).unwrap();
         let to = store(&dir, "to.db").await;
         let rows = ImportRows {
             memories: memories.clone(),
             schedules: schedules.clone(),
+            set_aside: aside.clone(),
             ..ImportRows::default()
         };
-        to.import_rows(&rows, false).await.unwrap();
+        let added = to.import_rows(&rows, false).await.unwrap();
+        assert_eq!(added.set_aside, 1);
+        // Set aside again, pointing at the same memory, and out of undo's reach.
+        assert_eq!(to.export_set_aside().await.unwrap(), aside);
+        assert_eq!(to.undo_consolidation(0, false).await.unwrap(), None);
+        assert_eq!(to.last_consolidation_run().await.unwrap(), None);
+        let page = to.memories_page_with_set_aside(0, 10).await.unwrap();
+        assert_eq!(page.len(), 3, "{page:?}");
+        let (row, why) = &page[0];
+        assert_eq!(row.text, "likes coffee");
+        assert_eq!(why.as_ref().unwrap().reason, "superseded");
         assert_eq!(to.export_memories().await.unwrap(), memories);
         assert_eq!(
             to.export_memories().await.unwrap()[0].origin.as_deref(),
@@ -555,5 +654,20 @@ mod tests {
         let old: MemoryOut =
             serde_json::from_str(r#"{"text": "t", "source": "owner", "created_at": 1}"#).unwrap();
         assert_eq!(old.origin, None);
+
+        // The set-aside memory's id is one memories will not hand out again.
+        run(
+            &to,
+            "INSERT INTO memories (text, created_at, source) VALUES ('new', 8, 'owner')",
+        )
+        .await;
+        let ids: Vec<i64> = sqlx::query_scalar(
+            "SELECT id FROM memories UNION ALL SELECT id FROM memories_set_aside",
+        )
+        .fetch_all(&to.pool)
+        .await
+        .unwrap();
+        let unique: BTreeSet<i64> = ids.iter().copied().collect();
+        assert_eq!(unique.len(), ids.len(), "{ids:?}");
     }
 }

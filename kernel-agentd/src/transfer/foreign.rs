@@ -1,8 +1,9 @@
 //! Reading the memory files other assistants leave, as Kernel memories:
 //! - OpenClaw: the workspace's `MEMORY.md` (curated Markdown) and daily logs
 //!   `memory/YYYY-MM-DD.md` (imported as daily notes);
-//! - nanobot: `memory/MEMORY.md` (long-term facts, Markdown) and `memory/HISTORY.md` (entries
-//!   of `[YYYY-MM-DD HH:MM] …` separated by blank lines);
+//! - nanobot: `memory/MEMORY.md` (long-term facts, Markdown), `memory/HISTORY.md` (entries
+//!   of `[YYYY-MM-DD HH:MM] …` separated by blank lines) and its daily files
+//!   `memory/YYYY-MM-DD.md` (imported as daily notes, as OpenClaw's);
 //! - Hermes Agent: `MEMORY.md` and `USER.md` (entries separated by a line holding only `§`).
 //!
 //! Markdown becomes one memory per list item or paragraph (headings and rules dropped). Every
@@ -65,14 +66,7 @@ pub fn read(dir: &Path, origin: Origin) -> Result<Found, TransferError> {
             if let Some(text) = read_file(dir, "MEMORY.md")? {
                 found.memories.extend(markdown_items(&text));
             }
-            for (date, rel) in daily_logs(dir) {
-                if let Some(text) = read_file(dir, &rel)? {
-                    let text = text.trim();
-                    if !text.is_empty() {
-                        found.notes.push((date, text.to_owned()));
-                    }
-                }
-            }
+            found.notes = daily_notes(dir)?;
         }
         Origin::Nanobot => {
             if let Some(text) = read_file(dir, "memory/MEMORY.md")? {
@@ -81,6 +75,7 @@ pub fn read(dir: &Path, origin: Origin) -> Result<Found, TransferError> {
             if let Some(text) = read_file(dir, "memory/HISTORY.md")? {
                 found.memories.extend(paragraphs(&text));
             }
+            found.notes = daily_notes(dir)?;
         }
         Origin::Hermes => {
             let base = if dir.join("memories").is_dir() {
@@ -103,7 +98,22 @@ pub fn read(dir: &Path, origin: Origin) -> Result<Found, TransferError> {
     Ok(found)
 }
 
-/// OpenClaw's daily logs: (date, relative path) of `memory/YYYY-MM-DD.md`, by date.
+/// The daily files `memory/YYYY-MM-DD.md` (OpenClaw and nanobot) as (date, text), empty ones
+/// left out.
+fn daily_notes(dir: &Path) -> Result<Vec<(String, String)>, TransferError> {
+    let mut notes = Vec::new();
+    for (date, rel) in daily_logs(dir) {
+        if let Some(text) = read_file(dir, &rel)? {
+            let text = text.trim();
+            if !text.is_empty() {
+                notes.push((date, text.to_owned()));
+            }
+        }
+    }
+    Ok(notes)
+}
+
+/// The daily logs: (date, relative path) of `memory/YYYY-MM-DD.md`, by date.
 fn daily_logs(dir: &Path) -> Vec<(String, String)> {
     let Ok(entries) = std::fs::read_dir(dir.join("memory")) else {
         return Vec::new();

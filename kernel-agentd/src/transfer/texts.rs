@@ -37,25 +37,33 @@ pub fn imported(locale: Locale, from: &Path, done: &Imported) -> String {
     let (sessions, memories, notes, schedules) =
         (added.sessions, added.memories, added.notes, added.schedules);
     let (from, kind) = (from.display(), done.from);
+    // Set-aside memories are named only when there are some.
+    let (aside_zh, aside_en) = match added.set_aside {
+        0 => (String::new(), String::new()),
+        n => (
+            format!("（另有 {n} 条已搁置）"),
+            format!(" ({n} more set aside)"),
+        ),
+    };
     let mut text = if done.dry_run {
         locale.pick(
             format!(
-                "{from}（{kind}）：将新增 {sessions} 个会话、{memories} 条记忆、\
+                "{from}（{kind}）：将新增 {sessions} 个会话、{memories} 条记忆{aside_zh}、\
                  {notes} 篇每日笔记、{schedules} 个定时任务"
             ),
             format!(
-                "{from} ({kind}): would add {sessions} sessions, {memories} memories, \
+                "{from} ({kind}): would add {sessions} sessions, {memories} memories{aside_en}, \
                  {notes} notes, {schedules} schedules"
             ),
         )
     } else {
         locale.pick(
             format!(
-                "{from}（{kind}）：已新增 {sessions} 个会话、{memories} 条记忆、\
+                "{from}（{kind}）：已新增 {sessions} 个会话、{memories} 条记忆{aside_zh}、\
                  {notes} 篇每日笔记、{schedules} 个定时任务"
             ),
             format!(
-                "{from} ({kind}): added {sessions} sessions, {memories} memories, \
+                "{from} ({kind}): added {sessions} sessions, {memories} memories{aside_en}, \
                  {notes} notes, {schedules} schedules"
             ),
         )
@@ -142,6 +150,7 @@ mod tests {
             added: Added {
                 sessions: 0,
                 memories: 1,
+                set_aside: 0,
                 notes: 0,
                 schedules: 0,
             },
@@ -162,6 +171,21 @@ mod tests {
         assert_eq!(
             en,
             "/n (nanobot): added 0 sessions, 1 memories, 0 notes, 0 schedules"
+        );
+        let aside = Imported {
+            added: Added {
+                set_aside: 2,
+                ..done.added
+            },
+            ..done
+        };
+        assert_eq!(
+            super::imported(Locale::Zh, Path::new("/k"), &aside),
+            "/k（nanobot）：已新增 0 个会话、1 条记忆（另有 2 条已搁置）、0 篇每日笔记、0 个定时任务"
+        );
+        assert!(
+            super::imported(Locale::En, Path::new("/k"), &aside)
+                .contains("1 memories (2 more set aside), 0 notes"),
         );
     }
 

@@ -89,10 +89,13 @@ impl Turns {
             let refusal = crate::media::Refusal::EmptyMessage;
             return Err(refusal.into_error(inner.media.locale()));
         };
-        if let Err(e) = self.fits_provider(&accepted) {
-            release().await;
-            return Err(e);
-        }
+        let accepted = match self.fits_provider(accepted).await {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                release().await;
+                return Err(e);
+            }
+        };
         // The same gate as a new message: over a budget limit nothing runs (a typed refusal).
         if let Err(e) = self.refuse_over_budget(None, None).await {
             release().await;

@@ -1,34 +1,73 @@
-//! The media checks that depend on the turn's provider: an image larger than the provider takes
-//! (Claude: 5 MB of base64) is refused before the gate, like the general 20 MB refusal, instead
-//! of costing a request that the provider then fails.
+//! The media rules that depend on the turn's provider: an image larger than the provider takes
+//! (Claude: 5 MB of base64, 8,000 px a side) is scaled down to fit (`media::image_fit`, off the
+//! async runtime) before the gate; one that cannot be decoded is refused, like the general
+//! 20 MB refusal, instead of costing a request that the provider then fails.
 
 use kernel_common::config::ProviderKind;
 
 use super::input::{Accepted, Part};
-use crate::media::{Refusal, image};
+use crate::media::{Refusal, image, image_fit};
 
-/// Refuses `accepted` when one of its images is larger than a provider of wire kind `kind` takes.
-pub(super) fn check_for_provider(accepted: &Accepted, kind: ProviderKind) -> Result<(), Refusal> {
-    let Some(max_bytes) = image::provider_max_bytes(kind) else {
-        return Ok(());
+/// `accepted` with every image over what a provider of wire kind `kind` takes scaled down to
+/// fit; refused when such an image cannot be decoded.
+pub(super) async fn fit_for_provider(
+    mut accepted: Accepted,
+    kind: ProviderKind,
+) -> Result<Accepted, Refusal> {
+    let Some(limit) = image::provider_limit(kind) else {
+        return Ok(accepted);
     };
-    for part in &accepted.parts {
-        if let Part::Image { data, .. } = part
-            && data.len() > max_bytes
-        {
-            tracing::info!(
-                bytes = data.len(),
-                max_bytes,
-                provider_kind = kind.as_str(),
-                "image refused: larger than the provider takes"
-            );
-            return Err(Refusal::ImageTooLargeFor {
-                provider: display_name(kind),
-                max_bytes,
-            });
+    for part in &mut accepted.parts {
+        let Part::Image { mime_type, data } = part else {
+            continue;
+        };
+        let (mime, bytes) = (*mime_type, std::mem::take(data));
+        let fitted = tokio::task::spawn_blocking(move || {
+            let fitted = image_fit::fit(mime, &bytes, limit);
+            (bytes, fitted)
+        })
+        .await;
+        let (bytes, fitted) = match fitted {
+            Ok(done) => done,
+            Err(e) => {
+                tracing::error!(error = %e, "scaling an image panicked");
+                return Err(too_large(kind, limit));
+            }
+        };
+        match fitted {
+            Ok(None) => *data = bytes,
+            Ok(Some((new_type, scaled))) => {
+                tracing::info!(
+                    bytes = bytes.len(),
+                    scaled = scaled.len(),
+                    from = mime,
+                    to = new_type,
+                    provider_kind = kind.as_str(),
+                    "image scaled down to the provider's limit"
+                );
+                *mime_type = new_type;
+                *data = scaled;
+            }
+            Err(e) => {
+                tracing::info!(
+                    bytes = bytes.len(),
+                    max_bytes = limit.max_bytes,
+                    provider_kind = kind.as_str(),
+                    error = %e,
+                    "image refused: larger than the provider takes and cannot be scaled"
+                );
+                return Err(too_large(kind, limit));
+            }
         }
     }
-    Ok(())
+    Ok(accepted)
+}
+
+fn too_large(kind: ProviderKind, limit: image_fit::ImageLimit) -> Refusal {
+    Refusal::ImageTooLargeFor {
+        provider: display_name(kind),
+        max_bytes: limit.max_bytes,
+    }
 }
 
 /// How the owner knows the provider's API.
@@ -59,23 +98,29 @@ mod tests {
         }
     }
 
-    #[test]
-    fn claude_refuses_images_over_its_limit_and_others_do_not() {
-        let max = image::provider_max_bytes(ProviderKind::Claude).unwrap();
-        assert_eq!(
-            check_for_provider(&with_image(max), ProviderKind::Claude),
-            Ok(())
+    #[tokio::test]
+    async fn claude_refuses_undecodable_images_over_its_limit_and_others_do_not() {
+        let max = image::provider_limit(ProviderKind::Claude)
+            .unwrap()
+            .max_bytes;
+        assert!(
+            fit_for_provider(with_image(max), ProviderKind::Claude)
+                .await
+                .is_ok()
         );
         assert_eq!(
-            check_for_provider(&with_image(max + 1), ProviderKind::Claude),
-            Err(Refusal::ImageTooLargeFor {
+            fit_for_provider(with_image(max + 1), ProviderKind::Claude)
+                .await
+                .err(),
+            Some(Refusal::ImageTooLargeFor {
                 provider: "Claude",
                 max_bytes: max
             })
         );
-        assert_eq!(
-            check_for_provider(&with_image(6 * 1024 * 1024), ProviderKind::OpenAiCompat),
-            Ok(())
+        assert!(
+            fit_for_provider(with_image(6 * 1024 * 1024), ProviderKind::OpenAiCompat)
+                .await
+                .is_ok()
         );
     }
 }

@@ -28,7 +28,7 @@ impl Turns {
         reply_to: Option<i64>,
     ) -> Result<usize, ApiError> {
         let inner = &self.inner;
-        self.accept_kept(kept.clone())?;
+        self.accept_kept(kept.clone()).await?;
         let position = inner
             .store
             .push_follow_up(&kept, reply_to)
@@ -41,7 +41,7 @@ impl Turns {
 
     /// A kept message as a turn's input: text is checked like a message, a whole one is taken
     /// as it was accepted (its attachments not kept under `downloads/` yet).
-    fn accept_kept(&self, kept: Kept) -> Result<Accepted, ApiError> {
+    async fn accept_kept(&self, kept: Kept) -> Result<Accepted, ApiError> {
         let locale = self.inner.media.locale();
         let Some(content) = kept.whole else {
             let mut input = UserInput::text(kept.text);
@@ -55,8 +55,7 @@ impl Turns {
         let mut accepted = Accepted::again(message, kept.outside_content, false)
             .ok_or_else(|| Refusal::EmptyMessage.into_error(locale))?;
         accepted.already_kept = false;
-        self.fits_provider(&accepted)?;
-        Ok(accepted)
+        self.fits_provider(accepted).await
     }
 
     /// The queued texts, in the order they will run.
@@ -126,7 +125,7 @@ impl Turns {
                     return;
                 }
             }
-            let accepted = match self.accept_kept(item.kept) {
+            let accepted = match self.accept_kept(item.kept).await {
                 Ok(accepted) => accepted,
                 Err(e) => {
                     tracing::warn!(error = %e, "a queued message was dropped");

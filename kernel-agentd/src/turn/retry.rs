@@ -64,10 +64,12 @@ impl Turns {
             Some(model) => Some(model.kind),
             None => inner.models.current_kind(),
         };
-        if let Some(kind) = kind {
-            media::check_for_provider(&accepted, kind)
-                .map_err(|r| r.into_error(inner.media.locale()))?;
-        }
+        let accepted = match kind {
+            Some(kind) => media::fit_for_provider(accepted, kind)
+                .await
+                .map_err(|r| r.into_error(inner.media.locale()))?,
+            None => accepted,
+        };
         self.refuse_over_budget(None, None).await?;
         let cancel = inner.root.child_token();
         let Ok(permit) = inner.gate.try_enter(Lane::main(session.id), cancel.clone()) else {

@@ -57,7 +57,7 @@ impl Turns {
         }
         let media = &inner.media;
         let input = input.accept(media.locale(), media.stt_configured())?;
-        self.fits_provider(&input)?;
+        let input = self.fits_provider(input).await?;
         if let Some(refused) = self.refuse_over_budget(delivery, Some(&input)).await? {
             return Ok(refused);
         }
@@ -71,16 +71,19 @@ impl Turns {
         }
     }
 
-    /// Refuses `input` (in the owner's language) when the current provider cannot take one of
-    /// its images — also for a message that runs later (re-run, Continue), the provider may
-    /// have changed meanwhile.
-    pub(super) fn fits_provider(&self, input: &input::Accepted) -> Result<(), ApiError> {
+    /// `input` with its images scaled down to what the current provider takes, or refused (in
+    /// the owner's language) when one cannot be decoded — also for a message that runs later
+    /// (re-run, Continue), the provider may have changed meanwhile.
+    pub(super) async fn fits_provider(
+        &self,
+        input: input::Accepted,
+    ) -> Result<input::Accepted, ApiError> {
         let media = &self.inner.media;
         match self.inner.models.current_kind() {
-            Some(kind) => {
-                media::check_for_provider(input, kind).map_err(|r| r.into_error(media.locale()))
-            }
-            None => Ok(()),
+            Some(kind) => media::fit_for_provider(input, kind)
+                .await
+                .map_err(|r| r.into_error(media.locale())),
+            None => Ok(input),
         }
     }
 

@@ -309,7 +309,7 @@ pub struct RawStt {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawTts {
-    /// `"openai_compat"` (the default).
+    /// `"openai_compat"` (the default) or `"edge"`.
     #[serde(rename = "type")]
     pub kind: Option<String>,
     /// Longest spoken text in characters.
@@ -318,6 +318,10 @@ pub struct RawTts {
     pub api_key: Option<String>,
     pub model: Option<String>,
     pub voice: Option<String>,
+    /// `edge`: speaking rate, `+N%` / `-N%`.
+    pub rate: Option<String>,
+    /// `edge`: pitch, `+NHz` / `-NHz`.
+    pub pitch: Option<String>,
     pub headers: Option<BTreeMap<String, String>>,
     /// Seconds one synthesis may take (default 90).
     pub timeout_secs: Option<u64>,

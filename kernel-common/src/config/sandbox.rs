@@ -13,7 +13,10 @@
 //! - Claude Code: `--settings '{"sandbox":{"enabled":true,…}}'` runs Bash in its sandbox
 //!   (bubblewrap + socat on Linux), writes confined to the workspace, network only to
 //!   `sandbox.network.allowedDomains`. Without the programs it refuses to start when
-//!   `failIfUnavailable` is set, and otherwise runs commands unconfined — said as such.
+//!   `failIfUnavailable` is set, and otherwise runs commands unconfined — said as such. On
+//!   native Windows Claude Code has no sandbox at all: the shipped `failIfUnavailable` args
+//!   would refuse every delegation there, so Windows gets its own args (docs/windows.md), said
+//!   as NOT sandboxed. [`Platform`] is a parameter so the decision is tested on every OS.
 
 use std::fmt;
 use std::path::Path;
@@ -71,9 +74,14 @@ pub enum SandboxState {
 impl CliSandbox {
     /// `cli`'s sandbox, with this machine checked for what it needs.
     pub fn of(cli: &CliConfig) -> CliSandbox {
+        Self::of_on(cli, Platform::current())
+    }
+
+    /// `cli`'s sandbox on `platform` (this machine's programs checked on Linux).
+    pub fn of_on(cli: &CliConfig, platform: Platform) -> CliSandbox {
         let confinement = confinement(cli);
         let missing = match confinement {
-            Confinement::Sandboxed { .. } => missing(CliKind::of(cli)),
+            Confinement::Sandboxed { .. } => missing_on(CliKind::of(cli), platform),
             _ => Vec::new(),
         };
         CliSandbox {
@@ -286,11 +294,45 @@ fn claude_code(args: &[String]) -> Confinement {
     }
 }
 
-/// What this machine lacks to run `kind`'s sandbox (checked on Linux only: elsewhere the CLIs
-/// use the system's own sandbox).
+/// The operating system a delegated CLI's sandbox is judged for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Platform {
+    Linux,
+    /// Native Windows: Claude Code has no sandbox there.
+    Windows,
+    /// macOS and the rest: the CLIs use the system's own sandbox.
+    Other,
+}
+
+impl Platform {
+    /// The platform this binary runs on.
+    pub fn current() -> Platform {
+        if cfg!(target_os = "linux") {
+            Platform::Linux
+        } else if cfg!(windows) {
+            Platform::Windows
+        } else {
+            Platform::Other
+        }
+    }
+}
+
+/// What Claude Code lacks on native Windows.
+pub const NO_SANDBOX_ON_WINDOWS: &str =
+    "a sandbox: Claude Code has none on native Windows (use the Windows args of docs/windows.md)";
+
+/// What this machine lacks to run `kind`'s sandbox.
 pub fn missing(kind: CliKind) -> Vec<String> {
-    if !cfg!(target_os = "linux") {
-        return Vec::new();
+    missing_on(kind, Platform::current())
+}
+
+/// What `platform` lacks to run `kind`'s sandbox: on Linux the programs are looked for on this
+/// machine; on Windows Claude Code has no sandbox; elsewhere the CLIs use the system's own.
+pub fn missing_on(kind: CliKind, platform: Platform) -> Vec<String> {
+    match (platform, kind) {
+        (Platform::Linux, _) => {}
+        (Platform::Windows, CliKind::ClaudeCode) => return vec![NO_SANDBOX_ON_WINDOWS.to_owned()],
+        _ => return Vec::new(),
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
     let on_path =
@@ -449,5 +491,53 @@ mod tests {
             reason: "--yolo".into(),
         };
         assert_eq!(s.to_string(), "NOT sandboxed (--yolo)");
+    }
+
+    /// The args config.example.toml ships for Linux and macOS, and the Windows ones of
+    /// docs/windows.md.
+    const SHIPPED: &str =
+        r#"{"sandbox":{"enabled":true,"failIfUnavailable":true,"autoAllowBashIfSandboxed":true}}"#;
+    const WINDOWS_ARGS: &[&str] = &[
+        "-p",
+        "--output-format",
+        "text",
+        "--permission-mode",
+        "acceptEdits",
+        "--allowedTools",
+        "Edit,Write,Read,Glob,Grep,NotebookEdit,mcp__kernel",
+        "--permission-prompt-tool",
+        "mcp__kernel__approve",
+    ];
+
+    #[test]
+    fn on_windows_claude_code_is_never_said_to_be_sandboxed() {
+        // The shipped args: refused on Windows (said so), never "sandboxed".
+        let shipped = cli("claude_code", &["-p", "--settings", SHIPPED]);
+        let s = CliSandbox::of_on(&shipped, Platform::Windows);
+        assert_eq!(s.state(), SandboxState::Unavailable);
+        assert!(s.to_string().contains("none on native Windows"), "{s}");
+        assert!(s.to_string().contains("refuses to run"), "{s}");
+        // Without failIfUnavailable it would run unconfined: off, in words.
+        let open = cli(
+            "claude_code",
+            &["-p", "--settings", r#"{"sandbox":{"enabled":true}}"#],
+        );
+        let s = CliSandbox::of_on(&open, Platform::Windows);
+        assert_eq!(s.state(), SandboxState::Off);
+        assert!(s.to_string().starts_with("NOT sandboxed"), "{s}");
+        // The Windows args: runs, NOT sandboxed (each command asks the owner through the bridge).
+        let windows = cli("claude_code", WINDOWS_ARGS);
+        let s = CliSandbox::of_on(&windows, Platform::Windows);
+        assert_eq!(s.state(), SandboxState::Off);
+        assert_eq!(
+            s.to_string(),
+            "NOT sandboxed (no --settings with sandbox.enabled)"
+        );
+        // Codex and macOS are judged as before.
+        assert!(missing_on(CliKind::Codex, Platform::Windows).is_empty());
+        assert_eq!(
+            CliSandbox::of_on(&shipped, Platform::Other).state(),
+            SandboxState::On
+        );
     }
 }

@@ -269,6 +269,16 @@ fn speech_and_embeddings(out: &mut String, c: &Config) {
         None => writeln!(out, "stt: off (voice messages are refused)"),
     };
     let _ = match &c.tts {
+        Some(t) if t.kind == super::TtsKind::Edge => writeln!(
+            out,
+            "tts: edge at {}; voice {}; rate {}; pitch {}; max_chars {}; timeout {}s; no key",
+            redact_url(&t.api_base),
+            t.voice,
+            t.rate,
+            t.pitch,
+            t.max_chars,
+            t.timeout.as_secs(),
+        ),
         Some(t) => writeln!(
             out,
             "tts: {} at {}; model {}; voice {}; max_chars {}; timeout {}s; key {}{}",

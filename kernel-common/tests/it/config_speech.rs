@@ -24,6 +24,37 @@ fn speech_sections_get_openai_defaults() {
 }
 
 #[test]
+fn edge_tts_needs_no_key_and_reads_voice_rate_and_pitch() {
+    let config = load_text(&with("[tts]\ntype = \"edge\"\n"), Component::Agentd).unwrap();
+    let tts = config.tts.unwrap();
+    assert_eq!(tts.kind, TtsKind::Edge);
+    assert!(tts.api_key.is_none());
+    assert_eq!(
+        tts.api_base,
+        "wss://speech.platform.bing.com/consumer/speech/synthesize/readaloud/edge/v1"
+    );
+    assert_eq!(
+        (tts.voice.as_str(), tts.rate.as_str(), tts.pitch.as_str()),
+        ("zh-CN-XiaoxiaoNeural", "+0%", "+0Hz")
+    );
+    let text = with(
+        "[tts]\ntype = \"edge\"\nvoice = \"zh-CN-YunxiNeural\"\nrate = \"-10%\"\npitch = \"+5Hz\"\napi_base = \"ws://127.0.0.1:9/edge\"\n",
+    );
+    let config = load_text(&text, Component::Agentd).unwrap();
+    assert!(config.warnings.is_empty(), "{:?}", config.warnings);
+    let tts = config.tts.unwrap();
+    assert_eq!(
+        (tts.voice.as_str(), tts.rate.as_str(), tts.pitch.as_str()),
+        ("zh-CN-YunxiNeural", "-10%", "+5Hz")
+    );
+    assert!(
+        config
+            .summary()
+            .contains("tts: edge at ws://127.0.0.1:9/edge")
+    );
+}
+
+#[test]
 fn tts_type_and_max_chars_are_read() {
     let text = with(
         "[tts]\ntype = \"openai_compat\"\napi_base = \"http://127.0.0.1:9/v1/\"\nvoice = \"nova\"\nmax_chars = 300\n",
@@ -40,9 +71,28 @@ fn bad_tts_settings_are_refused() {
         load_text(&with("[tts]\ntype = \"festival\"\n"), Component::Agentd),
         &["tts.type", "festival", "openai_compat"],
     );
+    for (bad, words) in [
+        ("rate = \"fast\"", &["tts.rate", "+10%"][..]),
+        ("rate = \"+300%\"", &["tts.rate"]),
+        ("pitch = \"5Hz\"", &["tts.pitch", "-5Hz"]),
+        (
+            "voice = \"Xiaoxiao\"",
+            &["tts.voice", "zh-CN-XiaoxiaoNeural"],
+        ),
+        ("api_base = \"https://x\"", &["tts.api_base", "wss://"]),
+        ("api_key = \"sk-x\"", &["tts.api_key", "edge"]),
+    ] {
+        assert_one_problem(
+            load_text(
+                &with(&format!("[tts]\ntype = \"edge\"\n{bad}\n")),
+                Component::Agentd,
+            ),
+            words,
+        );
+    }
     assert_one_problem(
-        load_text(&with("[tts]\ntype = \"edge\"\n"), Component::Agentd),
-        &["tts.type", "edge", "openai_compat"],
+        load_text(&with("[tts]\nrate = \"+5%\"\n"), Component::Agentd),
+        &["tts.rate", "edge"],
     );
     for n in ["0", "20001"] {
         assert_one_problem(

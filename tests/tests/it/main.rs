@@ -54,6 +54,7 @@ mod mcp {
 }
 mod media {
     mod documents;
+    mod edge_voice;
     mod images;
     mod retention;
     mod speech_timeouts;

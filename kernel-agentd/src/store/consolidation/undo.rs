@@ -118,12 +118,13 @@ impl Store {
     }
 }
 
-/// Run `run_id` (0: the newest) if it is not undone and changed something.
+/// Run `run_id` (0: the newest) if it is not undone, changed something and is not an import's
+/// (set-aside memories an import brought are undone in the database they were set aside in).
 async fn run_to_undo(conn: &mut SqliteConnection, run_id: i64) -> Result<Option<i64>, sqlx::Error> {
     if run_id == 0 {
         sqlx::query_scalar(
             "SELECT id FROM consolidation_runs AS r WHERE undone_at IS NULL
-             AND EXISTS (SELECT 1 FROM memory_changes WHERE run_id = r.id)
+             AND outcome != 'imported' AND EXISTS (SELECT 1 FROM memory_changes WHERE run_id = r.id)
              ORDER BY id DESC LIMIT 1",
         )
         .fetch_optional(conn)
@@ -131,7 +132,7 @@ async fn run_to_undo(conn: &mut SqliteConnection, run_id: i64) -> Result<Option<
     } else {
         sqlx::query_scalar(
             "SELECT id FROM consolidation_runs AS r WHERE id = ?1 AND undone_at IS NULL
-             AND EXISTS (SELECT 1 FROM memory_changes WHERE run_id = r.id)",
+             AND outcome != 'imported' AND EXISTS (SELECT 1 FROM memory_changes WHERE run_id = r.id)",
         )
         .bind(run_id)
         .fetch_optional(conn)

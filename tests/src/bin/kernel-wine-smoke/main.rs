@@ -3,7 +3,8 @@
 //! `kernel-tg.exe`, the test-only `bcryptprimitives.dll` and `npm/` (an npm-style install of the
 //! fake CLI: `fake-cli.cmd` in front of `node_modules\fake-cli\bin\fake-cli.exe`); see
 //! `tests/windows/build`. `.ci/run` runs it; it proves, in order:
-//! 1. `--check` of both binaries;
+//! 1. `--check` of both binaries, agentd's saying that Claude Code with the shipped sandbox args
+//!    cannot run on Windows and with the Windows args (docs/windows.md) runs NOT sandboxed;
 //! 2. agentd serving loopback TCP with the bearer token it generated into `data_dir/agentd.token`
 //!    (no token configured): `GetStatus` answered to grpcurl reading that file, refused without;
 //! 3. one full turn through kernel-tg.exe (which dials agentd's default endpoint, the named pipe);
@@ -42,6 +43,8 @@ async fn main() -> anyhow::Result<()> {
 
     check(&wine, &dir)?;
     println!("ok: --check (kernel-agentd.exe, kernel-tg.exe)");
+    check_sandbox(&wine, &dir)?;
+    println!("ok: --check says truthfully which delegations are sandboxed on Windows");
 
     let out = tempfile::tempdir()?;
     let npm = dir.join("npm");
@@ -111,6 +114,34 @@ fn check(wine: &Path, dir: &Path) -> anyhow::Result<()> {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+    Ok(())
+}
+
+/// `kernel-agentd.exe --check` with the shipped Claude Code args and the Windows ones.
+fn check_sandbox(wine: &Path, dir: &Path) -> anyhow::Result<()> {
+    let shipped =
+        r#"["-p", "--settings", '{"sandbox":{"enabled":true,"failIfUnavailable":true}}']"#;
+    let windows = r#"["-p", "--permission-mode", "acceptEdits", "--permission-prompt-tool", "mcp__kernel__approve"]"#;
+    let extra = format!(
+        "[cli.claude_code]\ncommand = \"claude\"\nargs = {shipped}\n\n\
+         [cli.claude_windows]\ncommand = \"claude\"\nargs = {windows}\n"
+    );
+    let cfg = TestConfig::new("http://127.0.0.1:9", &extra);
+    let out = Command::new(wine)
+        .arg(dir.join("kernel-agentd.exe"))
+        .arg("--check")
+        .arg("--config")
+        .arg(wine_path(&cfg.path))
+        .output()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    ensure!(
+        out.status.success()
+            && text.contains("none on native Windows")
+            && text.contains("NOT sandboxed (no --settings with sandbox.enabled)")
+            && !text.contains("    sandboxed ("),
+        "kernel-agentd.exe --check on the sandbox: {}\n{text}",
+        out.status
+    );
     Ok(())
 }
 

@@ -1,6 +1,8 @@
 //! Images through the gRPC service: base64 image content at the model in both provider formats,
 //! `[图片已处理]` in the stored history, a copy under `downloads/`, the 20 MB refusal, and the
-//! smaller Claude limit (5 MB of base64, 3.75 MB of image) refused before any model call.
+//! smaller Claude limit (5 MB of base64, 3.75 MB of image): an image over it that cannot be
+//! decoded (these are a PNG signature and zeros) is refused before any model call; a real one is
+//! scaled down (tests/tests/it/tg/media.rs).
 
 use kernel_agentd::conversation::{Block, Role};
 use kernel_proto::v1::chat_event::Event;

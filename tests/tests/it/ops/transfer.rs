@@ -32,10 +32,17 @@ fn text(out: &Output) -> String {
     )
 }
 
+/// `kernel-agentd import --config X --from Y`: `--config` after the subcommand (it is global).
 fn import(cfg: &TestConfig, from: &Path, extra: &[&str]) -> (bool, String) {
-    let mut args = vec!["import", "--from", from.to_str().unwrap()];
-    args.extend(extra);
-    let out = agentd(&cfg.path, &args);
+    let out = Command::new(bin_path("kernel-agentd"))
+        .arg("import")
+        .arg("--config")
+        .arg(&cfg.path)
+        .arg("--from")
+        .arg(from)
+        .args(extra)
+        .output()
+        .expect("run kernel-agentd");
     (out.status.success(), text(&out))
 }
 
@@ -77,7 +84,21 @@ async fn export_then_import_into_a_fresh_data_dir_round_trips() {
         .execute(&pool)
         .await
         .unwrap();
+    // A memory consolidation set aside (superseded by "likes green tea").
+    sqlx::raw_sql(
+        "INSERT INTO consolidation_runs (at, outcome) VALUES (7, 'ok');
+         INSERT INTO memory_changes (run_id, kind, memory_id, at) VALUES (1, 'supersede', 99, 7);
+         INSERT INTO memories_set_aside (id, text, created_at, source, importance, reason, by_id,
+                                         change_id, set_aside_at)
+         VALUES (99, 'likes black coffee', 2, 'auto', 3, 'superseded',
+                 (SELECT id FROM memories WHERE text = 'likes green tea'), 1, 7)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
     pool.close().await;
+    let aside_before = s.export_set_aside().await.unwrap();
+    assert_eq!(aside_before[0].by.as_deref(), Some("likes green tea"));
     let before = (
         s.export_sessions().await.unwrap(),
         s.export_memories().await.unwrap(),
@@ -113,10 +134,11 @@ async fn export_then_import_into_a_fresh_data_dir_round_trips() {
     let (ok, said) = import(&fresh, &export, &[]);
     assert!(ok, "{said}");
     assert!(
-        said.contains("已新增 1 个会话、2 条记忆、1 篇每日笔记、1 个定时任务"),
+        said.contains("已新增 1 个会话、2 条记忆（另有 1 条已搁置）、1 篇每日笔记、1 个定时任务"),
         "{said}"
     );
     let s = store(&fresh).await;
+    assert_eq!(s.export_set_aside().await.unwrap(), aside_before);
     let after = (
         s.export_sessions().await.unwrap(),
         s.export_memories().await.unwrap(),
@@ -162,7 +184,8 @@ async fn openclaw_nanobot_and_hermes_memories_import_once() {
         "memory/2026-02-14.md",
         "# 2026-02-14\n\n- Booked the dentist for Friday\n",
     );
-    // nanobot: memory/MEMORY.md (long-term facts) and memory/HISTORY.md (timestamped entries).
+    // nanobot: memory/MEMORY.md (long-term facts), memory/HISTORY.md (timestamped entries) and
+    // a daily file memory/YYYY-MM-DD.md (that day's note).
     let nanobot = root.path().join("nanobot");
     write(
         &nanobot,
@@ -173,6 +196,11 @@ async fn openclaw_nanobot_and_hermes_memories_import_once() {
         &nanobot,
         "memory/HISTORY.md",
         "[2026-01-05 09:12] Asked for a running plan; agreed on three runs a week.\n\n[2026-01-07 21:40] Reported a sore knee after running.\n",
+    );
+    write(
+        &nanobot,
+        "memory/2026-01-05.md",
+        "# 2026-01-05\n\n- Ran 5 km along the river\n",
     );
     // Hermes Agent: MEMORY.md and USER.md, entries separated by a line holding only §.
     let hermes = root.path().join("hermes");
@@ -190,7 +218,7 @@ async fn openclaw_nanobot_and_hermes_memories_import_once() {
     let cfg = TestConfig::new("http://127.0.0.1:9", "");
     for (dir, label, memories, notes) in [
         (&openclaw, "openclaw", 3, 1),
-        (&nanobot, "nanobot", 4, 0),
+        (&nanobot, "nanobot", 4, 1),
         (&hermes, "hermes", 4, 0),
     ] {
         let (ok, said) = import(&cfg, dir, &["--dry-run"]);
@@ -248,6 +276,19 @@ async fn openclaw_nanobot_and_hermes_memories_import_once() {
             .iter()
             .any(|m| m.text == "Prefers tea over coffee"),
         "{found:?}"
+    );
+    // nanobot's daily file is that day's note.
+    let note = client
+        .get_notes(pb::GetNotesRequest {
+            date: "2026-01-05".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        note.text.as_deref(),
+        Some("# 2026-01-05\n\n- Ran 5 km along the river"),
+        "{note:?}"
     );
     h.stop().await;
 }

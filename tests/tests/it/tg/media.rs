@@ -215,3 +215,51 @@ async fn a_sticker_is_not_forwarded_and_the_owner_is_told() {
     );
     assert!(stack.llm.requests().is_empty());
 }
+
+/// A `w`×`h` PNG of noise: incompressible, so about 3 bytes a pixel.
+fn noise_png(w: u32, h: u32) -> Vec<u8> {
+    let mut seed = 0x9e37_79b9_u32;
+    let img = image::RgbImage::from_fn(w, h, |_, _| {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        let b = seed.to_le_bytes();
+        image::Rgb([b[0], b[1], b[2]])
+    });
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png).unwrap();
+    out.into_inner()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_5_mb_png_sent_as_a_file_reaches_claude_scaled_within_its_limit() {
+    use base64::Engine as _;
+    const CLAUDE_MAX: usize = 3_932_160;
+    let big = noise_png(1600, 1100);
+    assert!(big.len() > 5_000_000, "{}", big.len());
+    let llm = tests::fake_llm::FakeLlm::start_with_body_limit(64 * 1024 * 1024).await;
+    let stack = Stack::start_on(llm, "claude", "", |toml| toml).await;
+    stack.llm.push(Script::text("noise, scaled"));
+    stack
+        .telegram
+        .user_document(OWNER_ID, "scan.png", big, Some("看看"));
+    assert_eq!(stack.only_answer().await, "noise, scaled");
+    let body = stack.llm.last_request().unwrap().body;
+    let messages = body["messages"].as_array().unwrap();
+    let parts = messages.last().unwrap()["content"].as_array().unwrap();
+    let images: Vec<_> = parts.iter().filter(|p| p["type"] == "image").collect();
+    assert_eq!(images.len(), 1, "{parts:?}");
+    let source = &images[0]["source"];
+    assert_eq!(source["media_type"], "image/jpeg", "a photo becomes a JPEG");
+    let data = base64::engine::general_purpose::STANDARD
+        .decode(source["data"].as_str().unwrap())
+        .unwrap();
+    assert!(data.len() <= CLAUDE_MAX, "{}", data.len());
+    let scaled = image::load_from_memory(&data).unwrap();
+    let ratio = f64::from(scaled.width()) / f64::from(scaled.height());
+    assert!(
+        (ratio - 1600.0 / 1100.0).abs() < 0.01,
+        "aspect kept: {ratio}"
+    );
+    stack.assert_no_secrets();
+}
