@@ -469,7 +469,11 @@ fn create_private(path: &Path) -> std::io::Result<std::fs::File> {
 
 /// A new directory only this user can enter (0700 on Unix), removed when dropped.
 fn private_run_dir() -> std::io::Result<tempfile::TempDir> {
-    tempfile::Builder::new().prefix("kernel-run-").tempdir()
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("kernel-run-");
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+    builder.tempdir()
 }
 
 /// Writes `content` to the new file `path`, readable only by this user (0600 on Unix).

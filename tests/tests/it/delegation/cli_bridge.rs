@@ -80,22 +80,22 @@ fn command_lines() -> Vec<Vec<String>> {
         .collect()
 }
 
-/// While Claude Code runs a delegation: it was given `--mcp-config <file>` (not the JSON), and
-/// the bridge token in that file is on no process's command line.
+/// While Claude Code runs a delegation: its bridge token is in a private `--mcp-config` file
+/// (a `kernel-run-*` directory of the temp dir; Node rewrites its own command line, so the file
+/// is found there, not through the argv) and on no process's command line.
 fn no_token_on_any_command_line() {
-    let lines = command_lines();
-    let files: Vec<PathBuf> = lines
-        .iter()
-        .filter_map(|argv| {
-            let at = argv.iter().position(|a| a == "--mcp-config")?;
-            Some(PathBuf::from(argv.get(at + 1)?))
-        })
-        .filter(|p| p.to_string_lossy().contains("kernel-run-"))
+    let files: Vec<PathBuf> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("kernel-run-"))
+        .map(|e| e.path().join("mcp-config.json"))
+        .filter(|p| p.exists())
         .collect();
     assert!(
         !files.is_empty(),
-        "a running Claude Code with --mcp-config <file>"
+        "a running delegation's --mcp-config file"
     );
+    let lines = command_lines();
     for file in files {
         // Another test's delegation may have ended meanwhile.
         let Ok(text) = std::fs::read_to_string(&file) else {
@@ -106,7 +106,7 @@ fn no_token_on_any_command_line() {
             .as_str()
             .unwrap();
         let token = auth.strip_prefix("Bearer ").unwrap();
-        for argv in command_lines() {
+        for argv in &lines {
             assert!(
                 argv.iter().all(|a| !a.contains(token)),
                 "the bridge token on a command line: {argv:?}"
