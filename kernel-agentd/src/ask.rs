@@ -14,7 +14,11 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::tools::{RegistryError, Tool, ToolContext, ToolEvent, ToolOutput, ToolRegistry};
+use tokio_util::sync::CancellationToken;
+
+use crate::tools::{
+    RegistryError, Tool, ToolContext, ToolEvent, ToolEvents, ToolOutput, ToolRegistry,
+};
 
 /// The tool's name.
 pub(crate) const TOOL_NAME: &str = "ask_user";
@@ -26,6 +30,19 @@ const MAX_OPTION_CHARS: usize = 64;
 pub(crate) const NO_ANSWER: &str = "no answer: the owner did not reply in time";
 
 const DESCRIPTION: &str = "Ask the owner a question and wait for the reply. Use it only when you cannot go on without the owner's decision or a missing fact. Give `options` (short labels, at most 10) when the answer is a choice: the owner sees them as buttons but may still answer in words. Returns the owner's answer, or says that none came.";
+
+/// How a question ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Reply {
+    /// The owner chose option `n` (0-based).
+    Chose(usize),
+    /// The owner answered in words.
+    Said(String),
+    /// No answer within the timeout.
+    NoAnswer,
+    /// The turn was cancelled while waiting.
+    Cancelled,
+}
 
 /// The pending questions (at most one per session) and the answers to them; a cheap `Clone`
 /// handle.
@@ -46,7 +63,7 @@ struct Pending {
     /// The session of the turn that asks.
     session_id: i64,
     options: Vec<String>,
-    answer: oneshot::Sender<String>,
+    answer: oneshot::Sender<Reply>,
 }
 
 impl Asks {
@@ -63,12 +80,10 @@ impl Asks {
         };
         let p = &pending[at];
         let answer = match option {
-            Some(i) => match p.options.get(i as usize) {
-                Some(choice) => choice.clone(),
-                None => return false,
-            },
+            Some(i) if (i as usize) < p.options.len() => Reply::Chose(i as usize),
+            Some(_) => return false,
             None if text.trim().is_empty() => return false,
-            None => text.to_owned(),
+            None => Reply::Said(text.to_owned()),
         };
         let p = pending.remove(at);
         tracing::info!(question = %p.id, by_option = option.is_some(), "question answered");
@@ -102,14 +117,18 @@ impl Asks {
         self.answer(&id, None, text).then_some(id)
     }
 
-    /// Puts `question` to the owner and waits for the answer (or `timeout`, or `ctx.cancel`).
-    async fn ask(
+    /// Puts `question` to the owner of session `session_id` (with `options` as buttons) and
+    /// waits for the answer, `timeout` or `cancel`. The question and its closing are emitted on
+    /// `events` (a `ChatEvent.question` over gRPC, buttons in kernel-tg).
+    pub(crate) async fn ask_owner(
         &self,
+        session_id: i64,
         question: String,
         options: Vec<String>,
-        ctx: &ToolContext,
+        events: &ToolEvents,
+        cancel: &CancellationToken,
         timeout: Duration,
-    ) -> ToolOutput {
+    ) -> Reply {
         let id = format!(
             "q{}",
             self.inner.next_id.fetch_add(1, Ordering::Relaxed) + 1
@@ -118,34 +137,59 @@ impl Asks {
         {
             let mut pending = self.lock();
             // A session's newer question replaces its older one (one turn per session).
-            pending.retain(|p| p.session_id != ctx.session_id);
+            pending.retain(|p| p.session_id != session_id);
             pending.push(Pending {
                 id: id.clone(),
-                session_id: ctx.session_id,
+                session_id,
                 options: options.clone(),
                 answer: tx,
             });
         }
         tracing::info!(question = %id, options = options.len(), "asking the owner");
-        ctx.events.emit(ToolEvent::Question {
+        events.emit(ToolEvent::Question {
             id: id.clone(),
             text: question,
             options,
         });
-        let outcome = tokio::select! {
-            answer = rx => answer.ok().map(ToolOutput::ok),
-            () = ctx.cancel.cancelled() => Some(ToolOutput::error("cancelled by the user")),
-            () = tokio::time::sleep(timeout) => None,
+        let reply = tokio::select! {
+            answer = rx => answer.unwrap_or(Reply::NoAnswer),
+            () = cancel.cancelled() => Reply::Cancelled,
+            () = tokio::time::sleep(timeout) => Reply::NoAnswer,
         };
         {
             self.lock().retain(|p| p.id != id);
         }
-        ctx.events
-            .emit(ToolEvent::QuestionClosed { id: id.clone() });
-        outcome.unwrap_or_else(|| {
+        events.emit(ToolEvent::QuestionClosed { id: id.clone() });
+        if reply == Reply::NoAnswer {
             tracing::info!(question = %id, "the question timed out");
-            ToolOutput::ok(NO_ANSWER)
-        })
+        }
+        reply
+    }
+
+    /// Puts `question` to the owner and waits for the answer (or `timeout`, or `ctx.cancel`).
+    async fn ask(
+        &self,
+        question: String,
+        options: Vec<String>,
+        ctx: &ToolContext,
+        timeout: Duration,
+    ) -> ToolOutput {
+        let reply = self
+            .ask_owner(
+                ctx.session_id,
+                question,
+                options.clone(),
+                &ctx.events,
+                &ctx.cancel,
+                timeout,
+            )
+            .await;
+        match reply {
+            Reply::Chose(i) => ToolOutput::ok(options[i].clone()),
+            Reply::Said(words) => ToolOutput::ok(words),
+            Reply::NoAnswer => ToolOutput::ok(NO_ANSWER),
+            Reply::Cancelled => ToolOutput::error("cancelled by the user"),
+        }
     }
 }
 

@@ -259,12 +259,32 @@ impl Delegator {
                 };
                 b.open(&cli.name, ctx, !req.background)
             });
-        let access = lease.as_ref().map(|l| invocation::BridgeAccess {
-            url: l.url.clone(),
-            token: l.token().to_owned(),
-        });
+        // A private directory for this run's files that carry the token (removed on drop,
+        // when this delegation returns).
+        let run_dir = match &lease {
+            Some(_) => Some(private_run_dir().map_err(|e| DelegateError::Output {
+                dir: std::env::temp_dir().display().to_string(),
+                message: e.to_string(),
+            })?),
+            None => None,
+        };
+        let access =
+            lease
+                .as_ref()
+                .zip(run_dir.as_ref())
+                .map(|(l, dir)| invocation::BridgeAccess {
+                    url: l.url.clone(),
+                    token: l.token().to_owned(),
+                    config_file: dir.path().join("mcp-config.json"),
+                });
         let mut invocation =
             invocation::invocation(&cli, &req.task, &cwd, &files.last_message, access.as_ref());
+        for (path, content) in &invocation.private_files {
+            write_private(path, content).map_err(|e| DelegateError::Output {
+                dir: path.display().to_string(),
+                message: e.to_string(),
+            })?;
+        }
         invocation
             .env_remove
             .extend(self.secret_env.iter().map(std::ffi::OsString::from));
@@ -290,6 +310,7 @@ impl Delegator {
         });
         let exit = self.supervise(started, record, &cli, cancel, permit).await;
         let result = self.result(&cli, cwd_text, &files, exit).await;
+        drop(run_dir);
         tracing::info!(cli = %cli.name, ok = result.ok, exit_code = ?result.exit_code, "delegation finished");
         Ok(result)
     }
@@ -444,6 +465,25 @@ fn create_private(path: &Path) -> std::io::Result<std::fs::File> {
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     options.open(path)
+}
+
+/// A new directory only this user can enter (0700 on Unix), removed when dropped.
+fn private_run_dir() -> std::io::Result<tempfile::TempDir> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("kernel-run-");
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+    builder.tempdir()
+}
+
+/// Writes `content` to the new file `path`, readable only by this user (0600 on Unix).
+fn write_private(path: &Path, content: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)?.write_all(content.as_bytes())
 }
 
 fn append_line(path: &Path, line: &str) {

@@ -253,6 +253,8 @@ struct Inner {
     outbox: Outbox<TurnEvent>,
     /// The pending `ask_user` question; an owner message answers it.
     asks: Asks,
+    /// How long a question to the owner waits (`general.ask_timeout_secs`).
+    ask_timeout: std::time::Duration,
     /// The owner's approvals of risky tool calls.
     approvals: Approvals,
     /// Signalled when a `/next` message is queued (`queue.rs`).
@@ -324,6 +326,7 @@ impl Turns {
                 tasks: setup.tasks,
                 outbox: setup.outbox,
                 asks: Asks::default(),
+                ask_timeout: general.ask_timeout,
                 approvals: setup.approvals,
                 follow_ups: tokio::sync::Notify::new(),
                 usage: setup.usage,

@@ -22,6 +22,10 @@ pub struct BridgeAccess {
     pub url: String,
     /// The delegation's bearer token.
     pub token: String,
+    /// Where Claude Code's MCP configuration (with the token) is written: a file in a private
+    /// per-run directory, removed when the delegation ends. The token never is an argument
+    /// (every local user can read a command line).
+    pub config_file: PathBuf,
 }
 
 /// One delegation's command line, ready to spawn.
@@ -34,11 +38,14 @@ pub struct Invocation {
     pub env_remove: Vec<OsString>,
     /// Variables set for the child (after the removals): Codex's bridge token.
     pub env_set: Vec<(OsString, OsString)>,
+    /// Files to write (mode 0600) before the child starts: Claude Code's MCP configuration.
+    pub private_files: Vec<(PathBuf, String)>,
 }
 
 /// The command line for `task` on `cli` in `cwd`. `last_message` is where Codex writes its final
-/// answer (ignored for other kinds). With `bridge`, Claude Code gets `--mcp-config` naming
-/// Kernel's MCP server (`kernel`, URL and `Authorization` header) and Codex
+/// answer (ignored for other kinds). With `bridge`, Claude Code gets `--mcp-config <file>`, the
+/// file (in [`Invocation::private_files`]) naming Kernel's MCP server (`kernel`, URL and
+/// `Authorization` header), and Codex
 /// `-c mcp_servers.kernel.url=…` with the token in [`crate::bridge::TOKEN_ENV`] (and its tools
 /// approved up front: `codex exec` would otherwise refuse every call).
 pub fn invocation(
@@ -51,6 +58,7 @@ pub fn invocation(
     let kind = CliKind::of(cli);
     let mut args: Vec<OsString> = cli.args.iter().map(OsString::from).collect();
     let mut env_set = Vec::new();
+    let mut private_files = Vec::new();
     match (kind, bridge) {
         (CliKind::ClaudeCode, Some(b)) => {
             let config = serde_json::json!({"mcpServers": {crate::bridge::SERVER_NAME: {
@@ -58,7 +66,8 @@ pub fn invocation(
                 "headers": {"Authorization": format!("Bearer {}", b.token)},
             }}});
             args.push("--mcp-config".into());
-            args.push(config.to_string().into());
+            args.push(b.config_file.as_os_str().to_owned());
+            private_files.push((b.config_file.clone(), config.to_string()));
         }
         (CliKind::Codex, Some(b)) => {
             let server = crate::bridge::SERVER_NAME;
@@ -105,6 +114,7 @@ pub fn invocation(
         cwd: cwd.to_path_buf(),
         env_remove: secret_vars(std::env::vars_os().map(|(k, _)| k)),
         env_set,
+        private_files,
     }
 }
 
@@ -207,12 +217,21 @@ mod tests {
         let access = BridgeAccess {
             url: "http://127.0.0.1:4000/mcp".into(),
             token: "t0k".into(),
+            config_file: PathBuf::from("/run/x/mcp.json"),
         };
         let c = cli("claude_code", "claude", &["-p"]);
         let inv = invocation(&c, "go", Path::new("/w"), Path::new("/o/l"), Some(&access));
         let a = args(&inv);
-        assert_eq!([a[0], a[1]], ["-p", "--mcp-config"]);
-        let config: serde_json::Value = serde_json::from_str(a[2]).unwrap();
+        assert_eq!(a[..3], ["-p", "--mcp-config", "/run/x/mcp.json"]);
+        assert!(
+            a.iter().all(|a| !a.contains("t0k")),
+            "no token in argv: {a:?}"
+        );
+        let [(path, config)] = &inv.private_files[..] else {
+            panic!("one file: {:?}", inv.private_files);
+        };
+        assert_eq!(path, Path::new("/run/x/mcp.json"));
+        let config: serde_json::Value = serde_json::from_str(config).unwrap();
         assert_eq!(
             config,
             serde_json::json!({"mcpServers": {"kernel": {"type": "http",
@@ -241,6 +260,8 @@ mod tests {
             inv.env_set,
             [(OsString::from("KERNEL_MCP_TOKEN"), OsString::from("t0k"))]
         );
+        assert!(args(&inv).iter().all(|a| !a.contains("t0k")));
+        assert!(inv.private_files.is_empty());
         let other = cli("aider", "aider", &[]);
         let inv = invocation(
             &other,

@@ -5,6 +5,7 @@ mod deliver;
 mod fit;
 mod media;
 mod model;
+mod repeat;
 mod restart;
 mod steer;
 mod tools;
@@ -132,6 +133,11 @@ pub(super) struct Turn {
     shrinks: u8,
     /// Calls so far per `tool` + input, for the doom-loop guard.
     repeats: HashMap<String, usize>,
+    /// What the model is told about the owner's answers to the doom-loop question (added after
+    /// the step's results).
+    repeat_notes: Vec<String>,
+    /// The turn's answer once the owner stopped it at a repeated call (or did not answer).
+    owner_stop: Option<String>,
     usage: Usage,
     calls_used: usize,
     delivery: Option<OwnerDelivery>,
@@ -190,6 +196,8 @@ impl Turn {
             token_budget: u64::MAX,
             shrinks: 0,
             repeats: HashMap::new(),
+            repeat_notes: Vec::new(),
+            owner_stop: None,
             usage: Usage::default(),
             calls_used: 0,
             delivery: s.delivery,
@@ -392,6 +400,11 @@ impl Turn {
             }
             self.run_tools(calls).await?;
             self.stable_prefix = self.messages.len();
+            if let Some(text) = self.owner_stop.take() {
+                // The owner stopped a repeating call: the sentence is the answer.
+                self.final_message = Some(Message::assistant_text(text.clone()));
+                return Ok(text);
+            }
             if self.calls_used >= MAX_TOOL_CALLS
                 && let Some(last) = self.messages.last_mut()
             {

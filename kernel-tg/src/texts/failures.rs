@@ -5,6 +5,9 @@
 use std::collections::HashMap;
 
 use super::{MAX_DETAIL_CHARS, Texts, escape_truncated};
+
+/// Longest provider's reason shown under a failure's sentence, in characters.
+const MAX_REASON_CHARS: usize = 200;
 use kernel_common::config::Locale;
 use kernel_proto::words::{FailureReason, MissingFeature};
 
@@ -42,17 +45,26 @@ impl Texts {
             );
             format!("<code>{d}</code>")
         };
+        // The provider's own short reason (agentd redacted it) on a line of its own under
+        // Kernel's sentence; nothing when the provider said nothing.
+        let reason_line = || match args.get("detail").map(|d| d.trim()) {
+            Some(d) if !d.is_empty() => {
+                format!("\n<code>{}</code>", escape_truncated(d, MAX_REASON_CHARS))
+            }
+            _ => String::new(),
+        };
         let zh = self.locale() == Locale::Zh;
         let text = match reason {
             FailureReason::ModelAuth => {
                 let status = arg("status");
-                if zh {
+                let sentence = if zh {
                     format!("模型服务拒绝了 API 密钥（HTTP {status}），请检查配置中的密钥")
                 } else {
                     format!(
                         "the model provider rejected the API key (HTTP {status}); check the key in the configuration"
                     )
-                }
+                };
+                sentence + &reason_line()
             }
             FailureReason::ModelRateLimited => match (zh, args.get("retry_after_secs")) {
                 (true, Some(_)) => format!(
@@ -70,21 +82,23 @@ impl Texts {
             },
             FailureReason::ModelOverloaded => {
                 let status = arg("status");
-                if zh {
+                let sentence = if zh {
                     format!("模型服务暂时不可用（HTTP {status}），请稍后再试")
                 } else {
                     format!(
                         "the model provider is unavailable right now (HTTP {status}); try again later"
                     )
-                }
+                };
+                sentence + &reason_line()
             }
             FailureReason::ModelBadRequest => {
-                let (status, detail) = (arg("status"), detail());
-                if zh {
-                    format!("模型服务拒绝了这次请求（HTTP {status}）：{detail}")
+                let status = arg("status");
+                let sentence = if zh {
+                    format!("模型服务拒绝了这次请求（HTTP {status}）")
                 } else {
-                    format!("the model provider refused the request (HTTP {status}): {detail}")
-                }
+                    format!("the model provider refused the request (HTTP {status})")
+                };
+                sentence + &reason_line()
             }
             FailureReason::ModelContextTooLong => self
                 .pick(
@@ -216,6 +230,31 @@ mod tests {
             zh.turn_failure("MODEL_RATE_LIMITED", &args(), "x"),
             "⚠️ 出错了：模型服务请求过于频繁，已被限流，请约 7 秒后再试"
         );
+    }
+
+    #[test]
+    fn the_providers_reason_stands_under_the_sentence_in_a_code_span() {
+        let mut args = args();
+        args.insert("status".into(), "401".into());
+        args.insert(
+            "detail".into(),
+            format!("invalid x-api-key <{}>", "x".repeat(300)),
+        );
+        for reason in ["MODEL_AUTH", "MODEL_OVERLOADED", "MODEL_BAD_REQUEST"] {
+            for locale in [Locale::Zh, Locale::En] {
+                let text = Texts::new(locale).turn_failure(reason, &args, "");
+                let (sentence, code) = text.split_once('\n').expect("two lines");
+                assert!(sentence.contains("HTTP 401"), "{text}");
+                let inner = code
+                    .strip_prefix("<code>invalid x-api-key &lt;")
+                    .and_then(|c| c.strip_suffix("</code>"))
+                    .unwrap_or_else(|| panic!("{text}"));
+                assert!(inner.chars().count() < MAX_REASON_CHARS, "cut: {text}");
+            }
+        }
+        args.insert("detail".into(), " ".into());
+        let text = Texts::new(Locale::En).turn_failure("MODEL_AUTH", &args, "");
+        assert!(!text.contains('\n') && !text.contains("<code>"), "{text}");
     }
 
     #[test]

@@ -116,6 +116,7 @@ mod tg {
     mod context;
     mod cut_off;
     mod doctor;
+    mod doom_loop;
     mod drafts;
     mod failures;
     mod faults;

@@ -9,7 +9,7 @@ use crate::conversation::Block;
 use crate::turn::gate::Permit;
 
 /// The label of the owner's `/steer` text in the conversation (the owner's language).
-fn steer_label(locale: Locale) -> &'static str {
+pub(super) fn steer_label(locale: Locale) -> &'static str {
     match locale {
         Locale::Zh => "[主人插话]",
         Locale::En => "[The owner interjects]",

@@ -1,15 +1,19 @@
 //! A step's tool calls: read-only ones next to each other run concurrently, the rest alone and
 //! in order, within the turn's tool-call limit, the doom-loop guard
-//! (the same tool with the same input at most [`MAX_IDENTICAL_CALLS`] times per user message),
+//! (the same tool with the same input at most [`MAX_IDENTICAL_CALLS`] times per user message
+//! without asking the owner, see `repeat`),
 //! skipped calls after a `/steer`, synthetic results on cancellation, and tool events forwarded
 //! as turn events.
 
+use super::repeat::Verdict;
 use super::*;
 use crate::approvals::{self, ApprovalRequest, Decision};
 use crate::tools::Tool;
 
 /// The result of a planned call not run because the owner steered before it started.
 const SKIPPED_BY_STEER: &str = "skipped: the owner steered";
+/// The result of a planned call not run because the owner stopped the turn at a repeated call.
+const SKIPPED_BY_STOP: &str = "skipped: the owner stopped the turn";
 /// The same tool with the same input is run at most this many times per user message.
 const MAX_IDENTICAL_CALLS: usize = 2;
 
@@ -36,6 +40,9 @@ impl Turn {
         while i < runnable {
             if self.permit.as_ref().is_some_and(Permit::steered) {
                 steered = true;
+                break;
+            }
+            if self.owner_stop.is_some() {
                 break;
             }
             let batch = calls[i..runnable]
@@ -70,20 +77,24 @@ impl Turn {
             tracing::info!("the owner steered: the step's remaining calls are skipped");
         }
         let steer = self.steer_block();
-        self.close_calls(
-            &calls,
-            outputs,
-            || ToolOutput::error(SKIPPED_BY_STEER),
-            steer,
-        )
-        .await
+        let extra = self.with_repeat_notes(steer);
+        let skipped = if self.owner_stop.is_some() {
+            SKIPPED_BY_STOP
+        } else {
+            SKIPPED_BY_STEER
+        };
+        self.close_calls(&calls, outputs, || ToolOutput::error(skipped), extra)
+            .await
     }
 
     /// Runs `call` alone: the doom-loop guard, the owner's approval when it is risky, then the
     /// tool under the turn's token. `None` when the owner cancelled (the tool is given
     /// [`CANCEL_GRACE`] to notice its token).
     async fn run_one(&mut self, call: &Call) -> Option<ToolOutput> {
-        if let Some(output) = self.start_call(call) {
+        if let Some(output) = self.start_call(call).await {
+            if self.cancel.is_cancelled() {
+                return None;
+            }
             return Some(output);
         }
         let turns = self.turns.inner.clone();
@@ -117,9 +128,10 @@ impl Turn {
         Some(output)
     }
 
-    /// Counts and announces `call` and applies the doom-loop guard: `Some` output when the
-    /// guard stops it (already announced as finished), `None` when it is to run.
-    fn start_call(&mut self, call: &Call) -> Option<ToolOutput> {
+    /// Counts and announces `call` and applies the doom-loop guard (past
+    /// [`MAX_IDENTICAL_CALLS`], the owner is asked): `Some` output when it is not to run
+    /// (already announced as finished), `None` when it is to run.
+    async fn start_call(&mut self, call: &Call) -> Option<ToolOutput> {
         let redactor = self.turns.inner.redactor.clone();
         self.calls_used += 1;
         let input_summary = input_line(&call.input, &redactor);
@@ -129,12 +141,25 @@ impl Turn {
             tool_name: call.name.clone(),
             input_summary,
         });
-        let seen = self.repeats.entry(call_key(call)).or_default();
+        let key = call_key(call);
+        let seen = self.repeats.entry(key.clone()).or_default();
         *seen += 1;
-        if *seen <= MAX_IDENTICAL_CALLS {
+        let times = *seen;
+        if times <= MAX_IDENTICAL_CALLS {
             return None;
         }
-        let output = repeat_output(&call.name);
+        let output = if self.owner_stop.is_some() {
+            ToolOutput::error(SKIPPED_BY_STOP)
+        } else {
+            match self.ask_about_repeat(call, times).await {
+                Verdict::Run => {
+                    // Let it continue: the count starts again with this call.
+                    self.repeats.insert(key, 1);
+                    return None;
+                }
+                Verdict::Skip(output) => output,
+            }
+        };
         tracing::warn!(tool = %call.name, call = %call.id, "doom loop: an identical call was not run");
         self.emit(TurnEvent::ToolFinished {
             call_id: call.id.clone(),
@@ -171,7 +196,13 @@ impl Turn {
         let turns = self.turns.inner.clone();
         let mut running = Vec::new();
         for (k, call) in calls.iter().enumerate() {
-            if let Some(output) = self.start_call(call) {
+            if self.owner_stop.is_some() {
+                break;
+            }
+            if let Some(output) = self.start_call(call).await {
+                if self.cancel.is_cancelled() {
+                    return false;
+                }
                 outputs[k] = Some(output);
                 continue;
             }
@@ -296,13 +327,6 @@ impl Turn {
 /// The doom-loop guard's key of a call: its tool and its input (object keys sorted).
 fn call_key(call: &Call) -> String {
     format!("{}\u{0}{}", call.name, call.input)
-}
-
-/// The result of a call the doom-loop guard did not run.
-fn repeat_output(tool: &str) -> ToolOutput {
-    ToolOutput::error(format!(
-        "not run: {tool} was already called {MAX_IDENTICAL_CALLS} times with this same input for this message; use the results you have, change the input, or answer"
-    ))
 }
 
 pub(super) fn limit_output() -> ToolOutput {

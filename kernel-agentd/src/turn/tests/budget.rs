@@ -35,49 +35,128 @@ async fn seed_rounds(env: &TestEnv, f: &Fixture, n: usize) -> i64 {
     id
 }
 
-#[tokio::test]
-async fn the_third_identical_call_is_not_run_and_the_model_is_told() {
-    let env = env("").await;
-    let provider = ScriptedProvider::new(vec![
+/// The turn's events to its end, answering each question with the next of `answers`
+/// (`(option, words)`); the questions' texts and options.
+async fn events_answering(
+    rx: &mut TurnEvents,
+    f: &Fixture,
+    answers: &[(Option<u32>, &str)],
+) -> (Vec<TurnEvent>, Vec<(String, Vec<String>)>) {
+    let mut out = Vec::new();
+    let mut asked = Vec::new();
+    while let Some(event) = rx.recv().await {
+        if let TurnEvent::Question { id, text, options } = &event {
+            let (option, words) = answers[asked.len()];
+            asked.push((text.clone(), options.clone()));
+            assert!(f.turns.asks().answer(id, option, words), "{event:?}");
+        }
+        let last = matches!(
+            event,
+            TurnEvent::Completed { .. } | TurnEvent::Failed { .. } | TurnEvent::Cancelled
+        );
+        out.push(event);
+        if last {
+            return (out, asked);
+        }
+    }
+    panic!("the turn ended without a last event: {out:?}");
+}
+
+fn finished(events: &[TurnEvent]) -> Vec<(String, bool)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::ToolFinished { call_id, ok, .. } => Some((call_id.clone(), *ok)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn loop_script() -> Vec<Step> {
+    vec![
         echo_call("c1", "same"),
         echo_call("c2", "same"),
         echo_call("c3", "other"),
         echo_call("c4", "same"),
         Step::text("done"),
-    ]);
+    ]
+}
+
+#[tokio::test]
+async fn the_third_identical_call_asks_the_owner_and_stop_ends_the_turn() {
+    let env = env("").await;
+    let provider = ScriptedProvider::new(loop_script());
     let f = fixture(&env, provider.clone()).await;
     let mut rx = f.turns.chat(UserInput::text("loop")).await.unwrap();
-    let events = events(&mut rx).await;
-    let finished: Vec<(String, bool, String)> = events
-        .iter()
-        .filter_map(|e| match e {
-            TurnEvent::ToolFinished {
-                call_id,
-                ok,
-                summary,
-            } => Some((call_id.clone(), *ok, summary.clone())),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(finished.len(), 4, "{events:?}");
-    assert!(finished[..3].iter().all(|(_, ok, _)| *ok), "{finished:?}");
-    let (id, ok, summary) = &finished[3];
-    assert_eq!((id.as_str(), *ok), ("c4", false));
+    let (events, asked) = events_answering(&mut rx, &f, &[(Some(0), "")]).await;
+    assert_eq!(asked.len(), 1, "{events:?}");
     assert!(
-        summary.contains("not run"),
-        "the progress line shows it: {summary}"
+        asked[0].0.contains("echo") && asked[0].0.contains('3'),
+        "{asked:?}"
     );
+    assert_eq!(asked[0].1, ["停止", "让它继续", "告诉它…"]);
+    assert_eq!(
+        finished(&events),
+        [
+            ("c1".into(), true),
+            ("c2".into(), true),
+            ("c3".into(), true),
+            ("c4".into(), false)
+        ]
+    );
+    assert!(
+        matches!(events.last(), Some(TurnEvent::Completed { text, .. })
+            if text.contains("已停止") && text.contains("echo")),
+        "{events:?}"
+    );
+    assert_eq!(
+        provider.seen.lock().unwrap().len(),
+        4,
+        "no model call after the stop"
+    );
+    let session = f.sessions.current().await.unwrap().id;
+    let history = stored(&env, session).await;
+    let results = &history[history.len() - 2];
+    assert!(
+        matches!(&results.content[..], [Block::ToolResult { call_id, content, is_error: true }]
+            if call_id == "c4" && content.contains("the owner chose to stop")),
+        "the model is told: {results:?}"
+    );
+    assert!(history.last().unwrap().text().contains("已停止"));
+}
+
+#[tokio::test]
+async fn let_it_continue_runs_the_call_and_tell_it_something_is_a_steer() {
+    let env = env("").await;
+    let provider = ScriptedProvider::new(loop_script());
+    let f = fixture(&env, provider.clone()).await;
+    let mut rx = f.turns.chat(UserInput::text("loop")).await.unwrap();
+    let (events, _) = events_answering(&mut rx, &f, &[(Some(1), "")]).await;
+    assert!(finished(&events).iter().all(|(_, ok)| *ok), "{events:?}");
+    assert!(matches!(events.last(), Some(TurnEvent::Completed { text, .. }) if text == "done"));
     let sent = provider.seen.lock().unwrap().clone();
     let last = sent.last().unwrap().last().unwrap();
     assert!(
-        matches!(
-            &last.content[..],
-            [Block::ToolResult { call_id, content, is_error: true }]
-                if call_id == "c4" && content.contains("already called 2 times")
-        ),
-        "{last:?}"
+        matches!(&last.content[..], [Block::ToolResult { call_id, content, is_error: false }, Block::Text { text }]
+            if call_id == "c4" && content == "same" && text.contains("let it run")),
+        "the call ran and the model is told: {last:?}"
     );
-    assert!(matches!(events.last(), Some(TurnEvent::Completed { .. })));
+
+    let provider = ScriptedProvider::new(loop_script());
+    let f = fixture(&env, provider.clone()).await;
+    let mut rx = f.turns.chat(UserInput::text("loop")).await.unwrap();
+    let answers = [(Some(2), ""), (None, "用 other 就行")];
+    let (events, asked) = events_answering(&mut rx, &f, &answers).await;
+    assert_eq!(asked.len(), 2, "the second question takes the words");
+    assert!(asked[1].1.is_empty());
+    assert!(matches!(events.last(), Some(TurnEvent::Completed { text, .. }) if text == "done"));
+    let sent = provider.seen.lock().unwrap().clone();
+    let last = sent.last().unwrap().last().unwrap();
+    assert!(
+        matches!(&last.content[..], [Block::ToolResult { call_id, is_error: true, .. }, Block::Text { text }]
+            if call_id == "c4" && text == "[主人插话] 用 other 就行"),
+        "the owner's words reach the model as a steer: {last:?}"
+    );
 }
 
 #[tokio::test]

@@ -60,6 +60,61 @@ async fn client(d: &Delegation) -> pb::agent_client::AgentClient<tonic::transpor
     pb::agent_client::AgentClient::new(unix_channel(d.cfg.socket()).await)
 }
 
+/// Every process's command line (`/proc/<pid>/cmdline`), as its arguments.
+fn command_lines() -> Vec<Vec<String>> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|raw| {
+            raw.split(|b| *b == 0)
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        })
+        .collect()
+}
+
+/// While Claude Code runs a delegation: its bridge token is in a private `--mcp-config` file
+/// (a `kernel-run-*` directory of the temp dir; Node rewrites its own command line, so the file
+/// is found there, not through the argv) and on no process's command line.
+fn no_token_on_any_command_line() {
+    let files: Vec<PathBuf> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("kernel-run-"))
+        .map(|e| e.path().join("mcp-config.json"))
+        .filter(|p| p.exists())
+        .collect();
+    assert!(
+        !files.is_empty(),
+        "a running delegation's --mcp-config file"
+    );
+    let lines = command_lines();
+    for file in files {
+        // Another test's delegation may have ended meanwhile.
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        let config: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let auth = config["mcpServers"]["kernel"]["headers"]["Authorization"]
+            .as_str()
+            .unwrap();
+        let token = auth.strip_prefix("Bearer ").unwrap();
+        for argv in &lines {
+            assert!(
+                argv.iter().all(|a| !a.contains(token)),
+                "the bridge token on a command line: {argv:?}"
+            );
+        }
+    }
+}
+
 fn from_cli(r: &RecordedRequest) -> bool {
     r.header("user-agent")
         .is_some_and(|ua| ua.starts_with("claude-cli/"))
@@ -85,6 +140,7 @@ async fn delegate_and_answer(
     else {
         unreachable!()
     };
+    no_token_on_any_command_line();
     let answered = client(d)
         .await
         .answer(pb::AnswerRequest {

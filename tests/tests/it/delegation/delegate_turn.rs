@@ -63,12 +63,14 @@ async fn cancel_kills_the_cli_and_everything_it_started() {
         ("claude_code", workspace(&h.cfg))
     );
     let (pid, grandchild) = cli.wait_for_pids(DEADLINE).await;
-    // Kernel adds its MCP server (a loopback URL and this delegation's token) before the task.
+    // Kernel adds its MCP server (a loopback URL and this delegation's token, in a private file
+    // named on the command line) before the task.
     let argv = cli.argv();
     assert_eq!(argv.len(), 5, "{argv:?}");
     assert_eq!([&argv[0], &argv[1]], ["-p", "--mcp-config"]);
-    assert!(argv[2].contains("\"url\":\"http://127.0.0.1:"), "{argv:?}");
     assert_eq!(argv[3..], ["--", "-- refactor the parser"]);
+    let config_file = PathBuf::from(&argv[2]);
+    let token = bridge_reached_through(&config_file, &argv).await;
     let s = status(&mut h.client).await;
     let running = s.running_cli.expect("the running CLI in GetStatus");
     assert!(running.starts_with("claude_code since "), "{running}");
@@ -91,6 +93,13 @@ async fn cancel_kills_the_cli_and_everything_it_started() {
 
     // The grandchild ignores TERM: it goes with the KILL after the grace period.
     assert_group_gone(pid, grandchild, DEADLINE).await;
+    eventually(
+        "the token's file to go with the run",
+        DEADLINE,
+        async || !config_file.exists() && !config_file.parent().unwrap().exists(),
+    )
+    .await;
+    assert!(!token.is_empty());
     eventually("GetStatus to show no CLI", DEADLINE, async || {
         status(&mut h.client).await.running_cli.is_none()
     })
@@ -150,11 +159,55 @@ async fn a_delegation_reaches_the_model_and_history_keeps_its_summary() {
             .unwrap();
         assert!(
             stored_result.starts_with("delegate_to_cli 结果已处理(成功)")
-                && stored_result.ends_with(&format!("详见 {output_path}")),
+                && stored_result.contains(&format!(
+                    "，{} 退出码 0，详见 {output_path}，开头：parser refactored, tests pass",
+                    result["cli"].as_str().unwrap()
+                )),
             "{kind}: {stored_result}"
         );
         h.stop().await;
     }
+}
+
+/// Claude Code's `--mcp-config` file of a running delegation: private (0600, in a 0700
+/// directory), it names the bridge's loopback URL with a bearer token that no argument carries
+/// and that the bridge accepts (a request without it is refused). The token.
+async fn bridge_reached_through(config_file: &Path, argv: &[String]) -> String {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(config_file), 0o600, "{}", config_file.display());
+    assert_eq!(mode(config_file.parent().unwrap()), 0o700);
+    let config: Value =
+        serde_json::from_str(&std::fs::read_to_string(config_file).unwrap()).unwrap();
+    let server = &config["mcpServers"]["kernel"];
+    let url = server["url"].as_str().unwrap();
+    assert!(url.starts_with("http://127.0.0.1:"), "{config}");
+    let auth = server["headers"]["Authorization"].as_str().unwrap();
+    let token = auth.strip_prefix("Bearer ").unwrap().to_owned();
+    assert!(token.len() >= 32, "{config}");
+    for arg in argv {
+        assert!(
+            !arg.contains(&token),
+            "the token on the command line: {argv:?}"
+        );
+    }
+    let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-03-26", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}});
+    let post = |auth: Option<&str>| {
+        let mut req = reqwest::Client::new()
+            .post(url)
+            .header("accept", "application/json, text/event-stream")
+            .json(&initialize);
+        if let Some(a) = auth {
+            req = req.header("authorization", a);
+        }
+        req.send()
+    };
+    assert_eq!(post(None).await.unwrap().status(), 401);
+    let reached = post(Some(auth)).await.unwrap();
+    assert!(reached.status().is_success(), "{:?}", reached.status());
+    token
 }
 
 /// The delegate_to_cli result inside a request body: the string (in either wire format) that

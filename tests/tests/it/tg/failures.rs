@@ -1,6 +1,7 @@
 //! Failed turns in the owner's language (issue 16 item 2), through both real binaries and the
 //! fakes: the model answering 429, 401 and 500 ends the turn with a notice that in `zh` has no
-//! sentence without Chinese and in `en` no Chinese, carrying the numbers agentd sent.
+//! sentence without Chinese and in `en` no Chinese, carrying the numbers agentd sent; under it
+//! the provider's own reason (redacted: the key a 401 echoes is masked) in a code span.
 
 use kernel_common::config::Locale;
 use tests::fake_llm::{ErrorKind, HttpError, Script};
@@ -53,10 +54,13 @@ fn is_cjk(c: char) -> bool {
     ('\u{4e00}'..='\u{9fff}').contains(&c)
 }
 
-/// The sentences of a notice that have words but no Chinese character.
+/// The sentences of a notice that have words but no Chinese character (the provider's reason,
+/// its own line in a code span, is the provider's words).
 fn ascii_only_sentences(notice: &str) -> Vec<String> {
     notice
-        .split(['\n', '。', '！', '？', '；', '，', '：'])
+        .lines()
+        .filter(|line| !(line.starts_with("<code>") && line.ends_with("</code>")))
+        .flat_map(|line| line.split(['。', '！', '？', '；', '，', '：']))
         .flat_map(|s| s.split(". "))
         .filter(|s| s.chars().any(|c| c.is_ascii_alphabetic()) && !s.chars().any(is_cjk))
         .map(str::to_owned)
@@ -81,6 +85,7 @@ async fn in_zh_a_failed_turn_is_told_in_chinese() {
         "{}",
         notices[1]
     );
+    assert_providers_reason(&notices[1]);
     assert!(
         notices[2].contains("不可用") && notices[2].contains("500"),
         "{}",
@@ -105,9 +110,24 @@ async fn in_en_a_failed_turn_is_told_in_english() {
         "{}",
         notices[1]
     );
+    assert_providers_reason(&notices[1]);
     assert!(
         notices[2].contains("unavailable") && notices[2].contains("HTTP 500"),
         "{}",
         notices[2]
+    );
+}
+
+/// The 401 notice ends with the provider's message on a line of its own, in a code span, the
+/// key it echoed masked (`assert_no_secrets` checks every call for the key itself).
+fn assert_providers_reason(notice: &str) {
+    let (_, reason) = notice.rsplit_once('\n').expect("a second line");
+    let inner = reason
+        .strip_prefix("<code>invalid x-api-key: ")
+        .and_then(|r| r.strip_suffix("</code>"))
+        .unwrap_or_else(|| panic!("the provider's reason: {notice}"));
+    assert!(
+        !inner.is_empty() && inner.chars().count() <= 200,
+        "{notice}"
     );
 }

@@ -181,9 +181,10 @@ async fn history_is_slimmed_on_save_while_the_model_saw_everything() {
         assert_eq!(
             results,
             vec![
-                "big 结果已处理(成功)，500 字符".to_owned(),
+                format!("big 结果已处理(成功)，500 字符，开头：{}…", "大".repeat(80)),
                 format!(
-                    "delegate_to_cli 结果已处理(成功)，{n} 字符，详见 data/cli_outputs/task-1.txt"
+                    "delegate_to_cli 结果已处理(成功)，{n} 字符，claude_code 退出码 0，\
+                     详见 data/cli_outputs/task-1.txt，开头：refactor done"
                 ),
                 "tiny".to_owned(),
             ]
@@ -198,11 +199,76 @@ async fn history_is_slimmed_on_save_while_the_model_saw_everything() {
             "{kind}"
         );
         assert!(
+            third.contains("delegate_to_cli 结果已处理(成功)")
+                && third.contains("claude_code 退出码 0")
+                && third.contains("开头：refactor done"),
+            "{kind}: the delegation's line names the CLI, its exit code and its answer: {third}"
+        );
+        assert!(
             !third.contains(&b64) && !third.contains(&big),
             "{kind}: later turns see the slimmed history"
         );
         h.stop().await;
     }
+}
+
+/// A page returned by a real MCP tool (server-everything's `echo`) is slimmed once the turn is
+/// stored; the next request still carries its first 80 characters on one line, the same bytes
+/// on every later request.
+#[tokio::test]
+async fn a_slimmed_mcp_page_keeps_its_first_characters_in_the_next_request() {
+    let fake = FakeLlm::start().await;
+    let mcp = tests::mcp_support::stdio_toml("everything");
+    let mut h = Harness::start(TestConfig::new(&fake.url(), &mcp)).await;
+    tests::mcp_support::wait_for_server(&mut h.client, "everything", "connected").await;
+    let page = format!(
+        "<h1>Kernel 发布说明</h1>\n\t版本 0.9：切片历史保留预览。{}",
+        "正文".repeat(200)
+    );
+    let args = json!({ "message": page }).to_string();
+    fake.push(Reply::default().tool(FakeToolCall::new("mcp_everything__echo", args)));
+    fake.push(Script::text("读完了"));
+    let events = turn(&mut h.client, "读一下这个页面").await;
+    assert_eq!(completed(&events).text, "读完了", "{events:?}");
+
+    fake.push(Script::text("好的"));
+    completed(&turn(&mut h.client, "它说了什么？").await);
+    fake.push(Script::text("嗯"));
+    completed(&turn(&mut h.client, "再说一遍").await);
+    let lines: Vec<String> = fake
+        .requests()
+        .iter()
+        .filter_map(|r| {
+            let raw = &r.raw_body;
+            let start = raw.find("mcp_everything__echo 结果已处理(成功)")?;
+            let end = raw[start..].find('"').map_or(raw.len(), |e| start + e);
+            // The call's input still holds the page; its result (after "Echo: ") is gone.
+            assert!(
+                !raw.contains("Echo: <h1>Kernel 发布说明</h1>\\n\\t"),
+                "slimmed: {raw}"
+            );
+            Some(raw[start..end].to_owned())
+        })
+        .collect();
+    assert_eq!(
+        lines.len(),
+        2,
+        "both later turns carry the slimmed line: {lines:?}"
+    );
+    let shown = lines[0].split_once("，开头：").expect("a preview").1;
+    assert!(
+        shown.starts_with("Echo: <h1>Kernel 发布说明</h1> 版本 0.9：切片历史保留预览。正文"),
+        "control characters gone, one line: {}",
+        lines[0]
+    );
+    assert_eq!(
+        shown.chars().count(),
+        81,
+        "80 characters and …: {}",
+        lines[0]
+    );
+    assert_eq!(lines[1], lines[0], "byte-identical on every request");
+    h.stop().await;
 }
 
 #[tokio::test]

@@ -1,0 +1,122 @@
+//! The doom-loop guard asks the owner (issue 49), through both real binaries and the fake Bot
+//! API: the model's third identical call brings a question with Stop / Let it continue / Tell
+//! it something buttons; Stop ends the turn (the call never runs, the owner reads why), Let it
+//! continue runs the call and the model hears what the owner chose.
+
+use serde_json::Value;
+use tests::fake_llm::Script;
+use tests::fake_telegram::{OWNER_ID, SentMessage};
+use tests::stack::{PROMPT, Stack};
+use tests::wait::eventually;
+
+/// The same `memory_search` call, as the model repeats it.
+const SAME: &str = r#"{"query": "the same thing"}"#;
+
+async fn message_with(stack: &Stack, needle: &str) -> SentMessage {
+    eventually(&format!("a message with {needle:?}"), PROMPT, async || {
+        stack
+            .telegram
+            .messages(OWNER_ID)
+            .into_iter()
+            .find(|m| m.text.contains(needle))
+    })
+    .await
+}
+
+/// The model calls `memory_search` with the same input four times, then answers `answer`.
+fn four_identical_calls(stack: &Stack, answer: &str) {
+    for _ in 0..4 {
+        stack.llm.push(Script::tool_call("memory_search", SAME));
+    }
+    stack.llm.push(Script::text(answer));
+}
+
+/// The `tool_result` contents of the fake LLM's last request's last message.
+fn last_results(stack: &Stack) -> Vec<String> {
+    let request = stack.llm.last_request().unwrap();
+    let messages = request.body["messages"].as_array().unwrap().clone();
+    messages.last().unwrap()["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| match &b["content"] {
+            Value::String(s) => s.clone(),
+            Value::Null => b["text"].as_str().unwrap_or_default().to_owned(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+/// The doom-loop question and its buttons (labels, data).
+async fn the_question(stack: &Stack) -> (SentMessage, Vec<(String, String)>) {
+    let asked = message_with(stack, "可能陷入了循环").await;
+    assert!(asked.text.contains("memory_search"), "{}", asked.text);
+    let buttons = stack.telegram.buttons(OWNER_ID, asked.message_id);
+    let labels: Vec<&str> = buttons.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(labels, ["停止", "让它继续", "告诉它…"]);
+    (asked, buttons)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_identical_calls_ask_the_owner_and_stop_ends_the_turn() {
+    let stack = Stack::start().await;
+    four_identical_calls(&stack, "never said");
+    stack.owner_says("find it");
+    let (asked, buttons) = the_question(&stack).await;
+    // Asked at the third call: two ran, nothing more reached the model meanwhile.
+    assert_eq!(stack.llm.requests().len(), 3);
+    stack
+        .telegram
+        .press(OWNER_ID, OWNER_ID, asked.message_id, &buttons[0].1);
+    let stopped = message_with(&stack, "已停止").await;
+    assert!(stopped.text.contains("memory_search"), "{}", stopped.text);
+    assert_eq!(
+        stack.llm.requests().len(),
+        3,
+        "the turn ended without asking the model again"
+    );
+    eventually("the buttons to go", PROMPT, async || {
+        stack
+            .telegram
+            .buttons(OWNER_ID, asked.message_id)
+            .is_empty()
+    })
+    .await;
+    // The next turn's model sees the stop in the history.
+    stack.llm.push(Script::text("ok"));
+    stack.owner_says("and now?");
+    message_with(&stack, "ok").await;
+    let body = stack.llm.last_request().unwrap().raw_body;
+    assert!(body.contains("the owner chose to stop"), "{body}");
+    assert!(
+        !stack
+            .telegram
+            .messages(OWNER_ID)
+            .iter()
+            .any(|m| m.text.contains("never said"))
+    );
+    stack.assert_no_secrets();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn let_it_continue_runs_the_call_and_the_model_is_told() {
+    let stack = Stack::start().await;
+    stack.llm.push(Script::tool_call("memory_search", SAME));
+    stack.llm.push(Script::tool_call("memory_search", SAME));
+    stack.llm.push(Script::tool_call("memory_search", SAME));
+    stack.llm.push(Script::text("Found nothing, carried on"));
+    stack.owner_says("find it");
+    let (asked, buttons) = the_question(&stack).await;
+    stack
+        .telegram
+        .press(OWNER_ID, OWNER_ID, asked.message_id, &buttons[1].1);
+    message_with(&stack, "Found nothing, carried on").await;
+    let results = last_results(&stack);
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(!results[0].contains("not run"), "the call ran: {results:?}");
+    assert!(
+        results[1].contains("the owner chose to let it run again"),
+        "{results:?}"
+    );
+    stack.assert_no_secrets();
+}
