@@ -31,6 +31,7 @@ use crate::schedule::Schedules;
 use crate::sessions::{SessionInfo, Sessions};
 use crate::skills::Skills;
 use crate::store::Store;
+use crate::store::vectors::Corpus;
 use crate::summary_rewrite::SummaryRewriter;
 use crate::titling::Titler;
 use crate::tools::ToolRegistry;
@@ -153,6 +154,9 @@ impl Agent {
             base.root.child_token(),
         )
         .await;
+        if let Some(semantic) = base.semantic(Corpus::History)? {
+            history.attach_semantic(semantic);
+        }
         crate::recall::register_tool(&tools, &history).map_err(ApiError::internal)?;
         crate::retention::spawn(
             &base.tasks,
@@ -441,22 +445,31 @@ impl Base {
             self.budget.clone(),
         )
         .await?;
-        if let Some(e) = &config.embeddings {
-            let client = EmbeddingsClient::new(e, &self.http).map_err(ApiError::internal)?;
-            let tag = match e.dimensions {
-                Some(d) => format!("{}@{d}", e.model),
-                None => e.model.clone(),
-            };
-            memories.attach_semantic(Semantic::start(
-                client,
-                tag,
-                store.clone(),
-                e.recall_budget,
-                &self.tasks,
-                root.child_token(),
-            ));
+        if let Some(semantic) = self.semantic(Corpus::Memories)? {
+            memories.attach_semantic(semantic);
         }
         Ok((memories, memory_auto))
+    }
+
+    /// With `[embeddings]`: a started embedder of `corpus` (memories, or the conversation).
+    fn semantic(&self, corpus: Corpus) -> Result<Option<Semantic>, ApiError> {
+        let Some(e) = &self.config.embeddings else {
+            return Ok(None);
+        };
+        let client = EmbeddingsClient::new(e, &self.http).map_err(ApiError::internal)?;
+        let tag = match e.dimensions {
+            Some(d) => format!("{}@{d}", e.model),
+            None => e.model.clone(),
+        };
+        Ok(Some(Semantic::start_on(
+            corpus,
+            client,
+            tag,
+            self.store.clone(),
+            e.recall_budget,
+            &self.tasks,
+            self.root.child_token(),
+        )))
     }
 
     /// Registers the memory, skill and `send_file` tools.

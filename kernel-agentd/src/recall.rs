@@ -10,14 +10,22 @@
 //! index by `ON DELETE CASCADE` and a trigger. Ranking: the terms ANDed (BM25, ties newest
 //! first), then, when that finds fewer than asked for, ORed below them; every term is a quoted
 //! string, so nothing a user types is FTS5 syntax.
+//!
+//! With `[embeddings]`, a `memory::semantic::Semantic` over the indexed messages
+//! (`Corpus::History`: `history_vectors`, int8 like memories') embeds each indexed message in
+//! the background (the indexer wakes it after each batch), and a search fuses the lexical
+//! candidates with the nearest vectors ([`fusion`]). The query is embedded beside the lexical
+//! search, within `embeddings.recall_budget_ms`; when it does not come in time the search is the
+//! lexical one.
 
+pub mod fusion;
 mod indexer;
 pub mod range;
 pub mod text;
 mod tool;
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
@@ -27,7 +35,9 @@ use tokio_util::task::TaskTracker;
 
 use crate::conversation::Role;
 use crate::error::ApiError;
+use crate::memory::exact::ExactWords;
 use crate::memory::segment::{self, Combine};
+use crate::memory::semantic::Semantic;
 use crate::store::history_index::{HistoryDoc, HistoryProgress};
 use crate::store::{Store, StoreError};
 pub use range::{RangeError, TimeRange};
@@ -39,6 +49,8 @@ const SEGMENTER: &str = segment::SEGMENTER;
 pub const DEFAULT_LIMIT: usize = 10;
 /// Most hits.
 pub const MAX_LIMIT: usize = 50;
+/// Candidates taken from each side of a hybrid search (at least; more when the limit is larger).
+const MIN_CANDIDATES: usize = 20;
 /// Longest excerpt of a hit, and of each neighbour, in characters.
 const HIT_CHARS: usize = 600;
 const NEIGHBOUR_CHARS: usize = 200;
@@ -138,6 +150,8 @@ struct Inner {
     fts: bool,
     tz: Tz,
     locale: Locale,
+    /// Search by meaning, when `[embeddings]` is configured.
+    semantic: OnceLock<Semantic>,
 }
 
 impl History {
@@ -155,14 +169,35 @@ impl History {
             tracing::warn!(error = %e, "the conversation index cannot be prepared");
             fts = false;
         }
-        tasks.spawn(indexer::run(store.clone(), fts, cancel));
-        History {
+        let history = History {
             inner: Arc::new(Inner {
                 store,
                 fts,
                 tz,
                 locale,
+                semantic: OnceLock::new(),
             }),
+        };
+        tasks.spawn(indexer::run(history.clone(), cancel));
+        history
+    }
+
+    /// Searches by meaning too with `semantic` (a `Semantic` started on `Corpus::History`;
+    /// once: a second call is ignored).
+    pub fn attach_semantic(&self, semantic: Semantic) {
+        semantic.wake();
+        let _ = self.inner.semantic.set(semantic);
+    }
+
+    /// The embeddings side, when attached.
+    pub fn semantic(&self) -> Option<&Semantic> {
+        self.inner.semantic.get()
+    }
+
+    /// Wakes the embedder (messages were indexed).
+    fn wake_embedder(&self) {
+        if let Some(s) = self.inner.semantic.get() {
+            s.wake();
         }
     }
 
@@ -205,8 +240,88 @@ impl History {
         }
         segment::ready().await;
         let terms = segment::query_terms(query);
-        let docs = self.find(query, &terms, range, limit).await?;
+        let semantic = self.inner.semantic.get().filter(|s| s.has_vectors());
+        let docs = match semantic {
+            None => self.find(query, &terms, range, limit).await?,
+            Some(semantic) => {
+                let budget = semantic.recall_budget();
+                self.find_hybrid(semantic, query, &terms, range, limit, budget)
+                    .await?
+            }
+        };
         self.hits(docs, &terms).await
+    }
+
+    /// Lexical candidates and vector candidates (when the query's vector comes within
+    /// `budget`; else `None`) fused by [`fusion::SHIPPED`].
+    async fn find_hybrid(
+        &self,
+        semantic: &Semantic,
+        query: &str,
+        terms: &[String],
+        range: TimeRange,
+        limit: usize,
+        budget: std::time::Duration,
+    ) -> Result<Vec<HistoryDoc>, StoreError> {
+        let k = limit.max(MIN_CANDIDATES);
+        let (lexical, near) = tokio::join!(
+            self.find(query, terms, range, k),
+            nearest(semantic, query, k, range, budget)
+        );
+        let mut lexical = lexical?;
+        let Some(near) = near else {
+            lexical.truncate(limit);
+            return Ok(lexical);
+        };
+        let words = ExactWords::new(query, terms);
+        let marked: Vec<(i64, bool)> = lexical
+            .iter()
+            .map(|d| (d.message_id, words.matches(&d.text)))
+            .collect();
+        let ids = fusion::fuse(
+            &marked,
+            &near,
+            fusion::SHIPPED_FLOOR,
+            &fusion::SHIPPED,
+            limit,
+        );
+        let missing: Vec<i64> = ids
+            .iter()
+            .filter(|id| !lexical.iter().any(|d| d.message_id == **id))
+            .copied()
+            .collect();
+        let mut known: HashMap<i64, HistoryDoc> =
+            lexical.into_iter().map(|d| (d.message_id, d)).collect();
+        for doc in self.inner.store.history_docs_by_id(&missing).await? {
+            known.insert(doc.message_id, doc);
+        }
+        Ok(ids.iter().filter_map(|id| known.remove(id)).collect())
+    }
+
+    /// A query's lexical candidates (`(id, exact)`, best first) and vector candidates (`(id,
+    /// cosine)`, best first; empty without embeddings), `k` of each: the inputs of [`fusion`]
+    /// (the recall evaluation compares rankings on them).
+    #[cfg(any(test, feature = "test-support"))]
+    pub async fn candidates(
+        &self,
+        query: &str,
+        k: usize,
+    ) -> Result<(Vec<(i64, bool)>, Vec<(i64, f32)>), HistoryError> {
+        let range = TimeRange::parse(None, None, self.inner.tz)?;
+        let terms = segment::query_terms(query);
+        let lexical = self.find(query, &terms, range, k).await?;
+        let words = ExactWords::new(query, &terms);
+        let marked = lexical
+            .iter()
+            .map(|d| (d.message_id, words.matches(&d.text)))
+            .collect();
+        let near = match self.inner.semantic.get() {
+            Some(s) => nearest(s, query, k, range, std::time::Duration::from_secs(60))
+                .await
+                .unwrap_or_default(),
+            None => Vec::new(),
+        };
+        Ok((marked, near))
     }
 
     /// The lexical search: FTS5 AND, then OR below it; LIKE without FTS5 or without terms.
@@ -294,9 +409,33 @@ impl History {
     /// Indexes what is pending now (tests and benchmarks; the indexer does this by itself).
     #[cfg(any(test, feature = "test-support"))]
     pub async fn catch_up(&self) -> Result<(), StoreError> {
-        while indexer::index_batch(&self.inner.store, self.inner.fts).await? > 0 {}
+        while indexer::index_batch(&self.inner.store, self.inner.fts).await? > 0 {
+            self.wake_embedder();
+        }
         Ok(())
     }
+}
+
+/// The `k` indexed messages nearest `query` within `range` (the scan on a blocking thread);
+/// `None` when the query's vector does not come within `budget`.
+async fn nearest(
+    semantic: &Semantic,
+    query: &str,
+    k: usize,
+    range: TimeRange,
+    budget: std::time::Duration,
+) -> Option<Vec<(i64, f32)>> {
+    let vector = match semantic.query_vector(query, budget).await {
+        Ok(v) => v,
+        Err(e) => {
+            tracing::warn!(error = %e, "query embedding failed or too slow; this history search is lexical");
+            return None;
+        }
+    };
+    let semantic = semantic.clone();
+    let (from, to) = (range.from_ms, range.to_ms);
+    let scan = move || semantic.nearest(&vector, k, Some(from), Some(to));
+    tokio::task::spawn_blocking(scan).await.ok()
 }
 
 fn role(stored: &str) -> Role {

@@ -4,7 +4,8 @@
 //! memories without a vector of the current model (new ones, or all after a model change) in
 //! batches of [`BATCH`], backing off 1 s → 2 s → … → 60 s while the endpoint fails; a new
 //! memory wakes it. Nothing here blocks start-up or a turn; until a memory has its vector it is
-//! found lexically only.
+//! found lexically only. The conversation index (`recall`, issue 48) runs its own `Semantic`
+//! over its messages ([`Corpus::History`]): the same client, index and embedder.
 
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -16,6 +17,7 @@ use tokio_util::task::TaskTracker;
 use super::embeddings::{EmbedError, EmbeddingsClient, TextKind};
 use super::vectors::{VectorIndex, quantise};
 use crate::store::Store;
+use crate::store::vectors::Corpus;
 
 /// Memories embedded per request.
 pub const BATCH: usize = 32;
@@ -43,6 +45,8 @@ pub struct Semantic {
 struct Inner {
     client: EmbeddingsClient,
     store: Store,
+    /// Memories, or the conversation's indexed messages (`recall`).
+    corpus: Corpus,
     /// The tag stored with each vector: the model, with `@dimensions` when configured.
     tag: String,
     index: RwLock<VectorIndex>,
@@ -52,8 +56,29 @@ struct Inner {
 }
 
 impl Semantic {
-    /// Starts the embedder on `tasks` (stopped by `cancel`); vectors are tagged `tag`.
+    /// Starts the memories' embedder on `tasks` (stopped by `cancel`); vectors are tagged `tag`.
     pub fn start(
+        client: EmbeddingsClient,
+        tag: String,
+        store: Store,
+        recall_budget: Duration,
+        tasks: &TaskTracker,
+        cancel: CancellationToken,
+    ) -> Self {
+        Self::start_on(
+            Corpus::Memories,
+            client,
+            tag,
+            store,
+            recall_budget,
+            tasks,
+            cancel,
+        )
+    }
+
+    /// Starts the embedder of `corpus` (see [`Semantic::start`]).
+    pub fn start_on(
+        corpus: Corpus,
         client: EmbeddingsClient,
         tag: String,
         store: Store,
@@ -65,6 +90,7 @@ impl Semantic {
             inner: Arc::new(Inner {
                 client,
                 store,
+                corpus,
                 tag,
                 index: RwLock::new(VectorIndex::new()),
                 wake: Notify::new(),
@@ -143,7 +169,12 @@ impl Semantic {
 
     /// The model, how many memories have its vectors, and the last endpoint failure.
     pub async fn status(&self) -> EmbeddingsStatus {
-        let with_vectors = match self.inner.store.count_vectors(&self.inner.tag).await {
+        let with_vectors = match self
+            .inner
+            .store
+            .count_vectors_of(self.inner.corpus, &self.inner.tag)
+            .await
+        {
             Ok(n) => n,
             Err(_) => self.read().len() as u64,
         };
@@ -171,7 +202,7 @@ impl Semantic {
     async fn run(self) {
         let mut backoff = Duration::from_secs(1);
         while let Err(e) = self.load().await {
-            tracing::warn!(error = %e, "cannot load memory vectors; retrying");
+            tracing::warn!(error = %e, corpus = self.inner.corpus.name(), "cannot load vectors; retrying");
             self.pause(&mut backoff).await;
         }
         backoff = Duration::from_secs(1);
@@ -180,7 +211,7 @@ impl Semantic {
                 Ok(0) => self.inner.wake.notified().await,
                 Ok(_) => backoff = Duration::from_secs(1),
                 Err(e) => {
-                    tracing::warn!(error = %e, retry_in_s = backoff.as_secs(), "embedding memories failed");
+                    tracing::warn!(error = %e, corpus = self.inner.corpus.name(), retry_in_s = backoff.as_secs(), "embedding failed");
                     self.set_error(Some(e));
                     self.pause(&mut backoff).await;
                 }
@@ -198,7 +229,11 @@ impl Semantic {
     }
 
     async fn load(&self) -> Result<(), crate::store::StoreError> {
-        let rows = self.inner.store.load_vectors(&self.inner.tag, None).await?;
+        let rows = self
+            .inner
+            .store
+            .load_vectors_of(self.inner.corpus, &self.inner.tag, None)
+            .await?;
         let mut index = VectorIndex::new();
         let mut skipped = 0;
         for row in &rows {
@@ -208,9 +243,10 @@ impl Semantic {
         }
         tracing::info!(
             model = %self.inner.tag,
+            corpus = self.inner.corpus.name(),
             vectors = index.len(),
             skipped,
-            "memory vectors loaded"
+            "vectors loaded"
         );
         *self.inner.index.write().unwrap_or_else(|e| e.into_inner()) = index;
         Ok(())
@@ -222,7 +258,7 @@ impl Semantic {
         let batch = self
             .inner
             .store
-            .memories_without_vector(tag, BATCH)
+            .without_vector(self.inner.corpus, tag, BATCH)
             .await
             .map_err(|e| e.to_string())?;
         if batch.is_empty() {
@@ -245,7 +281,7 @@ impl Semantic {
         let created = self
             .inner
             .store
-            .put_vectors(tag, &quantised)
+            .put_vectors_of(self.inner.corpus, tag, &quantised)
             .await
             .map_err(|e| e.to_string())?;
         {
@@ -264,7 +300,11 @@ impl Semantic {
             }
         }
         self.set_error(None);
-        tracing::debug!(embedded = batch.len(), "memories embedded");
+        tracing::debug!(
+            embedded = batch.len(),
+            corpus = self.inner.corpus.name(),
+            "texts embedded"
+        );
         Ok(batch.len())
     }
 }

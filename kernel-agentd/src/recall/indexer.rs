@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use super::History;
 use super::text::searchable;
 use crate::memory::segment;
 use crate::store::history_index::{HistoryEntry, RawHistoryMessage};
@@ -16,8 +17,10 @@ const BATCH: usize = 256;
 /// The pause after a failure before the indexer tries again.
 const RETRY: Duration = Duration::from_secs(5);
 
-/// Indexes until `cancel`: everything after the cursor, then whatever is stored later.
-pub(super) async fn run(store: Store, fts: bool, cancel: CancellationToken) {
+/// Indexes until `cancel`: everything after the cursor, then whatever is stored later; wakes the
+/// embedder (with `[embeddings]`) after each batch.
+pub(super) async fn run(history: History, cancel: CancellationToken) {
+    let (store, fts) = (history.inner.store.clone(), history.inner.fts);
     let started = std::time::Instant::now();
     let mut migrated = 0usize;
     let mut caught_up = false;
@@ -38,6 +41,7 @@ pub(super) async fn run(store: Store, fts: bool, cancel: CancellationToken) {
                 }
             }
             Ok(n) => {
+                history.wake_embedder();
                 if !caught_up {
                     migrated += n;
                 }

@@ -1,7 +1,8 @@
 //! The conversation index (issue 48): `history_docs` (one row per indexed message: its session,
 //! role, time and searchable text; deleted with its message by `ON DELETE CASCADE`) and the FTS5
 //! table `history_fts` (segmented terms, rowid = message id; a trigger drops an entry with its
-//! doc). Both are created at start-up like the memory index, not by a migration; the indexer's
+//! doc), and `history_vectors` with `[embeddings]` (`store::vectors`). All are created at
+//! start-up like the memory index, not by a migration; the indexer's
 //! progress (`history_index.cursor`, the highest message id looked at) and the segmenter the
 //! index was built with live in `settings`.
 //!
@@ -79,6 +80,14 @@ impl Store {
             "CREATE INDEX IF NOT EXISTS history_docs_by_time ON history_docs (created_at)",
             "CREATE INDEX IF NOT EXISTS history_docs_by_session
                  ON history_docs (session_id, message_id)",
+            // The messages' vectors with `[embeddings]` (`store::vectors`, `Corpus::History`).
+            "CREATE TABLE IF NOT EXISTS history_vectors (
+                 message_id INTEGER PRIMARY KEY
+                     REFERENCES history_docs (message_id) ON DELETE CASCADE,
+                 model      TEXT NOT NULL,
+                 dim        INTEGER NOT NULL,
+                 scale      REAL NOT NULL,
+                 vector     BLOB NOT NULL)",
         ];
         if fts {
             statements.extend([
@@ -313,6 +322,19 @@ impl Store {
         .fetch_all(&self.pool)
         .await
         .map_err(StoreError::db("list the conversation"))
+    }
+
+    /// The indexed messages `ids` that exist (in no particular order).
+    pub async fn history_docs_by_id(&self, ids: &[i64]) -> Result<Vec<HistoryDoc>, StoreError> {
+        let json = serde_json::Value::from(ids.to_vec()).to_string();
+        sqlx::query_as(
+            "SELECT message_id, session_id, role, created_at, text FROM history_docs
+             WHERE message_id IN (SELECT value FROM json_each(?1))",
+        )
+        .bind(json)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::db("read indexed messages"))
     }
 
     /// The indexed messages just before and just after `message_id` in its session.

@@ -67,6 +67,7 @@ mod memory {
     mod consolidation_tg;
     mod embeddings;
     mod history;
+    mod history_real_model;
     mod origin;
     mod origin_owner_message;
     mod pages;
