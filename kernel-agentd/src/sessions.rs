@@ -3,6 +3,7 @@
 //! A restart always begins a new conversation: the current session is created lazily on first use
 //! and old ones are entered only through a listing and `resume`.
 
+mod feedback;
 mod found;
 mod history;
 mod rename;

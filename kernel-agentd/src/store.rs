@@ -13,6 +13,7 @@
 pub mod budget;
 pub mod consolidation;
 mod error;
+mod feedback;
 pub mod follow_ups;
 pub mod history_index;
 pub mod intake_keys;

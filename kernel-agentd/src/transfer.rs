@@ -186,6 +186,9 @@ fn session_markdown(s: &SessionOut, tz: chrono_tz::Tz) -> String {
             time(m.created_at),
             message_text(m)
         ));
+        if let Some(feedback) = &m.feedback {
+            out.push_str(&format!("\n(feedback: {feedback})\n"));
+        }
     }
     out
 }

@@ -69,13 +69,19 @@ pub(crate) async fn handle(app: App, message: Message, checked: Checked) {
             return;
         }
     };
+    forward(&app, message.id, text).await;
+}
+
+/// Tells agentd the owner edited message `message` to `text`: the running turn restarts or is
+/// steered; for an answered message the owner gets the offer.
+pub(crate) async fn forward(app: &App, message: MessageId, text: String) {
     let request = pb::EditMessageRequest {
         session_id: None,
-        message_key: key(&message),
+        message_key: key(app, message),
         text: text.clone(),
         run: false,
         deliver_to_owner: Some(pb::OwnerDelivery {
-            reply_to_message_id: Some(i64::from(message.id.0)),
+            reply_to_message_id: Some(i64::from(message.0)),
             placeholder_message_id: None,
         }),
     };
@@ -85,18 +91,18 @@ pub(crate) async fn handle(app: App, message: Message, checked: Checked) {
     };
     match reply {
         Ok(reply) => match reply.get_ref().outcome() {
-            Outcome::Answered => offer(&app, message.id, text).await,
+            Outcome::Answered => offer(app, message, text).await,
             outcome => {
                 tracing::info!(
                     ?outcome,
-                    message = message.id.0,
+                    message = message.0,
                     "the owner's edit reached the turn"
                 )
             }
         },
         Err(status) if status.code() == tonic::Code::NotFound => {
             tracing::info!(
-                message = message.id.0,
+                message = message.0,
                 "an edit of a message Kernel never took is ignored"
             );
         }
@@ -109,9 +115,10 @@ pub(crate) async fn handle(app: App, message: Message, checked: Checked) {
     }
 }
 
-/// The idempotency key of `message` (as the turn that took it sent it).
-fn key(message: &Message) -> String {
-    format!("tg:{}:{}", message.chat.id.0, message.id.0)
+/// The idempotency key of the owner's message `message` (as the turn that took it sent it: the
+/// owner's private chat has the owner's id).
+fn key(app: &App, message: MessageId) -> String {
+    format!("tg:{}:{}", app.owner().0, message.0)
 }
 
 /// One reply quoting the edit with the button; a second edit updates it.
@@ -168,7 +175,7 @@ pub(crate) async fn answer(app: &App, message: i32, offer: Option<MessageId>) ->
     };
     let request = pb::EditMessageRequest {
         session_id: None,
-        message_key: format!("tg:{}:{}", app.owner().0, message.0),
+        message_key: key(app, message),
         text: edited.text,
         run: true,
         deliver_to_owner: Some(pb::OwnerDelivery {

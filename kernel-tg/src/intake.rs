@@ -9,6 +9,7 @@
 pub(crate) mod backlog;
 pub(crate) mod batch;
 mod handover;
+mod held;
 pub(crate) mod ledger;
 
 use std::sync::{Arc, Mutex};
@@ -31,6 +32,7 @@ use crate::handle::App;
 use crate::incoming::{self, Incoming};
 use backlog::Skipped;
 use batch::Coalescer;
+use held::Held;
 use ledger::Ledger;
 
 /// How long one getUpdates waits for news (below the HTTP client's 17 s timeout).
@@ -99,9 +101,11 @@ pub(crate) async fn run(
         tracing::warn!(error = %crate::telegram::describe(e), "deleteWebhook failed");
     }
     let confirm = Arc::new(Confirm::default());
+    let held = Arc::new(Held::default());
     let (turns, handing) = handover::spawn(
         app.clone(),
         confirm.clone(),
+        held.clone(),
         settings,
         shutdown.clone(),
         tasks,
@@ -110,6 +114,7 @@ pub(crate) async fn run(
         app,
         confirm,
         turns,
+        held,
         tasks: tasks.clone(),
         coalescer: Coalescer::default(),
         settings,
@@ -141,6 +146,8 @@ struct Loop {
     app: App,
     confirm: Arc<Confirm>,
     turns: mpsc::Sender<Bundle>,
+    /// The messages handed over and not yet handled (their edits wait there).
+    held: Arc<Held>,
     tasks: TaskTracker,
     coalescer: Coalescer,
     settings: Settings,
@@ -214,6 +221,13 @@ impl Loop {
     ) {
         let id = update.id.0 as i32;
         if !self.confirm.see(id) {
+            return;
+        }
+        if matches!(update.kind, UpdateKind::EditedMessage(_)) {
+            // An edit of a message of the backlog replaces it there; of an earlier one, it is
+            // an edit like any other.
+            self.living_update(update);
+            self.confirm.handled(&[id]);
             return;
         }
         let Some(message) = admission::admit(update, self.app.owner()) else {
@@ -409,7 +423,8 @@ impl Loop {
                 if let Some(message) = admission::admit_edit(update, self.app.owner()) {
                     let checked = crate::edits::check(&self.app, message);
                     if let crate::edits::Checked::Text(text) = &checked
-                        && self.coalescer.replace_text(message.id.0, text)
+                        && (self.coalescer.replace_text(message.id.0, text)
+                            || self.held.edit(message.id.0, text))
                     {
                         tracing::info!(message = message.id.0, "a waiting message was edited");
                         return true;
@@ -438,6 +453,7 @@ impl Loop {
     }
 
     async fn send(&self, bundle: Bundle) {
+        self.held.hold(bundle.parts.iter().map(|p| p.message_id));
         if self.turns.send(bundle).await.is_err() {
             tracing::error!("the turn hand-over stopped; the messages stay with Telegram");
         }

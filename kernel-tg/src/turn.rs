@@ -80,6 +80,18 @@ impl Ready {
         self.bundle.absorb(other.bundle);
     }
 
+    /// The owner edited message `message_id` while the turn waited: its text becomes `text`.
+    pub(crate) fn replace_text(&mut self, message_id: i32, text: &str) {
+        if let Some(part) = self
+            .bundle
+            .parts
+            .iter_mut()
+            .find(|p| p.message_id == message_id)
+        {
+            part.input.text = text.to_owned();
+        }
+    }
+
     /// Drops the messages whose keys an earlier turn took.
     pub(crate) fn drop_taken(&mut self, taken: &[String]) {
         let keep: Vec<bool> = self

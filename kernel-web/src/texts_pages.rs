@@ -45,6 +45,7 @@ page_texts! {
     history_you => "你", "You";
     history_kernel => "Kernel", "Kernel";
     history_tools => "调用了工具：", "Called tools: ";
+    history_feedback => "你的反馈：", "Your feedback: ";
     nav_notes => "笔记", "Notes";
     notes_none => "这一天没有笔记。", "No note for this day.";
     notes_show => "查看", "Show";

@@ -76,13 +76,16 @@ impl AgentService {
         })
     }
 
-    /// `SetFeedback`: the owner's reaction to one of Kernel's answers.
+    /// `SetFeedback`: the owner's reaction to one of Kernel's answers, stored with it.
     pub(super) async fn set_feedback_rpc(
         &self,
-        _req: pb::SetFeedbackRequest,
+        req: pb::SetFeedbackRequest,
     ) -> Result<pb::SetFeedbackResponse, Status> {
-        Err(to_status(crate::error::ApiError::Unimplemented(
-            "feedback on answers",
-        )))
+        self.agent
+            .sessions()
+            .set_feedback(req.chat_message_id, &req.feedback)
+            .await
+            .map_err(to_status)?;
+        Ok(pb::SetFeedbackResponse {})
     }
 }

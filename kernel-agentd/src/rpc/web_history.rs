@@ -76,7 +76,7 @@ impl AgentService {
                     text: m.text,
                     tools: m.tools,
                     time: m.time,
-                    feedback: String::new(),
+                    feedback: m.feedback,
                 })
                 .collect(),
         })

@@ -23,6 +23,8 @@ pub(crate) struct HistoryEntry {
     pub(crate) tools: Vec<String>,
     /// `YYYY-MM-DD HH:MM` in the configured time zone.
     pub(crate) time: String,
+    /// The owner's reaction to this answer (empty: none).
+    pub(crate) feedback: String,
 }
 
 /// A session and its messages in order.
@@ -43,6 +45,12 @@ impl Sessions {
             .inner
             .store
             .load_messages(id)
+            .await
+            .map_err(ApiError::internal)?;
+        let mut feedback = self
+            .inner
+            .store
+            .feedback_of(id)
             .await
             .map_err(ApiError::internal)?;
         let messages = stored
@@ -66,6 +74,7 @@ impl Sessions {
                         .with_timezone(&self.inner.tz)
                         .format("%Y-%m-%d %H:%M")
                         .to_string(),
+                    feedback: feedback.remove(&m.id).unwrap_or_default(),
                 })
             })
             .collect();

@@ -254,6 +254,19 @@ impl Store {
             insert_messages(&mut tx, session_id, messages, op).await?;
         }
         let seq = insert_item(&mut tx, item, op).await?;
+        if matches!(item.body, ItemBody::Answer { .. }) {
+            // The answer it delivers, for the owner's feedback (`store::feedback`).
+            sqlx::query(
+                "UPDATE outbox SET answer_message = (SELECT id FROM messages
+                     WHERE session_id = ?1 AND role = 'assistant' ORDER BY ordinal DESC LIMIT 1)
+                 WHERE seq = ?2",
+            )
+            .bind(session_id)
+            .bind(seq)
+            .execute(&mut *tx)
+            .await
+            .map_err(StoreError::db(op))?;
+        }
         delete_running(&mut tx, &item.turn_id, op).await?;
         tx.commit().await.map_err(StoreError::db(op))?;
         if !messages.is_empty() {

@@ -8,7 +8,7 @@
 
 use sqlx::SqliteConnection;
 
-use super::{Store, StoreError, now_millis};
+use super::{Store, StoreError, StoredMessage, now_millis};
 use crate::conversation::{Block, Message, Role};
 
 /// Where a running owner turn's answer goes (the client's message ids).
@@ -101,6 +101,17 @@ pub(super) async fn delete_running(
     turn_id: &str,
     op: &'static str,
 ) -> Result<(), StoreError> {
+    // What `/retry` runs again: the session's last ended owner turn's message in full.
+    sqlx::query(
+        "INSERT OR REPLACE INTO retry_inputs (session_id, message_id, input, outside_content,
+                                              voice_reply)
+         SELECT session_id, message_id, input, outside_content, voice_reply FROM running_turns
+         WHERE turn_id = ?1 AND state = 'running'",
+    )
+    .bind(turn_id)
+    .execute(&mut *conn)
+    .await
+    .map_err(StoreError::db(op))?;
     sqlx::query("DELETE FROM running_turns WHERE turn_id = ?1 AND state = 'running'")
         .bind(turn_id)
         .execute(conn)
@@ -167,6 +178,42 @@ pub(super) async fn mark_cut_off(
 }
 
 impl Store {
+    /// Stored user message `message` of session `session_id` as its turn ran it, for `/retry`:
+    /// in full (when the stored one is slimmed), how trusted it was and whether a voice reply
+    /// was asked for; `None` when not kept (an older round, a turn from before this was kept).
+    pub async fn retry_input(
+        &self,
+        session_id: i64,
+        message: &StoredMessage,
+    ) -> Result<Option<Rerun>, StoreError> {
+        let row: Option<(Option<String>, bool, bool)> = sqlx::query_as(
+            "SELECT input, outside_content, voice_reply FROM retry_inputs
+             WHERE session_id = ?1 AND message_id = ?2",
+        )
+        .bind(session_id)
+        .bind(message.id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(StoreError::db("read the message to retry"))?;
+        let Some((input, outside_content, voice_reply)) = row else {
+            return Ok(None);
+        };
+        let message = match input {
+            Some(input) => Message {
+                role: Role::User,
+                content: serde_json::from_str(&input)
+                    .map_err(|e| StoreError::Corrupt(format!("a message to retry: {e}")))?,
+            },
+            None => message.message.clone(),
+        };
+        Ok(Some(Rerun {
+            message,
+            to: Destination::default(),
+            outside_content,
+            voice_reply,
+        }))
+    }
+
     /// Claims cut-off turn `turn_id` for running again (once): its user message as the model
     /// first saw it, how trusted it was and where its answer went; `None` when there is no such
     /// cut-off turn (unknown, forged, already claimed, or its session deleted).

@@ -34,6 +34,9 @@ pub struct MessageOut {
     pub content: String,
     pub created_at: i64,
     pub starts_round: i64,
+    /// The owner's reaction to this answer (`answer_feedback`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
 }
 
 /// A memory and where it came from (`owner`, `auto`, `imported:<assistant>`).
@@ -147,8 +150,10 @@ impl Store {
         .map_err(StoreError::db(op))?;
         for s in &mut sessions {
             s.messages = sqlx::query_as(
-                "SELECT ordinal, role, content, created_at, starts_round FROM messages
-                 WHERE session_id = ?1 ORDER BY ordinal",
+                "SELECT m.ordinal, m.role, m.content, m.created_at, m.starts_round,
+                        f.feedback
+                 FROM messages m LEFT JOIN answer_feedback f ON f.message_id = m.id
+                 WHERE m.session_id = ?1 ORDER BY m.ordinal",
             )
             .bind(s.id)
             .fetch_all(&self.pool)
@@ -293,9 +298,9 @@ async fn import_session(conn: &mut SqliteConnection, s: &SessionOut) -> Result<b
     .fetch_one(&mut *conn)
     .await?;
     for m in &s.messages {
-        sqlx::query(
+        let message_id: i64 = sqlx::query_scalar(
             "INSERT INTO messages (session_id, ordinal, role, content, created_at, starts_round)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
         )
         .bind(id)
         .bind(m.ordinal)
@@ -303,8 +308,20 @@ async fn import_session(conn: &mut SqliteConnection, s: &SessionOut) -> Result<b
         .bind(&m.content)
         .bind(m.created_at)
         .bind(m.starts_round)
-        .execute(&mut *conn)
+        .fetch_one(&mut *conn)
         .await?;
+        if let Some(feedback) = m.feedback.as_deref().filter(|f| !f.is_empty()) {
+            // The chat message it was given on belongs to the exporting install: 0 here.
+            sqlx::query(
+                "INSERT INTO answer_feedback (message_id, feedback, chat_message_id, created_at)
+                 VALUES (?1, ?2, 0, ?3)",
+            )
+            .bind(message_id)
+            .bind(feedback)
+            .bind(m.created_at)
+            .execute(&mut *conn)
+            .await?;
+        }
     }
     Ok(true)
 }
@@ -514,6 +531,15 @@ mod tests {
                 ),
             ],
         ),
+        (
+            "answer_feedback",
+            &["feedback"],
+            &[
+                ("message_id", "exported with its message"),
+                ("chat_message_id", "a chat message of the exporting install"),
+                ("created_at", "the message's time is kept"),
+            ],
+        ),
         ("daily_notes", &["date", "text", "updated_at"], &[]),
         (
             "schedules",
@@ -669,5 +695,40 @@ mod tests {
         .unwrap();
         let unique: BTreeSet<i64> = ids.iter().copied().collect();
         assert_eq!(unique.len(), ids.len(), "{ids:?}");
+    }
+
+    #[tokio::test]
+    async fn feedback_on_an_answer_is_exported_and_imported_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let from = store(&dir, "from.db").await;
+        run(
+            &from,
+            "INSERT INTO sessions (id, provider, model, created_at, updated_at)
+                 VALUES (1, 'p', 'm', 1, 1);
+             INSERT INTO messages (id, session_id, ordinal, role, content, created_at, starts_round)
+                 VALUES (10, 1, 0, 'user', '[]', 1, 1), (11, 1, 1, 'assistant', '[]', 2, 0);
+             INSERT INTO answer_feedback (message_id, feedback, chat_message_id, created_at)
+                 VALUES (11, '👍', 500, 3)",
+        )
+        .await;
+        let sessions = from.export_sessions().await.unwrap();
+        let feedback: Vec<_> = sessions[0]
+            .messages
+            .iter()
+            .map(|m| m.feedback.clone())
+            .collect();
+        assert_eq!(feedback, [None, Some("👍".to_owned())]);
+        let sessions: Vec<SessionOut> =
+            serde_json::from_slice(&serde_json::to_vec(&sessions).unwrap()).unwrap();
+        let to = store(&dir, "to.db").await;
+        let rows = ImportRows {
+            sessions: sessions.clone(),
+            ..ImportRows::default()
+        };
+        to.import_rows(&rows, false).await.unwrap();
+        assert_eq!(
+            to.export_sessions().await.unwrap()[0].messages,
+            sessions[0].messages
+        );
     }
 }

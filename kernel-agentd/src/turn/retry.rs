@@ -1,6 +1,7 @@
 //! `/retry`: the session's last owner message runs again, on the current model or another one,
 //! and the new try replaces the old round in the session's history (the model's next request
-//! carries only the newest try; the usage ledger keeps the calls of both). Keyed on a session
+//! carries only the newest try; the usage ledger keeps the calls of both). It runs the message
+//! as its turn did: in full (not the slimmed stored copy) and with its outside-content mark. Keyed on a session
 //! and that session's gate, so it stays the same once turns run per session.
 
 use super::gate::Lane;
@@ -55,9 +56,20 @@ impl Turns {
         else {
             return Err(nothing());
         };
-        // The stored message is what the owner sent (slimmed: a photo is its placeholder); it
-        // counts as outside content, the safe side, since where it came from is not stored.
-        let Some(accepted) = Accepted::again(last.message.clone(), true, false) else {
+        // The message as its turn ran it (images, documents and transcripts in full), as
+        // trusted as it was; without that record (a turn from before it was kept, or one
+        // started over gRPC without a stored turn) the stored, slimmed message counts as
+        // outside content, the safe side.
+        let kept = inner
+            .store
+            .retry_input(session.id, &last)
+            .await
+            .map_err(ApiError::internal)?;
+        let accepted = match kept {
+            Some(kept) => Accepted::again(kept.message, kept.outside_content, kept.voice_reply),
+            None => Accepted::again(last.message.clone(), true, false),
+        };
+        let Some(accepted) = accepted else {
             return Err(nothing());
         };
         let kind = match &model {

@@ -2,7 +2,8 @@
 //! While agentd is away a turn is kept (in memory; Telegram still holds its updates) and tried
 //! again with backoff; turns queued behind it join it (one late turn). Only after
 //! `telegram.intake_wait_secs` is the owner told it was not taken. Its updates are confirmed
-//! once it is handled.
+//! once it is handled. An edit of a message held here replaces its text before the next try
+//! ([`Held`]); one that came during the try that was taken reaches agentd as an edit.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,7 +14,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::{Confirm, Settings};
+use super::{Confirm, Held, Settings};
 use crate::bundle::Bundle;
 use crate::handle::App;
 use crate::turn::{self, Outcome, Ready};
@@ -30,6 +31,7 @@ const MAX_RETRY: Duration = Duration::from_secs(5);
 pub(super) fn spawn(
     app: App,
     confirm: Arc<Confirm>,
+    held: Arc<Held>,
     settings: Settings,
     shutdown: CancellationToken,
     tasks: &TaskTracker,
@@ -37,61 +39,97 @@ pub(super) fn spawn(
     let (tx, mut rx) = mpsc::channel::<Bundle>(TURN_QUEUE);
     let handle = tasks.spawn(async move {
         while let Some(mut bundle) = rx.recv().await {
+            let mut ids = message_ids(&bundle);
             bundle.bound(app.texts());
             let ready = turn::prepare(&app, bundle).await;
-            match deliver(&app, ready, &mut rx, settings, &shutdown).await {
-                Some(updates) => confirm.handled(&updates),
-                None => return,
+            let handing = Handing {
+                app: &app,
+                held: &held,
+                settings,
+                shutdown: &shutdown,
+            };
+            let handled = handing.deliver(ready, &mut ids, &mut rx).await;
+            let late_edits = held.release(&ids);
+            let Some(updates) = handled else {
+                return;
+            };
+            confirm.handled(&updates);
+            for (message, text) in late_edits {
+                // Edited while agentd took the old text: it reaches the turn as an edit.
+                crate::edits::forward(&app, teloxide::types::MessageId(message), text).await;
             }
         }
     });
     (tx, handle)
 }
 
-/// Hands `ready` over until it is handled; returns its updates, or `None` at shutdown.
-async fn deliver(
-    app: &App,
-    mut ready: Ready,
-    queued: &mut mpsc::Receiver<Bundle>,
+fn message_ids(bundle: &Bundle) -> Vec<i32> {
+    bundle.parts.iter().map(|p| p.message_id).collect()
+}
+
+/// What handing one turn over needs.
+struct Handing<'a> {
+    app: &'a App,
+    held: &'a Held,
     settings: Settings,
-    shutdown: &CancellationToken,
-) -> Option<Vec<i32>> {
-    let since = Instant::now();
-    let mut pause = FIRST_RETRY;
-    let mut late = false;
-    loop {
-        match turn::hand_over(app, &ready, late).await {
-            Outcome::Done => return Some(ready.updates().to_vec()),
-            Outcome::Taken(keys) => {
-                // Some messages are an earlier turn's; the rest still goes.
-                ready.drop_taken(&keys);
-                continue;
+    shutdown: &'a CancellationToken,
+}
+
+impl Handing<'_> {
+    /// Hands `ready` (messages `ids`) over until it is handled; returns its updates, or `None`
+    /// at shutdown.
+    async fn deliver(
+        &self,
+        mut ready: Ready,
+        ids: &mut Vec<i32>,
+        queued: &mut mpsc::Receiver<Bundle>,
+    ) -> Option<Vec<i32>> {
+        let (app, settings) = (self.app, self.settings);
+        let since = Instant::now();
+        let mut pause = FIRST_RETRY;
+        let mut late = false;
+        loop {
+            for (message, text) in self.held.take_edits(ids) {
+                tracing::info!(
+                    message,
+                    "a held message was edited: the turn takes the new text"
+                );
+                ready.replace_text(message, &text);
             }
-            Outcome::Unreachable => {}
-        }
-        if since.elapsed() >= settings.intake_wait {
-            tracing::warn!(
-                waited_secs = since.elapsed().as_secs(),
-                "kernel-agentd did not come back; the owner is told the message was not taken"
+            match turn::hand_over(app, &ready, late).await {
+                Outcome::Done => return Some(ready.updates().to_vec()),
+                Outcome::Taken(keys) => {
+                    // Some messages are an earlier turn's; the rest still goes.
+                    ready.drop_taken(&keys);
+                    continue;
+                }
+                Outcome::Unreachable => {}
+            }
+            if since.elapsed() >= settings.intake_wait {
+                tracing::warn!(
+                    waited_secs = since.elapsed().as_secs(),
+                    "kernel-agentd did not come back; the owner is told the message was not taken"
+                );
+                ready.give_up(app, settings.intake_wait.as_secs()).await;
+                return Some(ready.updates().to_vec());
+            }
+            tracing::info!(
+                retry_in_ms = pause.as_millis() as u64,
+                "kernel-agentd unreachable; the turn waits"
             );
-            ready.give_up(app, settings.intake_wait.as_secs()).await;
-            return Some(ready.updates().to_vec());
-        }
-        tracing::info!(
-            retry_in_ms = pause.as_millis() as u64,
-            "kernel-agentd unreachable; the turn waits"
-        );
-        tokio::select! {
-            () = tokio::time::sleep(pause) => {}
-            () = shutdown.cancelled() => return None,
-        }
-        pause = (pause * 2).min(MAX_RETRY);
-        late = true;
-        // What the owner sent meanwhile joins this turn.
-        while let Ok(mut more) = queued.try_recv() {
-            more.bound(app.texts());
-            let more = turn::prepare(app, more).await;
-            ready.absorb(app, more).await;
+            tokio::select! {
+                () = tokio::time::sleep(pause) => {}
+                () = self.shutdown.cancelled() => return None,
+            }
+            pause = (pause * 2).min(MAX_RETRY);
+            late = true;
+            // What the owner sent meanwhile joins this turn.
+            while let Ok(mut more) = queued.try_recv() {
+                ids.extend(message_ids(&more));
+                more.bound(app.texts());
+                let more = turn::prepare(app, more).await;
+                ready.absorb(app, more).await;
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
 //! A session's history: `GET /sessions/{id}` shows every message of the session
 //! (`GetSessionHistory`) in order — the owner's words escaped as they were typed, the
 //! assistant's Markdown through kernel-render's rules (escaped, raw HTML never passed
-//! through), and the tools each answer called.
+//! through), the tools each answer called and the owner's feedback on it (a reaction).
 
 use axum::Extension;
 use axum::extract::{Path, State};
@@ -62,6 +62,13 @@ pub(crate) async fn page(
                 "<div class=\"tool\">⚙ {}{}</div>",
                 escape(t.history_tools()),
                 escape(&m.tools.join(", "))
+            ));
+        }
+        if !m.feedback.is_empty() {
+            body.push_str(&format!(
+                "<div class=\"feedback\">{}{}</div>",
+                escape(t.history_feedback()),
+                escape(&m.feedback)
             ));
         }
         body.push_str("</div>");

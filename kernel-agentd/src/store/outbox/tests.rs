@@ -319,6 +319,85 @@ async fn a_rerun_gets_the_message_in_full_and_its_trust_and_the_copy_goes_once_i
 }
 
 #[tokio::test]
+async fn an_ended_turn_keeps_its_message_in_full_and_its_trust_for_retry() {
+    let (_dir, store) = store().await;
+    let s = store.create_session("p", "m").await.unwrap();
+    let full = Message {
+        role: crate::conversation::Role::User,
+        content: vec![
+            crate::conversation::Block::Image {
+                mime_type: "image/png".into(),
+                data: vec![0x89, b'P', b'N', b'G'],
+            },
+            crate::conversation::Block::text("what is this?"),
+        ],
+    };
+    let stored = crate::request::slim::slim(&full, |_| None);
+    let running = Running {
+        to: Destination::default(),
+        full: Some(full.clone()),
+        outside_content: true,
+        voice_reply: false,
+    };
+    store
+        .append_user_message(s.id, &stored, "photo", &[], Some(running))
+        .await
+        .unwrap()
+        .unwrap();
+    let last = store.last_round_start(s.id).await.unwrap().unwrap();
+    assert_eq!(
+        store.retry_input(s.id, &last).await.unwrap(),
+        None,
+        "still running"
+    );
+    store
+        .append_with_outbox(
+            s.id,
+            &[Message::assistant_text("a cat")],
+            &answer("photo", "a cat"),
+        )
+        .await
+        .unwrap();
+    let kept = store.retry_input(s.id, &last).await.unwrap().unwrap();
+    assert_eq!(kept.message, full, "as the model first saw it");
+    assert!(kept.outside_content);
+
+    // The next round's plain message replaces it, trusted as it was.
+    let running = Running {
+        outside_content: false,
+        ..Running::default()
+    };
+    store
+        .append_user_message(
+            s.id,
+            &Message::user_text("thanks"),
+            "plain",
+            &[],
+            Some(running),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .append_with_outbox(
+            s.id,
+            &[Message::assistant_text("ok")],
+            &answer("plain", "ok"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store.retry_input(s.id, &last).await.unwrap(),
+        None,
+        "an older round"
+    );
+    let newest = store.last_round_start(s.id).await.unwrap().unwrap();
+    let kept = store.retry_input(s.id, &newest).await.unwrap().unwrap();
+    assert_eq!(kept.message, Message::user_text("thanks"));
+    assert!(!kept.outside_content);
+}
+
+#[tokio::test]
 async fn cut_off_turns_older_than_the_cutoff_are_forgotten_running_ones_never() {
     let (_dir, store) = store().await;
     let s = store.create_session("p", "m").await.unwrap();
