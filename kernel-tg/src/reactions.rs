@@ -4,8 +4,8 @@
 //! turn: a refused `setMessageReaction` (an old client, a rate limit) changes nothing else. The
 //! owner's reactions (`message_reaction` updates, the owner's only, in the owner's chat): a 👎
 //! on Kernel's last answer offers "Try again" / "Try again with <another model>" (`Retry`);
-//! any other reaction on one of Kernel's answers is stored as feedback (`SetFeedback`), with no
-//! reply; a flood is cut off (at most 20 a minute).
+//! every reaction on one of Kernel's answers (that 👎 too) is stored as feedback
+//! (`SetFeedback`), with no reply; a flood is cut off (at most 20 a minute).
 
 use std::time::Duration;
 
@@ -80,8 +80,9 @@ pub(crate) async fn handle(app: App, update: MessageReactionUpdated) {
     let old = emojis(&update.old_reaction);
     let thumbs_down = new.contains(&"👎") && !old.contains(&"👎");
     if thumbs_down && app.living().is_last_answer(message) {
+        // The offer, and the 👎 is kept as feedback too (it stays unless the answer is tried
+        // again, which replaces it).
         offer_try_again(&app, message).await;
-        return;
     }
     let feedback = new.first().copied().unwrap_or_default().to_owned();
     let request = pb::SetFeedbackRequest {
