@@ -1,7 +1,8 @@
 //! The doom-loop guard asks the owner (issue 49), through both real binaries and the fake Bot
 //! API: the model's third identical call brings a question with Stop / Let it continue / Tell
-//! it something buttons; Stop ends the turn (the call never runs, the owner reads why), Let it
-//! continue runs the call and the model hears what the owner chose.
+//! it something buttons; Stop ends the turn (the call never runs, the owner reads why); with four
+//! identical calls, Let it continue runs the third and the fourth (asked once) and the model
+//! hears what the owner chose.
 
 use serde_json::Value;
 use tests::fake_llm::Script;
@@ -23,17 +24,17 @@ async fn message_with(stack: &Stack, needle: &str) -> SentMessage {
     .await
 }
 
-/// The model calls `memory_search` with the same input four times, then answers `answer`.
-fn four_identical_calls(stack: &Stack, answer: &str) {
-    for _ in 0..4 {
+/// The model calls `memory_search` with the same input `n` times.
+fn identical_calls(stack: &Stack, n: usize) {
+    for _ in 0..n {
         stack.llm.push(Script::tool_call("memory_search", SAME));
     }
-    stack.llm.push(Script::text(answer));
 }
 
-/// The `tool_result` contents of the fake LLM's last request's last message.
-fn last_results(stack: &Stack) -> Vec<String> {
-    let request = stack.llm.last_request().unwrap();
+/// The blocks (a `tool_result`'s content, a text's text) of the fake LLM's request `n`'s last
+/// message.
+fn last_blocks(stack: &Stack, n: usize) -> Vec<String> {
+    let request = stack.llm.requests()[n].clone();
     let messages = request.body["messages"].as_array().unwrap().clone();
     messages.last().unwrap()["content"]
         .as_array()
@@ -58,9 +59,10 @@ async fn the_question(stack: &Stack) -> (SentMessage, Vec<(String, String)>) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn four_identical_calls_ask_the_owner_and_stop_ends_the_turn() {
+async fn the_third_identical_call_asks_the_owner_and_stop_ends_the_turn() {
     let stack = Stack::start().await;
-    four_identical_calls(&stack, "never said");
+    // The model would go on; the third call stops it (the fake has no fourth answer).
+    identical_calls(&stack, 3);
     stack.owner_says("find it");
     let (asked, buttons) = the_question(&stack).await;
     // Asked at the third call: two ran, nothing more reached the model meanwhile.
@@ -88,22 +90,13 @@ async fn four_identical_calls_ask_the_owner_and_stop_ends_the_turn() {
     message_with(&stack, "ok").await;
     let body = stack.llm.last_request().unwrap().raw_body;
     assert!(body.contains("the owner chose to stop"), "{body}");
-    assert!(
-        !stack
-            .telegram
-            .messages(OWNER_ID)
-            .iter()
-            .any(|m| m.text.contains("never said"))
-    );
     stack.assert_no_secrets();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn let_it_continue_runs_the_call_and_the_model_is_told() {
+async fn four_identical_calls_ask_once_and_let_it_continue_runs_them() {
     let stack = Stack::start().await;
-    stack.llm.push(Script::tool_call("memory_search", SAME));
-    stack.llm.push(Script::tool_call("memory_search", SAME));
-    stack.llm.push(Script::tool_call("memory_search", SAME));
+    identical_calls(&stack, 4);
     stack.llm.push(Script::text("Found nothing, carried on"));
     stack.owner_says("find it");
     let (asked, buttons) = the_question(&stack).await;
@@ -111,12 +104,25 @@ async fn let_it_continue_runs_the_call_and_the_model_is_told() {
         .telegram
         .press(OWNER_ID, OWNER_ID, asked.message_id, &buttons[1].1);
     message_with(&stack, "Found nothing, carried on").await;
-    let results = last_results(&stack);
-    assert_eq!(results.len(), 2, "{results:?}");
-    assert!(!results[0].contains("not run"), "the call ran: {results:?}");
+    // The third call ran, with the owner's choice told after its result; so did the fourth.
+    let third = last_blocks(&stack, 3);
+    assert_eq!(third.len(), 2, "{third:?}");
+    assert!(!third[0].contains("not run"), "the call ran: {third:?}");
     assert!(
-        results[1].contains("the owner chose to let it run again"),
-        "{results:?}"
+        third[1].contains("the owner chose to let it run again"),
+        "{third:?}"
     );
+    let fourth = last_blocks(&stack, 4);
+    assert!(
+        fourth.len() == 1 && !fourth[0].contains("not run"),
+        "{fourth:?}"
+    );
+    let asked_count = stack
+        .telegram
+        .messages(OWNER_ID)
+        .iter()
+        .filter(|m| m.text.contains("可能陷入了循环"))
+        .count();
+    assert_eq!(asked_count, 1, "asked once");
     stack.assert_no_secrets();
 }
