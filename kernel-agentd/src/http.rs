@@ -15,6 +15,12 @@ pub use reqwest::Client;
 
 /// How long establishing a TCP/TLS connection may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long an idle pooled connection is kept (reqwest's default is 90 s): the first turn after
+/// a quiet spell should not pay a new TCP + TLS handshake to the provider (issue 51).
+const POOL_IDLE: Duration = Duration::from_secs(20 * 60);
+/// TCP keepalive on every connection, so a NAT keeps an idle pooled connection's mapping and a
+/// silently dropped one is noticed instead of costing a request timeout.
+const TCP_KEEPALIVE: Duration = Duration::from_secs(30);
 /// Most characters of an endpoint's error message kept.
 const MAX_MESSAGE_CHARS: usize = 1000;
 /// Most bytes of an error body read.
@@ -25,6 +31,8 @@ pub fn client() -> Result<Client, reqwest::Error> {
     install_crypto_provider();
     reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
+        .pool_idle_timeout(POOL_IDLE)
+        .tcp_keepalive(TCP_KEEPALIVE)
         .build()
 }
 

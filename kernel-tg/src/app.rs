@@ -90,7 +90,12 @@ async fn connect(config: &Config, shutdown: &CancellationToken) -> Result<App, R
         .ok_or(RunError::MissingOwner)?;
     let api_url = url::Url::parse(&config.telegram.api_url)
         .map_err(|_| RunError::BadApiUrl(config.telegram.api_url.clone()))?;
+    // Idle connections kept 20 min (reqwest's default is 90 s) with TCP keepalive: the first
+    // sendMessage after a quiet spell reuses the connection instead of a new TLS handshake to
+    // the Bot API (issue 51); the long poll keeps its own connection busy.
     let client = teloxide::net::default_reqwest_settings()
+        .pool_idle_timeout(std::time::Duration::from_secs(20 * 60))
+        .tcp_keepalive(std::time::Duration::from_secs(30))
         .build()
         .map_err(|e| RunError::Http(e.to_string()))?;
     let bot = Bot::with_client(token.expose(), client).set_api_url(api_url);
