@@ -95,6 +95,8 @@ fn binary(path: &str, data: &[u8]) -> Message {
     Message::binary(frame)
 }
 
+// The handshake callback's error type is tungstenite's (an HTTP response).
+#[allow(clippy::result_large_err)]
 async fn serve(stream: tokio::net::TcpStream, seen: Arc<Mutex<Vec<EdgeExchange>>>) {
     let mut exchange = EdgeExchange::default();
     let query = Arc::new(Mutex::new(String::new()));

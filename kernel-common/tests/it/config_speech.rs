@@ -42,15 +42,15 @@ fn edge_tts_needs_no_key_and_reads_voice_rate_and_pitch() {
     );
     let config = load_text(&text, Component::Agentd).unwrap();
     assert!(config.warnings.is_empty(), "{:?}", config.warnings);
+    let summary = config.summary();
+    assert!(
+        summary.contains("tts: edge at ws://127.0.0.1:9/edge"),
+        "{summary}"
+    );
     let tts = config.tts.unwrap();
     assert_eq!(
         (tts.voice.as_str(), tts.rate.as_str(), tts.pitch.as_str()),
         ("zh-CN-YunxiNeural", "-10%", "+5Hz")
-    );
-    assert!(
-        config
-            .summary()
-            .contains("tts: edge at ws://127.0.0.1:9/edge")
     );
 }
 
