@@ -283,7 +283,9 @@ impl History {
             &near,
             fusion::SHIPPED_FLOOR,
             &fusion::SHIPPED,
-            limit,
+            // All of them: a vector of a message deleted since start-up stays in the in-memory
+            // index and is skipped below.
+            usize::MAX,
         );
         let missing: Vec<i64> = ids
             .iter()
@@ -295,7 +297,11 @@ impl History {
         for doc in self.inner.store.history_docs_by_id(&missing).await? {
             known.insert(doc.message_id, doc);
         }
-        Ok(ids.iter().filter_map(|id| known.remove(id)).collect())
+        Ok(ids
+            .iter()
+            .filter_map(|id| known.remove(id))
+            .take(limit)
+            .collect())
     }
 
     /// A query's lexical candidates (`(id, exact)`, best first) and vector candidates (`(id,

@@ -174,16 +174,14 @@ struct Question {
     answer: String,
 }
 
-/// The rankings compared: name, and how the top 5 is made from a question's candidates.
-type Ranking = (
-    &'static str,
-    Box<dyn Fn(&[(i64, bool)], &[(i64, f32)]) -> Vec<i64>>,
-);
+/// How a top 5 is made from a question's candidates (lexical, vector).
+type Rank = Box<dyn Fn(&[(i64, bool)], &[(i64, f32)]) -> Vec<i64>>;
+/// The rankings compared: name, and its top 5.
+type Ranking = (&'static str, Rank);
 
 fn rankings() -> Vec<Ranking> {
-    let rrf = |w: Weights, floor: f32| -> Box<dyn Fn(&[(i64, bool)], &[(i64, f32)]) -> Vec<i64>> {
-        Box::new(move |l, v| fusion::fuse(l, v, floor, &w, 5))
-    };
+    let rrf =
+        |w: Weights, floor: f32| -> Rank { Box::new(move |l, v| fusion::fuse(l, v, floor, &w, 5)) };
     let mut list: Vec<Ranking> = vec![
         (
             "bm25",
