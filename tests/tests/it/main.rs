@@ -31,6 +31,7 @@ mod fakes {
     mod fake_telegram;
     mod fake_telegram_drafts;
     mod fake_telegram_methods;
+    mod fake_telegram_topics;
 }
 mod faults {
     mod kill;
