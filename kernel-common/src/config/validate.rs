@@ -391,6 +391,22 @@ fn telegram(ctx: &mut Ctx<'_>, raw: &RawTelegram) -> TelegramConfig {
         max_backlog_age: backlog_age(ctx, raw.max_backlog_age_secs),
         ack_reaction: ack_reaction(ctx, raw.ack_reaction.as_deref()),
         edit_window: edit_window(ctx, raw.edit_window_hours),
+        topics: topics(ctx, raw.topics.as_deref()),
+    }
+}
+
+/// `telegram.topics`: "auto" (default) or "off".
+fn topics(ctx: &mut Ctx<'_>, value: Option<&str>) -> bool {
+    match value.map(str::trim) {
+        None | Some("auto") => true,
+        Some("off") => false,
+        Some(other) => {
+            ctx.refuse_for(
+                Component::Tg,
+                format!("telegram.topics = {other:?} is not \"auto\" or \"off\""),
+            );
+            true
+        }
     }
 }
 

@@ -38,6 +38,8 @@ pub(super) fn spawn(
     let handle = tasks.spawn(async move {
         while let Some(mut bundle) = rx.recv().await {
             bundle.bound(app.texts());
+            // Everything about a topic's turn is said in that topic.
+            let app = app.in_topic(bundle.thread());
             let ready = turn::prepare(&app, bundle).await;
             match deliver(&app, ready, &mut rx, settings, &shutdown).await {
                 Some(updates) => confirm.handled(&updates),

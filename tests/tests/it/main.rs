@@ -133,6 +133,7 @@ mod tg {
     mod steering;
     mod stop_offer;
     mod telegram_errors;
+    mod topics;
     mod turn;
 }
 mod turn {
