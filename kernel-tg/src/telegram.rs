@@ -70,6 +70,12 @@ impl SendError {
     }
 }
 
+/// Telegram's answer for a send into a topic that no longer exists (the owner deleted it).
+fn is_thread_gone(e: &RequestError) -> bool {
+    matches!(e, RequestError::Api(ApiError::Unknown(text))
+        if text.to_ascii_lowercase().contains("message thread not found"))
+}
+
 /// A file that could not be fetched from Telegram.
 #[derive(Debug, Clone, thiserror::Error)]
 pub(crate) enum DownloadError {
@@ -177,22 +183,32 @@ impl Telegram {
         mode: Option<ParseMode>,
         reply_to: Option<MessageId>,
     ) -> Result<MessageId, RequestError> {
-        let message = retry(false, || {
-            let mut request = self.bot.send_message(self.chat, text);
-            if let Some(thread) = self.thread {
-                request = request.message_thread_id(thread);
+        let mut thread = self.thread;
+        loop {
+            let sent = retry(false, || {
+                let mut request = self.bot.send_message(self.chat, text);
+                if let Some(thread) = thread {
+                    request = request.message_thread_id(thread);
+                }
+                if let Some(mode) = mode {
+                    request = request.parse_mode(mode);
+                }
+                if let Some(id) = reply_to {
+                    request = request
+                        .reply_parameters(ReplyParameters::new(id).allow_sending_without_reply());
+                }
+                request
+            })
+            .await;
+            match sent {
+                // The owner deleted the topic: the text goes to the main chat, never lost.
+                Err(e) if thread.is_some() && is_thread_gone(&e) => {
+                    tracing::warn!(thread = ?thread, "the topic is gone; sending in the main chat");
+                    thread = None;
+                }
+                other => return other.map(|m| m.id),
             }
-            if let Some(mode) = mode {
-                request = request.parse_mode(mode);
-            }
-            if let Some(id) = reply_to {
-                request = request
-                    .reply_parameters(ReplyParameters::new(id).allow_sending_without_reply());
-            }
-            request
-        })
-        .await?;
-        Ok(message.id)
+        }
     }
 
     /// Replaces a message's HTML; "message is not modified" counts as success.

@@ -592,6 +592,30 @@ mod tests {
     }
 
     #[test]
+    fn telegram_topics_is_auto_or_off_and_anything_else_names_the_key() {
+        let load = |topics: &str| {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("config.toml");
+            std::fs::write(
+                &path,
+                format!("[telegram]\ntoken = \"1:x\"\nallowed_user = 42\n{topics}\n"),
+            )
+            .unwrap();
+            Config::load(&path, Component::Tg, &|_| None)
+        };
+        assert!(load("").unwrap().telegram.topics);
+        assert!(load("topics = \"auto\"").unwrap().telegram.topics);
+        assert!(!load("topics = \"off\"").unwrap().telegram.topics);
+        match load("topics = \"on\"") {
+            Err(ConfigError::Invalid { problems }) => {
+                let p = problems.join("\n");
+                assert!(p.contains("telegram.topics = \"on\""), "{p}");
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
     fn line_and_column_are_one_based() {
         assert_eq!(line_column("abc", 0), (1, 1));
         assert_eq!(line_column("a\nbc", 3), (2, 2));

@@ -159,3 +159,36 @@ async fn cancel_in_a_topic_ends_only_that_topics_turn() {
     assert!(sent_in(&stack, a, "beta answer").is_empty());
     stack.assert_no_secrets();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_for_a_deleted_topic_arrives_in_the_main_chat() {
+    let stack = Stack::start().await;
+    stack.telegram.enable_topics();
+    let a = stack.telegram.user_opens_topic(OWNER_ID, "Alpha");
+    let (script, release) = Script::hold("the answer outlived its topic");
+    stack.llm.push(script);
+    stack
+        .telegram
+        .user_text_in_topic(OWNER_ID, a, "a question in a topic");
+    stack.llm.wait_requests(1, PROMPT).await;
+    stack.telegram.delete_topic(OWNER_ID, a);
+    release.release();
+    let answer = stack
+        .telegram
+        .wait_for_call(
+            "sendMessage",
+            |c| c.ok && text_of(c).contains("the answer outlived its topic"),
+            PROMPT,
+        )
+        .await;
+    assert_eq!(answer.int_param("message_thread_id"), None);
+    // It was tried in the topic first, and not again after the main chat took it.
+    let refused = stack
+        .telegram
+        .calls_of("sendMessage")
+        .into_iter()
+        .filter(|c| !c.ok && text_of(c).contains("the answer outlived its topic"))
+        .count();
+    assert_eq!(refused, 1, "{}", stack.telegram.call_log());
+    stack.assert_no_secrets();
+}
