@@ -299,6 +299,7 @@ impl Consolidation {
             },
             reply_to: None,
             placeholder: None,
+            thread_id: None,
         };
         if let Err(e) = self.inner.outbox.queue(item).await {
             tracing::warn!(error = %e, proposal = id, "memory consolidation: cannot queue a proposal");

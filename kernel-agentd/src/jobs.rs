@@ -305,5 +305,6 @@ fn notice(job: &JobRow, text: String) -> NewItem {
         body: ItemBody::Notice { text },
         reply_to: None,
         placeholder: None,
+        thread_id: None,
     }
 }

@@ -29,6 +29,9 @@ pub struct OwnerDelivery {
     pub reply_to: Option<i64>,
     /// The client's placeholder showing the turn, if it sent one already.
     pub placeholder: Option<i64>,
+    /// The client's topic (Telegram `message_thread_id`) the owner message came from; `None`:
+    /// the main chat. Opaque to agentd; its outcome goes back there.
+    pub thread_id: Option<i64>,
 }
 
 /// The owner's delivery queue and live feed; a cheap `Clone` handle.
@@ -122,6 +125,7 @@ impl<E: Clone + Send + Sync + 'static> Outbox<E> {
             body: item.body,
             reply_to: item.reply_to,
             placeholder: item.placeholder,
+            thread_id: item.thread_id,
             parts_done: 0,
             parts_failed: 0,
             created_at: Utc::now(),
@@ -156,6 +160,7 @@ impl<E: Clone + Send + Sync + 'static> Outbox<E> {
             body: item.body,
             reply_to: item.reply_to,
             placeholder: item.placeholder,
+            thread_id: item.thread_id,
             parts_done: 0,
             parts_failed: 0,
             created_at: Utc::now(),

@@ -477,6 +477,7 @@ impl Schedules {
                     body: ItemBody::Notice { text },
                     reply_to: None,
                     placeholder: None,
+                    thread_id: None,
                 };
                 if let Some(seq) = inner
                     .store

@@ -207,6 +207,7 @@ impl Tool for SendFile {
             },
             reply_to: None,
             placeholder: None,
+            thread_id: None,
         };
         match self.outbox.queue(item).await {
             Ok(seq) => {

@@ -122,6 +122,10 @@ pub struct TelegramConfig {
     /// Edits of messages sent longer ago than this are ignored (`edit_window_hours`, 1–720,
     /// default 48).
     pub edit_window: std::time::Duration,
+    /// Topics of the owner's private chat as parallel conversations (`topics`: "auto", the
+    /// default, when the bot has topics enabled in @BotFather; "off": topic messages run in
+    /// the current session and are answered in the main chat).
+    pub topics: bool,
 }
 
 /// Default `telegram.ack_reaction`.

@@ -125,6 +125,7 @@ async fn connect(config: &Config, shutdown: &CancellationToken) -> Result<App, R
     let form = AnswerForm {
         live_preview: config.telegram.live_preview,
         show_reasoning: config.telegram.show_reasoning,
+        topics: config.telegram.topics,
     };
     Ok(App::new(
         telegram,

@@ -27,6 +27,9 @@ pub(crate) struct Part {
     pub input: TurnInput,
     /// It waited (sent while Kernel was down): the model is told when it was sent.
     pub late: bool,
+    /// The topic of the owner's chat it was sent in (`message_thread_id`); `None`: the main
+    /// chat. A turn's messages are all from one topic.
+    pub thread: Option<i64>,
 }
 
 impl Part {
@@ -54,6 +57,11 @@ impl Bundle {
             left_out: Vec::new(),
             updates: vec![update],
         }
+    }
+
+    /// The topic the turn's messages were sent in (`None`: the main chat).
+    pub(crate) fn thread(&self) -> Option<i64> {
+        self.parts.first().and_then(|p| p.thread)
     }
 
     /// Adds a message.

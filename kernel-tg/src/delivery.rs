@@ -120,6 +120,8 @@ enum End {
 /// The running turn on display.
 struct Shown {
     turn_id: String,
+    /// The topic it is shown in (`None`: the main chat).
+    thread: Option<i64>,
     reply_to: Option<MessageId>,
     placeholder: Option<MessageId>,
     /// Shown as drafts (else in the placeholder).
@@ -135,10 +137,16 @@ struct Shown {
     stop_offer: Option<stop_offer::StopOffer>,
 }
 
-/// Follows subscriptions one after another; owns the running turn's display.
+/// Follows subscriptions one after another; owns the running turns' display.
 struct Courier {
+    /// Bound to the owner's main chat.
+    base: App,
+    /// Bound to the topic of the event being handled.
     app: App,
+    /// The turn whose event is being handled.
     shown: Option<Shown>,
+    /// Other running turns on display, each in its own topic (turns of parallel sessions).
+    parked: Vec<Shown>,
     finished: VecDeque<String>,
     approvals: approvals::Approvals,
     /// An ack agentd missed, sent first when its item is replayed.
@@ -148,8 +156,10 @@ struct Courier {
 impl Courier {
     fn new(app: App) -> Self {
         Self {
+            base: app.clone(),
             app,
             shown: None,
+            parked: Vec::new(),
             finished: VecDeque::new(),
             approvals: approvals::Approvals::default(),
             unacked: item::Unacked::default(),
@@ -208,6 +218,11 @@ impl Courier {
         if self.finished.contains(&live.turn_id) {
             return;
         }
+        self.focus(
+            &live.turn_id,
+            live.thread_id,
+            matches!(event, Event::Started(_)),
+        );
         let is_shown = self
             .shown
             .as_ref()
@@ -231,6 +246,35 @@ impl Courier {
         }
     }
 
+    /// Makes turn `turn_id`'s display the one events go to (`started`: its first event, in
+    /// topic `thread`). A turn of another topic on display stays on display beside it (parked);
+    /// in the same chat or topic a new turn ends the one before, as without topics.
+    fn focus(&mut self, turn_id: &str, thread: Option<i64>, started: bool) {
+        if self.shown.as_ref().is_some_and(|s| s.turn_id == turn_id) {
+            return;
+        }
+        let at = self.parked.iter().position(|s| s.turn_id == turn_id);
+        let thread = match at {
+            Some(at) => {
+                let found = self.parked.remove(at);
+                let thread = found.thread;
+                if let Some(current) = self.shown.replace(found) {
+                    self.parked.push(current);
+                }
+                thread
+            }
+            None if started => {
+                if let Some(current) = self.shown.take_if(|s| s.thread != thread) {
+                    self.parked.push(current);
+                }
+                // A parked turn of the same topic is over (its outcome is on its way).
+                thread
+            }
+            None => return,
+        };
+        self.app = self.base.in_topic(thread);
+    }
+
     /// Opens the display of a turn that started (ending the one shown before, if any).
     async fn start_showing(
         &mut self,
@@ -238,7 +282,7 @@ impl Courier {
         reply_to: Option<MessageId>,
         mut placeholder: Option<MessageId>,
     ) {
-        self.stop_showing(false).await;
+        self.end_current().await;
         // The one switch between the two ways of showing a turn: drafts when wanted,
         // possible and no placeholder exists yet; else the placeholder (with its Stop
         // button) and its edits.
@@ -262,6 +306,7 @@ impl Courier {
         });
         self.shown = Some(Shown {
             stop_offer,
+            thread: self.app.topic(),
             turn_id,
             reply_to,
             placeholder,
@@ -456,13 +501,20 @@ impl Courier {
         shutdown: &CancellationToken,
     ) -> Result<(), End> {
         let mut placeholder = item.placeholder_message_id.and_then(message_id);
-        if let Some(shown) = self.shown.take_if(|s| s.turn_id == item.turn_id) {
+        let mut done = self.shown.take_if(|s| s.turn_id == item.turn_id);
+        if done.is_none()
+            && let Some(at) = self.parked.iter().position(|s| s.turn_id == item.turn_id)
+        {
+            done = Some(self.parked.remove(at));
+        }
+        if let Some(shown) = done {
             shown.progress.finish().await;
             withdraw(shown.stop_offer).await;
             placeholder = placeholder.or(shown.placeholder);
         }
         let turn_id = item.turn_id.clone();
-        item::deliver(&self.app, item, placeholder, shutdown, &self.unacked).await?;
+        let app = self.base.in_topic(item.thread_id);
+        item::deliver(&app, item, placeholder, shutdown, &self.unacked).await?;
         self.remember(turn_id);
         Ok(())
     }
@@ -474,18 +526,30 @@ impl Courier {
         self.finished.push_back(turn_id);
     }
 
-    /// Ends the running turn's display; `interrupted` (agentd went away mid-turn) tells the
+    /// Ends the display of the turn events went to last (a new turn of its chat or topic
+    /// started: it is over).
+    async fn end_current(&mut self) {
+        if let Some(shown) = self.shown.take() {
+            shown.progress.finish().await;
+            withdraw(shown.stop_offer).await;
+        }
+    }
+
+    /// Ends the running turns' display; `interrupted` (agentd went away mid-turn) tells the
     /// owner in the placeholder. The turn is forgotten: a later subscription shows it again
     /// if it still runs.
     async fn stop_showing(&mut self, interrupted: bool) {
-        let Some(shown) = self.shown.take() else {
-            return;
-        };
-        shown.progress.finish().await;
-        withdraw(shown.stop_offer).await;
-        if interrupted {
-            let html = self.app.texts().turn_interrupted();
-            item::show(&self.app, shown.placeholder, html, shown.reply_to).await;
+        // Every turn on display ends (when agentd went away, each told so in its own topic).
+        let mut all: Vec<Shown> = self.shown.take().into_iter().collect();
+        all.append(&mut self.parked);
+        for shown in all {
+            shown.progress.finish().await;
+            withdraw(shown.stop_offer).await;
+            if interrupted {
+                let app = self.base.in_topic(shown.thread);
+                let html = app.texts().turn_interrupted();
+                item::show(&app, shown.placeholder, html, shown.reply_to).await;
+            }
         }
     }
 }

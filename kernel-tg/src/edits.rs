@@ -83,6 +83,7 @@ pub(crate) async fn forward(app: &App, message: MessageId, text: String) {
         deliver_to_owner: Some(pb::OwnerDelivery {
             reply_to_message_id: Some(i64::from(message.0)),
             placeholder_message_id: None,
+            thread_id: app.topic(),
         }),
     };
     let reply = match app.agentd().client().await {
@@ -181,6 +182,7 @@ pub(crate) async fn answer(app: &App, message: i32, offer: Option<MessageId>) ->
         deliver_to_owner: Some(pb::OwnerDelivery {
             reply_to_message_id: Some(i64::from(message.0)),
             placeholder_message_id: None,
+            thread_id: app.topic(),
         }),
     };
     let reply = match app.agentd().client().await {

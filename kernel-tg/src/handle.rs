@@ -18,17 +18,21 @@ pub(crate) struct AnswerForm {
     pub live_preview: bool,
     /// Send the model's reasoning before the answer.
     pub show_reasoning: bool,
+    /// Messages in a topic of the owner's chat run in that topic's session and are answered
+    /// there (`telegram.topics` not "off").
+    pub topics: bool,
 }
 
 /// What every task shares.
 #[derive(Clone, Debug)]
 pub(crate) struct App {
     inner: Arc<Inner>,
+    /// The Bot API bound to the owner's chat, or to one topic of it ([`App::in_topic`]).
+    telegram: Telegram,
 }
 
 #[derive(Debug)]
 struct Inner {
-    telegram: Telegram,
     agentd: Agentd,
     texts: Texts,
     owner: UserId,
@@ -49,8 +53,8 @@ impl App {
         living: Living,
     ) -> Self {
         Self {
+            telegram,
             inner: Arc::new(Inner {
-                telegram,
                 agentd,
                 texts,
                 owner,
@@ -72,7 +76,20 @@ impl App {
     }
 
     pub(crate) fn telegram(&self) -> &Telegram {
-        &self.inner.telegram
+        &self.telegram
+    }
+
+    /// This handle writing into topic `thread` of the owner's chat (`None`: the main chat).
+    pub(crate) fn in_topic(&self, thread: Option<i64>) -> App {
+        App {
+            inner: self.inner.clone(),
+            telegram: self.telegram.in_topic(thread),
+        }
+    }
+
+    /// The topic this handle writes into (`None`: the main chat).
+    pub(crate) fn topic(&self) -> Option<i64> {
+        self.telegram.topic()
     }
 
     pub(crate) fn agentd(&self) -> &Agentd {

@@ -251,7 +251,7 @@ impl Loop {
             }
             Incoming::Turn(input) => {
                 crate::reactions::acknowledge(&self.app, message.id);
-                let mut part = part(message, input);
+                let mut part = part(message, input, self.app.form().topics);
                 part.late = true;
                 if let Some(bundle) = self.coalescer.add(id, part) {
                     self.send(bundle).await;
@@ -367,6 +367,11 @@ impl Loop {
             self.confirm.handled(&[id]);
             return;
         };
+        if crate::topics::is_service(message) {
+            tracing::debug!(update_id = id, "dropped: a forum topic service message");
+            self.confirm.handled(&[id]);
+            return;
+        }
         let message_id = message.id;
         match incoming::classify(message, self.app.username(), self.app.texts()) {
             Incoming::Command(parsed) => {
@@ -374,9 +379,15 @@ impl Loop {
                 if let Some(bundle) = self.coalescer.flush() {
                     self.send(bundle).await;
                 }
-                let app = self.app.clone();
+                // A command sent in a topic is answered there; `/cancel` acts on its session.
+                let thread = topic_of(message, self.app.form().topics);
+                let app = self.app.in_topic(thread);
                 self.tasks.spawn(async move {
                     let (html, buttons) = match parsed {
+                        Ok(crate::command::Command::Cancel) if let Some(thread) = thread => {
+                            tracing::info!(command = "cancel", thread, "command in a topic");
+                            (crate::topics::cancel(&app, thread).await, None)
+                        }
                         Ok(command) => {
                             tracing::info!(command = command.kind().name(), "command");
                             perform(command, app.agentd(), app.texts(), i64::from(message_id.0))
@@ -408,7 +419,10 @@ impl Loop {
             }
             Incoming::Turn(input) => {
                 crate::reactions::acknowledge(&self.app, message_id);
-                if let Some(bundle) = self.coalescer.add(id, part(message, input)) {
+                if let Some(bundle) = self
+                    .coalescer
+                    .add(id, part(message, input, self.app.form().topics))
+                {
                     self.send(bundle).await;
                 }
             }
@@ -490,7 +504,7 @@ fn get(bot: Bot, offset: Option<i32>, timeout: u32, limit: u8) -> Polled {
 }
 
 /// The part of a turn `message` is.
-fn part(message: &Message, input: incoming::TurnInput) -> Part {
+fn part(message: &Message, input: incoming::TurnInput, topics: bool) -> Part {
     Part {
         chat_id: message.chat.id.0,
         message_id: message.id.0,
@@ -498,7 +512,17 @@ fn part(message: &Message, input: incoming::TurnInput) -> Part {
         media_group: message.media_group_id().map(|g| g.0.clone()),
         input,
         late: false,
+        thread: topic_of(message, topics),
     }
+}
+
+/// The topic of the owner's chat `message` was sent in (Bot API 9.3 topics in a private chat):
+/// its `message_thread_id` when it is a topic message and `telegram.topics` is not "off".
+pub(crate) fn topic_of(message: &Message, topics: bool) -> Option<i64> {
+    if !message.is_topic_message || !topics {
+        return None;
+    }
+    message.thread_id.map(|t| i64::from(t.0.0))
 }
 
 async fn sleep_until(at: Option<Instant>) {

@@ -20,6 +20,7 @@ mod memory_page;
 mod reactions;
 mod telegram;
 pub mod texts;
+mod topics;
 mod turn;
 
 pub use app::{RunError, run};

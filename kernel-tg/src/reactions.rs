@@ -165,6 +165,7 @@ pub(crate) async fn try_again(
         deliver_to_owner: Some(pb::OwnerDelivery {
             reply_to_message_id: offer.map(|m| i64::from(m.0)),
             placeholder_message_id: None,
+            thread_id: app.topic(),
         }),
     };
     let reply = match app.agentd().client().await {

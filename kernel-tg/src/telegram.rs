@@ -11,13 +11,14 @@ use futures::StreamExt;
 use teloxide::net::Download;
 use teloxide::payloads::{
     AnswerCallbackQuerySetters, EditMessageReplyMarkupSetters, EditMessageTextSetters,
-    SendDocumentSetters, SendMessageSetters, SendPhotoSetters, SendVoiceSetters,
+    SendChatActionSetters, SendDocumentSetters, SendMessageSetters, SendPhotoSetters,
+    SendVoiceSetters,
 };
 use teloxide::prelude::Requester;
 use teloxide::requests::Output;
 use teloxide::types::{
     BotCommand, CallbackQueryId, ChatAction, ChatId, FileId, InlineKeyboardMarkup, InputFile,
-    MessageId, ParseMode, ReplyParameters,
+    MessageId, ParseMode, ReplyParameters, ThreadId,
 };
 use teloxide::{ApiError, Bot, RequestError};
 
@@ -40,6 +41,8 @@ const MAX_NETWORK_RETRIES: u32 = 3;
 pub(crate) struct Telegram {
     bot: Bot,
     chat: ChatId,
+    /// The topic of the chat new messages go to (`message_thread_id`); `None`: the main chat.
+    thread: Option<ThreadId>,
     drafts: DraftSupport,
 }
 
@@ -67,6 +70,12 @@ impl SendError {
     }
 }
 
+/// Telegram's answer for a send into a topic that no longer exists (the owner deleted it).
+fn is_thread_gone(e: &RequestError) -> bool {
+    matches!(e, RequestError::Api(ApiError::Unknown(text))
+        if text.to_ascii_lowercase().contains("message thread not found"))
+}
+
 /// A file that could not be fetched from Telegram.
 #[derive(Debug, Clone, thiserror::Error)]
 pub(crate) enum DownloadError {
@@ -82,8 +91,26 @@ impl Telegram {
         Self {
             bot,
             chat,
+            thread: None,
             drafts: DraftSupport::default(),
         }
+    }
+
+    /// The same chat, new messages, drafts and chat actions going into topic `thread`
+    /// (`None`: the main chat). Edits and deletions need no topic.
+    pub(crate) fn in_topic(&self, thread: Option<i64>) -> Self {
+        let thread = thread
+            .and_then(|t| i32::try_from(t).ok())
+            .map(|t| ThreadId(MessageId(t)));
+        Self {
+            thread,
+            ..self.clone()
+        }
+    }
+
+    /// The topic new messages go to.
+    pub(crate) fn topic(&self) -> Option<i64> {
+        self.thread.map(|t| i64::from(t.0.0))
     }
 
     /// The underlying bot (for polling).
@@ -156,19 +183,32 @@ impl Telegram {
         mode: Option<ParseMode>,
         reply_to: Option<MessageId>,
     ) -> Result<MessageId, RequestError> {
-        let message = retry(false, || {
-            let mut request = self.bot.send_message(self.chat, text);
-            if let Some(mode) = mode {
-                request = request.parse_mode(mode);
+        let mut thread = self.thread;
+        loop {
+            let sent = retry(false, || {
+                let mut request = self.bot.send_message(self.chat, text);
+                if let Some(thread) = thread {
+                    request = request.message_thread_id(thread);
+                }
+                if let Some(mode) = mode {
+                    request = request.parse_mode(mode);
+                }
+                if let Some(id) = reply_to {
+                    request = request
+                        .reply_parameters(ReplyParameters::new(id).allow_sending_without_reply());
+                }
+                request
+            })
+            .await;
+            match sent {
+                // The owner deleted the topic: the text goes to the main chat, never lost.
+                Err(e) if thread.is_some() && is_thread_gone(&e) => {
+                    tracing::warn!(thread = ?thread, "the topic is gone; sending in the main chat");
+                    thread = None;
+                }
+                other => return other.map(|m| m.id),
             }
-            if let Some(id) = reply_to {
-                request = request
-                    .reply_parameters(ReplyParameters::new(id).allow_sending_without_reply());
-            }
-            request
-        })
-        .await?;
-        Ok(message.id)
+        }
     }
 
     /// Replaces a message's HTML; "message is not modified" counts as success.
@@ -199,6 +239,9 @@ impl Telegram {
                 .send_message(self.chat, html)
                 .parse_mode(ParseMode::Html)
                 .reply_markup(buttons.clone());
+            if let Some(thread) = self.thread {
+                request = request.message_thread_id(thread);
+            }
             if let Some(id) = reply_to {
                 request = request
                     .reply_parameters(ReplyParameters::new(id).allow_sending_without_reply());
@@ -281,7 +324,11 @@ impl Telegram {
     /// Shows "typing…" for about five seconds.
     pub(crate) async fn typing(&self) -> Result<(), SendError> {
         retry(true, || {
-            self.bot.send_chat_action(self.chat, ChatAction::Typing)
+            let mut request = self.bot.send_chat_action(self.chat, ChatAction::Typing);
+            if let Some(thread) = self.thread {
+                request = request.message_thread_id(thread);
+            }
+            request
         })
         .await
         .map(|_| ())
@@ -297,6 +344,9 @@ impl Telegram {
         let message = retry(false, || {
             let file = InputFile::memory(ogg.clone()).file_name("reply.ogg");
             let mut request = self.bot.send_voice(self.chat, file);
+            if let Some(thread) = self.thread {
+                request = request.message_thread_id(thread);
+            }
             if let Some(id) = reply_to {
                 request = request
                     .reply_parameters(ReplyParameters::new(id).allow_sending_without_reply());
@@ -321,6 +371,9 @@ impl Telegram {
         let message = if photo {
             retry(false, || {
                 let mut request = self.bot.send_photo(self.chat, file());
+                if let Some(thread) = self.thread {
+                    request = request.message_thread_id(thread);
+                }
                 if let Some(c) = &caption {
                     request = request.caption(c.clone());
                 }
@@ -330,6 +383,9 @@ impl Telegram {
         } else {
             retry(false, || {
                 let mut request = self.bot.send_document(self.chat, file());
+                if let Some(thread) = self.thread {
+                    request = request.message_thread_id(thread);
+                }
                 if let Some(c) = &caption {
                     request = request.caption(c.clone());
                 }

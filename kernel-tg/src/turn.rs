@@ -45,6 +45,11 @@ pub(crate) enum Outcome {
 }
 
 impl Ready {
+    /// The topic the turn's messages were sent in (`None`: the main chat).
+    pub(crate) fn thread(&self) -> Option<i64> {
+        self.bundle.thread()
+    }
+
     /// The updates the turn answers for.
     pub(crate) fn updates(&self) -> &[i32] {
         &self.bundle.updates
@@ -212,10 +217,21 @@ fn media_name(media: &Media) -> String {
 /// Hands the turn to agentd as an owner turn (`late`: its messages waited for agentd) and
 /// reads agentd's first event, so that turns reach agentd in the order the owner sent them.
 pub(crate) async fn hand_over(app: &App, ready: &Ready, late: bool) -> Outcome {
-    let request = chat_request(app, ready, late);
+    let mut request = chat_request(app, ready, late);
     if request.text.trim().is_empty() && request.attachments.is_empty() {
         drop_placeholder(app, ready.placeholder).await;
         return Outcome::Done;
+    }
+    if let Some(thread) = ready.thread() {
+        match crate::topics::session(app, thread).await {
+            Ok(session) => request.session_id = Some(session),
+            Err(Some(html)) => {
+                app.replace_or_say(ready.placeholder, &html, ready.reply_to)
+                    .await;
+                return Outcome::Done;
+            }
+            Err(None) => return Outcome::Unreachable,
+        }
     }
     let mut events = match start_chat(app, request).await {
         Ok(events) => events,
@@ -241,6 +257,7 @@ fn chat_request(app: &App, ready: &Ready, late: bool) -> pb::ChatRequest {
         deliver_to_owner: Some(pb::OwnerDelivery {
             reply_to_message_id: Some(i64::from(ready.reply_to.0)),
             placeholder_message_id: ready.placeholder.map(|id| i64::from(id.0)),
+            thread_id: ready.thread(),
         }),
         idempotency_keys: ready.bundle.keys(),
         // A forward or a document is content from outside the owner (`[approvals]`).
@@ -417,6 +434,7 @@ mod tests {
 
     fn part(id: i32) -> Part {
         Part {
+            thread: None,
             chat_id: 7,
             message_id: id,
             date: chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap(),

@@ -25,6 +25,13 @@
 //! Telegram-HTML validator of the renderer tests. Anything else is 404 `Not Found`; a wrong
 //! token is 401 `Unauthorized`. Every request is logged as a [`Call`] when it is answered.
 //!
+//! Topics in the private chat (Bot API 9.3/9.4): [`FakeTelegram::enable_topics`] sets getMe's
+//! `has_topics_enabled`; owner messages in a topic carry `message_thread_id`
+//! ([`FakeTelegram::user_text_in_topic`]); every send method takes `message_thread_id` (400
+//! `message thread not found` for a topic the chat does not have or the owner deleted:
+//! [`FakeTelegram::delete_topic`]) and [`SentMessage::thread_id`] records it;
+//! `createForumTopic` / `editForumTopic` open and rename topics.
+//!
 //! Filtering follows Telegram: once the bot sends `allowed_updates` (teloxide's dispatcher does,
 //! from its handler tree), queued updates of other known types are never delivered; updates
 //! of unknown types (malformed test updates) always are.
@@ -42,6 +49,7 @@ mod reactions;
 mod server;
 mod state;
 mod text;
+mod topics;
 mod wire;
 
 use std::net::SocketAddr;
@@ -471,6 +479,46 @@ impl FakeTelegram {
     /// send order.
     pub fn messages(&self, chat_id: i64) -> Vec<SentMessage> {
         self.shared.lock().sent_messages(chat_id)
+    }
+
+    /// getMe says `has_topics_enabled`: the owner turned on topics for the bot in @BotFather.
+    pub fn enable_topics(&self) {
+        self.shared.lock().topics_enabled = true;
+    }
+
+    /// The owner opens topic `name` in their chat with the bot (a `forum_topic_created` service
+    /// message update); returns its `message_thread_id`.
+    pub fn user_opens_topic(&self, from: i64, name: &str) -> i64 {
+        self.queue(|st| st.user_opens_topic(from, name))
+    }
+
+    /// A private text message from `from` in topic `thread`; returns its `message_id`.
+    pub fn user_text_in_topic(&self, from: i64, thread: i64, text: &str) -> i64 {
+        self.queue(|st| st.user_text_in_topic(from, thread, text))
+    }
+
+    /// A forum topic service message `kind` (`forum_topic_edited`, `forum_topic_closed`,
+    /// `forum_topic_reopened`) with `payload` in topic `thread`; returns its `message_id`.
+    pub fn user_topic_service(&self, from: i64, thread: i64, kind: &str, payload: Value) -> i64 {
+        self.queue(|st| st.user_topic_service(from, thread, kind, payload))
+    }
+
+    /// The owner deletes topic `thread` of chat `chat_id`: its messages go, and sends into it
+    /// answer 400 `message thread not found`.
+    pub fn delete_topic(&self, chat_id: i64, thread: i64) {
+        self.shared.lock().delete_topic(chat_id, thread);
+    }
+
+    /// The name topic `thread` of chat `chat_id` has now (`None`: no such topic).
+    pub fn topic_name(&self, chat_id: i64, thread: i64) -> Option<String> {
+        self.shared.lock().topic_name(chat_id, thread)
+    }
+
+    /// The bot's messages in topic `thread` of `chat_id` (live ones), in send order.
+    pub fn messages_in_topic(&self, chat_id: i64, thread: i64) -> Vec<SentMessage> {
+        let mut messages = self.messages(chat_id);
+        messages.retain(|m| m.thread_id == Some(thread) && m.message_id != thread && !m.deleted);
+        messages
     }
 
     /// From now on sendMessageDraft answers 404 `Not Found: method not found`, like a Bot API

@@ -183,6 +183,7 @@ async fn notify(bridge: &Bridge, session: &Session, args: &Value) -> (String, bo
         },
         reply_to: None,
         placeholder: None,
+        thread_id: None,
     };
     match outbox.note(item).await {
         Ok(_) => ("sent".into(), false),

@@ -23,6 +23,7 @@ fn answer(turn: &str, text: &str) -> NewItem {
         },
         reply_to: Some(1),
         placeholder: None,
+        thread_id: None,
     }
 }
 
@@ -93,6 +94,7 @@ async fn a_client_connecting_mid_turn_re_attaches_and_gets_the_placeholder() {
     let delivery = OwnerDelivery {
         reply_to: Some(5),
         placeholder: None,
+        thread_id: None,
     };
     outbox.begin_turn("t", delivery, "started".into());
     outbox.progress("t", "delta".into(), false);
@@ -111,7 +113,8 @@ async fn a_client_connecting_mid_turn_re_attaches_and_gets_the_placeholder() {
         started.delivery,
         Some(OwnerDelivery {
             reply_to: Some(5),
-            placeholder: Some(77)
+            placeholder: Some(77),
+            thread_id: None,
         })
     );
     assert_eq!(

@@ -25,6 +25,7 @@ impl AgentService {
         let delivery = req.deliver_to_owner.map(|d| OwnerDelivery {
             reply_to: d.reply_to_message_id,
             placeholder: d.placeholder_message_id,
+            thread_id: d.thread_id,
         });
         let session_id = req.session_id;
         let events = self
@@ -76,6 +77,7 @@ impl AgentService {
         let delivery = req.deliver_to_owner.map(|d| OwnerDelivery {
             reply_to: d.reply_to_message_id,
             placeholder: d.placeholder_message_id,
+            thread_id: d.thread_id,
         });
         let steered = self
             .agent

@@ -12,6 +12,7 @@ fn delivery(d: Option<pb::OwnerDelivery>) -> Option<OwnerDelivery> {
     d.map(|d| OwnerDelivery {
         reply_to: d.reply_to_message_id,
         placeholder: d.placeholder_message_id,
+        thread_id: d.thread_id,
     })
 }
 

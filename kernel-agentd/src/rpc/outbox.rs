@@ -75,6 +75,7 @@ fn delivery_event(d: Delivery<crate::turn::TurnEvent>) -> pb::DeliveryEvent {
             event: Some(chat_event(live.event)),
             reply_to_message_id: live.delivery.and_then(|d| d.reply_to),
             placeholder_message_id: live.delivery.and_then(|d| d.placeholder),
+            thread_id: live.delivery.and_then(|d| d.thread_id),
         }),
     };
     pb::DeliveryEvent { event: Some(event) }
@@ -129,6 +130,7 @@ fn outbox_item(item: &StoredItem) -> pb::OutboxItem {
         turn_id: item.turn_id.clone(),
         reply_to_message_id: item.reply_to,
         placeholder_message_id: item.placeholder,
+        thread_id: item.thread_id,
         parts_done: item.parts_done,
         parts_failed: item.parts_failed,
         created_at: item

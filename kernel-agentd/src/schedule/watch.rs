@@ -122,6 +122,7 @@ impl Schedules {
                     },
                     reply_to: None,
                     placeholder: None,
+                    thread_id: None,
                 })
             } else {
                 None
@@ -184,6 +185,7 @@ impl Schedules {
             },
             reply_to: None,
             placeholder: None,
+            thread_id: None,
         });
         let record = NewWatchRun {
             outcome: outcome.as_str(),

@@ -198,6 +198,7 @@ mod tests {
             },
             reply_to: None,
             placeholder: None,
+            thread_id: None,
         }
     }
 

@@ -53,6 +53,8 @@ pub struct NewItem {
     pub reply_to: Option<i64>,
     /// The client's placeholder for the turn (a Telegram message id).
     pub placeholder: Option<i64>,
+    /// The client's topic it goes to (a Telegram `message_thread_id`); `None`: the main chat.
+    pub thread_id: Option<i64>,
 }
 
 /// A stored, unacknowledged item.
@@ -63,6 +65,8 @@ pub struct StoredItem {
     pub body: ItemBody,
     pub reply_to: Option<i64>,
     pub placeholder: Option<i64>,
+    /// The client's topic it goes to; `None`: the main chat.
+    pub thread_id: Option<i64>,
     /// Parts acknowledged so far.
     pub parts_done: u32,
     /// Of those, the parts refused for good.
@@ -109,6 +113,7 @@ struct RawItem {
     voice: Option<Vec<u8>>,
     reply_to: Option<i64>,
     placeholder: Option<i64>,
+    thread_id: Option<i64>,
     parts_done: i64,
     failed_parts: i64,
     created_at: i64,
@@ -169,6 +174,7 @@ impl TryFrom<RawItem> for StoredItem {
             body,
             reply_to: r.reply_to,
             placeholder: r.placeholder,
+            thread_id: r.thread_id,
             parts_done: u32::try_from(r.parts_done).unwrap_or(0),
             parts_failed: u32::try_from(r.failed_parts).unwrap_or(0),
             created_at: from_millis(r.created_at, || format!("outbox item {}", r.seq))?,
@@ -217,8 +223,8 @@ pub(super) async fn insert_item(
     };
     sqlx::query_scalar(
         "INSERT INTO outbox (turn_id, kind, text, voice, reply_to, placeholder, created_at,
-                             reason, args, file_name)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) RETURNING seq",
+                             reason, args, file_name, thread_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) RETURNING seq",
     )
     .bind(&item.turn_id)
     .bind(kind)
@@ -230,6 +236,7 @@ pub(super) async fn insert_item(
     .bind(reason)
     .bind(args)
     .bind(file_name)
+    .bind(item.thread_id)
     .fetch_one(conn)
     .await
     .map_err(StoreError::db(op))
@@ -304,7 +311,8 @@ impl Store {
     /// Unacknowledged items with `seq > after`, in order.
     pub async fn pending_outbox(&self, after: i64) -> Result<Vec<StoredItem>, StoreError> {
         let raws: Vec<RawItem> = sqlx::query_as(
-            "SELECT seq, turn_id, kind, text, voice, reply_to, placeholder, parts_done, failed_parts,
+            "SELECT seq, turn_id, kind, text, voice, reply_to, placeholder, thread_id, parts_done,
+                    failed_parts,
                     created_at,
                     reason, args, file_name
              FROM outbox WHERE acked_at IS NULL AND seq > ?1 ORDER BY seq",

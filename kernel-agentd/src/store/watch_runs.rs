@@ -232,6 +232,7 @@ mod tests {
             },
             reply_to: None,
             placeholder: None,
+            thread_id: None,
         };
         let end = NewWatchRun {
             outcome: "notified",

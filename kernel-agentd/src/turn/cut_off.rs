@@ -41,6 +41,7 @@ impl Turns {
                 },
                 reply_to: turn.to.reply_to,
                 placeholder: turn.to.placeholder,
+                thread_id: None,
             })
             .await
             .map_err(ApiError::internal)?;
@@ -104,6 +105,7 @@ impl Turns {
         let delivery = OwnerDelivery {
             reply_to: claimed.to.reply_to,
             placeholder: None,
+            thread_id: None,
         };
         let started = match self.lane(None).await {
             Ok(lane) => {

@@ -135,6 +135,7 @@ impl Turns {
             let delivery = OwnerDelivery {
                 reply_to: item.reply_to,
                 placeholder: None,
+                thread_id: None,
             };
             tracing::info!("a queued message starts its turn");
             // Its outcome reaches the owner through the outbox; the events are not followed.

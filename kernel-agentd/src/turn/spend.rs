@@ -117,6 +117,7 @@ impl Turns {
             body: ItemBody::Failed { message, reason },
             reply_to: delivery.reply_to,
             placeholder: delivery.placeholder,
+            thread_id: delivery.thread_id,
         };
         self.inner
             .outbox
@@ -217,6 +218,7 @@ impl Turns {
                 },
                 reply_to: None,
                 placeholder: None,
+                thread_id: None,
             };
             if let Err(e) = self.inner.outbox.queue(item).await {
                 tracing::warn!(error = %e, "cannot queue a budget warning");

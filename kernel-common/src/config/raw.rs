@@ -133,6 +133,8 @@ pub struct RawTelegram {
     pub max_backlog_age_secs: Option<u64>,
     /// The reaction set on a message kernel-tg takes (default "👀"; empty: none).
     pub ack_reaction: Option<String>,
+    /// Topics as parallel conversations: "auto" (default) or "off".
+    pub topics: Option<String>,
     /// Edits of messages older than this are ignored (default 48).
     pub edit_window_hours: Option<u64>,
 }

@@ -391,6 +391,22 @@ fn telegram(ctx: &mut Ctx<'_>, raw: &RawTelegram) -> TelegramConfig {
         max_backlog_age: backlog_age(ctx, raw.max_backlog_age_secs),
         ack_reaction: ack_reaction(ctx, raw.ack_reaction.as_deref()),
         edit_window: edit_window(ctx, raw.edit_window_hours),
+        topics: topics(ctx, raw.topics.as_deref()),
+    }
+}
+
+/// `telegram.topics`: "auto" (default) or "off".
+fn topics(ctx: &mut Ctx<'_>, value: Option<&str>) -> bool {
+    match value.map(str::trim) {
+        None | Some("auto") => true,
+        Some("off") => false,
+        Some(other) => {
+            ctx.refuse_for(
+                Component::Tg,
+                format!("telegram.topics = {other:?} is not \"auto\" or \"off\""),
+            );
+            true
+        }
     }
 }
 
@@ -573,6 +589,30 @@ mod tests {
             load("max_parallel_turns = -1"),
             Err(ConfigError::Parse { .. })
         ));
+    }
+
+    #[test]
+    fn telegram_topics_is_auto_or_off_and_anything_else_names_the_key() {
+        let load = |topics: &str| {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("config.toml");
+            std::fs::write(
+                &path,
+                format!("[telegram]\ntoken = \"1:x\"\nallowed_user = 42\n{topics}\n"),
+            )
+            .unwrap();
+            Config::load(&path, Component::Tg, &|_| None)
+        };
+        assert!(load("").unwrap().telegram.topics);
+        assert!(load("topics = \"auto\"").unwrap().telegram.topics);
+        assert!(!load("topics = \"off\"").unwrap().telegram.topics);
+        match load("topics = \"on\"") {
+            Err(ConfigError::Invalid { problems }) => {
+                let p = problems.join("\n");
+                assert!(p.contains("telegram.topics = \"on\""), "{p}");
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@ use kernel_common::config::Locale;
 
 fn part(id: i32, text: &str, media: bool) -> Part {
     Part {
+        thread: None,
         chat_id: 42,
         message_id: id,
         // 2023-11-14 22:13 UTC.

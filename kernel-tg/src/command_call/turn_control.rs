@@ -44,6 +44,7 @@ pub(super) async fn steer(
         deliver_to_owner: Some(pb::OwnerDelivery {
             reply_to_message_id: Some(message_id),
             placeholder_message_id: None,
+            thread_id: None,
         }),
         ..Default::default()
     };
@@ -84,6 +85,7 @@ pub(super) async fn retry(
         deliver_to_owner: Some(pb::OwnerDelivery {
             reply_to_message_id: Some(message_id),
             placeholder_message_id: None,
+            thread_id: None,
         }),
     };
     match client.retry(request).await {

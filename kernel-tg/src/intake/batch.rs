@@ -39,7 +39,9 @@ impl Coalescer {
     /// Adds a message of the current batch; returns the turn it ends, if any (a waiting one
     /// it does not belong to).
     pub(crate) fn add(&mut self, update: i32, part: Part) -> Option<Bundle> {
+        // Messages of different topics never share a turn: each topic is its own session.
         if let Some(pending) = &mut self.pending
+            && pending.bundle.thread() == part.thread
             && (pending.this_batch || continues(&pending.bundle, &part))
         {
             pending.bundle.push(update, part);

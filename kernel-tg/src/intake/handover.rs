@@ -41,6 +41,8 @@ pub(super) fn spawn(
         while let Some(mut bundle) = rx.recv().await {
             let mut ids = message_ids(&bundle);
             bundle.bound(app.texts());
+            // Everything about a topic's turn is said in that topic.
+            let app = app.in_topic(bundle.thread());
             let ready = turn::prepare(&app, bundle).await;
             let handing = Handing {
                 app: &app,

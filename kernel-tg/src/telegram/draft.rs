@@ -22,6 +22,8 @@ struct SendMessageDraft {
     draft_id: i64,
     text: String,
     parse_mode: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message_thread_id: Option<i64>,
 }
 
 impl Payload for SendMessageDraft {
@@ -62,6 +64,7 @@ impl Telegram {
             draft_id,
             text: html.to_owned(),
             parse_mode: "HTML",
+            message_thread_id: self.topic(),
         };
         match JsonRequest::new(self.bot.clone(), payload).send().await {
             Ok(_) => Ok(()),
@@ -117,6 +120,7 @@ mod tests {
             draft_id: 7,
             text: "<b>x</b>".into(),
             parse_mode: "HTML",
+            message_thread_id: None,
         };
         assert_eq!(
             serde_json::to_value(&payload).unwrap(),

@@ -139,6 +139,10 @@ impl State {
             "chat": chat.json.clone(),
             "date": wire::now(),
         });
+        let thread_id = content
+            .fields
+            .get("message_thread_id")
+            .and_then(Value::as_i64);
         for (key, value) in content.fields {
             message[key] = value;
         }
@@ -152,13 +156,14 @@ impl State {
             deleted: false,
             edit_count: 0,
             voice: None,
+            thread_id,
         });
         self.push_update("message", message);
         id
     }
 }
 
-fn text_content(text: &str) -> Content {
+pub(super) fn text_content(text: &str) -> Content {
     let mut fields = Map::new();
     fields.insert("text".into(), json!(text));
     if text.starts_with('/') {

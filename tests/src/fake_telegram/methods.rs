@@ -32,6 +32,8 @@ const KNOWN: &[&str] = &[
     "editmessagereplymarkup",
     "answercallbackquery",
     "setmessagereaction",
+    "createforumtopic",
+    "editforumtopic",
 ];
 
 /// Whether `method` (lower case) is a method the fake serves.
@@ -64,7 +66,7 @@ pub(crate) fn perform(
     files: &HashMap<String, Vec<u8>>,
 ) -> Result<Value, ApiError> {
     match method {
-        "getme" => Ok(wire::me(st.bot_id)),
+        "getme" => Ok(wire::me(st.bot_id, st.topics_enabled)),
         "getwebhookinfo" => Ok(json!({
             "url": "",
             "has_custom_certificate": false,
@@ -95,6 +97,8 @@ pub(crate) fn perform(
         "editmessagereplymarkup" => buttons::edit_reply_markup(st, p),
         "answercallbackquery" => buttons::answer_callback_query(st, p),
         "setmessagereaction" => super::reactions::set_message_reaction(st, p),
+        "createforumtopic" => st.create_forum_topic(p),
+        "editforumtopic" => st.edit_forum_topic(p),
         _ => Err(ApiError::not_found()),
     }
 }
@@ -114,6 +118,8 @@ fn parse_mode(p: &Value) -> Option<String> {
 fn send_message(st: &mut State, p: &Value) -> Result<Value, ApiError> {
     let chat_id = chat_id(p)?;
     let bot_id = st.bot_id;
+    st.chat(chat_id)?;
+    let thread = st.send_thread(chat_id, p)?;
     let chat = st.chat(chat_id)?;
     let text = params::string(p, "text");
     let parse_mode = parse_mode(p);
@@ -121,7 +127,7 @@ fn send_message(st: &mut State, p: &Value) -> Result<Value, ApiError> {
     let markup = buttons::markup(p)?;
     let reply_to = reply_target(chat, p)?;
     let text = text.unwrap_or_default().to_owned();
-    let mut message = new_message(bot_id, chat, reply_to);
+    let mut message = new_message(bot_id, chat, reply_to, thread);
     message["text"] = json!(text);
     buttons::apply(&mut message, markup);
     Ok(store(chat, message, Some(text), parse_mode, reply_to, None))
@@ -134,10 +140,12 @@ fn send_message_draft(st: &mut State, p: &Value) -> Result<Value, ApiError> {
     if st.drafts_missing {
         return Err(ApiError::new(404, "Not Found: method not found"));
     }
-    let chat = st.chat(chat_id(p)?)?;
+    let chat_id = chat_id(p)?;
+    let chat = st.chat(chat_id)?;
     if chat.json.get("type").and_then(Value::as_str) != Some("private") {
         return Err(ApiError::bad_request("TEXTDRAFT_PEER_INVALID"));
     }
+    st.send_thread(chat_id, p)?;
     match params::int(p, "draft_id") {
         None => return Err(ApiError::bad_request("parameter \"draft_id\" is required")),
         Some(0) => return Err(ApiError::bad_request("draft_id must be non-zero")),
@@ -199,7 +207,9 @@ fn delete_message(st: &mut State, p: &Value) -> Result<Value, ApiError> {
 }
 
 fn send_chat_action(st: &mut State, p: &Value) -> Result<Value, ApiError> {
-    st.chat(chat_id(p)?)?;
+    let chat_id = chat_id(p)?;
+    st.chat(chat_id)?;
+    st.send_thread(chat_id, p)?;
     match params::string(p, "action") {
         Some(action) if CHAT_ACTIONS.contains(&action) => Ok(json!(true)),
         _ => Err(ApiError::bad_request("wrong parameter action in request")),
@@ -256,6 +266,7 @@ fn send_voice(
 ) -> Result<Value, ApiError> {
     let chat_id = chat_id(p)?;
     let reply_to = reply_target(st.chat(chat_id)?, p)?;
+    let thread = st.send_thread(chat_id, p)?;
     let bytes = voice_bytes(st, p, files)?;
     let caption = params::string(p, "caption");
     let parse_mode = params::string(p, "parse_mode").map(str::to_owned);
@@ -269,7 +280,7 @@ fn send_voice(
     voice["mime_type"] = json!("audio/ogg");
     let bot_id = st.bot_id;
     let chat = st.chat(chat_id)?;
-    let mut message = new_message(bot_id, chat, reply_to);
+    let mut message = new_message(bot_id, chat, reply_to, thread);
     message["voice"] = voice;
     if let Some(caption) = caption {
         message["caption"] = json!(caption);
@@ -300,6 +311,7 @@ fn send_upload(
 ) -> Result<Value, ApiError> {
     let chat_id = chat_id(p)?;
     let reply_to = reply_target(st.chat(chat_id)?, p)?;
+    let thread = st.send_thread(chat_id, p)?;
     let bytes = upload_bytes(st, p, files, field)?;
     let limit = if field == "photo" {
         PHOTO_LIMIT
@@ -323,7 +335,7 @@ fn send_upload(
     let file = st.add_file(folder, ext, size, Some(bytes.clone()));
     let bot_id = st.bot_id;
     let chat = st.chat(chat_id)?;
-    let mut message = new_message(bot_id, chat, reply_to);
+    let mut message = new_message(bot_id, chat, reply_to, thread);
     message[field] = if field == "photo" {
         json!([file])
     } else {
@@ -399,8 +411,9 @@ fn reply_target(chat: &Chat, p: &Value) -> Result<Option<i64>, ApiError> {
     }
 }
 
-/// A new message from the bot in `chat` (its id taken), replying to `reply_to`.
-fn new_message(bot_id: i64, chat: &mut Chat, reply_to: Option<i64>) -> Value {
+/// A new message from the bot in `chat` (its id taken), replying to `reply_to`, in topic
+/// `thread`.
+fn new_message(bot_id: i64, chat: &mut Chat, reply_to: Option<i64>, thread: Option<i64>) -> Value {
     let id = chat.next_id();
     let mut message = json!({
         "message_id": id,
@@ -408,6 +421,10 @@ fn new_message(bot_id: i64, chat: &mut Chat, reply_to: Option<i64>) -> Value {
         "chat": chat.json.clone(),
         "date": wire::now(),
     });
+    if let Some(thread) = thread {
+        message["message_thread_id"] = json!(thread);
+        message["is_topic_message"] = json!(true);
+    }
     if let Some(original) = reply_to.and_then(|r| chat.live(r)) {
         let mut original = original.json.clone();
         if let Some(fields) = original.as_object_mut() {
@@ -428,6 +445,7 @@ fn store(
     voice: Option<Vec<u8>>,
 ) -> Value {
     let id = message["message_id"].as_i64().unwrap_or_default();
+    let thread_id = message.get("message_thread_id").and_then(Value::as_i64);
     chat.messages.push(StoredMessage {
         id,
         from_bot: true,
@@ -438,6 +456,12 @@ fn store(
         deleted: false,
         edit_count: 0,
         voice,
+        thread_id,
     });
     message
+}
+
+/// Stores a service message the bot's action produced (a topic it opened).
+pub(super) fn store_service(chat: &mut Chat, message: Value) {
+    store(chat, message, None, None, None, None);
 }

@@ -87,6 +87,8 @@ pub struct SentMessage {
     pub edit_count: u32,
     /// The uploaded bytes of a voice message.
     pub voice: Option<Vec<u8>>,
+    /// The topic it was sent in (`message_thread_id`), `None` in the main chat.
+    pub thread_id: Option<i64>,
 }
 
 /// A failure to answer instead of performing the call.

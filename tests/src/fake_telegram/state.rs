@@ -38,6 +38,10 @@ pub(crate) struct State {
     pub drafts_missing: bool,
     /// The bot's own reaction emojis per `(chat, message)` (setMessageReaction).
     pub bot_reactions: HashMap<(i64, i64), Vec<String>>,
+    /// getMe says `has_topics_enabled` (the owner turned on threaded mode in @BotFather).
+    pub topics_enabled: bool,
+    /// Topics by `(chat, message_thread_id)`.
+    pub topics: HashMap<(i64, i64), super::topics::Topic>,
 }
 
 /// One chat the bot has seen.
@@ -63,6 +67,8 @@ pub(crate) struct StoredMessage {
     pub deleted: bool,
     pub edit_count: u32,
     pub voice: Option<Vec<u8>>,
+    /// The topic it is in (`message_thread_id`).
+    pub thread_id: Option<i64>,
 }
 
 /// A file the bot can fetch with getFile and download.
@@ -181,6 +187,7 @@ impl State {
                 deleted: m.deleted,
                 edit_count: m.edit_count,
                 voice: m.voice.clone(),
+                thread_id: m.thread_id,
             })
             .collect()
     }

@@ -152,8 +152,9 @@ pub(crate) fn bot_user(bot_id: i64) -> Value {
 }
 
 /// `getMe`'s answer.
-pub(crate) fn me(bot_id: i64) -> Value {
+pub(crate) fn me(bot_id: i64, topics: bool) -> Value {
     let mut me = bot_user(bot_id);
+    me["has_topics_enabled"] = Value::Bool(topics);
     for flag in [
         "can_join_groups",
         "can_read_all_group_messages",

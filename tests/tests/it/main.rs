@@ -31,6 +31,7 @@ mod fakes {
     mod fake_telegram;
     mod fake_telegram_drafts;
     mod fake_telegram_methods;
+    mod fake_telegram_topics;
 }
 mod faults {
     mod kill;
@@ -136,6 +137,7 @@ mod tg {
     mod steering;
     mod stop_offer;
     mod telegram_errors;
+    mod topics;
     mod turn;
 }
 mod turn {

@@ -20,6 +20,7 @@ fn answer(turn: &str, text: &str) -> NewItem {
         },
         reply_to: Some(7),
         placeholder: None,
+        thread_id: None,
     }
 }
 
@@ -46,6 +47,7 @@ async fn the_item_is_stored_with_the_answer_in_one_transaction_and_replayed_in_o
         },
         reply_to: None,
         placeholder: Some(9),
+        thread_id: None,
     };
     let second = store.append_with_outbox(s.id, &[], &failed).await.unwrap();
     assert!(second > first);
@@ -221,6 +223,7 @@ fn notice(turn: &CutOffTurn) -> NewItem {
         body: ItemBody::Cancelled,
         reply_to: turn.to.reply_to,
         placeholder: turn.to.placeholder,
+        thread_id: None,
     }
 }
 
@@ -246,6 +249,7 @@ async fn a_turn_without_an_outcome_is_reported_once_and_runs_again_once() {
         body: ItemBody::Cancelled,
         reply_to: Some(7),
         placeholder: None,
+        thread_id: None,
     };
     store.append_with_outbox(s.id, &[], &done).await.unwrap();
 

@@ -143,6 +143,7 @@ impl Turn {
             body,
             reply_to: delivery.reply_to,
             placeholder: delivery.placeholder,
+            thread_id: delivery.thread_id,
         };
         let ended = || TurnEvent::Failed {
             message: STORE_FAILED.to_owned(),

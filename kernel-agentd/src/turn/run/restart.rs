@@ -33,6 +33,7 @@ impl Turn {
         let delivery = self.delivery.map(|d| OwnerDelivery {
             reply_to: d.reply_to,
             placeholder: d.placeholder.or(inner.outbox.placeholder(&self.id)),
+            thread_id: d.thread_id,
         });
         let cancel = inner.root.child_token();
         permit.renew_cancel(cancel.clone());

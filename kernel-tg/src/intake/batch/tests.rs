@@ -8,6 +8,7 @@ use proptest::prelude::*;
 
 fn text(id: i32, text: &str) -> Part {
     Part {
+        thread: None,
         chat_id: 1,
         message_id: id,
         date: DateTime::from_timestamp(1_700_000_000, 0).unwrap(),

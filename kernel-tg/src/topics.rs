@@ -1,0 +1,95 @@
+//! Topics of the owner's private chat (Bot API 9.3): a topic is one session. A message in a
+//! topic runs as a `Chat` in the topic's session (`TopicSession` binds a new topic to a new
+//! session, and agentd keeps the binding); its outcome comes back into the topic through the
+//! outbox (the turn's `OwnerDelivery.thread_id`). Forum topic service messages (a topic created,
+//! renamed, closed, reopened) are dropped silently.
+
+use kernel_proto::v1 as pb;
+use teloxide::types::Message;
+
+use crate::agentd::{is_transport_failure, refused};
+use crate::handle::App;
+
+/// The session of topic `thread`: `Err(None)` when agentd is unreachable, `Err(Some(html))`
+/// when it refused (the owner is told that).
+pub(crate) async fn session(app: &App, thread: i64) -> Result<i64, Option<String>> {
+    let mut client = app.agentd().client().await.map_err(|e| {
+        tracing::warn!(error = %e, "kernel-agentd unavailable for a topic's turn");
+        app.agentd().lost();
+        None
+    })?;
+    match client
+        .topic_session(pb::TopicSessionRequest { thread_id: thread })
+        .await
+    {
+        Ok(response) => {
+            let response = response.into_inner();
+            let session = response.session.map(|s| s.id).unwrap_or_default();
+            if response.created {
+                tracing::info!(thread, session, "a new topic got its own session");
+            }
+            Ok(session)
+        }
+        Err(status) if is_transport_failure(&status) => {
+            app.agentd().lost();
+            Err(None)
+        }
+        Err(status) => {
+            tracing::warn!(code = ?status.code(), thread, "kernel-agentd refused a topic");
+            Err(Some(refused(&status, app.texts())))
+        }
+    }
+}
+
+/// Whether `message` is a forum topic service message (nothing for Kernel to answer).
+pub(crate) fn is_service(message: &Message) -> bool {
+    message.forum_topic_created().is_some()
+        || message.forum_topic_edited().is_some()
+        || message.forum_topic_closed().is_some()
+        || message.forum_topic_reopened().is_some()
+        || message.general_forum_topic_hidden().is_some()
+        || message.general_forum_topic_unhidden().is_some()
+}
+
+/// `/cancel` sent in topic `thread`: cancels the turn of that topic's session only; says what
+/// it stopped.
+pub(crate) async fn cancel(app: &App, thread: i64) -> String {
+    let texts = app.texts();
+    let session = match session(app, thread).await {
+        Ok(session) => session,
+        Err(Some(html)) => return html,
+        Err(None) => return texts.agentd_unavailable().to_owned(),
+    };
+    let mut client = match app.agentd().client().await {
+        Ok(client) => client,
+        Err(_) => {
+            app.agentd().lost();
+            return texts.agentd_unavailable().to_owned();
+        }
+    };
+    let request = pb::CancelRequest {
+        session_id: Some(session),
+        ..Default::default()
+    };
+    match client.cancel(request).await {
+        Ok(reply) => {
+            let reply = reply.into_inner();
+            tracing::info!(
+                thread,
+                session,
+                cancelled = reply.cancelled,
+                "/cancel in a topic"
+            );
+            if reply.cancelled {
+                texts.cancelled(reply.killed_cli.as_deref())
+            } else {
+                texts.nothing_to_cancel().to_owned()
+            }
+        }
+        Err(status) if is_transport_failure(&status) => {
+            app.agentd().lost();
+            texts.agentd_unavailable().to_owned()
+        }
+        Err(status) => refused(&status, texts),
+    }
+}
