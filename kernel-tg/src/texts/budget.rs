@@ -146,16 +146,19 @@ impl Texts {
 
     /// What model calls were for, as `/usage` names it (an unknown name is shown escaped).
     pub fn purpose_label(self, purpose: &str) -> String {
-        let known = match purpose {
-            "owner" => self.pick("对话", "Your messages"),
-            "task" => self.pick("定时任务", "Scheduled tasks"),
-            "watch" => self.pick("监视", "Watches"),
-            "failover" => self.pick("故障转移", "Fail-over"),
-            "title" => self.pick("标题", "Titles"),
-            "memory" => self.pick("自动记忆", "Auto memory"),
-            "summary" => self.pick("摘要", "Summaries"),
-            "consolidation" => self.pick("记忆整理", "Memory consolidation"),
-            other => return escape_truncated(other, MAX_TITLE_CHARS),
+        use kernel_proto::words::UsagePurpose as P;
+        let Some(known) = P::parse(purpose) else {
+            return escape_truncated(purpose, MAX_TITLE_CHARS);
+        };
+        let known = match known {
+            P::Owner => self.pick("对话", "Your messages"),
+            P::Task => self.pick("定时任务", "Scheduled tasks"),
+            P::Watch => self.pick("监视", "Watches"),
+            P::Failover => self.pick("故障转移", "Fail-over"),
+            P::Title => self.pick("标题", "Titles"),
+            P::Memory => self.pick("自动记忆", "Auto memory"),
+            P::Summary => self.pick("摘要", "Summaries"),
+            P::Consolidation => self.pick("记忆整理", "Memory consolidation"),
         };
         known.to_owned()
     }
