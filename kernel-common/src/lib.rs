@@ -7,6 +7,7 @@
 //! - `secret`, `redact`: secrets that never print, and the scrubbing of logs and errors.
 //! - `logging`, `startup`, `notify`, `heap`: what every binary does on the way up.
 //! - `limits`, `text`: rules both sides apply to what the owner sends and sees.
+//! - `said`: the owner-facing words both adapters say (failures, refusals), zh and en.
 //!
 //! Entry point: `startup` (arguments, config, hardening) from each binary's `main`.
 // `deny`, not `forbid`: `heap` alone allows the two glibc malloc calls it makes.
@@ -22,6 +23,7 @@ pub mod notify;
 #[cfg(windows)]
 pub mod owner_only;
 pub mod redact;
+pub mod said;
 pub mod secret;
 pub mod startup;
 pub mod text;

@@ -4,13 +4,13 @@
 
 use std::collections::HashMap;
 
-use super::{MAX_DETAIL_CHARS, Texts, escape_truncated};
-use kernel_common::config::Locale;
+use super::{MAX_DETAIL_CHARS, Said, escape_truncated};
+use crate::config::Locale;
 use kernel_proto::words::{FailureReason, MissingFeature};
 
-impl Texts {
+impl Said {
     /// The notice for a failed turn: `reason` with `args` in the owner's language, or
-    /// [`Texts::turn_failed`] with agentd's `message` when the reason is empty or unknown.
+    /// [`Said::turn_failed`] with agentd's `message` when the reason is empty or unknown.
     pub fn turn_failure(
         self,
         reason: &str,
@@ -28,7 +28,7 @@ impl Texts {
     }
 
     /// The sentence for `reason`; `None` for a reason said elsewhere (a cut-off turn has its
-    /// own notice with a button, [`Texts::turn_cut_off`]).
+    /// own notice with a button, said by each adapter).
     fn failure_sentence(
         self,
         reason: FailureReason,
@@ -169,9 +169,9 @@ mod tests {
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .collect();
-        let zh = Texts::new(Locale::Zh).turn_failure("MODEL_CAPABILITY_MISSING", &args, "");
+        let zh = Said::new(Locale::Zh).turn_failure("MODEL_CAPABILITY_MISSING", &args, "");
         assert!(zh.contains("<code>ollama</code> 不支持工具调用"), "{zh}");
-        let en = Texts::new(Locale::En).turn_failure("MODEL_CAPABILITY_MISSING", &args, "");
+        let en = Said::new(Locale::En).turn_failure("MODEL_CAPABILITY_MISSING", &args, "");
         assert!(
             en.contains("<code>ollama</code> does not support tool calls"),
             "{en}"
@@ -198,8 +198,8 @@ mod tests {
             .filter(|r| !matches!(r, FailureReason::TurnCutOff | FailureReason::BudgetExceeded))
             .map(|r| r.as_str());
         for reason in said {
-            let zh = Texts::new(Locale::Zh).turn_failure(reason, &args(), "English message");
-            let en = Texts::new(Locale::En).turn_failure(reason, &args(), "English message");
+            let zh = Said::new(Locale::Zh).turn_failure(reason, &args(), "English message");
+            let en = Said::new(Locale::En).turn_failure(reason, &args(), "English message");
             assert!(
                 cjk(&zh) && !zh.contains("English message"),
                 "{reason}: {zh}"
@@ -211,7 +211,7 @@ mod tests {
             assert!(en.len() > 30, "{reason}: {en}");
             assert!(!zh.contains("<bad>") && !en.contains("<bad>"), "escaped");
         }
-        let zh = Texts::new(Locale::Zh);
+        let zh = Said::new(Locale::Zh);
         assert_eq!(
             zh.turn_failure("MODEL_RATE_LIMITED", &args(), "x"),
             "⚠️ 出错了：模型服务请求过于频繁，已被限流，请约 7 秒后再试"
@@ -220,7 +220,7 @@ mod tests {
 
     #[test]
     fn an_unknown_or_empty_reason_shows_agentds_message() {
-        let zh = Texts::new(Locale::Zh);
+        let zh = Said::new(Locale::Zh);
         for reason in ["", "SOMETHING_NEW"] {
             assert_eq!(
                 zh.turn_failure(reason, &args(), "语音识别失败 & co"),
