@@ -226,11 +226,12 @@ impl Jobs {
             }
             Ok::<_, ApiError>(seq.is_some())
         };
-        match end.status.as_str() {
-            "interrupted" => {
+        use kernel_proto::words::JobStatus;
+        match JobStatus::parse(&end.status) {
+            Some(JobStatus::Interrupted) => {
                 store_end(Some(notice(job, texts::interrupted(locale, job)))).await?;
             }
-            "cancelled" => {
+            Some(JobStatus::Cancelled) => {
                 store_end(None).await?;
             }
             _ if inner.turns.is_running() => {
@@ -272,16 +273,18 @@ fn ending(
     cancel: &CancellationToken,
     root: &CancellationToken,
 ) -> JobEnd {
+    use kernel_proto::words::JobStatus;
     let status = if root.is_cancelled() {
-        "interrupted"
+        JobStatus::Interrupted
     } else if cancel.is_cancelled() {
-        "cancelled"
+        JobStatus::Cancelled
     } else {
         match &result {
-            Ok(r) if r.ok => "done",
-            _ => "failed",
+            Ok(r) if r.ok => JobStatus::Done,
+            _ => JobStatus::Failed,
         }
     };
+    let status = status.as_str();
     match result {
         Ok(r) => JobEnd {
             status: status.to_owned(),

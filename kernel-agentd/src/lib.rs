@@ -1,5 +1,15 @@
 //! kernel-agentd as a library: [`run`] serves the gRPC API from a validated config on bound
 //! listeners until a shutdown future resolves. `main` and the tests both call it.
+//!
+//! # Layout
+//! - `rpc`, `server`, `listen`: the gRPC edge — the only place proto types are seen.
+//! - `agent`: the composition root that builds every service; nothing else imports it.
+//! - `turn` (with `request`, `llm`, `tools`, `models`): one owner message through the model.
+//! - `outbox`, `store`: what the owner is owed, and SQLite behind it.
+//! - the other services, one module each: `memory`, `schedule`, `delegate`, `mcp`, `budget`, …
+//! - `doctor`, `backup`, `transfer`: the maintenance commands of `main`.
+//!
+//! Entry point: `run` (`server::run`).
 #![deny(unsafe_code)]
 
 pub(crate) mod agent;

@@ -1,6 +1,13 @@
 //! Generated types and service stubs for the `kernel.v1` gRPC API (see `proto/`).
 //!
 //! Only the `rpc` edges of kernel-agentd and kernel-tg use these types; the domain has its own.
+//!
+//! # Layout
+//! - `v1`: the generated messages and the `Agent` service stubs (client and server).
+//! - `words`: every word the processes match as a string on the wire, one enum each.
+//! - `refusal`: a typed `Refusal` carried inside a gRPC status.
+//!
+//! Entry point: the `.proto` file itself (`proto/kernel/v1/agent.proto`), compiled by `build.rs`.
 #![forbid(unsafe_code)]
 #![allow(missing_docs, clippy::all, clippy::pedantic)]
 

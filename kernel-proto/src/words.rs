@@ -208,6 +208,36 @@ words! {
     }
 }
 
+words! {
+    /// A background job's state: `JobInfo.status` (`ListJobs`).
+    JobStatus {
+        Running = "running",
+        Done = "done",
+        Failed = "failed",
+        Cancelled = "cancelled",
+        Interrupted = "interrupted",
+    }
+}
+
+words! {
+    /// Why memory consolidation set a memory aside: `MemoryInfo.superseded_reason` (empty: not set aside).
+    SetAsideReason {
+        Merged = "merged",
+        Retired = "retired",
+        Superseded = "superseded",
+    }
+}
+
+words! {
+    /// What the owner's press on a proposed merge did: `DecideMemoryProposalResponse.outcome`.
+    ProposalOutcome {
+        Merged = "merged",
+        Kept = "kept",
+        /// Decided already, its memories changed since, or unknown: nothing changed.
+        Stale = "stale",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,6 +293,17 @@ mod tests {
             ScheduleAction::parse,
         );
         round_trips(UsagePurpose::ALL, UsagePurpose::as_str, UsagePurpose::parse);
+        round_trips(JobStatus::ALL, JobStatus::as_str, JobStatus::parse);
+        round_trips(
+            SetAsideReason::ALL,
+            SetAsideReason::as_str,
+            SetAsideReason::parse,
+        );
+        round_trips(
+            ProposalOutcome::ALL,
+            ProposalOutcome::as_str,
+            ProposalOutcome::parse,
+        );
     }
 
     #[test]
@@ -276,5 +317,8 @@ mod tests {
         assert_eq!(MissingFeature::Images.as_str(), "images");
         assert_eq!(ScheduleMode::Task.as_str(), "task");
         assert_eq!(UsagePurpose::Consolidation.as_str(), "consolidation");
+        assert_eq!(JobStatus::Interrupted.as_str(), "interrupted");
+        assert_eq!(SetAsideReason::Superseded.as_str(), "superseded");
+        assert_eq!(ProposalOutcome::Stale.as_str(), "stale");
     }
 }

@@ -18,6 +18,13 @@
 //!
 //! An all-whitespace reply renders to **zero** chunks; the adapter decides what to send then
 //! (it must never send an empty message). Any other reply renders to at least one chunk.
+//!
+//! # Layout
+//! - `build` → `doc` → `split` → `emit`: parse, lay out, cut, write HTML and plain text.
+//! - `draft`: live previews; `html`: bot texts already in HTML; `web`: the console's HTML.
+//! - `testing` (feature `test-support`): the strict validators and the invariants.
+//!
+//! Entry point: `render` (and `render_html`, `draft`, `render_web`).
 
 #![forbid(unsafe_code)]
 

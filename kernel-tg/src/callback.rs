@@ -16,6 +16,7 @@
 //! removed by `delivery` when agentd says the question closed.
 
 use kernel_proto::v1 as pb;
+use kernel_proto::words::ProposalOutcome;
 use teloxide::types::{CallbackQuery, InlineKeyboardMarkup, MessageId};
 
 use std::borrow::Cow;
@@ -230,11 +231,13 @@ async fn memory_proposal(
         Ok(reply) => {
             let outcome = reply.into_inner().outcome;
             tracing::info!(proposal, %outcome, "memory proposal decided");
-            match outcome.as_str() {
-                "merged" => texts.memory_merged(),
-                "kept" => texts.memory_kept(),
+            match ProposalOutcome::parse(&outcome) {
+                Some(ProposalOutcome::Merged) => texts.memory_merged(),
+                Some(ProposalOutcome::Kept) => texts.memory_kept(),
                 // A stale or forged press leaves the message as it is.
-                _ => return Some(texts.memory_proposal_stale()),
+                Some(ProposalOutcome::Stale) | None => {
+                    return Some(texts.memory_proposal_stale());
+                }
             }
         }
         Err(status) => {

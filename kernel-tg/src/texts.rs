@@ -12,7 +12,6 @@ mod cut_off;
 mod doctor;
 mod embeddings;
 mod errors;
-mod failures;
 mod help;
 mod history_search;
 mod intake;
@@ -21,7 +20,6 @@ pub mod listing;
 mod living;
 mod memory_pages;
 mod notes;
-mod refusals;
 mod retry;
 mod sandbox;
 mod skills;
@@ -46,7 +44,10 @@ pub use sandbox::{SandboxShown, SandboxView};
 pub use skills::SkillEntry;
 pub use usage::{UsageTotalsView, UsageView};
 
+use std::collections::HashMap;
+
 use kernel_common::config::Locale;
+use kernel_common::said::Said;
 use kernel_proto::words::FailoverReason;
 
 /// Longest title shown in a listing (characters) before it is cut with "…".
@@ -230,11 +231,24 @@ impl Texts {
 
     /// A turn failed; `error` is agentd's redacted message.
     pub fn turn_failed(self, error: &str) -> String {
-        let error = escape_truncated(error, MAX_DETAIL_CHARS);
-        match self.locale {
-            Locale::Zh => format!("⚠️ 出错了：{error}"),
-            Locale::En => format!("⚠️ Something went wrong: {error}"),
-        }
+        Said::new(self.locale).turn_failed(error)
+    }
+
+    /// The notice for a failed turn: `reason` with `args` in the owner's language, or
+    /// [`Texts::turn_failed`] with agentd's `message` (shared with kernel-web: `Said`).
+    pub fn turn_failure(
+        self,
+        reason: &str,
+        args: &HashMap<String, String>,
+        message: &str,
+    ) -> String {
+        Said::new(self.locale).turn_failure(reason, args, message)
+    }
+
+    /// The reply for agentd's refusal `reason` with `args`; `None` for an unknown reason
+    /// (shared with kernel-web: `Said`).
+    pub fn refusal(self, reason: &str, args: &HashMap<String, String>) -> Option<String> {
+        Said::new(self.locale).refusal(reason, args)
     }
 
     /// A turn cut off because agentd went away mid-turn.

@@ -3,6 +3,13 @@
 //! exactly like kernel-tg (`kernel_common::agentd_client`); login tokens and the session key are
 //! agentd's (`CreateWebLogin`/`RedeemWebLogin`/`CheckWebSession`), so kernel-web keeps nothing.
 //! [`run`] is the whole program; `main` loads config, starts logging and handles signals.
+//!
+//! # Layout
+//! - `app`: the router and `run`; `auth`: login link, session cookie, CSRF.
+//! - `pages`: one module per page, each a thin call to agentd.
+//! - `texts`, `texts_pages`: every owner-visible text, zh and en; `html`: escaping.
+//!
+//! Entry point: `run`.
 #![forbid(unsafe_code)]
 
 mod app;

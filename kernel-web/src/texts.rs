@@ -2,6 +2,7 @@
 //! `general.locale = "en"`.
 
 use kernel_common::config::Locale;
+use kernel_common::said::Said;
 
 /// The console's texts in the owner's language.
 #[derive(Clone, Copy, Debug)]
@@ -24,6 +25,11 @@ impl Texts {
         Self {
             en: locale == Locale::En,
         }
+    }
+
+    /// The words both adapters say (failures, refusals), in the same locale.
+    pub(crate) fn said(self) -> Said {
+        Said::new(if self.en { Locale::En } else { Locale::Zh })
     }
 
     /// The page's `lang`.

@@ -82,13 +82,16 @@ page_texts! {
 impl Texts {
     /// A background job's status (`ListJobs`' word) in the owner's language.
     pub(crate) fn job_status(self, status: &str) -> &'static str {
+        use kernel_proto::words::JobStatus;
+        let Some(status) = JobStatus::parse(status) else {
+            return self.job_unknown();
+        };
         match status {
-            "running" => self.job_running(),
-            "done" => self.job_done(),
-            "failed" => self.job_failed(),
-            "cancelled" => self.job_cancelled(),
-            "interrupted" => self.job_interrupted(),
-            _ => self.job_unknown(),
+            JobStatus::Running => self.job_running(),
+            JobStatus::Done => self.job_done(),
+            JobStatus::Failed => self.job_failed(),
+            JobStatus::Cancelled => self.job_cancelled(),
+            JobStatus::Interrupted => self.job_interrupted(),
         }
     }
 }

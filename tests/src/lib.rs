@@ -1,4 +1,11 @@
 //! Shared test support: fakes that speak real wire formats, and helpers.
+//!
+//! # Layout
+//! - fakes: `fake_llm`, `fake_telegram`, `fake_cli`, `fake_embeddings`, `fake_speech`.
+//! - harness: `stack` (the real binaries on the fakes), `harness`, `process`, `fault`.
+//! - waiting and looking: `wait` (`eventually`), `log_capture`, `recorded`.
+//!
+//! Entry point: `stack::Stack` for end-to-end suites in `tests/it/`.
 #![forbid(unsafe_code)]
 
 pub mod browser;

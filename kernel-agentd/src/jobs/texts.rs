@@ -16,19 +16,16 @@ const TASK_CHARS: usize = 200;
 
 /// A status word for the owner.
 pub(super) fn status_word(locale: Locale, status: &str) -> &'static str {
-    match (locale, status) {
-        (Locale::Zh, "running") => "运行中",
-        (Locale::Zh, "done") => "已完成",
-        (Locale::Zh, "failed") => "失败",
-        (Locale::Zh, "cancelled") => "已取消",
-        (Locale::Zh, "interrupted") => "已中断",
-        (Locale::Zh, _) => "未知",
-        (Locale::En, "running") => "running",
-        (Locale::En, "done") => "done",
-        (Locale::En, "failed") => "failed",
-        (Locale::En, "cancelled") => "cancelled",
-        (Locale::En, "interrupted") => "interrupted",
-        (Locale::En, _) => "unknown",
+    use kernel_proto::words::JobStatus;
+    let Some(status) = JobStatus::parse(status) else {
+        return locale.pick("未知", "unknown");
+    };
+    match status {
+        JobStatus::Running => locale.pick("运行中", "running"),
+        JobStatus::Done => locale.pick("已完成", "done"),
+        JobStatus::Failed => locale.pick("失败", "failed"),
+        JobStatus::Cancelled => locale.pick("已取消", "cancelled"),
+        JobStatus::Interrupted => locale.pick("已中断", "interrupted"),
     }
 }
 

@@ -4,8 +4,8 @@
 //! agentd on the same pipe fails to start. [`PipeListener`] hands tonic one connected instance
 //! at a time as a [`PipeConnection`].
 //!
-//! The only `unsafe` of the crate besides `delegate::job`: Win32 calls that build the security
-//! descriptor, each checked, every allocation freed on drop.
+//! On ARCHITECTURE.md's unsafe allow-list: Win32 calls that build the security descriptor, each
+//! checked, every allocation freed on drop.
 #![allow(unsafe_code)]
 
 use std::ffi::c_void;

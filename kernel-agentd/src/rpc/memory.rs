@@ -119,13 +119,14 @@ impl AgentService {
             .decide(req.proposal_id, req.merge)
             .await
             .map_err(to_status)?;
+        use kernel_proto::words::ProposalOutcome;
         let outcome = match decided {
-            Decided::Merged(_) => "merged",
-            Decided::Kept => "kept",
-            Decided::Stale => "stale",
+            Decided::Merged(_) => ProposalOutcome::Merged,
+            Decided::Kept => ProposalOutcome::Kept,
+            Decided::Stale => ProposalOutcome::Stale,
         };
         Ok(pb::DecideMemoryProposalResponse {
-            outcome: outcome.to_owned(),
+            outcome: outcome.as_str().to_owned(),
         })
     }
 

@@ -3,6 +3,8 @@
 //! the budgets and per-model costs `/usage` adds.
 
 use std::collections::HashMap;
+
+use kernel_common::said::Said;
 use std::fmt::Write as _;
 
 use kernel_common::config::Locale;
@@ -146,55 +148,27 @@ impl Texts {
 
     /// What model calls were for, as `/usage` names it (an unknown name is shown escaped).
     pub fn purpose_label(self, purpose: &str) -> String {
-        let known = match purpose {
-            "owner" => self.pick("对话", "Your messages"),
-            "task" => self.pick("定时任务", "Scheduled tasks"),
-            "watch" => self.pick("监视", "Watches"),
-            "failover" => self.pick("故障转移", "Fail-over"),
-            "title" => self.pick("标题", "Titles"),
-            "memory" => self.pick("自动记忆", "Auto memory"),
-            "summary" => self.pick("摘要", "Summaries"),
-            "consolidation" => self.pick("记忆整理", "Memory consolidation"),
-            other => return escape_truncated(other, MAX_TITLE_CHARS),
+        use kernel_proto::words::UsagePurpose as P;
+        let Some(known) = P::parse(purpose) else {
+            return escape_truncated(purpose, MAX_TITLE_CHARS);
+        };
+        let known = match known {
+            P::Owner => self.pick("对话", "Your messages"),
+            P::Task => self.pick("定时任务", "Scheduled tasks"),
+            P::Watch => self.pick("监视", "Watches"),
+            P::Failover => self.pick("故障转移", "Fail-over"),
+            P::Title => self.pick("标题", "Titles"),
+            P::Memory => self.pick("自动记忆", "Auto memory"),
+            P::Summary => self.pick("摘要", "Summaries"),
+            P::Consolidation => self.pick("记忆整理", "Memory consolidation"),
         };
         known.to_owned()
     }
 
     /// The notice for a turn a budget limit stopped (HTML), from the refusal's arguments
-    /// (`period`, `provider`, `spent_usd`, `limit_usd`).
+    /// (`period`, `provider`, `spent_usd`, `limit_usd`): [`Said::budget_exceeded`].
     pub fn budget_exceeded(self, args: &HashMap<String, String>) -> String {
-        let arg = |name: &str| {
-            escape_truncated(args.get(name).map_or("", String::as_str), MAX_TITLE_CHARS)
-        };
-        let monthly = args.get("period").is_some_and(|p| p == "monthly");
-        let provider = arg("provider");
-        let (spent, limit) = (arg("spent_usd"), arg("limit_usd"));
-        match self.locale() {
-            Locale::Zh => {
-                let what = match (monthly, provider.is_empty()) {
-                    (false, true) => "今日预算".to_owned(),
-                    (true, true) => "本月预算".to_owned(),
-                    (false, false) => format!("{provider} 的今日预算"),
-                    (true, false) => format!("{provider} 的本月预算"),
-                };
-                format!(
-                    "⛔ 已达到{what}上限：已用 ${spent}，上限 ${limit}。这条消息没有发给模型。\
-                     点击下方按钮继续使用，或等到下个周期。"
-                )
-            }
-            Locale::En => {
-                let what = match (monthly, provider.is_empty()) {
-                    (false, true) => "the daily budget".to_owned(),
-                    (true, true) => "the monthly budget".to_owned(),
-                    (false, false) => format!("the daily budget of {provider}"),
-                    (true, false) => format!("the monthly budget of {provider}"),
-                };
-                format!(
-                    "⛔ {what} is used up: ${spent} spent of ${limit}. This message was not sent \
-                     to the model. Press a button below to go on, or wait for the next period."
-                )
-            }
-        }
+        Said::new(self.locale()).budget_exceeded(args)
     }
 
     /// The button lifting every limit for the rest of today.

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use super::{Texts, escape_html};
 use kernel_common::config::Locale;
+use kernel_proto::words::SetAsideReason;
 
 /// The job's state as `/status` shows it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -53,10 +54,10 @@ impl Texts {
     /// The mark before a set-aside memory in `/memory all` (`reason`: `merged`, `retired`,
     /// `superseded`).
     pub fn memory_set_aside_mark(self, reason: &str) -> &'static str {
-        match reason {
-            "merged" => self.pick("〔已合并〕", "[merged]"),
-            "retired" => self.pick("〔已完成〕", "[retired]"),
-            _ => self.pick("〔已被取代〕", "[superseded]"),
+        match SetAsideReason::parse(reason) {
+            Some(SetAsideReason::Merged) => self.pick("〔已合并〕", "[merged]"),
+            Some(SetAsideReason::Retired) => self.pick("〔已完成〕", "[retired]"),
+            Some(SetAsideReason::Superseded) | None => self.pick("〔已被取代〕", "[superseded]"),
         }
     }
 

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use kernel_common::config::Locale;
+use kernel_proto::words::JobStatus;
 
 use super::{MAX_MEMORY_CHARS, Texts, escape_html, escape_truncated};
 
@@ -23,13 +24,15 @@ pub struct JobEntry<'a> {
 impl Texts {
     /// A job status in words.
     pub fn job_status(self, status: &str) -> &'static str {
+        let Some(status) = JobStatus::parse(status) else {
+            return self.pick("未知", "unknown");
+        };
         match status {
-            "running" => self.pick("运行中", "running"),
-            "done" => self.pick("已完成", "done"),
-            "failed" => self.pick("失败", "failed"),
-            "cancelled" => self.pick("已取消", "cancelled"),
-            "interrupted" => self.pick("已中断", "interrupted"),
-            _ => self.pick("未知", "unknown"),
+            JobStatus::Running => self.pick("运行中", "running"),
+            JobStatus::Done => self.pick("已完成", "done"),
+            JobStatus::Failed => self.pick("失败", "failed"),
+            JobStatus::Cancelled => self.pick("已取消", "cancelled"),
+            JobStatus::Interrupted => self.pick("已中断", "interrupted"),
         }
     }
 
@@ -43,10 +46,12 @@ impl Texts {
             .to_owned();
         for job in jobs {
             let code = match job.exit_code {
-                Some(code) if job.status != "running" => match self.locale() {
-                    Locale::Zh => format!("（退出码 {code}）"),
-                    Locale::En => format!(" (exit code {code})"),
-                },
+                Some(code) if JobStatus::parse(job.status) != Some(JobStatus::Running) => {
+                    match self.locale() {
+                        Locale::Zh => format!("（退出码 {code}）"),
+                        Locale::En => format!(" (exit code {code})"),
+                    }
+                }
                 _ => String::new(),
             };
             let _ = writeln!(

@@ -60,12 +60,16 @@ pub(crate) async fn stream_turn(web: &Web, request: pb::ChatRequest) -> Response
                 if kernel_common::agentd_client::is_transport_failure(&status) {
                     agentd.lost();
                 }
-                Some(json!({"t": "end", "state": "failed", "text": format!("{}{}", t.chat_failed(), status.message())}))
+                let said = kernel_proto::refusal::of(&status)
+                    .and_then(|r| t.said().refusal(&r.reason, &r.args));
+                let text = match said {
+                    Some(html) => kernel_common::said::plain(&html),
+                    None => format!("{}{}", t.chat_failed(), status.message()),
+                };
+                Some(json!({"t": "end", "state": "failed", "text": text}))
             }
         };
-        futures::future::ready(
-            line.map(|l| Ok::<_, std::convert::Infallible>(format!("{l}\n"))),
-        )
+        futures::future::ready(line.map(|l| Ok::<_, std::convert::Infallible>(format!("{l}\n"))))
     });
     (
         [(header::CONTENT_TYPE, "application/x-ndjson; charset=utf-8")],

@@ -46,7 +46,8 @@ pub(crate) fn line_of(t: Texts, event: Event) -> Option<serde_json::Value> {
         }),
         Event::Completed(c) => json!({"t": "done", "html": answer_html(t, &c.text, &c.reasoning)}),
         Event::Failed(f) => {
-            json!({"t": "end", "state": "failed", "text": format!("{}{}", t.chat_failed(), f.message)})
+            let said = t.said().turn_failure(&f.reason, &f.args, &f.message);
+            json!({"t": "end", "state": "failed", "text": kernel_common::said::plain(&said)})
         }
         Event::Cancelled(_) => {
             json!({"t": "end", "state": "cancelled", "text": t.chat_cancelled()})
@@ -106,5 +107,43 @@ mod tests {
         )
         .unwrap();
         assert_eq!(closed["text"], "⌛ Not answered: denied");
+    }
+
+    #[test]
+    fn a_model_failure_is_said_in_chinese_by_default_as_plain_text() {
+        let failed = |locale| {
+            line_of(
+                Texts::new(locale),
+                Event::Failed(pb::TurnFailed {
+                    message: "provider overloaded <x>".into(),
+                    reason: "MODEL_OVERLOADED".into(),
+                    args: [("status", "529"), ("detail", "overloaded <x>")]
+                        .into_iter()
+                        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                        .collect(),
+                }),
+            )
+            .unwrap()["text"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        let zh = failed(Locale::default());
+        assert!(zh.starts_with("⚠️ 出错了："), "{zh}");
+        assert!(zh.contains("529") && !zh.contains("<code>"), "{zh}");
+        assert!(
+            !zh.contains("provider overloaded"),
+            "not agentd's English: {zh}"
+        );
+        let unknown = line_of(
+            Texts::new(Locale::Zh),
+            Event::Failed(pb::TurnFailed {
+                message: "something new".into(),
+                reason: "SOMETHING_NEW".into(),
+                args: Default::default(),
+            }),
+        )
+        .unwrap();
+        assert!(unknown["text"].as_str().unwrap().contains("something new"));
     }
 }

@@ -17,10 +17,11 @@ texts! {
 impl Texts {
     /// Why a memory is set aside, and what replaced it (`by`: its id, 0 when none).
     pub(crate) fn aside_reason(self, reason: &str, by: i64) -> String {
-        let why = match reason {
-            "merged" => self.aside_merged(),
-            "retired" => self.aside_retired(),
-            _ => self.aside_superseded(),
+        use kernel_proto::words::SetAsideReason;
+        let why = match SetAsideReason::parse(reason) {
+            Some(SetAsideReason::Merged) => self.aside_merged(),
+            Some(SetAsideReason::Retired) => self.aside_retired(),
+            Some(SetAsideReason::Superseded) | None => self.aside_superseded(),
         };
         if by > 0 {
             format!("{}: {why} #{by}", self.aside_mark())

@@ -43,6 +43,8 @@ mod house {
     mod architecture_map;
     mod layers;
     mod log_capture;
+    mod proto_edge;
+    mod unsafe_code;
 }
 mod mcp {
     mod heal;

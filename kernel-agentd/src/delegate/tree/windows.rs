@@ -6,8 +6,8 @@
 //! close", so its members also die when agentd closes the handle — when the delegation is over,
 //! and when agentd exits or crashes.
 //!
-//! The only `unsafe` of the crate besides `listen::pipe`: the Win32 job and thread calls, each
-//! checked, the handles closed on drop.
+//! On ARCHITECTURE.md's unsafe allow-list: the Win32 job and thread calls, each checked, the
+//! handles closed on drop.
 #![allow(unsafe_code)]
 
 use std::ffi::c_void;

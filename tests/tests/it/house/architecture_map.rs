@@ -1,8 +1,8 @@
-//! ARCHITECTURE.md stays a true map: every path it names exists, every symbol it names (a
-//! backticked `a::b` path or identifier) occurs in the workspace's code or the proto, and every
-//! `.rs` file of every workspace member (read from the root `Cargo.toml`, so new crates are
-//! covered) is named in its code map. A failure prints the lines to add, from each file's first
-//! `//!` sentence.
+//! ARCHITECTURE.md stays a true map of folders: every folder of every workspace member (read from
+//! the root `Cargo.toml`, so new crates are covered) that holds a `.rs` file has one entry in its
+//! code map (`- `folder/` — …`), no entry is there twice, every folder, path and symbol it names
+//! (a backticked `a::b` path or identifier) exists, and every `.rs` file starts with the `//!`
+//! doc that says what it owns (the per-file truth the map leaves to the files).
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -74,10 +74,66 @@ fn backticked(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The `.rs` files not named (as a backticked repository-relative path) in `map`.
-fn unnamed<'a>(map: &str, files: &'a [String]) -> Vec<&'a String> {
-    let named: BTreeSet<String> = backticked(map).into_iter().collect();
-    files.iter().filter(|f| !named.contains(*f)).collect()
+/// The folders (repository-relative, ending in `/`) that directly hold one of `files`.
+fn folders(files: &[String]) -> BTreeSet<String> {
+    files
+        .iter()
+        .map(|f| match f.rfind('/') {
+            Some(i) => f[..=i].to_owned(),
+            None => String::new(),
+        })
+        .collect()
+}
+
+/// The folders of the map's entries (`- `a/b/` — …` lines), in order, duplicates kept.
+fn entries(map: &str) -> Vec<String> {
+    let entry = Regex::new(r"^- `([^`]+/)`").unwrap();
+    map.lines()
+        .filter_map(|l| entry.captures(l).map(|c| c[1].to_owned()))
+        .collect()
+}
+
+/// The folders holding Rust files that no entry of `map` names.
+fn unnamed(map: &str, folders: &BTreeSet<String>) -> Vec<String> {
+    let named: BTreeSet<String> = entries(map).into_iter().collect();
+    folders
+        .iter()
+        .filter(|f| !named.contains(*f))
+        .cloned()
+        .collect()
+}
+
+/// The folders `map` has an entry for more than once.
+fn twice(map: &str) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    entries(map)
+        .into_iter()
+        .filter(|e| !seen.insert(e.clone()))
+        .collect()
+}
+
+/// The backticked folders of `doc` (a path ending in `/`) that exist neither from the repository
+/// root nor from any member's `src/`.
+fn missing_folders(doc: &str, root: &Path, members: &[String]) -> Vec<String> {
+    let folder = Regex::new(r"^[A-Za-z0-9_.\-/]+/$").unwrap();
+    backticked(doc)
+        .into_iter()
+        .filter(|span| {
+            folder.is_match(span)
+                && !root.join(span).is_dir()
+                && !members
+                    .iter()
+                    .any(|m| root.join(m).join("src").join(span).is_dir())
+        })
+        .collect()
+}
+
+/// The files of `files` whose text (read by `read`) does not start with a `//!` line.
+fn undocumented<'a>(files: &'a [String], read: impl Fn(&str) -> String) -> Vec<&'a String> {
+    files
+        .iter()
+        .filter(|f| !read(f).starts_with("//!"))
+        .collect()
 }
 
 /// The backticked paths of `doc` (a `/` and a file extension) that exist neither from the
@@ -149,28 +205,62 @@ fn first_sentence(file: &Path) -> String {
     }
 }
 
-#[test]
-fn the_code_map_names_every_module_and_only_what_exists() {
-    let root = root();
+fn workspace_files(root: &Path) -> (Vec<String>, Vec<String>) {
     let manifest = fs::read_to_string(root.join("Cargo.toml")).unwrap();
     let members = workspace_list(&manifest, "members");
     let excluded = workspace_list(&manifest, "exclude");
     assert!(members.len() >= 5, "members of the workspace: {members:?}");
     let mut files = Vec::new();
     for member in &members {
-        rust_files(&root, &root.join(member), &excluded, &mut files);
+        rust_files(root, &root.join(member), &excluded, &mut files);
     }
     files.sort();
-    let doc = fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    (members, files)
+}
 
-    let unnamed: Vec<String> = unnamed(code_map(&doc), &files)
-        .into_iter()
-        .map(|f| format!("- `{f}` — {}", first_sentence(&root.join(f))))
+/// A suggested entry for `folder`: the first sentence of its module file's `//!` (`a/b.rs` for
+/// `a/b/`, else the folder's `lib.rs` or `main.rs`).
+fn suggestion(root: &Path, folder: &str) -> String {
+    let trimmed = folder.trim_end_matches('/');
+    let candidates = [
+        format!("{trimmed}.rs"),
+        format!("{folder}lib.rs"),
+        format!("{folder}main.rs"),
+    ];
+    let doc = candidates
+        .iter()
+        .map(|c| root.join(c))
+        .find(|p| p.exists())
+        .map(|p| first_sentence(&p))
+        .unwrap_or_default();
+    format!("- `{folder}` — {doc}")
+}
+
+#[test]
+fn the_code_map_names_every_folder_once_and_only_what_exists() {
+    let root = root();
+    let (members, files) = workspace_files(&root);
+    let doc = fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let map = code_map(&doc);
+
+    let unnamed: Vec<String> = unnamed(map, &folders(&files))
+        .iter()
+        .map(|f| suggestion(&root, f))
         .collect();
     assert!(
         unnamed.is_empty(),
-        "modules the code map of ARCHITECTURE.md does not name; add:\n{}",
+        "folders the code map of ARCHITECTURE.md does not name; add:\n{}",
         unnamed.join("\n")
+    );
+    let twice = twice(map);
+    assert!(
+        twice.is_empty(),
+        "folders the code map names more than once: {twice:?}"
+    );
+    let gone = missing_folders(&doc, &root, &members);
+    assert!(
+        gone.is_empty(),
+        "folders ARCHITECTURE.md names that do not exist: {gone:?}"
     );
 
     let missing = missing_paths(&doc, &root, &members);
@@ -189,17 +279,63 @@ fn the_code_map_names_every_module_and_only_what_exists() {
         missing.is_empty(),
         "symbols ARCHITECTURE.md names that occur nowhere in the code: {missing:?}"
     );
+    let lines = doc.lines().count();
+    assert!(
+        lines <= 450,
+        "ARCHITECTURE.md has {lines} lines (at most 450)"
+    );
 }
 
 #[test]
-fn the_checks_catch_an_unnamed_module_a_missing_path_and_a_missing_symbol() {
-    let files = vec!["a/src/lib.rs".to_owned(), "a/src/new.rs".to_owned()];
-    let map = "## Code map\n- `a/src/lib.rs` — the root.\n";
-    assert_eq!(unnamed(map, &files), vec![&files[1]]);
-    assert!(unnamed("## Code map\n- `a/src/lib.rs`\n- `a/src/new.rs`\n", &files).is_empty());
+fn every_rust_file_starts_with_the_doc_that_says_what_it_owns() {
+    let root = root();
+    let (_, files) = workspace_files(&root);
+    let bare = undocumented(&files, |f| {
+        fs::read_to_string(root.join(f)).unwrap_or_default()
+    });
+    assert!(
+        bare.is_empty(),
+        "files without a leading `//!` saying what they own: {bare:?}"
+    );
+}
+
+#[test]
+fn the_checks_catch_an_unnamed_folder_a_twice_named_one_a_missing_path_and_a_missing_symbol() {
+    let files = vec![
+        "a/src/lib.rs".to_owned(),
+        "a/src/new/x.rs".to_owned(),
+        "a/src/new/y.rs".to_owned(),
+    ];
+    let folders = folders(&files);
+    assert_eq!(
+        folders.iter().cloned().collect::<Vec<_>>(),
+        vec!["a/src/", "a/src/new/"]
+    );
+    let map = "## Code map\n- `a/src/` — the root.\n";
+    assert_eq!(unnamed(map, &folders), vec!["a/src/new/"]);
+    let map = "## Code map\n- `a/src/` — root\n- `a/src/new/` — new\n- `a/src/` — again\n";
+    assert!(unnamed(map, &folders).is_empty());
+    assert_eq!(twice(map), vec!["a/src/"]);
 
     let root = root();
     let members = vec!["kernel-tg".to_owned()];
+    assert_eq!(
+        missing_folders(
+            "`kernel-tg/src/`, `delivery/` and `kernel-tg/src/gone/`",
+            &root,
+            &members
+        ),
+        vec!["kernel-tg/src/gone/"]
+    );
+    assert_eq!(
+        undocumented(&files, |f| if f.ends_with("y.rs") {
+            "use x;".to_owned()
+        } else {
+            "//! Owns x.".to_owned()
+        }),
+        vec![&files[2]]
+    );
+
     assert_eq!(
         missing_paths(
             "`kernel-tg/src/gone.rs` and `kernel-tg/src/lib.rs`",

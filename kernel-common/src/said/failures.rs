@@ -4,16 +4,16 @@
 
 use std::collections::HashMap;
 
-use super::{MAX_DETAIL_CHARS, Texts, escape_truncated};
+use super::{MAX_DETAIL_CHARS, Said, escape_truncated};
+use crate::config::Locale;
 
 /// Longest provider's reason shown under a failure's sentence, in characters.
 const MAX_REASON_CHARS: usize = 200;
-use kernel_common::config::Locale;
 use kernel_proto::words::{FailureReason, MissingFeature};
 
-impl Texts {
+impl Said {
     /// The notice for a failed turn: `reason` with `args` in the owner's language, or
-    /// [`Texts::turn_failed`] with agentd's `message` when the reason is empty or unknown.
+    /// [`Said::turn_failed`] with agentd's `message` when the reason is empty or unknown.
     pub fn turn_failure(
         self,
         reason: &str,
@@ -31,7 +31,7 @@ impl Texts {
     }
 
     /// The sentence for `reason`; `None` for a reason said elsewhere (a cut-off turn has its
-    /// own notice with a button, [`Texts::turn_cut_off`]).
+    /// own notice with a button, said by each adapter).
     fn failure_sentence(
         self,
         reason: FailureReason,
@@ -183,9 +183,9 @@ mod tests {
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .collect();
-        let zh = Texts::new(Locale::Zh).turn_failure("MODEL_CAPABILITY_MISSING", &args, "");
+        let zh = Said::new(Locale::Zh).turn_failure("MODEL_CAPABILITY_MISSING", &args, "");
         assert!(zh.contains("<code>ollama</code> 不支持工具调用"), "{zh}");
-        let en = Texts::new(Locale::En).turn_failure("MODEL_CAPABILITY_MISSING", &args, "");
+        let en = Said::new(Locale::En).turn_failure("MODEL_CAPABILITY_MISSING", &args, "");
         assert!(
             en.contains("<code>ollama</code> does not support tool calls"),
             "{en}"
@@ -212,8 +212,8 @@ mod tests {
             .filter(|r| !matches!(r, FailureReason::TurnCutOff | FailureReason::BudgetExceeded))
             .map(|r| r.as_str());
         for reason in said {
-            let zh = Texts::new(Locale::Zh).turn_failure(reason, &args(), "English message");
-            let en = Texts::new(Locale::En).turn_failure(reason, &args(), "English message");
+            let zh = Said::new(Locale::Zh).turn_failure(reason, &args(), "English message");
+            let en = Said::new(Locale::En).turn_failure(reason, &args(), "English message");
             assert!(
                 cjk(&zh) && !zh.contains("English message"),
                 "{reason}: {zh}"
@@ -225,7 +225,7 @@ mod tests {
             assert!(en.len() > 30, "{reason}: {en}");
             assert!(!zh.contains("<bad>") && !en.contains("<bad>"), "escaped");
         }
-        let zh = Texts::new(Locale::Zh);
+        let zh = Said::new(Locale::Zh);
         assert_eq!(
             zh.turn_failure("MODEL_RATE_LIMITED", &args(), "x"),
             "⚠️ 出错了：模型服务请求过于频繁，已被限流，请约 7 秒后再试"
@@ -242,7 +242,7 @@ mod tests {
         );
         for reason in ["MODEL_AUTH", "MODEL_OVERLOADED", "MODEL_BAD_REQUEST"] {
             for locale in [Locale::Zh, Locale::En] {
-                let text = Texts::new(locale).turn_failure(reason, &args, "");
+                let text = Said::new(locale).turn_failure(reason, &args, "");
                 let (sentence, code) = text.split_once('\n').expect("two lines");
                 assert!(sentence.contains("HTTP 401"), "{text}");
                 let inner = code
@@ -253,13 +253,13 @@ mod tests {
             }
         }
         args.insert("detail".into(), " ".into());
-        let text = Texts::new(Locale::En).turn_failure("MODEL_AUTH", &args, "");
+        let text = Said::new(Locale::En).turn_failure("MODEL_AUTH", &args, "");
         assert!(!text.contains('\n') && !text.contains("<code>"), "{text}");
     }
 
     #[test]
     fn an_unknown_or_empty_reason_shows_agentds_message() {
-        let zh = Texts::new(Locale::Zh);
+        let zh = Said::new(Locale::Zh);
         for reason in ["", "SOMETHING_NEW"] {
             assert_eq!(
                 zh.turn_failure(reason, &args(), "语音识别失败 & co"),

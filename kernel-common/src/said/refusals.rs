@@ -3,11 +3,11 @@
 
 use std::collections::HashMap;
 
-use super::{MAX_DETAIL_CHARS, MAX_TITLE_CHARS, Texts, escape_truncated};
-use kernel_common::config::Locale;
+use super::{MAX_DETAIL_CHARS, MAX_TITLE_CHARS, Said, escape_truncated};
+use crate::config::Locale;
 use kernel_proto::words::{Listed, RefusalReason};
 
-impl Texts {
+impl Said {
     /// The reply for agentd's refusal `reason` with `args`; `None` for an unknown reason.
     pub fn refusal(self, reason: &str, args: &HashMap<String, String>) -> Option<String> {
         let arg = |name: &str| {
@@ -186,17 +186,17 @@ mod tests {
     fn every_reason_is_said_in_the_owners_language() {
         let cjk = |s: &str| s.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
         for reason in RefusalReason::ALL.iter().map(|r| r.as_str()) {
-            let zh = Texts::new(Locale::Zh)
+            let zh = Said::new(Locale::Zh)
                 .refusal(reason, &args())
                 .expect(reason);
-            let en = Texts::new(Locale::En)
+            let en = Said::new(Locale::En)
                 .refusal(reason, &args())
                 .expect(reason);
             assert!(cjk(&zh), "{reason}: {zh}");
             assert!(!cjk(&en) && en.len() > 10, "{reason}: {en}");
             assert!(!zh.contains("<nope>") && !en.contains("<nope>"), "escaped");
         }
-        let zh = Texts::new(Locale::Zh);
+        let zh = Said::new(Locale::Zh);
         assert_eq!(
             zh.refusal("NOT_IN_LISTING", &args()).as_deref(),
             Some("⚠️ 最近的列表中没有 #9（编号范围 #1–#3）")
