@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::Opts;
 use crate::rig::Rig;
-use crate::stats::{ms, percentile};
+use crate::stats::{mib, ms, percentile};
 use crate::table::Table;
 use crate::turns::{Timed, turn};
 
@@ -29,6 +29,7 @@ pub(crate) async fn run(opts: &Opts, bins: &Path, table: &mut Table) -> anyhow::
     let (mut first, mut quiet, mut warm) = (Vec::new(), Vec::new(), Vec::new());
     let (mut first_before, mut quiet_before, mut warm_before) =
         (Vec::new(), Vec::new(), Vec::new());
+    let mut after_turn: Vec<(u64, u64)> = Vec::new();
     for run in 0..opts.first_turn_runs {
         let agentd = rig.agentd().await?;
         let (bot, _) = rig.bot().await?;
@@ -47,12 +48,34 @@ pub(crate) async fn run(opts: &Opts, bins: &Path, table: &mut Table) -> anyhow::
                 warm_before.push(t.before_model);
             }
         }
-        tokio::time::sleep(Duration::from_secs(opts.quiet_secs)).await;
+        // One minute after the last turn (which recalled memories and stored messages): what
+        // stays resident once the turn's work is done.
+        let minute = Duration::from_secs(60).min(Duration::from_secs(opts.quiet_secs));
+        tokio::time::sleep(minute).await;
+        after_turn.push((agentd.rss_kib()?, bot.rss_kib()?));
+        tokio::time::sleep(Duration::from_secs(opts.quiet_secs).saturating_sub(minute)).await;
         let t = turn(&rig, &format!("run {run}: 还在吗? back after a while")).await;
         quiet.push(added(&t));
         quiet_before.push(t.before_model);
         bot.stop()?;
         agentd.stop()?;
+    }
+    let quiet_min = opts.quiet_secs.min(60);
+    for (name, target, rss) in [
+        ("kernel-agentd", 13, after_turn.iter().map(|r| r.0).max()),
+        ("kernel-tg", 8, after_turn.iter().map(|r| r.1).max()),
+    ] {
+        let rss = rss.unwrap_or_default();
+        table.check(
+            &format!("{name} RSS {quiet_min} s after a turn"),
+            mib(rss),
+            &format!("≤ {target} MB"),
+            rss <= target * 1024,
+            &format!(
+                "the largest of {} runs, {quiet_min} s after the 8th turn of a fresh start (each turn recalled memories and stored its messages)",
+                after_turn.len()
+            ),
+        );
     }
     let warm50 = percentile(&warm, 50.0);
     let runs = opts.first_turn_runs;

@@ -16,7 +16,7 @@ use kernel_tg::texts::Texts;
 use serde_json::json;
 use tests::fake_llm::{Reply, Script};
 use tests::fake_telegram::OWNER_ID;
-use tests::stack::{PROMPT, Stack, reply_target, rpc, text_of};
+use tests::stack::{PROMPT, Stack, outbox_drained, reply_target, rpc, text_of};
 use tests::wait::eventually;
 
 fn zh() -> Texts {
@@ -254,6 +254,9 @@ async fn a_reaction_on_an_answer_is_stored_as_feedback_and_the_history_shows_it(
     stack.llm.push(Script::text("FEEDBACK-ANSWER"));
     let asked = stack.owner_says("rate me");
     let answer = stack.answer_sent("FEEDBACK-ANSWER").await;
+    // The owner reacts once the answer's delivery is acknowledged (it names the chat message
+    // the reaction is matched by); under load the sendMessage can be seen before the ack.
+    outbox_drained(&stack).await;
     stack
         .telegram
         .user_reaction(OWNER_ID, OWNER_ID, sent_id(&answer), &[], &["👍"]);
