@@ -70,9 +70,9 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use crate::conversation::{Block, Message, Role};
-    use crate::outbox::{ItemBody, NewItem};
     use crate::store::Store;
     use crate::store::outbox::Ack;
+    use crate::store::outbox::{ItemBody, NewItem};
 
     #[tokio::test]
     async fn a_reaction_on_an_answers_chat_message_is_stored_with_that_answer() {
@@ -88,6 +88,7 @@ mod tests {
             },
             reply_to: None,
             placeholder: None,
+            thread_id: None,
         };
         let question = Message {
             role: Role::User,
