@@ -2,12 +2,12 @@
 //! reminder the model sets in topic B arrives in topic B (one set in a topic deleted since
 //! arrives in the main chat), and so does a file the model sends there; after a kill -9 of
 //! agentd during two parallel topic turns each is reported as cut off in its own topic, with
-//! its "run again" button.
+//! its "run again" button. A file for a topic deleted meanwhile arrives in the main chat.
 
 use kernel_common::config::Locale;
 use kernel_tg::texts::Texts;
 use serde_json::json;
-use tests::fake_llm::Script;
+use tests::fake_llm::{FakeToolCall, Release, Reply, Script};
 use tests::fake_telegram::{Call, OWNER_ID};
 use tests::stack::{PROMPT, Stack, text_of};
 use tests::wait::eventually;
@@ -146,5 +146,41 @@ async fn a_file_the_model_sends_in_a_topic_arrives_in_that_topic() {
         .await;
     assert_eq!(document.params["document"]["file_name"], "beta.md");
     assert_eq!(document.int_param("message_thread_id"), Some(b));
+    stack.assert_no_secrets();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_for_a_deleted_topic_arrives_in_the_main_chat() {
+    let stack = Stack::start().await;
+    stack.telegram.enable_topics();
+    let a = stack.telegram.user_opens_topic(OWNER_ID, "Alpha");
+    let workspace = stack.cfg.load().general.default_workspace;
+    std::fs::write(workspace.join("alpha.md"), "# alpha\n").unwrap();
+    let release = Release::default();
+    let send = FakeToolCall::new("send_file", json!({"path": "alpha.md"}).to_string());
+    stack.llm.push(Script::Reply(
+        Reply::text("sending it").tool(send).hold(release.clone()),
+    ));
+    stack.llm.push(Script::text("file sent"));
+    stack
+        .telegram
+        .user_text_in_topic(OWNER_ID, a, "send me the alpha notes");
+    stack.llm.wait_requests(1, PROMPT).await;
+    stack.telegram.delete_topic(OWNER_ID, a);
+    release.release();
+    let document = stack
+        .telegram
+        .wait_for_call("sendDocument", |c| c.ok, PROMPT)
+        .await;
+    assert_eq!(document.params["document"]["file_name"], "alpha.md");
+    assert_eq!(document.int_param("message_thread_id"), None);
+    // Tried once in the topic, then the main chat took it.
+    let refused = stack
+        .telegram
+        .calls_of("sendDocument")
+        .into_iter()
+        .filter(|c| !c.ok)
+        .count();
+    assert_eq!(refused, 1, "{}", stack.telegram.call_log());
     stack.assert_no_secrets();
 }
