@@ -2,7 +2,8 @@
 //! reminder the model sets in topic B arrives in topic B (one set in a topic deleted since
 //! arrives in the main chat), and so does a file the model sends there; after a kill -9 of
 //! agentd during two parallel topic turns each is reported as cut off in its own topic, with
-//! its "run again" button. A file for a topic deleted meanwhile arrives in the main chat.
+//! its "run again" button. A file for a topic deleted meanwhile arrives in the main chat. A
+//! message beyond `max_parallel_turns` is told it waits, in its topic, and runs once a slot frees.
 
 use kernel_common::config::Locale;
 use kernel_tg::texts::Texts;
@@ -182,5 +183,53 @@ async fn a_file_for_a_deleted_topic_arrives_in_the_main_chat() {
         .filter(|c| !c.ok)
         .count();
     assert_eq!(refused, 1, "{}", stack.telegram.call_log());
+    stack.assert_no_secrets();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_beyond_max_parallel_turns_is_told_it_waits_then_runs() {
+    let stack = Stack::start_edited("claude", "", |t| {
+        t.replacen("[general]\n", "[general]\nmax_parallel_turns = 1\n", 1)
+    })
+    .await;
+    stack.telegram.enable_topics();
+    let a = stack.telegram.user_opens_topic(OWNER_ID, "Alpha");
+    let b = stack.telegram.user_opens_topic(OWNER_ID, "Beta");
+    let (held, release) = Script::hold("alpha answer at last");
+    stack.llm.push(held);
+    stack.llm.push(Script::text("beta answer after the wait"));
+    stack
+        .telegram
+        .user_text_in_topic(OWNER_ID, a, "alpha holds the only slot");
+    stack.llm.wait_requests(1, PROMPT).await;
+    stack
+        .telegram
+        .user_text_in_topic(OWNER_ID, b, "beta has to wait");
+    let told = stack
+        .telegram
+        .wait_for_call(
+            "sendMessage",
+            |c| c.ok && text_of(c).contains("1 个对话同时在运行"),
+            PROMPT,
+        )
+        .await;
+    assert_eq!(told.int_param("message_thread_id"), Some(b));
+    assert_eq!(stack.llm.requests().len(), 1, "B waited: no model call yet");
+    release.release();
+    let answer = stack
+        .telegram
+        .wait_for_call(
+            "sendMessage",
+            |c| c.ok && text_of(c).contains("beta answer after the wait"),
+            PROMPT,
+        )
+        .await;
+    assert_eq!(answer.int_param("message_thread_id"), Some(b));
+    assert!(
+        sent(&stack, "alpha answer at last")
+            .iter()
+            .all(|c| c.int_param("message_thread_id") == Some(a))
+    );
+    assert!(sent(&stack, zh().busy()).is_empty());
     stack.assert_no_secrets();
 }
