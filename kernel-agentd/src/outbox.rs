@@ -150,6 +150,11 @@ impl<E: Clone + Send + Sync + 'static> Outbox<E> {
         Ok(seq)
     }
 
+    /// The Telegram topic session `session_id` lives in (where its items go), if any.
+    pub async fn session_topic(&self, session_id: i64) -> Result<Option<i64>, StoreError> {
+        self.inner.store.session_topic(session_id).await
+    }
+
     /// Tells subscribers about `item`, stored as `seq` in another service's transaction (a
     /// reminder queued with its schedule's update).
     pub fn stored(&self, seq: i64, item: NewItem) {

@@ -229,6 +229,7 @@ impl Schedules {
         message: &str,
         mode: Mode,
         model: Option<&str>,
+        session_id: Option<i64>,
     ) -> Result<ScheduleInfo, ScheduleError> {
         let message = message.trim();
         if message.is_empty() && mode == Mode::Watch {
@@ -275,18 +276,34 @@ impl Schedules {
         let row = self
             .inner
             .store
-            .add_schedule(&NewSchedule {
-                spec: spec.to_owned(),
-                expr,
-                mode: mode.as_str().to_owned(),
-                message: message.to_owned(),
-                next_fire,
-                model,
-            })
+            .add_schedule_in(
+                &NewSchedule {
+                    spec: spec.to_owned(),
+                    expr,
+                    mode: mode.as_str().to_owned(),
+                    message: message.to_owned(),
+                    next_fire,
+                    model,
+                },
+                session_id,
+            )
             .await?;
         tracing::info!(id = row.id, spec, mode = mode.as_str(), next_fire = %row.next_fire, "schedule added");
         self.inner.changed.notify_one();
         Ok(self.info(&row, 0, watch::WatchState::default()))
+    }
+
+    /// The Telegram topic schedule `id` reports in (the one of the session it was set in);
+    /// `None`: the main chat (also when the topic cannot be read).
+    async fn topic_of(&self, id: i64) -> Option<i64> {
+        self.inner
+            .store
+            .schedule_topic(id)
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "cannot read a schedule's topic; it reports in the main chat");
+                None
+            })
     }
 
     /// Every schedule, the next due first.
@@ -477,7 +494,7 @@ impl Schedules {
                     body: ItemBody::Notice { text },
                     reply_to: None,
                     placeholder: None,
-                    thread_id: None,
+                    thread_id: self.topic_of(row.id).await,
                 };
                 if let Some(seq) = inner
                     .store

@@ -198,6 +198,15 @@ impl Tool for SendFile {
             .take(MAX_CAPTION_CHARS)
             .collect();
         let bytes = data.len();
+        // A file sent in a topic's session goes to that topic.
+        let thread_id = self
+            .outbox
+            .session_topic(ctx.session_id)
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "cannot read the session's topic; the file goes to the main chat");
+                None
+            });
         let item = NewItem {
             turn_id: format!("file-{}-{}", ctx.session_id, Utc::now().timestamp_micros()),
             body: ItemBody::File {
@@ -207,7 +216,7 @@ impl Tool for SendFile {
             },
             reply_to: None,
             placeholder: None,
-            thread_id: None,
+            thread_id,
         };
         match self.outbox.queue(item).await {
             Ok(seq) => {

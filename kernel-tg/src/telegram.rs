@@ -11,20 +11,20 @@ use futures::StreamExt;
 use teloxide::net::Download;
 use teloxide::payloads::{
     AnswerCallbackQuerySetters, EditMessageReplyMarkupSetters, EditMessageTextSetters,
-    SendChatActionSetters, SendDocumentSetters, SendMessageSetters, SendPhotoSetters,
-    SendVoiceSetters,
+    SendChatActionSetters, SendMessageSetters,
 };
 use teloxide::prelude::Requester;
 use teloxide::requests::Output;
 use teloxide::types::{
-    BotCommand, CallbackQueryId, ChatAction, ChatId, FileId, InlineKeyboardMarkup, InputFile,
-    MessageId, ParseMode, ReplyParameters, ThreadId,
+    BotCommand, CallbackQueryId, ChatAction, ChatId, FileId, InlineKeyboardMarkup, MessageId,
+    ParseMode, ReplyParameters, ThreadId,
 };
 use teloxide::{ApiError, Bot, RequestError};
 
 use kernel_render::Chunk;
 
 mod draft;
+mod files;
 
 pub(crate) use draft::DraftError;
 use draft::DraftSupport;
@@ -211,6 +211,24 @@ impl Telegram {
         }
     }
 
+    /// Runs `send` into this topic; when the owner deleted the topic ("message thread not
+    /// found"), once more in the main chat: buttons, voice and files are never lost either.
+    async fn to_topic_or_main<T, Fut>(
+        &self,
+        send: impl Fn(Option<ThreadId>) -> Fut,
+    ) -> Result<T, RequestError>
+    where
+        Fut: Future<Output = Result<T, RequestError>>,
+    {
+        match send(self.thread).await {
+            Err(e) if self.thread.is_some() && is_thread_gone(&e) => {
+                tracing::warn!(thread = ?self.thread, "the topic is gone; sending in the main chat");
+                send(None).await
+            }
+            other => other,
+        }
+    }
+
     /// Replaces a message's HTML; "message is not modified" counts as success.
     pub(crate) async fn edit_html(&self, id: MessageId, html: &str) -> Result<(), SendError> {
         let result = retry(true, || {
@@ -233,23 +251,28 @@ impl Telegram {
         reply_to: Option<MessageId>,
         buttons: InlineKeyboardMarkup,
     ) -> Result<MessageId, SendError> {
-        let message = retry(false, || {
-            let mut request = self
-                .bot
-                .send_message(self.chat, html)
-                .parse_mode(ParseMode::Html)
-                .reply_markup(buttons.clone());
-            if let Some(thread) = self.thread {
-                request = request.message_thread_id(thread);
-            }
-            if let Some(id) = reply_to {
-                request = request
-                    .reply_parameters(ReplyParameters::new(id).allow_sending_without_reply());
-            }
-            request
-        })
-        .await
-        .map_err(describe)?;
+        let buttons = &buttons;
+        let message = self
+            .to_topic_or_main(|thread| {
+                retry(false, move || {
+                    let mut request = self
+                        .bot
+                        .send_message(self.chat, html)
+                        .parse_mode(ParseMode::Html)
+                        .reply_markup(buttons.clone());
+                    if let Some(thread) = thread {
+                        request = request.message_thread_id(thread);
+                    }
+                    if let Some(id) = reply_to {
+                        request = request.reply_parameters(
+                            ReplyParameters::new(id).allow_sending_without_reply(),
+                        );
+                    }
+                    request
+                })
+            })
+            .await
+            .map_err(describe)?;
         Ok(message.id)
     }
 
@@ -333,68 +356,6 @@ impl Telegram {
         .await
         .map(|_| ())
         .map_err(describe)
-    }
-
-    /// Sends an Ogg/Opus voice note.
-    pub(crate) async fn send_voice(
-        &self,
-        ogg: Vec<u8>,
-        reply_to: Option<MessageId>,
-    ) -> Result<MessageId, SendError> {
-        let message = retry(false, || {
-            let file = InputFile::memory(ogg.clone()).file_name("reply.ogg");
-            let mut request = self.bot.send_voice(self.chat, file);
-            if let Some(thread) = self.thread {
-                request = request.message_thread_id(thread);
-            }
-            if let Some(id) = reply_to {
-                request = request
-                    .reply_parameters(ReplyParameters::new(id).allow_sending_without_reply());
-            }
-            request
-        })
-        .await
-        .map_err(describe)?;
-        Ok(message.id)
-    }
-
-    /// Sends a file: as a photo when `photo`, else as a document; `caption` plain text.
-    pub(crate) async fn send_file(
-        &self,
-        name: &str,
-        data: Vec<u8>,
-        caption: &str,
-        photo: bool,
-    ) -> Result<MessageId, SendError> {
-        let file = || InputFile::memory(data.clone()).file_name(name.to_owned());
-        let caption = (!caption.is_empty()).then(|| caption.to_owned());
-        let message = if photo {
-            retry(false, || {
-                let mut request = self.bot.send_photo(self.chat, file());
-                if let Some(thread) = self.thread {
-                    request = request.message_thread_id(thread);
-                }
-                if let Some(c) = &caption {
-                    request = request.caption(c.clone());
-                }
-                request
-            })
-            .await
-        } else {
-            retry(false, || {
-                let mut request = self.bot.send_document(self.chat, file());
-                if let Some(thread) = self.thread {
-                    request = request.message_thread_id(thread);
-                }
-                if let Some(c) = &caption {
-                    request = request.caption(c.clone());
-                }
-                request
-            })
-            .await
-        }
-        .map_err(describe)?;
-        Ok(message.id)
     }
 
     /// Registers the command menu.

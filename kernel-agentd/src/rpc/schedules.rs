@@ -32,7 +32,7 @@ impl AgentService {
         let info = self
             .agent
             .schedules()
-            .add(&req.when, &req.message, mode, Some(&req.model))
+            .add(&req.when, &req.message, mode, Some(&req.model), None)
             .await
             .map_err(|e| to_status(e.into()))?;
         Ok(pb::AddScheduleResponse {

@@ -132,7 +132,7 @@ impl Tool for ScheduleTool {
         })
     }
 
-    async fn call(&self, input: Value, _ctx: ToolContext) -> ToolOutput {
+    async fn call(&self, input: Value, ctx: ToolContext) -> ToolOutput {
         let name = self.name().to_owned();
         let invalid =
             |e: serde_json::Error| ToolOutput::error(format!("invalid input for {name}: {e}"));
@@ -146,7 +146,13 @@ impl Tool for ScheduleTool {
                     Ok(mode) => {
                         let model = input.model.as_deref();
                         self.schedules
-                            .add(&input.when, &input.message, mode, model)
+                            .add(
+                                &input.when,
+                                &input.message,
+                                mode,
+                                model,
+                                Some(ctx.session_id),
+                            )
                             .await
                     }
                     Err(e) => Err(e),

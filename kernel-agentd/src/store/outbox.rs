@@ -285,7 +285,8 @@ impl Store {
 
     /// Turns every turn still recorded as running (an agentd crash cut it off; call at start,
     /// before any turn runs) into the outbox item `item_for` makes, in one transaction
-    /// (`store::running_turns`); returns the stored items with their `seq`.
+    /// (`store::running_turns`), sent to the topic of the turn's session when it has one and
+    /// `item_for` names none; returns the stored items with their `seq`.
     pub async fn report_cut_off_turns(
         &self,
         item_for: impl Fn(&CutOffTurn) -> NewItem,
@@ -299,7 +300,17 @@ impl Store {
         let turns = running(&mut tx, op).await?;
         let mut stored = Vec::with_capacity(turns.len());
         for turn in turns {
-            let item = item_for(&turn);
+            let mut item = item_for(&turn);
+            if item.thread_id.is_none() {
+                // A turn of a topic's session is reported in that topic.
+                item.thread_id = sqlx::query_scalar(
+                    "SELECT thread_id FROM topic_sessions WHERE session_id = ?1",
+                )
+                .bind(turn.session_id)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(StoreError::db(op))?;
+            }
             let seq = insert_item(&mut tx, &item, op).await?;
             mark_cut_off(&mut tx, &turn.turn_id, op).await?;
             stored.push((seq, item));

@@ -85,9 +85,19 @@ impl TryFrom<RawRow> for ScheduleRow {
 impl Store {
     /// Stores `schedule`; returns it with its id.
     pub async fn add_schedule(&self, s: &NewSchedule) -> Result<ScheduleRow, StoreError> {
+        self.add_schedule_in(s, None).await
+    }
+
+    /// Stores `schedule`, set in session `session_id` (it reports in that session's Telegram
+    /// topic; `None`: the main chat); returns it with its id.
+    pub async fn add_schedule_in(
+        &self,
+        s: &NewSchedule,
+        session_id: Option<i64>,
+    ) -> Result<ScheduleRow, StoreError> {
         let raw: RawRow = sqlx::query_as(
-            "INSERT INTO schedules (spec, expr, mode, message, next_fire, created_at, model)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            "INSERT INTO schedules (spec, expr, mode, message, next_fire, created_at, model, session_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
              RETURNING id, spec, expr, mode, message, next_fire, created_at, model, paused",
         )
         .bind(&s.spec)
@@ -97,10 +107,23 @@ impl Store {
         .bind(s.next_fire.timestamp_millis())
         .bind(now_millis())
         .bind(&s.model)
+        .bind(session_id)
         .fetch_one(&self.pool)
         .await
         .map_err(StoreError::db("add a schedule"))?;
         raw.try_into()
+    }
+
+    /// The Telegram topic schedule `id` reports in: the one its session is bound to, if any.
+    pub async fn schedule_topic(&self, id: i64) -> Result<Option<i64>, StoreError> {
+        sqlx::query_scalar(
+            "SELECT t.thread_id FROM schedules s JOIN topic_sessions t ON t.session_id = s.session_id
+             WHERE s.id = ?1",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(StoreError::db("read a schedule's topic"))
     }
 
     /// Every schedule, the next due first.

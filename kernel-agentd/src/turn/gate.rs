@@ -192,6 +192,11 @@ impl Gate {
         }
     }
 
+    /// How many turns run at once at most.
+    pub(super) fn max_parallel(&self) -> usize {
+        self.lock().max_parallel
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -272,7 +272,8 @@ impl Turn {
         });
         self.requeue_late_steers().await;
         // The turn's spend is in the ledger: a warning now due reaches the owner after it.
-        self.turns.warn_budget().await;
+        let thread_id = self.delivery.as_ref().and_then(|d| d.thread_id);
+        self.turns.warn_budget(thread_id).await;
         self.finish(outcome, voice_reply);
         None
     }

@@ -207,8 +207,9 @@ impl Turns {
         Some(over_budget_failure(&standing, &over))
     }
 
-    /// Tells the owner (through the outbox) of each budget warning now due.
-    pub(super) async fn warn_budget(&self) {
+    /// Tells the owner (through the outbox) of each budget warning now due, in topic `thread_id`
+    /// (the turn's that crossed it; `None`: the main chat).
+    pub(super) async fn warn_budget(&self, thread_id: Option<i64>) {
         let locale = self.inner.media.locale();
         for limit in self.inner.budget.warnings_due().await {
             let item = NewItem {
@@ -218,7 +219,7 @@ impl Turns {
                 },
                 reply_to: None,
                 placeholder: None,
-                thread_id: None,
+                thread_id,
             };
             if let Err(e) = self.inner.outbox.queue(item).await {
                 tracing::warn!(error = %e, "cannot queue a budget warning");

@@ -122,6 +122,11 @@ impl Turns {
                     full = refused == Refused::Full,
                     "the owner's message waits (for a free slot, or a Kernel or concluding turn)"
                 );
+                if refused == Refused::Full
+                    && let Some(d) = &delivery
+                {
+                    self.tell_waiting_for_slot(d).await;
+                }
                 match inner
                     .gate
                     .enter_when_free(lane, cancel.clone(), Origin::Owner)
@@ -328,5 +333,51 @@ impl Turns {
         let span = tracing::info_span!("turn", session = session_id, turn = %turn.id());
         inner.tasks.spawn(turn.run().instrument(span));
         Ok(rx)
+    }
+}
+
+impl Turns {
+    /// Tells the owner (through the outbox, where the message came from) that the message waits
+    /// because `max_parallel_turns` turns run; it starts by itself once a slot is free.
+    async fn tell_waiting_for_slot(&self, d: &OwnerDelivery) {
+        let inner = &self.inner;
+        let item = crate::outbox::NewItem {
+            turn_id: String::new(),
+            body: crate::outbox::ItemBody::Notice {
+                text: waiting_for_slot(inner.media.locale(), inner.gate.max_parallel()),
+            },
+            reply_to: d.reply_to,
+            placeholder: None,
+            thread_id: d.thread_id,
+        };
+        if let Err(e) = inner.outbox.queue(item).await {
+            tracing::warn!(error = %e, "cannot tell the owner a message waits for a slot");
+        }
+    }
+}
+
+/// The owner's message waits for one of `max` parallel slots.
+fn waiting_for_slot(locale: kernel_common::config::Locale, max: usize) -> String {
+    match locale {
+        kernel_common::config::Locale::Zh => {
+            format!(
+                "已有 {max} 个对话同时在运行（`max_parallel_turns`），这条消息会在有空位时自动开始。"
+            )
+        }
+        kernel_common::config::Locale::En => format!(
+            "{max} conversations are already running (`max_parallel_turns`); this message starts by itself as soon as one ends."
+        ),
+    }
+}
+
+#[cfg(test)]
+mod waiting_tests {
+    use super::waiting_for_slot;
+    use kernel_common::config::Locale;
+
+    #[test]
+    fn the_wait_for_a_slot_is_said_in_both_languages_with_the_cap() {
+        assert!(waiting_for_slot(Locale::Zh, 2).contains("2 个对话"));
+        assert!(waiting_for_slot(Locale::En, 3).starts_with("3 conversations"));
     }
 }

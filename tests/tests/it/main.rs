@@ -139,6 +139,7 @@ mod tg {
     mod steering;
     mod stop_offer;
     mod telegram_errors;
+    mod topic_items;
     mod topics;
     mod turn;
 }
