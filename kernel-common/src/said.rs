@@ -63,7 +63,7 @@ impl Said {
         self.locale
     }
 
-    fn pick(self, zh: &'static str, en: &'static str) -> &'static str {
+    fn pick<T>(self, zh: T, en: T) -> T {
         self.locale.pick(zh, en)
     }
 
