@@ -5,6 +5,7 @@
 //! [`plain`] turns it into the plain text kernel-web shows.
 
 mod failures;
+mod labels;
 mod refusals;
 
 use std::collections::HashMap;

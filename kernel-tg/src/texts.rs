@@ -251,6 +251,11 @@ impl Texts {
         Said::new(self.locale).refusal(reason, args)
     }
 
+    /// The words kernel-tg shares with kernel-web, in the same locale.
+    fn said(self) -> Said {
+        Said::new(self.locale)
+    }
+
     /// A turn cut off because agentd went away mid-turn.
     pub fn turn_interrupted(self) -> &'static str {
         self.pick(
