@@ -1,7 +1,8 @@
 //! Short labels both adapters show, said once: the approval buttons and outcomes, job
-//! statuses, and the words for "untitled", "stop", "next", "you", "idle" and "budgets".
+//! statuses, skill side effects, and the words for "untitled", "stop", "next", "you", "idle" and
+//! "budgets".
 
-use kernel_proto::words::JobStatus;
+use kernel_proto::words::{JobStatus, SkillSideEffects};
 
 use super::Said;
 
@@ -35,6 +36,16 @@ impl Said {
             Some(JobStatus::Cancelled) => self.pick("已取消", "cancelled"),
             Some(JobStatus::Interrupted) => self.pick("已中断", "interrupted"),
             None => self.pick("未知", "unknown"),
+        }
+    }
+
+    /// A skill's side-effect level in words.
+    pub fn side_effects(self, level: SkillSideEffects) -> &'static str {
+        match level {
+            SkillSideEffects::ReadOnly => self.pick("只读", "read-only"),
+            SkillSideEffects::LocalWrite => self.pick("写本地文件", "writes local files"),
+            SkillSideEffects::MessageSend => self.pick("发送消息", "sends messages"),
+            SkillSideEffects::ProcessControl => self.pick("控制进程", "controls processes"),
         }
     }
 
