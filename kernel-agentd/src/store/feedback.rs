@@ -88,6 +88,7 @@ mod tests {
             },
             reply_to: None,
             placeholder: None,
+            thread_id: None,
         };
         let question = Message {
             role: Role::User,

@@ -129,7 +129,7 @@ fn missing_folders(doc: &str, root: &Path, members: &[String]) -> Vec<String> {
 }
 
 /// The files of `files` whose text (read by `read`) does not start with a `//!` line.
-fn undocumented<'a>(files: &'a [String], read: impl Fn(&str) -> String) -> Vec<&'a String> {
+fn undocumented(files: &[String], read: impl Fn(&str) -> String) -> Vec<&String> {
     files
         .iter()
         .filter(|f| !read(f).starts_with("//!"))

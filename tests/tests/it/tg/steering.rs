@@ -172,7 +172,7 @@ async fn next_messages_run_in_order_survive_an_agentd_restart_and_cancel_all_dro
 
     let id = stack.owner_says("/cancel all");
     let reply = text_of(&stack.reply_to(id).await);
-    assert_eq!(reply, zh().queue_cleared(&zh().cancelled(), 1));
+    assert_eq!(reply, zh().queue_cleared(zh().cancelled(), 1));
     let status = stack.command("/status").await;
     assert!(!status.contains("排队中"), "{status}");
     // Nothing else runs: the next message is the next model request.
