@@ -5,6 +5,7 @@
 //! [`plain`] turns it into the plain text kernel-web shows.
 
 mod failures;
+mod labels;
 mod refusals;
 
 use std::collections::HashMap;
@@ -63,7 +64,7 @@ impl Said {
         self.locale
     }
 
-    fn pick(self, zh: &'static str, en: &'static str) -> &'static str {
+    fn pick<T>(self, zh: T, en: T) -> T {
         self.locale.pick(zh, en)
     }
 

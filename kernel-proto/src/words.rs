@@ -238,6 +238,16 @@ words! {
     }
 }
 
+words! {
+    /// A skill's declared side-effect level: `SkillInfo.side_effects` (its front-matter spelling).
+    SkillSideEffects {
+        ReadOnly = "read-only",
+        LocalWrite = "local-write",
+        MessageSend = "message-send",
+        ProcessControl = "process-control",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -304,6 +314,11 @@ mod tests {
             ProposalOutcome::as_str,
             ProposalOutcome::parse,
         );
+        round_trips(
+            SkillSideEffects::ALL,
+            SkillSideEffects::as_str,
+            SkillSideEffects::parse,
+        );
     }
 
     #[test]
@@ -320,5 +335,6 @@ mod tests {
         assert_eq!(JobStatus::Interrupted.as_str(), "interrupted");
         assert_eq!(SetAsideReason::Superseded.as_str(), "superseded");
         assert_eq!(ProposalOutcome::Stale.as_str(), "stale");
+        assert_eq!(SkillSideEffects::ProcessControl.as_str(), "process-control");
     }
 }

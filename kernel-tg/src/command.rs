@@ -11,20 +11,20 @@ mod args;
 use args::{non_empty_numbers, numbers, optional_name};
 
 /// The most `#n` numbers one `/del_history`, `/forget` or `/tasks del` accepts.
-pub const MAX_NUMBERS: usize = 20;
+pub(crate) const MAX_NUMBERS: usize = 20;
 
 /// Longest provider/model name accepted (characters).
-pub const MAX_NAME_CHARS: usize = 100;
+pub(crate) const MAX_NAME_CHARS: usize = 100;
 
 /// Longest `/memory <words>` query, in characters.
-pub const MAX_MEMORY_QUERY_CHARS: usize = 200;
+pub(crate) const MAX_MEMORY_QUERY_CHARS: usize = 200;
 
 /// Longest command name Telegram allows; longer unknown names are cut to this in errors.
 const MAX_COMMAND_CHARS: usize = 32;
 
 /// A parsed bot command with its arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Command {
+pub(crate) enum Command {
     Start,
     Help,
     New,
@@ -304,7 +304,7 @@ impl CommandKind {
 
 impl Command {
     /// Which command this is.
-    pub fn kind(&self) -> CommandKind {
+    pub(crate) fn kind(&self) -> CommandKind {
         match self {
             Command::Start => CommandKind::Start,
             Command::Help => CommandKind::Help,
@@ -343,7 +343,7 @@ impl Command {
 
 /// The setMyCommands list `(name, description)` for `locale`: every command but `/start`
 /// (Telegram's Start button sends it).
-pub fn menu(locale: Locale) -> Vec<(&'static str, &'static str)> {
+pub(crate) fn menu(locale: Locale) -> Vec<(&'static str, &'static str)> {
     CommandKind::ALL
         .into_iter()
         .filter(|kind| *kind != CommandKind::Start)
@@ -357,7 +357,10 @@ pub fn menu(locale: Locale) -> Vec<(&'static str, &'static str)> {
 /// non-`[A-Za-z0-9_]` name (`/`, `/ x`, `/usr/bin`), or a `@mention` that is not `bot_username`
 /// (case-insensitive; with `bot_username = None` any mention is refused). Commands taking no
 /// argument ignore trailing text.
-pub fn parse(text: &str, bot_username: Option<&str>) -> Option<Result<Command, CommandError>> {
+pub(crate) fn parse(
+    text: &str,
+    bot_username: Option<&str>,
+) -> Option<Result<Command, CommandError>> {
     let text = text.trim_start();
     let rest = text.strip_prefix('/').or_else(|| text.strip_prefix('／'))?;
     let token_end = rest.find(char::is_whitespace).unwrap_or(rest.len());

@@ -16,7 +16,7 @@ mod app;
 mod bundle;
 mod buttons;
 mod callback;
-pub mod command;
+mod command;
 mod command_call;
 mod delivery;
 mod edits;
@@ -27,7 +27,7 @@ mod living;
 mod memory_page;
 mod reactions;
 mod telegram;
-pub mod texts;
+mod texts;
 mod topics;
 mod turn;
 

@@ -16,7 +16,7 @@ mod help;
 mod history_search;
 mod intake;
 mod jobs;
-pub mod listing;
+pub(crate) mod listing;
 mod living;
 mod memory_pages;
 mod notes;
@@ -29,20 +29,20 @@ mod usage;
 mod watches;
 mod web;
 
-pub use budget::{BudgetLineView, CostLineView, SpendView};
-pub use consolidation::ConsolidationView;
-pub use embeddings::EmbeddingsEntry;
-pub use history_search::HistoryFound;
-pub use intake::Unsupported;
-pub use jobs::JobEntry;
-pub use listing::{
+pub(crate) use budget::{BudgetLineView, CostLineView, SpendView};
+pub(crate) use consolidation::ConsolidationView;
+pub(crate) use embeddings::EmbeddingsEntry;
+pub(crate) use history_search::HistoryFound;
+pub(crate) use intake::Unsupported;
+pub(crate) use jobs::JobEntry;
+pub(crate) use listing::{
     CooldownEntry, McpEntry, MemoryEntry, ProviderEntry, ScheduleEntry, SessionEntry, StatusView,
 };
-pub use memory_pages::MemoryPageView;
-pub use notes::MemoryAutoView;
-pub use sandbox::{SandboxShown, SandboxView};
-pub use skills::SkillEntry;
-pub use usage::{UsageTotalsView, UsageView};
+pub(crate) use memory_pages::MemoryPageView;
+pub(crate) use notes::MemoryAutoView;
+pub(crate) use sandbox::{SandboxShown, SandboxView};
+pub(crate) use skills::SkillEntry;
+pub(crate) use usage::{UsageTotalsView, UsageView};
 
 use std::collections::HashMap;
 
@@ -51,14 +51,14 @@ use kernel_common::said::Said;
 use kernel_proto::words::FailoverReason;
 
 /// Longest title shown in a listing (characters) before it is cut with "…".
-pub const MAX_TITLE_CHARS: usize = 60;
+pub(crate) const MAX_TITLE_CHARS: usize = 60;
 /// Longest memory text shown in a listing (characters) before it is cut with "…".
-pub const MAX_MEMORY_CHARS: usize = 200;
+pub(crate) const MAX_MEMORY_CHARS: usize = 200;
 /// Longest error/detail text shown (characters) before it is cut with "…".
-pub const MAX_DETAIL_CHARS: usize = 500;
+pub(crate) const MAX_DETAIL_CHARS: usize = 500;
 
 /// Escapes `&`, `<` and `>` for Telegram's HTML parse mode (also `"` for attribute safety).
-pub fn escape_html(text: &str) -> String {
+pub(crate) fn escape_html(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -73,7 +73,7 @@ pub fn escape_html(text: &str) -> String {
 }
 
 /// `text` cut to `max` characters (an ellipsis replacing the tail), then escaped.
-pub fn escape_truncated(text: &str, max: usize) -> String {
+pub(crate) fn escape_truncated(text: &str, max: usize) -> String {
     escape_html(&kernel_common::text::fit(text, max))
 }
 
@@ -249,6 +249,11 @@ impl Texts {
     /// (shared with kernel-web: `Said`).
     pub fn refusal(self, reason: &str, args: &HashMap<String, String>) -> Option<String> {
         Said::new(self.locale).refusal(reason, args)
+    }
+
+    /// The words kernel-tg shares with kernel-web, in the same locale.
+    fn said(self) -> Said {
+        Said::new(self.locale)
     }
 
     /// A turn cut off because agentd went away mid-turn.

@@ -32,6 +32,11 @@ impl Texts {
         Said::new(if self.en { Locale::En } else { Locale::Zh })
     }
 
+    /// The Stop button (shared with kernel-tg).
+    pub(crate) fn chat_stop(self) -> &'static str {
+        self.said().stop()
+    }
+
     /// The page's `lang`.
     pub(crate) fn lang(self) -> &'static str {
         if self.en { "en" } else { "zh" }
@@ -52,7 +57,6 @@ texts! {
     nav_status => "状态", "Status";
     chat_placeholder => "输入消息…", "Type a message…";
     chat_send => "发送", "Send";
-    chat_stop => "停止", "Stop";
     chat_busy => "上一轮还在进行中。", "A turn is still running.";
     chat_failed => "这一轮失败了：", "The turn failed: ";
     chat_cancelled => "已停止。", "Stopped.";

@@ -28,7 +28,6 @@ page_texts! {
     usage_tokens => "token", "tokens";
     usage_cost => "费用", "cost";
     usage_cost_unknown => "未知（无价格）", "unknown (no price)";
-    usage_budgets => "预算", "Budgets";
     usage_no_budgets => "没有设置预算（[budget]）。", "No budgets configured ([budget]).";
     usage_period => "周期", "period";
     usage_scope => "范围", "scope";
@@ -40,9 +39,7 @@ page_texts! {
     sessions_query => "标题或内容…", "Title or content…";
     sessions_rename => "重新命名", "Retitle";
     sessions_found => "个会话匹配", "sessions match";
-    sessions_untitled => "（无标题）", "(untitled)";
     history_empty => "这个会话还没有消息。", "This session has no messages yet.";
-    history_you => "你", "You";
     history_kernel => "Kernel", "Kernel";
     history_tools => "调用了工具：", "Called tools: ";
     history_feedback => "你的反馈：", "Your feedback: ";
@@ -51,17 +48,10 @@ page_texts! {
     notes_show => "查看", "Show";
     nav_schedules => "计划", "Schedules";
     schedules_none => "没有提醒或计划任务。", "No reminders or scheduled tasks.";
-    schedules_next => "下次", "next";
     schedules_delete => "删除", "Delete";
     jobs_title => "后台任务", "Background jobs";
     jobs_none => "没有后台任务。", "No background jobs.";
     jobs_cancel => "取消", "Cancel";
-    job_running => "运行中", "running";
-    job_done => "已完成", "done";
-    job_failed => "失败", "failed";
-    job_cancelled => "已取消", "cancelled";
-    job_interrupted => "已中断", "interrupted";
-    job_unknown => "未知", "unknown";
     nav_skills => "技能", "Skills";
     skills_none => "没有技能。", "No skills.";
     memory_source => "来源", "Source";
@@ -82,17 +72,25 @@ page_texts! {
 impl Texts {
     /// A background job's status (`ListJobs`' word) in the owner's language.
     pub(crate) fn job_status(self, status: &str) -> &'static str {
-        use kernel_proto::words::JobStatus;
-        let Some(status) = JobStatus::parse(status) else {
-            return self.job_unknown();
-        };
-        match status {
-            JobStatus::Running => self.job_running(),
-            JobStatus::Done => self.job_done(),
-            JobStatus::Failed => self.job_failed(),
-            JobStatus::Cancelled => self.job_cancelled(),
-            JobStatus::Interrupted => self.job_interrupted(),
-        }
+        self.said()
+            .job_status(kernel_proto::words::JobStatus::parse(status))
+    }
+
+    /// Words shared with kernel-tg.
+    pub(crate) fn sessions_untitled(self) -> &'static str {
+        self.said().untitled()
+    }
+
+    pub(crate) fn schedules_next(self) -> &'static str {
+        self.said().next_time()
+    }
+
+    pub(crate) fn history_you(self) -> &'static str {
+        self.said().you()
+    }
+
+    pub(crate) fn usage_budgets(self) -> &'static str {
+        self.said().budgets()
     }
 }
 

@@ -30,6 +30,7 @@ pub mod recorded;
 pub mod stack;
 pub mod test_tools;
 pub mod timed_tools;
+pub mod told;
 pub mod wait;
 pub mod web;
 pub mod web_browser;

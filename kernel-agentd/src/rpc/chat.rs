@@ -8,6 +8,7 @@ use tonic::Status;
 
 use super::{AgentService, to_status};
 use crate::conversation::Usage;
+use crate::failure::FailReason;
 use crate::outbox::OwnerDelivery;
 use crate::turn::{
     Attachment, IntakeKeys, Rerun, Scope, SpeechStage, Steered, TurnEvent, UserInput,
@@ -215,13 +216,7 @@ pub(super) fn chat_event(event: TurnEvent) -> pb::ChatEvent {
         TurnEvent::RetryScheduled {
             provider,
             scheduled,
-        } => Event::RetryScheduled(pb::RetryScheduled {
-            provider,
-            reason: scheduled.reason.code().to_owned(),
-            attempt: scheduled.attempt,
-            max_attempts: scheduled.max_attempts,
-            wait_ms: u64::try_from(scheduled.wait.as_millis()).unwrap_or(u64::MAX),
-        }),
+        } => Event::RetryScheduled(retry_scheduled_pb(provider, scheduled)),
         TurnEvent::SpeechStarted(stage) => Event::Speech(pb::SpeechStarted {
             stage: speech_stage_pb(stage).into(),
         }),
@@ -236,25 +231,11 @@ pub(super) fn chat_event(event: TurnEvent) -> pb::ChatEvent {
             voice_reply,
             reasoning,
         }),
-        TurnEvent::Failed { message, reason } => Event::Failed(pb::TurnFailed {
-            message,
-            reason: reason
-                .reason
-                .map(|r| r.as_str().to_owned())
-                .unwrap_or_default(),
-            args: reason.args.into_iter().collect(),
-        }),
+        TurnEvent::Failed { message, reason } => Event::Failed(failed_pb(message, reason)),
         TurnEvent::Cancelled => Event::Cancelled(pb::TurnCancelled {}),
         TurnEvent::Busy { first_in_window } => Event::Busy(pb::Busy { first_in_window }),
         TurnEvent::BudgetExceeded { over, day, month } => {
-            Event::BudgetExceeded(pb::BudgetExceeded {
-                period: over.period.as_str().to_owned(),
-                provider: over.provider.unwrap_or_default(),
-                spent_usd: over.spent_usd,
-                limit_usd: over.limit_usd,
-                day,
-                month,
-            })
+            Event::BudgetExceeded(budget_exceeded_pb(over, day, month))
         }
         TurnEvent::Question { id, text, options } => Event::Question(pb::Question {
             question_id: id,
@@ -277,6 +258,45 @@ pub(super) fn chat_event(event: TurnEvent) -> pb::ChatEvent {
         }
     };
     pb::ChatEvent { event: Some(event) }
+}
+
+fn retry_scheduled_pb(
+    provider: String,
+    scheduled: crate::llm::retry::Scheduled,
+) -> pb::RetryScheduled {
+    pb::RetryScheduled {
+        provider,
+        reason: scheduled.reason.code().to_owned(),
+        attempt: scheduled.attempt,
+        max_attempts: scheduled.max_attempts,
+        wait_ms: u64::try_from(scheduled.wait.as_millis()).unwrap_or(u64::MAX),
+    }
+}
+
+fn failed_pb(message: String, reason: FailReason) -> pb::TurnFailed {
+    pb::TurnFailed {
+        message,
+        reason: reason
+            .reason
+            .map(|r| r.as_str().to_owned())
+            .unwrap_or_default(),
+        args: reason.args.into_iter().collect(),
+    }
+}
+
+fn budget_exceeded_pb(
+    over: crate::budget::LimitState,
+    day: String,
+    month: String,
+) -> pb::BudgetExceeded {
+    pb::BudgetExceeded {
+        period: over.period.as_str().to_owned(),
+        provider: over.provider.unwrap_or_default(),
+        spent_usd: over.spent_usd,
+        limit_usd: over.limit_usd,
+        day,
+        month,
+    }
 }
 
 fn speech_stage_pb(stage: SpeechStage) -> pb::SpeechStage {

@@ -1,11 +1,12 @@
 //! Domain → proto conversions for the RPC replies.
 
 use kernel_proto::v1 as pb;
+use kernel_proto::words::SkillSideEffects;
 
 use crate::agent;
 use crate::models::{ProviderListing, Selection};
 use crate::sessions::SessionInfo;
-use crate::skills::SkillInfo;
+use crate::skills::{SideEffects, SkillInfo};
 
 /// A session for the wire.
 pub(super) fn session_info(s: SessionInfo) -> pb::SessionInfo {
@@ -23,7 +24,17 @@ pub(super) fn skill_info(s: SkillInfo) -> pb::SkillInfo {
     pb::SkillInfo {
         name: s.name,
         description: s.description,
-        side_effects: s.side_effects.as_str().to_owned(),
+        side_effects: side_effects_word(s.side_effects).as_str().to_owned(),
+    }
+}
+
+/// A skill's side-effect level as the wire word.
+fn side_effects_word(level: SideEffects) -> SkillSideEffects {
+    match level {
+        SideEffects::ReadOnly => SkillSideEffects::ReadOnly,
+        SideEffects::LocalWrite => SkillSideEffects::LocalWrite,
+        SideEffects::MessageSend => SkillSideEffects::MessageSend,
+        SideEffects::ProcessControl => SkillSideEffects::ProcessControl,
     }
 }
 

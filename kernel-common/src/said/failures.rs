@@ -37,105 +37,19 @@ impl Said {
         reason: FailureReason,
         args: &HashMap<String, String>,
     ) -> Option<String> {
-        let arg = |name: &str| escape_truncated(args.get(name).map_or("", String::as_str), 20);
-        let detail = || {
-            let d = escape_truncated(
-                args.get("detail").map_or("", String::as_str),
-                MAX_DETAIL_CHARS,
-            );
-            format!("<code>{d}</code>")
-        };
-        // The provider's own short reason (agentd redacted it) on a line of its own under
-        // Kernel's sentence; nothing when the provider said nothing.
-        let reason_line = || match args.get("detail").map(|d| d.trim()) {
-            Some(d) if !d.is_empty() => {
-                format!("\n<code>{}</code>", escape_truncated(d, MAX_REASON_CHARS))
-            }
-            _ => String::new(),
-        };
-        let zh = self.locale() == Locale::Zh;
+        let a = Args(args);
         let text = match reason {
-            FailureReason::ModelAuth => {
-                let status = arg("status");
-                let sentence = if zh {
-                    format!("模型服务拒绝了 API 密钥（HTTP {status}），请检查配置中的密钥")
-                } else {
-                    format!(
-                        "the model provider rejected the API key (HTTP {status}); check the key in the configuration"
-                    )
-                };
-                sentence + &reason_line()
-            }
-            FailureReason::ModelRateLimited => match (zh, args.get("retry_after_secs")) {
-                (true, Some(_)) => format!(
-                    "模型服务请求过于频繁，已被限流，请约 {} 秒后再试",
-                    arg("retry_after_secs")
-                ),
-                (true, None) => "模型服务请求过于频繁，已被限流，请稍后再试".into(),
-                (false, Some(_)) => format!(
-                    "the model provider is rate-limiting requests; try again in about {} seconds",
-                    arg("retry_after_secs")
-                ),
-                (false, None) => {
-                    "the model provider is rate-limiting requests; try again later".into()
-                }
-            },
-            FailureReason::ModelOverloaded => {
-                let status = arg("status");
-                let sentence = if zh {
-                    format!("模型服务暂时不可用（HTTP {status}），请稍后再试")
-                } else {
-                    format!(
-                        "the model provider is unavailable right now (HTTP {status}); try again later"
-                    )
-                };
-                sentence + &reason_line()
-            }
-            FailureReason::ModelBadRequest => {
-                let status = arg("status");
-                let sentence = if zh {
-                    format!("模型服务拒绝了这次请求（HTTP {status}）")
-                } else {
-                    format!("the model provider refused the request (HTTP {status})")
-                };
-                sentence + &reason_line()
-            }
+            FailureReason::ModelAuth => self.model_auth(&a),
+            FailureReason::ModelRateLimited => self.model_rate_limited(&a),
+            FailureReason::ModelOverloaded => self.model_overloaded(&a),
+            FailureReason::ModelBadRequest => self.model_bad_request(&a),
             FailureReason::ModelContextTooLong => self
                 .pick(
                     "这条消息加上必要的上下文仍超出模型的上下文窗口（已自动压缩并重试）；请缩短消息或附件，或发送 /new 开始新会话",
                     "this message still does not fit the model's context window (the session was compacted and retried); shorten the message or attachment, or send /new to start a new session",
                 )
                 .into(),
-            FailureReason::ModelCapabilityMissing if args.contains_key("provider") => {
-                let (provider, detail) = (arg("provider"), detail());
-                let feature = match (args.get("feature").and_then(|f| MissingFeature::parse(f)), zh) {
-                    (Some(MissingFeature::Tools), true) => "工具调用",
-                    (Some(MissingFeature::Tools), false) => "tool calls",
-                    (Some(MissingFeature::Images), true) => "图片输入",
-                    (Some(MissingFeature::Images), false) => "image input",
-                    (Some(MissingFeature::Streaming), true) => "流式输出",
-                    (Some(MissingFeature::Streaming), false) => "streaming",
-                    (None, true) => "所需的功能",
-                    (None, false) => "a feature Kernel needs",
-                };
-                if zh {
-                    format!("<code>{provider}</code> 不支持{feature}（{detail}），请用 /provider 或 /model 切换")
-                } else {
-                    format!(
-                        "<code>{provider}</code> does not support {feature} ({detail}); switch with /provider or /model"
-                    )
-                }
-            }
-            FailureReason::ModelCapabilityMissing => {
-                let detail = detail();
-                if zh {
-                    format!("当前模型缺少所需的能力（{detail}），请用 /provider 或 /model 切换")
-                } else {
-                    format!(
-                        "the current model lacks a needed capability ({detail}); switch with /provider or /model"
-                    )
-                }
-            }
+            FailureReason::ModelCapabilityMissing => self.model_capability_missing(&a),
             FailureReason::ModelNetwork => self
                 .pick(
                     "无法连接到模型服务（网络错误），请稍后再试",
@@ -143,12 +57,11 @@ impl Said {
                 )
                 .into(),
             FailureReason::ModelStalled => {
-                let secs = arg("secs");
-                if zh {
-                    format!("模型服务 {secs} 秒没有响应，回复已中止，请重试")
-                } else {
-                    format!("the model provider sent nothing for {secs} seconds; try again")
-                }
+                let secs = a.short("secs");
+                self.pick(
+                    format!("模型服务 {secs} 秒没有响应，回复已中止，请重试"),
+                    format!("the model provider sent nothing for {secs} seconds; try again"),
+                )
             }
             FailureReason::ModelStream => self
                 .pick(
@@ -166,6 +79,110 @@ impl Said {
             FailureReason::TurnCutOff | FailureReason::BudgetExceeded => return None,
         };
         Some(text)
+    }
+
+    fn model_auth(self, a: &Args<'_>) -> String {
+        let status = a.short("status");
+        self.pick(
+            format!("模型服务拒绝了 API 密钥（HTTP {status}），请检查配置中的密钥"),
+            format!(
+                "the model provider rejected the API key (HTTP {status}); check the key in the configuration"
+            ),
+        ) + &a.reason_line()
+    }
+
+    fn model_rate_limited(self, a: &Args<'_>) -> String {
+        if a.0.contains_key("retry_after_secs") {
+            let secs = a.short("retry_after_secs");
+            self.pick(
+                format!("模型服务请求过于频繁，已被限流，请约 {secs} 秒后再试"),
+                format!(
+                    "the model provider is rate-limiting requests; try again in about {secs} seconds"
+                ),
+            )
+        } else {
+            self.pick(
+                "模型服务请求过于频繁，已被限流，请稍后再试",
+                "the model provider is rate-limiting requests; try again later",
+            )
+            .into()
+        }
+    }
+
+    fn model_overloaded(self, a: &Args<'_>) -> String {
+        let status = a.short("status");
+        self.pick(
+            format!("模型服务暂时不可用（HTTP {status}），请稍后再试"),
+            format!("the model provider is unavailable right now (HTTP {status}); try again later"),
+        ) + &a.reason_line()
+    }
+
+    fn model_bad_request(self, a: &Args<'_>) -> String {
+        let status = a.short("status");
+        self.pick(
+            format!("模型服务拒绝了这次请求（HTTP {status}）"),
+            format!("the model provider refused the request (HTTP {status})"),
+        ) + &a.reason_line()
+    }
+
+    /// A model without a feature Kernel needs: named with its provider and the feature when
+    /// agentd said which, else the current model in general.
+    fn model_capability_missing(self, a: &Args<'_>) -> String {
+        let detail = a.detail();
+        if !a.0.contains_key("provider") {
+            return self.pick(
+                format!("当前模型缺少所需的能力（{detail}），请用 /provider 或 /model 切换"),
+                format!(
+                    "the current model lacks a needed capability ({detail}); switch with /provider or /model"
+                ),
+            );
+        }
+        let provider = a.short("provider");
+        let feature = match MissingFeature::parse(a.raw("feature")) {
+            Some(MissingFeature::Tools) => self.pick("工具调用", "tool calls"),
+            Some(MissingFeature::Images) => self.pick("图片输入", "image input"),
+            Some(MissingFeature::Streaming) => self.pick("流式输出", "streaming"),
+            None => self.pick("所需的功能", "a feature Kernel needs"),
+        };
+        self.pick(
+            format!(
+                "<code>{provider}</code> 不支持{feature}（{detail}），请用 /provider 或 /model 切换"
+            ),
+            format!(
+                "<code>{provider}</code> does not support {feature} ({detail}); switch with /provider or /model"
+            ),
+        )
+    }
+}
+
+/// A failure's arguments, escaped for Telegram HTML as they are said.
+struct Args<'a>(&'a HashMap<String, String>);
+
+impl Args<'_> {
+    fn raw(&self, name: &str) -> &str {
+        self.0.get(name).map_or("", String::as_str)
+    }
+
+    /// A short argument (a status, a number of seconds, a provider's name).
+    fn short(&self, name: &str) -> String {
+        escape_truncated(self.raw(name), 20)
+    }
+
+    /// The provider's detail as inline code.
+    fn detail(&self) -> String {
+        format!(
+            "<code>{}</code>",
+            escape_truncated(self.raw("detail"), MAX_DETAIL_CHARS)
+        )
+    }
+
+    /// The provider's own short reason (agentd redacted it) on a line of its own under
+    /// Kernel's sentence; nothing when the provider said nothing.
+    fn reason_line(&self) -> String {
+        match self.raw("detail").trim() {
+            "" => String::new(),
+            d => format!("\n<code>{}</code>", escape_truncated(d, MAX_REASON_CHARS)),
+        }
     }
 }
 

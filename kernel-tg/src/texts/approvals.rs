@@ -60,9 +60,7 @@ impl Texts {
         match ApprovalOutcome::parse(decision) {
             Some(ApprovalOutcome::Allowed) => self.pick("✅ 已批准", "✅ Allowed"),
             Some(ApprovalOutcome::Denied) => self.pick("🚫 已拒绝", "🚫 Denied"),
-            Some(ApprovalOutcome::Expired) => {
-                self.pick("⌛ 未回应，已视为拒绝", "⌛ Not answered: denied")
-            }
+            Some(ApprovalOutcome::Expired) => self.said().approval_expired(),
             Some(ApprovalOutcome::Cancelled) | None => self.pick(
                 "⏹ 任务已取消，未执行",
                 "⏹ The task was cancelled; nothing ran",
@@ -72,17 +70,17 @@ impl Texts {
 
     /// The "Allow once" button.
     pub fn approve_once_button(self) -> &'static str {
-        self.pick("允许一次", "Allow once")
+        self.said().approve_once()
     }
 
     /// The "Allow for this session" button.
     pub fn approve_session_button(self) -> &'static str {
-        self.pick("本会话内允许", "Allow for this session")
+        self.said().approve_for_session()
     }
 
     /// The "Deny" button.
     pub fn deny_button(self) -> &'static str {
-        self.pick("拒绝", "Deny")
+        self.said().deny()
     }
 
     /// Toast: the answer was taken.

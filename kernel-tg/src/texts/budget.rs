@@ -83,7 +83,7 @@ impl Texts {
     /// The budgets section: each limit's spend and what is left, then the overrides in force.
     fn push_budgets(self, out: &mut String, view: &SpendView) {
         let zh = self.locale() == Locale::Zh;
-        let _ = write!(out, "\n\n<b>{}</b>", self.pick("预算", "Budgets"));
+        let _ = write!(out, "\n\n<b>{}</b>", self.said().budgets());
         for b in &view.budgets {
             let period = match (zh, b.monthly) {
                 (true, false) => "今日",

@@ -40,7 +40,7 @@ impl Texts {
         };
         for f in found {
             let who = if f.by_owner {
-                self.pick("你", "you")
+                self.said().you()
             } else {
                 "Kernel"
             };

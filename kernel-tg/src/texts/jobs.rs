@@ -24,16 +24,7 @@ pub struct JobEntry<'a> {
 impl Texts {
     /// A job status in words.
     pub fn job_status(self, status: &str) -> &'static str {
-        let Some(status) = JobStatus::parse(status) else {
-            return self.pick("未知", "unknown");
-        };
-        match status {
-            JobStatus::Running => self.pick("运行中", "running"),
-            JobStatus::Done => self.pick("已完成", "done"),
-            JobStatus::Failed => self.pick("失败", "failed"),
-            JobStatus::Cancelled => self.pick("已取消", "cancelled"),
-            JobStatus::Interrupted => self.pick("已中断", "interrupted"),
-        }
+        self.said().job_status(JobStatus::parse(status))
     }
 
     /// The /jobs reply.

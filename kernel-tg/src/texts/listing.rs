@@ -123,7 +123,7 @@ pub struct StatusView<'a> {
 impl Texts {
     pub(super) fn title(self, title: &str) -> String {
         match title.trim() {
-            "" => self.pick("（无标题）", "(untitled)").to_owned(),
+            "" => self.said().untitled().to_owned(),
             title => escape_truncated(title, MAX_TITLE_CHARS),
         }
     }
@@ -231,7 +231,7 @@ impl Texts {
                 out,
                 "#{} {paused}{} {}{repeat} {mode}{model} {}",
                 s.number,
-                self.pick("下次", "next"),
+                self.said().next_time(),
                 escape_html(s.next_fire),
                 escape_truncated(s.message, MAX_MEMORY_CHARS)
             );
@@ -344,7 +344,7 @@ impl Texts {
     /// What the running turn does (since when, which tool), or idle.
     fn task(self, started_at: Option<&str>, running_tool: Option<&str>) -> String {
         match (started_at, running_tool) {
-            (None, _) => self.pick("空闲", "idle").to_owned(),
+            (None, _) => self.said().idle().to_owned(),
             (Some(since), None) => format!(
                 "{}{}",
                 self.pick("运行中，开始于 ", "running since "),

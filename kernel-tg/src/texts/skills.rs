@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use kernel_common::config::Locale;
+use kernel_proto::words::SkillSideEffects;
 
 use super::{MAX_MEMORY_CHARS, Texts, escape_html, escape_truncated};
 
@@ -46,13 +47,9 @@ impl Texts {
 
     /// A side-effect level in words (an unknown spelling is shown as given).
     fn side_effects(self, level: &str) -> String {
-        let words = match level {
-            "read-only" => self.pick("只读", "read-only"),
-            "local-write" => self.pick("写本地文件", "writes local files"),
-            "message-send" => self.pick("发送消息", "sends messages"),
-            "process-control" => self.pick("控制进程", "controls processes"),
-            other => return escape_html(other),
-        };
-        words.to_owned()
+        match SkillSideEffects::parse(level) {
+            Some(level) => self.said().side_effects(level).to_owned(),
+            None => escape_html(level),
+        }
     }
 }

@@ -74,7 +74,7 @@ impl Texts {
 
     /// The Stop button's label.
     pub fn stop_button(self) -> &'static str {
-        self.pick("停止", "Stop")
+        self.said().stop()
     }
 
     /// Toast of a Stop button pressed after its turn ended.

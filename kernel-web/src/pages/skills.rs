@@ -5,6 +5,7 @@ use axum::Extension;
 use axum::extract::State;
 use axum::response::Response;
 use kernel_proto::v1 as pb;
+use kernel_proto::words::SkillSideEffects;
 
 use super::{refused, shell, unreachable};
 use crate::auth::Csrf;
@@ -34,7 +35,12 @@ pub(crate) async fn page(
                 "<tr class=\"skill\"><td><b>{}</b></td><td>{}</td><td>{}</td></tr>",
                 escape(&s.name),
                 escape(&s.description),
-                escape(&s.side_effects)
+                escape(
+                    SkillSideEffects::parse(&s.side_effects)
+                        .map_or(s.side_effects.as_str(), |level| t
+                            .said()
+                            .side_effects(level))
+                )
             ));
         }
         body.push_str("</table>");

@@ -1,16 +1,14 @@
 //! The chat page's texts for approvals, attachments and progress (Chinese by default, English
 //! with `general.locale = "en"`).
 
+use kernel_proto::words::ApprovalOutcome;
+
 use super::Texts;
 
 texts! {
     approval_asks => "需要你的批准：", "Needs your approval: ";
-    approval_once => "允许一次", "Allow once";
-    approval_session => "本会话内允许", "Allow for this session";
-    approval_deny => "拒绝", "Deny";
     approval_allowed => "✅ 已允许", "✅ Allowed";
     approval_denied => "❌ 已拒绝", "❌ Denied";
-    approval_expired => "⌛ 未回应，已视为拒绝", "⌛ Not answered: denied";
     approval_cancelled => "这一轮已结束，不再需要批准", "The turn ended; no approval needed";
     chat_attach => "附件", "Attach";
     chat_attach_hint => "选择文件，或直接把图片粘贴到输入框", "Choose files, or paste an image into the text box";
@@ -41,11 +39,24 @@ texts! {
 impl Texts {
     /// What an approval ended with (`decision` as agentd says it).
     pub(crate) fn approval_outcome(self, decision: &str) -> &'static str {
-        match decision {
-            "allowed" => self.approval_allowed(),
-            "expired" => self.approval_expired(),
-            "cancelled" => self.approval_cancelled(),
-            _ => self.approval_denied(),
+        match ApprovalOutcome::parse(decision) {
+            Some(ApprovalOutcome::Allowed) => self.approval_allowed(),
+            Some(ApprovalOutcome::Expired) => self.said().approval_expired(),
+            Some(ApprovalOutcome::Cancelled) => self.approval_cancelled(),
+            Some(ApprovalOutcome::Denied) | None => self.approval_denied(),
         }
+    }
+
+    /// The approval buttons (shared with kernel-tg).
+    pub(crate) fn approval_once(self) -> &'static str {
+        self.said().approve_once()
+    }
+
+    pub(crate) fn approval_session(self) -> &'static str {
+        self.said().approve_for_session()
+    }
+
+    pub(crate) fn approval_deny(self) -> &'static str {
+        self.said().deny()
     }
 }

@@ -8,7 +8,6 @@ texts! {
     status_uptime => "已运行", "Up for";
     status_provider => "提供方 / 模型", "Provider / model";
     status_running => "正在进行", "Running";
-    status_idle => "空闲", "Idle";
     status_last_error => "最近的错误", "Last error";
     status_context => "上下文（token）", "Context (tokens)";
     status_spent => "今日 / 本月花费", "Spent today / this month";
@@ -35,4 +34,11 @@ texts! {
     sandbox_off => "未隔离", "off";
     sandbox_unavailable => "本机无法运行沙箱", "unavailable here";
     sandbox_unknown => "未知", "unknown";
+}
+
+impl Texts {
+    /// No turn running (shared with kernel-tg).
+    pub(crate) fn status_idle(self) -> &'static str {
+        self.said().idle()
+    }
 }

@@ -44,6 +44,7 @@ mod house {
     mod layers;
     mod log_capture;
     mod proto_edge;
+    mod shared_words;
     mod unsafe_code;
 }
 mod mcp {

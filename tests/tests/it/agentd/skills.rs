@@ -7,12 +7,12 @@ use std::path::Path;
 use kernel_agentd::conversation::Block;
 use kernel_common::config::Locale;
 use kernel_proto::v1 as pb;
-use kernel_tg::texts::{SkillEntry, Texts};
 use tests::chat::{KINDS, completed, session_id, stored, system_text, turn};
 use tests::config::TestConfig;
 use tests::fake_llm::{FakeLlm, LogCapture, Script};
 use tests::harness::Harness;
 use tests::stack::Stack;
+use tests::told::Told;
 use tracing::Level;
 
 fn write_skill(root: &Path, id: &str, name: &str, description: &str, body: &str) {
@@ -213,17 +213,16 @@ async fn a_broken_skill_is_warned_about_by_name_and_skipped() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slash_skills_lists_them_in_chinese() {
     let stack = Stack::start().await;
-    let texts = Texts::new(Locale::Zh);
-    assert_eq!(stack.command("/skills").await, texts.skills(&[]));
+    let texts = Told::new(Locale::Zh);
+    assert_eq!(stack.command("/skills").await, texts.no_skills());
     let root = skills_dir(&stack.cfg);
     write_skill(&root, "daily-brief", "daily-brief", "每日简报", "Body.\n");
     let reply = stack.command("/skills").await;
-    let expected = texts.skills(&[SkillEntry {
-        name: "daily-brief",
-        description: "每日简报",
-        side_effects: "read-only",
-    }]);
-    assert_eq!(reply, expected);
+    assert_eq!(
+        reply,
+        "<b>技能</b>（共 1 个，模型需要时读取）
+• <b>daily-brief</b>（只读）：每日简报"
+    );
     assert!(
         reply.contains("<b>daily-brief</b>（只读）：每日简报"),
         "{reply}"

@@ -7,10 +7,10 @@
 use std::time::Duration;
 
 use kernel_common::config::Locale;
-use kernel_tg::texts::Texts;
 use serde_json::Value;
 use tests::fake_llm::{Reply, Script};
 use tests::stack::{Stack, reply_target, text_of};
+use tests::told::Told;
 use tests::wait::poll;
 
 /// Long enough for a restart, intake's retry and a cut-off turn's report.
@@ -28,7 +28,7 @@ fn last_user_text(body: &Value) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_messages_each_followed_by_a_kill_are_each_taken_once_and_answered_or_reported() {
     let mut stack = Stack::start().await;
-    let cut_off = Texts::new(Locale::Zh).turn_cut_off();
+    let cut_off = Told::new(Locale::Zh).turn_cut_off();
     let mut asked = Vec::new();
     for i in 0..10 {
         // A model that takes about a second, so that kills land mid-turn too.

@@ -9,11 +9,10 @@ use std::collections::BTreeSet;
 use kernel_common::config::Locale;
 use kernel_proto::v1 as pb;
 use kernel_proto::v1::agent_client::AgentClient;
-use kernel_tg::command::{CommandError, CommandKind, MAX_MEMORY_QUERY_CHARS};
-use kernel_tg::texts::Texts;
 use tests::fake_telegram::OWNER_ID;
 use tests::harness::unix_channel;
 use tests::stack::{PROMPT, Stack};
+use tests::told::Told;
 use tests::wait::eventually;
 
 type Client = AgentClient<tonic::transport::Channel>;
@@ -109,7 +108,7 @@ async fn memory_pages_through_450_memories_and_forget_works_from_page_3() {
     assert!(page3.contains("#45 "), "{page3}");
     stack.command("/memory 5").await;
     let deleted = stack.command("/forget #45").await;
-    assert_eq!(deleted, Texts::new(Locale::Zh).memories_deleted(1));
+    assert_eq!(deleted, Told::new(Locale::Zh).memories_deleted(1));
     let after = stack.command("/memory 3").await;
     assert!(!after.contains("记忆第 406 条"), "{after}");
     assert!(after.contains("记忆第 407 条") && after.contains("记忆第 405 条"));
@@ -133,7 +132,7 @@ async fn bad_pages_and_searches_get_a_clear_answer() {
     for text in ["主人喜欢喝乌龙茶", "The owner's car is a blue Volvo"] {
         add(&mut client, text).await;
     }
-    let zh = Texts::new(Locale::Zh);
+    let zh = Told::new(Locale::Zh);
     let past = stack.command("/memory 99999").await;
     assert!(
         past.contains("没有第 99999 页") && past.contains("1 页"),
@@ -141,21 +140,12 @@ async fn bad_pages_and_searches_get_a_clear_answer() {
     );
     assert_eq!(
         stack.command("/memory -1").await,
-        zh.command_error(&CommandError::InvalidNumber {
-            command: CommandKind::Memory,
-            token: "-1".into()
-        })
+        zh.invalid_number("memory", "-1")
     );
     let long = stack
         .command(&format!("/memory {}", "茶".repeat(5_000)))
         .await;
-    assert_eq!(
-        long,
-        zh.command_error(&CommandError::TooLong {
-            command: CommandKind::Memory,
-            max: MAX_MEMORY_QUERY_CHARS
-        })
-    );
+    assert_eq!(long, zh.too_long("memory", 200));
     // FTS5 syntax and SQL are words like any other: an answer, never an error.
     for query in [
         "乌龙茶 OR 1=1; DROP TABLE memories; --",
@@ -250,7 +240,7 @@ async fn next_and_previous_buttons_page_in_place() {
     shows("第 3/3 页").await;
     // A number a pressed page showed works with /forget: #41 is the 41st newest, 记忆第 5 条.
     let deleted = stack.command("/forget #41").await;
-    assert_eq!(deleted, Texts::new(Locale::Zh).memories_deleted(1));
+    assert_eq!(deleted, Told::new(Locale::Zh).memories_deleted(1));
     let page3 = stack.command("/memory 3").await;
     assert!(
         !page3.contains("记忆第 5 条") && page3.contains("记忆第 4 条"),

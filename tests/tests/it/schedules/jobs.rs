@@ -7,13 +7,13 @@
 use std::time::{Duration, Instant};
 
 use kernel_common::config::Locale;
-use kernel_tg::texts::Texts;
 use serde_json::json;
 use tests::fake_cli::{
     FakeCli, SLEEP_FOREVER, SPAWN_GRANDCHILD, WAIT_FOR_GO, alive, print, wait_stopped,
 };
 use tests::fake_llm::Script;
 use tests::stack::{PROMPT, Stack, outbox_drained, reply_target, sent_containing, text_of};
+use tests::told::Told;
 use tests::wait::eventually;
 
 /// What the fake CLI prints when it is done.
@@ -23,8 +23,8 @@ fn delegate(task: &str) -> String {
     json!({"task": task, "background": true}).to_string()
 }
 
-fn zh() -> Texts {
-    Texts::new(Locale::Zh)
+fn zh() -> Told {
+    Told::new(Locale::Zh)
 }
 
 /// The owner says `text`; waits for the bot's message replying to it that contains `needle`.
@@ -240,7 +240,7 @@ async fn jobs_lists_running_and_recent_jobs_and_cancel_kills_one() {
         print("working")
     ));
     let stack = Stack::start_with("claude", &cli.toml("claude_code", &["-p"], None)).await;
-    assert_eq!(stack.command("/jobs").await, zh().jobs(&[]));
+    assert_eq!(stack.command("/jobs").await, zh().no_jobs());
     start_job(&stack, &cli).await;
     let (pid, grandchild) = cli.wait_for_pids(PROMPT).await;
 

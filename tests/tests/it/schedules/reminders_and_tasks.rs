@@ -10,21 +10,21 @@ use chrono::Utc;
 use kernel_agentd::store::Store;
 use kernel_agentd::store::schedules::NewSchedule;
 use kernel_common::config::Locale;
-use kernel_tg::texts::Texts;
 use serde_json::json;
 use tests::fake_llm::Script;
 use tests::stack::{PROMPT, Stack, outbox_drained, reply_target, rpc, sent_containing, text_of};
+use tests::told::Told;
 use tests::wait::eventually;
 
 /// The stack, once the owner has opened the chat (a bot cannot write first).
 async fn started() -> Stack {
     let stack = Stack::start().await;
-    assert_eq!(stack.command("/tasks").await, zh().schedules(&[]));
+    assert_eq!(stack.command("/tasks").await, zh().no_schedules());
     stack
 }
 
-fn zh() -> Texts {
-    Texts::new(Locale::Zh)
+fn zh() -> Told {
+    Told::new(Locale::Zh)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -57,7 +57,7 @@ async fn a_reminder_arrives_once_on_time_without_a_model_call() {
     assert_eq!(reply_target(&reminder), None);
     outbox_drained(&stack).await;
     // The one-shot is gone and nothing else was said; no model was asked.
-    assert_eq!(stack.command("/tasks").await, zh().schedules(&[]));
+    assert_eq!(stack.command("/tasks").await, zh().no_schedules());
     assert_eq!(sent_containing(&stack, "交房租"), 1);
     assert!(stack.llm.requests().is_empty());
     stack.assert_no_secrets();
@@ -129,7 +129,7 @@ async fn the_model_schedules_with_the_tool_and_the_owner_lists_and_deletes() {
         stack.command("/tasks del #1").await,
         zh().schedules_deleted(1)
     );
-    assert_eq!(stack.command("/tasks").await, zh().schedules(&[]));
+    assert_eq!(stack.command("/tasks").await, zh().no_schedules());
     stack.assert_no_secrets();
 }
 

@@ -13,19 +13,19 @@
 
 use chrono::Utc;
 use kernel_common::config::Locale;
-use kernel_tg::texts::Texts;
 use serde_json::{Value, json};
 use tests::fake_llm::{FakeLlm, FakeUsage, Reply, Script};
 use tests::fake_telegram::OWNER_ID;
 use tests::process::grpcurl;
 use tests::stack::{PROMPT, Stack, outbox_drained, rpc, text_of};
+use tests::told::Told;
 use tests::wait::eventually;
 
 const INSTRUCTION: &str = "check the release page; tell me when 2.0 is out";
 const TOLD: &str = "2.0 is out: released today";
 
-fn zh() -> Texts {
-    Texts::new(Locale::Zh)
+fn zh() -> Told {
+    Told::new(Locale::Zh)
 }
 
 /// The stack with `[titles]` on `cheap` (model `cheap-model`), `[watch] min_interval_minutes =
@@ -37,7 +37,7 @@ async fn stack_with(cheap: &FakeLlm, extra: &str) -> Stack {
         cheap.url()
     );
     let stack = Stack::start_with("claude", &toml).await;
-    assert_eq!(stack.command("/tasks").await, zh().schedules(&[]));
+    assert_eq!(stack.command("/tasks").await, zh().no_schedules());
     stack
 }
 

@@ -7,16 +7,16 @@
 //! auto memory and a scheduled task call no model (the owner is told the task was skipped).
 
 use kernel_common::config::Locale;
-use kernel_tg::texts::Texts;
 use tests::fake_llm::{FakeLlm, FakeToolCall, FakeUsage, Reply, Script};
 use tests::fake_telegram::{OWNER_ID, SentMessage};
 use tests::media::{PNG, base64, downloads};
 use tests::process::grpcurl;
 use tests::stack::{PROMPT, Stack, outbox_drained, rpc, text_of};
+use tests::told::Told;
 use tests::wait::eventually;
 
-fn zh() -> Texts {
-    Texts::new(Locale::Zh)
+fn zh() -> Told {
+    Told::new(Locale::Zh)
 }
 
 /// fake-model costs $1 per million input tokens; the day's limit is $2.40 (warned from $1.92).

@@ -3,15 +3,15 @@
 //! stays for later.
 
 use kernel_common::config::Locale;
-use kernel_tg::texts::Texts;
 use tests::fake_llm::{FakeUsage, Reply, Script};
 use tests::fake_telegram::OWNER_ID;
 use tests::stack::{PROMPT, Stack, text_of};
+use tests::told::Told;
 use tests::wait::eventually;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rerun_over_the_limit_calls_no_model_and_keeps_its_button() {
-    let zh = Texts::new(Locale::Zh);
+    let zh = Told::new(Locale::Zh);
     let mut stack = Stack::start_edited("claude", "", |toml| {
         toml.replace(
             r#"models = ["fake-model", "fake-model-2"]"#,

@@ -3,12 +3,12 @@
 //! turn is reported, and everything works again — without restarting kernel-tg.
 
 use kernel_common::config::Locale;
-use kernel_tg::texts::Texts;
 use tests::fake_llm::Script;
 use tests::stack::{LIVE_PREVIEW_OFF, PROMPT, Stack, reply_target, text_of};
+use tests::told::Told;
 
-fn zh() -> Texts {
-    Texts::new(Locale::Zh)
+fn zh() -> Told {
+    Told::new(Locale::Zh)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,15 +4,15 @@
 use std::time::{Duration, Instant};
 
 use kernel_common::config::Locale;
-use kernel_tg::texts::Texts;
 use tests::fake_llm::Script;
 use tests::stack::{PROMPT, Stack, reply_target, text_of};
+use tests::told::Told;
 use tests::wait::eventually;
 
 const CANCEL_DEADLINE: Duration = Duration::from_secs(1);
 
-fn zh() -> Texts {
-    Texts::new(Locale::Zh)
+fn zh() -> Told {
+    Told::new(Locale::Zh)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -46,7 +46,7 @@ async fn status_and_cancel_answer_while_busy_and_the_busy_notice_comes_once() {
     let asked = Instant::now();
     let cancelled = stack.command("/cancel").await;
     let took = asked.elapsed();
-    assert_eq!(cancelled, zh().cancelled(None));
+    assert_eq!(cancelled, zh().cancelled());
     assert!(took < CANCEL_DEADLINE, "/cancel took {took:?}");
     // The turn ended: its placeholder is gone and nothing else was said about it.
     stack

@@ -1,13 +1,12 @@
 //! Every command of the spec's table through both real binaries, answered in Telegram HTML.
 
 use kernel_common::config::Locale;
-use kernel_tg::command::{CommandError, CommandKind};
-use kernel_tg::texts::Texts;
 use tests::fake_llm::{FakeLlm, Script};
 use tests::stack::{PROMPT, Stack, text_of};
+use tests::told::Told;
 
-fn zh() -> Texts {
-    Texts::new(Locale::Zh)
+fn zh() -> Told {
+    Told::new(Locale::Zh)
 }
 
 fn titles_section(url: &str) -> String {
@@ -39,18 +38,10 @@ async fn help_start_and_the_command_menu() {
         .iter()
         .map(|c| c["command"].as_str().unwrap().to_owned())
         .collect();
-    let expected: Vec<_> = kernel_tg::command::menu(Locale::Zh)
-        .into_iter()
-        .map(|(name, _)| name.to_owned())
-        .collect();
+    let expected: Vec<_> = zh().menu().iter().map(|(name, _)| *name).collect();
     assert_eq!(names, expected);
     let unknown = stack.command("/frobnicate").await;
-    assert_eq!(
-        unknown,
-        zh().command_error(&CommandError::Unknown {
-            name: "frobnicate".into()
-        })
-    );
+    assert_eq!(unknown, zh().unknown_command("frobnicate"));
     stack.assert_no_secrets();
 }
 
@@ -84,13 +75,7 @@ async fn sessions_new_history_resume_retitle_and_delete() {
     let out_of_range = stack.command("/resume #99").await;
     assert!(out_of_range.starts_with("⚠️"), "{out_of_range}");
     let malformed = stack.command("/resume abc").await;
-    assert_eq!(
-        malformed,
-        zh().command_error(&CommandError::InvalidNumber {
-            command: CommandKind::Resume,
-            token: "abc".into()
-        })
-    );
+    assert_eq!(malformed, zh().invalid_number("resume", "abc"));
 
     stack.command("/history").await;
     assert_eq!(
@@ -123,11 +108,7 @@ async fn provider_and_model_show_switch_and_refuse() {
     let models = stack.command("/model").await;
     assert_eq!(
         models,
-        zh().models(
-            "fake",
-            &["fake-model".into(), "fake-model-2".into()],
-            "fake-model"
-        )
+        "提供方：<code>fake</code>\n• <code>fake-model</code> ✓\n• <code>fake-model-2</code>\n\n/model 名称 切换模型"
     );
     assert_eq!(
         stack.command("/model fake-model-2").await,
@@ -185,12 +166,7 @@ async fn remember_memory_and_forget() {
     let missing = stack.command("/forget #7").await;
     assert!(missing.starts_with("⚠️"), "{missing}");
     let empty = stack.command("/remember").await;
-    assert_eq!(
-        empty,
-        zh().command_error(&CommandError::MissingText {
-            command: CommandKind::Remember
-        })
-    );
+    assert_eq!(empty, zh().missing_text("remember"));
     stack.assert_no_secrets();
 }
 
@@ -200,13 +176,14 @@ async fn english_is_selectable_in_config() {
         t.replacen("[general]", "[general]\nlocale = \"en\"", 1)
     })
     .await;
-    let en = Texts::new(Locale::En);
+    let en = Told::new(Locale::En);
     assert_eq!(stack.command("/help").await, en.help());
     assert_eq!(stack.command("/cancel").await, en.nothing_to_cancel());
     let menu = stack.telegram.commands().expect("setMyCommands at start");
-    let expected: Vec<_> = kernel_tg::command::menu(Locale::En)
-        .into_iter()
-        .map(|(_, description)| description.to_owned())
+    let expected: Vec<_> = en
+        .menu()
+        .iter()
+        .map(|(_, description)| *description)
         .collect();
     let descriptions: Vec<_> = menu
         .as_array()
@@ -218,6 +195,6 @@ async fn english_is_selectable_in_config() {
     stack.llm.push(Script::stall());
     let asked = stack.owner_says("hi");
     assert_eq!(text_of(&stack.reply_to(asked).await), en.placeholder());
-    assert_eq!(stack.command("/cancel").await, en.cancelled(None));
+    assert_eq!(stack.command("/cancel").await, en.cancelled());
     stack.assert_no_secrets();
 }

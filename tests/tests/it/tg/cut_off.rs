@@ -8,16 +8,16 @@
 //! its image, a re-run is refused with the reason as the press's toast and the button stays.
 
 use kernel_common::config::Locale;
-use kernel_tg::texts::Texts;
 use tests::fake_llm::{FakeLlm, Script};
 use tests::fake_telegram::{OWNER_ID, SentMessage};
 use tests::media::{PNG, base64, downloads};
 use tests::process::grpcurl;
 use tests::stack::{PROMPT, Stack, reply_target, text_of};
+use tests::told::Told;
 use tests::wait::eventually;
 
-fn zh() -> Texts {
-    Texts::new(Locale::Zh)
+fn zh() -> Told {
+    Told::new(Locale::Zh)
 }
 
 /// Waits for the message showing the cut-off notice; returns it and its button's data.

@@ -7,10 +7,10 @@
 use std::time::Duration;
 
 use kernel_common::config::Locale;
-use kernel_tg::texts::Texts;
 use tests::fake_llm::{FakeToolCall, Reply};
 use tests::fake_telegram::Call;
 use tests::stack::{LIVE_PREVIEW_OFF, PROMPT, Stack, reply_target, text_of};
+use tests::told::Told;
 
 /// A reply with a link, a table and a fence, streamed slowly enough for several drafts.
 const ANSWER: &str = "Here is the plan, see [the docs](https://example.com/docs?a=1&b=2) \
@@ -83,7 +83,7 @@ async fn drafts_stream_at_most_once_a_second_and_the_final_messages_are_unchange
             "an unchanged draft was sent again"
         );
     }
-    let placeholder = Texts::new(Locale::Zh).placeholder();
+    let placeholder = Told::new(Locale::Zh).placeholder();
     assert!(
         !calls.iter().any(|c| c.text() == Some(placeholder)),
         "no placeholder with drafts: {}",
@@ -105,7 +105,7 @@ async fn drafts_stream_at_most_once_a_second_and_the_final_messages_are_unchange
 async fn without_the_method_the_placeholder_path_is_chosen_once() {
     let stack = drafting_stack("").await;
     stack.telegram.lack_drafts();
-    let placeholder = Texts::new(Locale::Zh).placeholder();
+    let placeholder = Told::new(Locale::Zh).placeholder();
     for round in 0..2 {
         stack.llm.push(slow_answer());
         let since = stack.telegram.call_count();

@@ -8,15 +8,15 @@
 use std::time::Duration;
 
 use kernel_common::config::Locale;
-use kernel_tg::texts::{Texts, Unsupported};
 use serde_json::json;
 use tests::fake_llm::{Reply, Script};
 use tests::fake_telegram::OWNER_ID;
 use tests::media::{PNG, base64};
 use tests::stack::{PROMPT, Stack, reply_target, text_of};
+use tests::told::{Told, Unsupported};
 
-fn zh() -> Texts {
-    Texts::new(Locale::Zh)
+fn zh() -> Told {
+    Told::new(Locale::Zh)
 }
 
 /// An answer that takes about 3 s to stream.

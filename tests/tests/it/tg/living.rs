@@ -12,15 +12,15 @@
 use std::time::Duration;
 
 use kernel_common::config::Locale;
-use kernel_tg::texts::Texts;
 use serde_json::json;
 use tests::fake_llm::{Reply, Script};
 use tests::fake_telegram::OWNER_ID;
 use tests::stack::{PROMPT, Stack, outbox_drained, reply_target, rpc, text_of};
+use tests::told::Told;
 use tests::wait::eventually;
 
-fn zh() -> Texts {
-    Texts::new(Locale::Zh)
+fn zh() -> Told {
+    Told::new(Locale::Zh)
 }
 
 /// The message id a successful `sendMessage` call created.

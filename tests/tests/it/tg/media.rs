@@ -4,15 +4,15 @@
 //! While a voice note is transcribed, the placeholder says so.
 
 use kernel_common::config::Locale;
-use kernel_tg::texts::Texts;
 use tests::fake_llm::Script;
 use tests::fake_speech::{Behaviour, FAKE_OGG, FakeSpeech};
 use tests::fake_telegram::{DOWNLOAD, OWNER_ID};
 use tests::media::{PNG, SPEECH_KEY, base64, speech_toml};
 use tests::stack::{PROMPT, Stack, text_of};
+use tests::told::Told;
 
-fn zh() -> Texts {
-    Texts::new(Locale::Zh)
+fn zh() -> Told {
+    Told::new(Locale::Zh)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -211,7 +211,7 @@ async fn a_sticker_is_not_forwarded_and_the_owner_is_told() {
     let reply = stack.reply_to(77).await;
     assert_eq!(
         text_of(&reply),
-        zh().unsupported_kind(kernel_tg::texts::Unsupported::Sticker)
+        zh().unsupported_kind(tests::told::Unsupported::Sticker)
     );
     assert!(stack.llm.requests().is_empty());
 }

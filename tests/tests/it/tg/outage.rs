@@ -6,10 +6,10 @@
 use std::time::Duration;
 
 use kernel_common::config::Locale;
-use kernel_tg::texts::Texts;
 use tests::fake_llm::Script;
 use tests::fake_telegram::Failure;
 use tests::stack::{PROMPT, Stack, text_of};
+use tests::told::Told;
 
 /// Long enough for retries that each wait out teloxide's 10 s pause on a 5xx.
 const OUTAGE_PATIENCE: Duration = Duration::from_secs(150);
@@ -71,7 +71,7 @@ async fn answer_survives(failure: Failure, period: Duration) {
         .filter(|t| *t == "the answer after the outage")
         .count();
     assert_eq!(answers, 1, "{sent:#?}");
-    let notice = Texts::new(Locale::Zh).delivery_failed(1, 1);
+    let notice = Told::new(Locale::Zh).delivery_failed(1, 1);
     let marker = notice.split(' ').next().unwrap_or("⚠️");
     for message in stack.visible() {
         assert!(
@@ -119,7 +119,7 @@ async fn a_refused_chunk_gets_one_notice_that_outlasts_a_503() {
         Failure::BadRequest("message is too long".into()),
         1,
     );
-    let notice = Texts::new(Locale::Zh).delivery_failed(1, 2);
+    let notice = Told::new(Locale::Zh).delivery_failed(1, 2);
     let refused_notice = notice.clone();
     stack.telegram.inject_when(
         "sendMessage",

@@ -9,15 +9,15 @@ use std::process::{Command, Stdio};
 use futures::StreamExt as _;
 use kernel_common::config::Locale;
 use kernel_proto::v1 as pb;
-use kernel_tg::texts::Texts;
 use tests::fake_cli::{FakeCli, WAIT_FOR_GO, print};
 use tests::fake_llm::{FakeLlm, Release, Script};
 use tests::fake_telegram::{Failure, SentMessage};
 use tests::process::{AgentdProcess, grpcurl_path};
 use tests::stack::{PROMPT, Stack, text_of};
+use tests::told::Told;
 
-fn zh() -> Texts {
-    Texts::new(Locale::Zh)
+fn zh() -> Told {
+    Told::new(Locale::Zh)
 }
 
 /// A Markdown answer that renders to `parts` chunks; returns it and the chunks' HTML.

@@ -5,9 +5,9 @@
 use std::collections::HashMap;
 
 use kernel_common::config::Locale;
+use kernel_common::said::Said;
 use kernel_proto::v1 as pb;
 use kernel_proto::v1::agent_client::AgentClient;
-use kernel_tg::texts::Texts;
 use tests::fake_llm::{FakeLlm, Script};
 use tests::harness::unix_channel;
 use tests::stack::{PROMPT, Stack, text_of};
@@ -147,7 +147,7 @@ async fn in_zh_every_refusal_is_chinese() {
             "{command}: {reply}\nEnglish: {english:?}"
         );
     }
-    let zh = Texts::new(Locale::Zh);
+    let zh = Said::new(Locale::Zh);
     let reply = |command: &str| {
         replies
             .iter()
@@ -226,7 +226,7 @@ async fn without_titles_retitle_is_refused_in_either_language() {
         let reply = stack.command("/retitle").await;
         assert_eq!(
             reply,
-            Texts::new(locale)
+            Said::new(locale)
                 .refusal("TITLES_NOT_CONFIGURED", &HashMap::new())
                 .unwrap()
         );

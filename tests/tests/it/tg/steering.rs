@@ -6,7 +6,6 @@
 use std::time::{Duration, Instant};
 
 use kernel_common::config::Locale;
-use kernel_tg::texts::Texts;
 use serde_json::{Value, json};
 use tests::fake_cli::{FakeCli, WAIT_FOR_GO, print};
 use tests::fake_llm::{FakeToolCall, Reply, Script};
@@ -14,10 +13,11 @@ use tests::fake_speech::FakeSpeech;
 use tests::fake_telegram::{OWNER_ID, SentMessage};
 use tests::media::{SPEECH_KEY, speech_toml};
 use tests::stack::{PROMPT, Stack, reply_target, text_of};
+use tests::told::Told;
 use tests::wait::eventually;
 
-fn zh() -> Texts {
-    Texts::new(Locale::Zh)
+fn zh() -> Told {
+    Told::new(Locale::Zh)
 }
 
 /// The last message of the fake LLM's request `n` (0-based).
@@ -172,7 +172,7 @@ async fn next_messages_run_in_order_survive_an_agentd_restart_and_cancel_all_dro
 
     let id = stack.owner_says("/cancel all");
     let reply = text_of(&stack.reply_to(id).await);
-    assert_eq!(reply, zh().queue_cleared(&zh().cancelled(None), 1));
+    assert_eq!(reply, zh().queue_cleared(zh().cancelled(), 1));
     let status = stack.command("/status").await;
     assert!(!status.contains("排队中"), "{status}");
     // Nothing else runs: the next message is the next model request.

@@ -5,17 +5,17 @@
 use std::time::Duration;
 
 use kernel_common::config::Locale;
-use kernel_tg::texts::Texts;
 use tests::fake_llm::Script;
 use tests::fake_telegram::OWNER_ID;
 use tests::stack::{LIVE_PREVIEW_OFF, PROMPT, Stack, text_of};
+use tests::told::Told;
 use tests::wait::eventually;
 
 /// kernel-tg's delay before the offer (`delivery::stop_offer::AFTER`).
 const OFFER_DELAY: Duration = Duration::from_secs(3);
 
-fn zh() -> Texts {
-    Texts::new(Locale::Zh)
+fn zh() -> Told {
+    Told::new(Locale::Zh)
 }
 
 async fn drafting_stack() -> Stack {

@@ -2,10 +2,10 @@
 //! text; a 429 is waited out and retried; nothing arrives twice and nothing is lost.
 
 use kernel_common::config::Locale;
-use kernel_tg::texts::Texts;
 use tests::fake_llm::Script;
 use tests::fake_telegram::Failure;
 use tests::stack::{PROMPT, Stack, text_of};
+use tests::told::Told;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chunk_rejected_as_html_is_resent_as_plain_text() {
@@ -115,7 +115,7 @@ async fn progress_shows_the_running_tool_and_a_dropped_edit_is_retried() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_answer_still_arrives_when_the_placeholder_is_refused() {
     let stack = Stack::start().await;
-    let placeholder = Texts::new(Locale::Zh).placeholder();
+    let placeholder = Told::new(Locale::Zh).placeholder();
     stack.telegram.inject_when(
         "sendMessage",
         move |p| p["text"] == placeholder,

@@ -5,14 +5,14 @@
 use std::time::Duration;
 
 use kernel_common::config::Locale;
-use kernel_tg::texts::Texts;
 use tests::fake_llm::{Reply, Script};
 use tests::fake_telegram::{Call, OWNER_ID};
 use tests::stack::{PROMPT, Stack, reply_target, text_of};
+use tests::told::Told;
 use tests::wait::eventually;
 
-fn zh() -> Texts {
-    Texts::new(Locale::Zh)
+fn zh() -> Told {
+    Told::new(Locale::Zh)
 }
 
 /// A reply that streams for about three seconds (ten deltas, 300 ms apart).
@@ -149,7 +149,7 @@ async fn cancel_in_a_topic_ends_only_that_topics_turn() {
             PROMPT,
         )
         .await;
-    assert_eq!(text_of(&reply), zh().cancelled(None));
+    assert_eq!(text_of(&reply), zh().cancelled());
     assert_eq!(reply.int_param("message_thread_id"), Some(a));
     eventually("B's answer in topic B", PROMPT, async || {
         !sent_in(&stack, b, "beta answer arrives anyway").is_empty()

@@ -2,13 +2,13 @@
 //! final HTML answer replying to the message, the placeholder gone; long answers in chunks.
 
 use kernel_common::config::Locale;
-use kernel_tg::texts::Texts;
 use tests::fake_llm::Script;
 use tests::fake_telegram::{Call, OWNER_ID};
 use tests::stack::{PROMPT, Stack, reply_target, text_of};
+use tests::told::Told;
 
-fn zh() -> Texts {
-    Texts::new(Locale::Zh)
+fn zh() -> Told {
+    Told::new(Locale::Zh)
 }
 
 /// Index of the first call of `method` matching `pred` in `calls`.

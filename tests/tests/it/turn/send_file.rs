@@ -3,10 +3,10 @@
 //! refused, and nothing of theirs is sent.
 
 use kernel_common::config::Locale;
-use kernel_tg::texts::Texts;
 use serde_json::json;
 use tests::fake_llm::{FakeToolCall, Reply, Script};
 use tests::stack::{PROMPT, Stack, text_of};
+use tests::told::Told;
 
 /// The smallest valid PNG (1×1).
 const PNG: &[u8] = &[
@@ -29,8 +29,8 @@ fn send(path: &str, caption: Option<&str>) -> FakeToolCall {
 async fn send_file_delivers_workspace_files_and_refuses_escapes() {
     let stack = Stack::start().await;
     // The owner opens the chat (a bot cannot write first).
-    let zh = Texts::new(Locale::Zh);
-    assert_eq!(stack.command("/tasks").await, zh.schedules(&[]));
+    let zh = Told::new(Locale::Zh);
+    assert_eq!(stack.command("/tasks").await, zh.no_schedules());
 
     let workspace = stack.cfg.load().general.default_workspace;
     std::fs::write(workspace.join("report.md"), "# weekly\n").unwrap();
