@@ -6,15 +6,15 @@
 //! message beyond `max_parallel_turns` is told it waits, in its topic, and runs once a slot frees.
 
 use kernel_common::config::Locale;
-use kernel_tg::texts::Texts;
 use serde_json::json;
 use tests::fake_llm::{FakeToolCall, Release, Reply, Script};
 use tests::fake_telegram::{Call, OWNER_ID};
 use tests::stack::{PROMPT, Stack, text_of};
+use tests::told::Told;
 use tests::wait::eventually;
 
-fn zh() -> Texts {
-    Texts::new(Locale::Zh)
+fn zh() -> Told {
+    Told::new(Locale::Zh)
 }
 
 /// The ok sendMessage calls whose text contains `needle`.
