@@ -555,6 +555,10 @@ mod tests {
             &[
                 ("id", "a new id on import"),
                 ("paused", "an imported schedule runs; pause it again there"),
+                (
+                    "session_id",
+                    "the topic it reports in is this install's; an imported one reports in the main chat",
+                ),
             ],
         ),
         (

@@ -103,6 +103,12 @@ async fn in_a_real_browser_log_in_chat_stop_answer_and_forget() {
     assert_eq!(rows.len(), 1, "the search finds one");
     browser.screenshot("memory-search").await;
     click(browser, "button.forget").await;
+    // The forget is a form post: its answer page must be in before another page is opened
+    // (under load the next navigation raced it and showed the post's page).
+    tests::wait::eventually("the memory forgotten", tests::stack::PROMPT, async || {
+        stack.memories().await.len() == 1
+    })
+    .await;
     stack.goto("/memory").await;
     let page = text_of(browser, "main").await;
     assert!(!page.contains("green tea"), "{page}");

@@ -230,12 +230,21 @@ async fn a_sessions_history_opens_rendered_and_sessions_are_searched_renamed_and
     browser.screenshot("session-history").await;
 
     // Search by content: only the tuna session.
-    stack.goto("/sessions").await;
-    fill(browser, "#sessions-q", "tuna").await;
-    click(browser, "#sessions-search").await;
-    wait_for(browser, Locator::Css("tr.session"), "the sessions found").await;
+    // (The search reads the conversation index, which a background indexer fills after each
+    // message is stored: under load it can lag the first search by a moment.)
+    tests::wait::eventually(
+        "one session found for tuna",
+        tests::stack::PROMPT,
+        async || {
+            stack.goto("/sessions").await;
+            fill(browser, "#sessions-q", "tuna").await;
+            click(browser, "#sessions-search").await;
+            wait_for(browser, Locator::Css("#sessions-q"), "the sessions page").await;
+            c.find_all(Locator::Css("tr.session")).await.unwrap().len() == 1
+        },
+    )
+    .await;
     let rows = c.find_all(Locator::Css("tr.session")).await.unwrap();
-    assert_eq!(rows.len(), 1, "one session mentions tuna");
     browser.screenshot("sessions-search").await;
 
     // Rename it (the untitled one), then delete the trip.
