@@ -123,14 +123,13 @@ async fn columns_every_column_of_an_exported_table_is_exported_or_named_as_not()
     let dir = tempfile::tempdir().unwrap();
     let store = store(&dir, "k.db").await;
     for (table, exported, not_exported) in COLUMNS {
-        let found: BTreeSet<String> =
-            sqlx::query_scalar("SELECT name FROM pragma_table_info(?1)")
-                .bind(table)
-                .fetch_all(&store.pool)
-                .await
-                .unwrap()
-                .into_iter()
-                .collect();
+        let found: BTreeSet<String> = sqlx::query_scalar("SELECT name FROM pragma_table_info(?1)")
+            .bind(table)
+            .fetch_all(&store.pool)
+            .await
+            .unwrap()
+            .into_iter()
+            .collect();
         let known: BTreeSet<String> = exported
             .iter()
             .chain(not_exported.iter().map(|(c, _)| c))
@@ -231,12 +230,11 @@ async fn an_export_imported_elsewhere_keeps_origins_models_and_purposes() {
         "INSERT INTO memories (text, created_at, source) VALUES ('new', 8, 'owner')",
     )
     .await;
-    let ids: Vec<i64> = sqlx::query_scalar(
-        "SELECT id FROM memories UNION ALL SELECT id FROM memories_set_aside",
-    )
-    .fetch_all(&to.pool)
-    .await
-    .unwrap();
+    let ids: Vec<i64> =
+        sqlx::query_scalar("SELECT id FROM memories UNION ALL SELECT id FROM memories_set_aside")
+            .fetch_all(&to.pool)
+            .await
+            .unwrap();
     let unique: BTreeSet<i64> = ids.iter().copied().collect();
     assert_eq!(unique.len(), ids.len(), "{ids:?}");
 }
