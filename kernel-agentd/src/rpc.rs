@@ -77,14 +77,14 @@ impl pb::agent_server::Agent for AgentService {
 
     async fn new_session(
         &self,
-        _req: Request<pb::NewSessionRequest>,
+        req: Request<pb::NewSessionRequest>,
     ) -> RpcResult<pb::NewSessionResponse> {
-        let info = self
-            .agent
-            .sessions()
-            .new_session()
-            .await
-            .map_err(to_status)?;
+        let sessions = self.agent.sessions();
+        let info = match req.into_inner().thread_id {
+            Some(thread_id) => sessions.new_in_topic(thread_id).await,
+            None => sessions.new_session().await,
+        }
+        .map_err(to_status)?;
         self.agent.memory_auto().session_ended();
         Ok(Response::new(pb::NewSessionResponse {
             session: Some(session_info(info)),

@@ -101,15 +101,20 @@ async fn connect(config: &Config, shutdown: &CancellationToken) -> Result<App, R
     let bot = Bot::with_client(token.expose(), client).set_api_url(api_url);
     let telegram = Telegram::new(bot, ChatId(owner as i64));
     let texts = Texts::new(config.general.locale).with_timezone(config.general.timezone);
-    let username = match telegram.username().await {
-        Ok(name) => name,
+    let me = match telegram.me().await {
+        Ok(me) => me,
         Err(RequestError::Api(ApiError::InvalidToken)) => return Err(RunError::BadToken),
         Err(e) => {
             let e = crate::telegram::describe(e);
             tracing::warn!(error = %e, "getMe failed; /cmd@bot mentions will not be recognised");
-            None
+            Default::default()
         }
     };
+    tracing::info!(
+        topics = me.has_topics_enabled,
+        used = config.telegram.topics,
+        "the bot's topics (getMe)"
+    );
     let menu = command::menu(texts.locale())
         .into_iter()
         .map(|(name, description)| BotCommand::new(name, description))
@@ -132,7 +137,7 @@ async fn connect(config: &Config, shutdown: &CancellationToken) -> Result<App, R
         agentd,
         texts,
         UserId(owner),
-        username,
+        me,
         form,
         crate::living::Living::new(
             config.telegram.ack_reaction.clone(),

@@ -39,16 +39,19 @@ struct Inner {
     username: Option<String>,
     form: AnswerForm,
     living: Living,
+    /// Whether the bot has topics (read from getMe, kept up to date).
+    topics: crate::topics::Availability,
 }
 
 impl App {
-    /// The handle over the adapter's parts; `username` is the bot's (for `/cmd@bot`).
+    /// The handle over the adapter's parts; `me` is what getMe said about the bot (its
+    /// username for `/cmd@bot`, whether it has topics).
     pub(crate) fn new(
         telegram: Telegram,
         agentd: Agentd,
         texts: Texts,
         owner: UserId,
-        username: Option<String>,
+        me: crate::telegram::BotMe,
         form: AnswerForm,
         living: Living,
     ) -> Self {
@@ -58,9 +61,10 @@ impl App {
                 agentd,
                 texts,
                 owner,
-                username,
+                username: me.username,
                 form,
                 living,
+                topics: crate::topics::Availability::new(me.has_topics_enabled),
             }),
         }
     }
@@ -68,6 +72,11 @@ impl App {
     /// How answers take form.
     pub(crate) fn form(&self) -> AnswerForm {
         self.inner.form
+    }
+
+    /// Whether the bot has topics, as last learnt ([`crate::topics::usable`] decides).
+    pub(crate) fn topic_availability(&self) -> &crate::topics::Availability {
+        &self.inner.topics
     }
 
     /// What messages that live need remembered (edits, reactions).

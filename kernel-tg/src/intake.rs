@@ -367,6 +367,10 @@ impl Loop {
             self.confirm.handled(&[id]);
             return;
         };
+        if message.is_topic_message && !self.app.topic_availability().on() {
+            // Only a bot with topics gets topic messages: learnt without a request.
+            self.app.topic_availability().saw_topic_message();
+        }
         if crate::topics::is_service(message) {
             tracing::debug!(update_id = id, "dropped: a forum topic service message");
             self.confirm.handled(&[id]);
@@ -383,6 +387,12 @@ impl Loop {
                 let thread = topic_of(message, self.app.form().topics);
                 let app = self.app.in_topic(thread);
                 self.tasks.spawn(async move {
+                    if matches!(parsed, Ok(crate::command::Command::New))
+                        && app.form().topics
+                        && crate::topics::new_session(&app, thread, message_id).await
+                    {
+                        return;
+                    }
                     let (html, buttons) = match parsed {
                         Ok(crate::command::Command::Cancel) if let Some(thread) = thread => {
                             tracing::info!(command = "cancel", thread, "command in a topic");

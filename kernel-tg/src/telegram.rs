@@ -25,9 +25,11 @@ use kernel_render::Chunk;
 
 mod draft;
 mod files;
+mod topics;
 
 pub(crate) use draft::DraftError;
 use draft::DraftSupport;
+pub(crate) use topics::{BotMe, is_not_forum};
 
 /// Most waits for one call under flood control.
 const MAX_FLOOD_WAITS: u32 = 5;
@@ -364,12 +366,6 @@ impl Telegram {
             .await
             .map(|_| ())
             .map_err(describe)
-    }
-
-    /// The bot's username, for `/cmd@bot` mentions.
-    pub(crate) async fn username(&self) -> Result<Option<String>, RequestError> {
-        let me = retry(true, || self.bot.get_me()).await?;
-        Ok(me.user.username)
     }
 
     /// Downloads a file, refusing more than `limit` bytes even if Telegram's size was wrong.

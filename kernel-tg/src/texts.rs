@@ -25,6 +25,7 @@ mod sandbox;
 mod skills;
 mod steering;
 mod stop_offer;
+mod topics;
 mod usage;
 mod watches;
 mod web;

@@ -3,12 +3,88 @@
 //! session, and agentd keeps the binding); its outcome comes back into the topic through the
 //! outbox (the turn's `OwnerDelivery.thread_id`). Forum topic service messages (a topic created,
 //! renamed, closed, reopened) are dropped silently.
+//!
+//! Whether the bot has topics ([`Availability`]) is read from `getMe.has_topics_enabled` at
+//! start, learnt for free from any topic message, and read again (at most every
+//! [`REREAD_AFTER`]) only when Kernel would open a topic while it thinks topics are off.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use kernel_proto::v1 as pb;
-use teloxide::types::Message;
+use teloxide::types::{Message, MessageId};
 
 use crate::agentd::{is_transport_failure, refused};
 use crate::handle::App;
+
+/// Least time between two `getMe` re-reads while topics seem off.
+const REREAD_AFTER: Duration = Duration::from_secs(30);
+
+/// Whether the bot has topics enabled (Bot API `getMe.has_topics_enabled`), as last learnt.
+#[derive(Debug, Default)]
+pub(crate) struct Availability {
+    on: AtomicBool,
+    /// When `getMe` was last read.
+    read_at: Mutex<Option<Instant>>,
+}
+
+impl Availability {
+    /// What `getMe` said at start.
+    pub(crate) fn new(on: bool) -> Self {
+        Self {
+            on: AtomicBool::new(on),
+            read_at: Mutex::new(Some(Instant::now())),
+        }
+    }
+
+    /// Whether topics are on, as last learnt.
+    pub(crate) fn on(&self) -> bool {
+        self.on.load(Ordering::Relaxed)
+    }
+
+    /// Sets what was learnt; logs a change.
+    pub(crate) fn learn(&self, on: bool, how: &'static str) {
+        if self.on.swap(on, Ordering::Relaxed) != on {
+            tracing::info!(topics = on, how, "the bot's topics changed");
+        }
+    }
+
+    /// A message arrived in a topic: topics are on (no request needed).
+    pub(crate) fn saw_topic_message(&self) {
+        self.learn(true, "a topic message");
+    }
+
+    /// Whether it is time to read `getMe` again (and marks it read now).
+    fn due(&self) -> bool {
+        let mut read_at = self.read_at.lock().unwrap_or_else(|e| e.into_inner());
+        let due = read_at.is_none_or(|at| at.elapsed() >= REREAD_AFTER);
+        if due {
+            *read_at = Some(Instant::now());
+        }
+        due
+    }
+}
+
+/// Whether Kernel may open topics now: `telegram.topics` is "auto" and the bot has topics.
+/// While they seem off, `getMe` is read again (at most every [`REREAD_AFTER`]): the owner may
+/// have turned them on in @BotFather since.
+pub(crate) async fn usable(app: &App) -> bool {
+    if !app.form().topics {
+        return false;
+    }
+    let availability = app.topic_availability();
+    if availability.on() || !availability.due() {
+        return availability.on();
+    }
+    match app.telegram().me().await {
+        Ok(me) => availability.learn(me.has_topics_enabled, "getMe"),
+        Err(e) => {
+            tracing::warn!(error = %crate::telegram::describe(e), "getMe failed; topics stay off");
+        }
+    }
+    availability.on()
+}
 
 /// The session of topic `thread`: `Err(None)` when agentd is unreachable, `Err(Some(html))`
 /// when it refused (the owner is told that).
@@ -39,6 +115,61 @@ pub(crate) async fn session(app: &App, thread: i64) -> Result<i64, Option<String
             Err(Some(refused(&status, app.texts())))
         }
     }
+}
+
+/// `/new` with topics: in the main chat (`thread` `None`) it opens a topic and binds a new
+/// session to it, confirming in the topic; inside a topic it binds a new session to that same
+/// topic (the earlier one stays in `/history`), confirming there. False when topics cannot be
+/// used (off, or the topic could not be opened): the caller runs today's `/new`.
+pub(crate) async fn new_session(app: &App, thread: Option<i64>, message_id: MessageId) -> bool {
+    let texts = app.texts();
+    let (thread, reply_to) = match thread {
+        Some(thread) => (thread, Some(message_id)),
+        None => {
+            if !usable(app).await {
+                return false;
+            }
+            match app.telegram().create_topic(texts.new_topic_name()).await {
+                Ok(thread) => {
+                    tracing::info!(thread, "/new opened a topic");
+                    (thread, None)
+                }
+                Err(e) => {
+                    if crate::telegram::is_not_forum(&e) {
+                        app.topic_availability().learn(false, "createForumTopic");
+                    }
+                    tracing::warn!(error = %e, "createForumTopic failed; /new in the main chat");
+                    return false;
+                }
+            }
+        }
+    };
+    let topic = app.in_topic(Some(thread));
+    let html = match app.agentd().client().await {
+        Err(_) => {
+            app.agentd().lost();
+            texts.agentd_unavailable().to_owned()
+        }
+        Ok(mut client) => {
+            let request = pb::NewSessionRequest {
+                thread_id: Some(thread),
+            };
+            match client.new_session(request).await {
+                Ok(reply) => {
+                    let session = reply.into_inner().session.map(|s| s.id).unwrap_or_default();
+                    tracing::info!(thread, session, "/new: a new session in a topic");
+                    texts.new_session().to_owned()
+                }
+                Err(status) if is_transport_failure(&status) => {
+                    app.agentd().lost();
+                    texts.agentd_unavailable().to_owned()
+                }
+                Err(status) => refused(&status, texts),
+            }
+        }
+    };
+    topic.say(&html, reply_to).await;
+    true
 }
 
 /// Whether `message` is a forum topic service message (nothing for Kernel to answer).

@@ -49,6 +49,14 @@ impl Stack {
         Self::start_on(FakeLlm::start().await, kind, extra, edit).await
     }
 
+    /// Like [`Stack::start`], the bot having topics from the start (getMe says
+    /// `has_topics_enabled` when kernel-tg starts).
+    pub async fn start_with_topics() -> Stack {
+        let telegram = FakeTelegram::start(TELEGRAM_TOKEN).await;
+        telegram.enable_topics();
+        Self::start_against(FakeLlm::start().await, telegram, "claude", "", |toml| toml).await
+    }
+
     /// Like [`Stack::start_edited`], against `llm` (e.g. one taking large bodies).
     pub async fn start_on(
         llm: FakeLlm,
@@ -57,6 +65,17 @@ impl Stack {
         edit: impl FnOnce(String) -> String,
     ) -> Stack {
         let telegram = FakeTelegram::start(TELEGRAM_TOKEN).await;
+        Self::start_against(llm, telegram, kind, extra, edit).await
+    }
+
+    /// Like [`Stack::start_on`], against a fake Bot API `telegram` already set up.
+    pub async fn start_against(
+        llm: FakeLlm,
+        telegram: FakeTelegram,
+        kind: &str,
+        extra: &str,
+        edit: impl FnOnce(String) -> String,
+    ) -> Stack {
         let cfg = TestConfig::with_kind(kind, &llm.url(), extra);
         let api_url = telegram.api_url();
         cfg.rewrite(|toml| {

@@ -180,6 +180,10 @@ impl Told {
         self.pick("已开始新会话", "Started a new session")
     }
 
+    pub fn new_topic_name(self) -> &'static str {
+        self.pick("新对话", "New chat")
+    }
+
     pub fn cli_running(self) -> &'static str {
         self.pick("⏳ 正在执行任务…", "⏳ Running a task…")
     }

@@ -1,6 +1,6 @@
 //! Telegram topics as sessions: the session a topic (`message_thread_id`) belongs to, created
 //! (with the current provider/model, without becoming the current session) and bound the first
-//! time the topic is seen; the binding is stored (`store::topics`).
+//! time the topic is seen or by `/new` for the topic; the binding is stored (`store::topics`).
 
 use super::{SessionInfo, Sessions};
 use crate::error::ApiError;
@@ -33,6 +33,29 @@ impl Sessions {
             .map_err(ApiError::internal)?;
         tracing::info!(session = row.id, thread_id, "a new topic got its session");
         Ok((self.info_for(&row), true))
+    }
+
+    /// `/new` for topic `thread_id`: a fresh session (the current provider/model) bound to
+    /// the topic in place of its earlier one, which stays in `/history`; the current session
+    /// (the main chat's) does not change.
+    pub async fn new_in_topic(&self, thread_id: i64) -> Result<SessionInfo, ApiError> {
+        if thread_id <= 0 {
+            return Err(ApiError::InvalidArgument(format!(
+                "thread_id {thread_id} is not a Telegram topic"
+            )));
+        }
+        let store = &self.inner.store;
+        let sel = self.inner.models.selection();
+        let row = store
+            .create_session(&sel.provider, &sel.model)
+            .await
+            .map_err(ApiError::internal)?;
+        store
+            .bind_topic(thread_id, row.id)
+            .await
+            .map_err(ApiError::internal)?;
+        tracing::info!(session = row.id, thread_id, "a new session for a topic");
+        Ok(self.info_for(&row))
     }
 
     /// The topic session `session_id` lives in, if any.

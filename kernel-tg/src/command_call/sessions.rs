@@ -8,7 +8,7 @@ use crate::texts::{SessionEntry, Texts};
 
 /// `/new`: starts a fresh session.
 pub(super) async fn new(client: &mut Client, texts: Texts) -> Result<String, Status> {
-    client.new_session(pb::NewSessionRequest {}).await?;
+    client.new_session(pb::NewSessionRequest::default()).await?;
     Ok(texts.new_session().to_owned())
 }
 

@@ -246,7 +246,7 @@ pub(crate) async fn new_session(State(web): State<Web>) -> Response {
     let Ok(mut client) = web.agentd.client().await else {
         return unreachable(&web);
     };
-    match client.new_session(pb::NewSessionRequest {}).await {
+    match client.new_session(pb::NewSessionRequest::default()).await {
         Ok(_) => Redirect::to("/chat").into_response(),
         Err(status) => refused(&web, &status),
     }

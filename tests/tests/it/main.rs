@@ -141,6 +141,7 @@ mod tg {
     mod stop_offer;
     mod telegram_errors;
     mod topic_items;
+    mod topic_new;
     mod topics;
     mod turn;
 }

@@ -221,7 +221,7 @@ async fn bad_session_numbers_are_refused_and_change_nothing() {
     for _ in 0..3 {
         let session = h
             .client
-            .new_session(pb::NewSessionRequest {})
+            .new_session(pb::NewSessionRequest::default())
             .await
             .unwrap()
             .into_inner()

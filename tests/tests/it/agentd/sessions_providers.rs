@@ -38,7 +38,7 @@ async fn list(h: &mut Harness) -> Vec<pb::SessionInfo> {
 async fn new_session(h: &mut Harness) -> pb::SessionInfo {
     let session = h
         .client
-        .new_session(pb::NewSessionRequest {})
+        .new_session(pb::NewSessionRequest::default())
         .await
         .unwrap()
         .into_inner()

@@ -107,7 +107,7 @@ async fn killing_agentd_mid_turn_never_corrupts_a_session_nor_leaves_a_process_b
         if round % 2 == 1 {
             agentd
                 .client
-                .new_session(pb::NewSessionRequest {})
+                .new_session(pb::NewSessionRequest::default())
                 .await
                 .unwrap();
         }

@@ -149,7 +149,7 @@ async fn facts_planted_in_three_conversations_are_remembered_once() {
         completed(&turn(&mut h.client, said).await);
         completed(&turn(&mut h.client, "谢谢").await);
         h.client
-            .new_session(pb::NewSessionRequest {})
+            .new_session(pb::NewSessionRequest::default())
             .await
             .unwrap();
         wait_run(&mut h.client, "ok", added, refreshed).await;
@@ -268,7 +268,7 @@ async fn disabled_it_makes_no_model_calls() {
         completed(&turn(&mut h.client, text).await);
     }
     h.client
-        .new_session(pb::NewSessionRequest {})
+        .new_session(pb::NewSessionRequest::default())
         .await
         .unwrap();
     completed(&turn(&mut h.client, "你好").await);

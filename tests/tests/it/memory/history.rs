@@ -59,7 +59,9 @@ async fn three_sessions(fake: &FakeLlm, c: &mut AgentClient<Channel>) -> [i64; 3
     let mut ids = [0; 3];
     for (i, (said, answer)) in talks.into_iter().enumerate() {
         if i > 0 {
-            c.new_session(pb::NewSessionRequest {}).await.unwrap();
+            c.new_session(pb::NewSessionRequest::default())
+                .await
+                .unwrap();
         }
         fake.push(Script::text(answer));
         let events = turn(c, said).await;

@@ -42,7 +42,7 @@ async fn a_fact_only_a_tool_returned_is_stored_and_recalled_as_from_that_tool() 
         .to_string(),
     ));
     h.client
-        .new_session(pb::NewSessionRequest {})
+        .new_session(pb::NewSessionRequest::default())
         .await
         .unwrap();
     eventually("two automatic memories", DEADLINE, async || {

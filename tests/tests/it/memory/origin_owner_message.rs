@@ -51,7 +51,7 @@ async fn facts_only_a_document_or_a_forward_held_are_stored_and_recalled_as_from
         .to_string(),
     ));
     h.client
-        .new_session(pb::NewSessionRequest {})
+        .new_session(pb::NewSessionRequest::default())
         .await
         .unwrap();
     let page = || pb::ListMemoriesPageRequest {

@@ -286,7 +286,7 @@ async fn usage_equals_the_sum_of_what_the_fake_reported_and_compact_says_what_it
         "{compacted:?}"
     );
     h.client
-        .new_session(pb::NewSessionRequest {})
+        .new_session(pb::NewSessionRequest::default())
         .await
         .unwrap();
     let report = h

@@ -20,7 +20,7 @@ use kernel_proto::v1::agent_client::AgentClient;
 async fn new_session(h: &mut Harness) -> i64 {
     let s = h
         .client
-        .new_session(pb::NewSessionRequest {})
+        .new_session(pb::NewSessionRequest::default())
         .await
         .unwrap()
         .into_inner();

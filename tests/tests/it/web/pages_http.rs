@@ -89,7 +89,10 @@ async fn bad_input_to_the_new_rpcs_is_refused_with_the_right_code() {
     }
     assert_eq!(browsed(&mut client).await, ["keep me"]);
 
-    client.new_session(pb::NewSessionRequest {}).await.unwrap();
+    client
+        .new_session(pb::NewSessionRequest::default())
+        .await
+        .unwrap();
     client
         .list_sessions(pb::ListSessionsRequest {})
         .await
@@ -171,7 +174,10 @@ async fn the_pages_answer_bad_input_with_a_clear_400_and_change_nothing() {
     assert_eq!(browsed(&mut client).await, ["keep me"]);
 
     // A title with a control character.
-    client.new_session(pb::NewSessionRequest {}).await.unwrap();
+    client
+        .new_session(pb::NewSessionRequest::default())
+        .await
+        .unwrap();
     let (status, _) = get(&web, "/sessions", Some(&cookie)).await;
     assert_eq!(status, 200);
     let (status, page) = post_form(
