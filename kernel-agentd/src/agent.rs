@@ -134,6 +134,12 @@ impl Agent {
         let delegator = Arc::new(Delegator::new(&base.config, base.tasks.clone()));
         let skills = Skills::new(base.config.general.skills_dir.clone());
         let outbox = Outbox::new(base.store.clone(), base.root.child_token());
+        // A session's new title renames its Telegram topic (an outbox item for the adapter).
+        let titles_outbox = outbox.clone();
+        base.titler.on_titled(Arc::new(move |session, title| {
+            let outbox = titles_outbox.clone();
+            Box::pin(async move { outbox.title_topic(session, &title).await })
+        }));
         let consolidation = Consolidation::start(
             &base.config,
             base.store.clone(),

@@ -155,6 +155,33 @@ impl<E: Clone + Send + Sync + 'static> Outbox<E> {
         self.inner.store.session_topic(session_id).await
     }
 
+    /// Session `session_id` got `title`: when it lives in a Telegram topic, an item asks the
+    /// adapter to rename the topic. Failures are logged (a title is never worth failing for).
+    pub async fn title_topic(&self, session_id: i64, title: &str) {
+        let thread_id = match self.session_topic(session_id).await {
+            Ok(Some(thread)) => thread,
+            Ok(None) => return,
+            Err(e) => {
+                return tracing::warn!(session = session_id, error = %e, "cannot read the session's topic; the topic keeps its name");
+            }
+        };
+        let item = NewItem {
+            turn_id: format!("title-{session_id}-{}", Utc::now().timestamp_micros()),
+            body: ItemBody::TopicTitle {
+                name: title.to_owned(),
+            },
+            reply_to: None,
+            placeholder: None,
+            thread_id: Some(thread_id),
+        };
+        match self.queue(item).await {
+            Ok(seq) => tracing::info!(seq, session = session_id, thread_id, "topic rename queued"),
+            Err(e) => {
+                tracing::warn!(session = session_id, error = %e, "cannot queue the topic's rename")
+            }
+        }
+    }
+
     /// Tells subscribers about `item`, stored as `seq` in another service's transaction (a
     /// reminder queued with its schedule's update).
     pub fn stored(&self, seq: i64, item: NewItem) {

@@ -3,9 +3,13 @@
 //! final failure), and on demand by `RetitleSession`. The `[titles]` provider cools down like
 //! the chat providers (`models::cooldown`, key `[titles]`): while it does, automatic titling is
 //! skipped (the next round after the cooldown titles the session); a success resets it.
+//! Every new title is also told to the [`TitledHook`] (the composition root renames the
+//! session's Telegram topic through the outbox).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
+
+use futures::future::BoxFuture;
 
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -31,6 +35,18 @@ pub(crate) const RETRY_SCHEDULE: [Duration; 4] = [
 /// Longest fallback title (characters) when no `[titles]` provider is configured.
 const FALLBACK_TITLE_CHARS: usize = 30;
 
+/// Told of each new title (session id, title) once it is stored.
+pub(crate) type TitledFn = dyn Fn(i64, String) -> BoxFuture<'static, ()> + Send + Sync;
+
+/// The hook new titles are told to ([`Titler::on_titled`]).
+struct TitledHook(Arc<TitledFn>);
+
+impl std::fmt::Debug for TitledHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TitledHook")
+    }
+}
+
 /// Session titles: the `[titles]` client (if configured) and the background work that uses it.
 /// A cheap `Clone` handle.
 #[derive(Debug, Clone)]
@@ -51,6 +67,8 @@ struct Inner {
     cancel: CancellationToken,
     /// Over a `[budget]` limit background titling makes no model call.
     budget: crate::budget::Budget,
+    /// Told of each new title.
+    titled: OnceLock<TitledHook>,
 }
 
 impl Titler {
@@ -74,8 +92,28 @@ impl Titler {
                 tasks,
                 cancel,
                 budget,
+                titled: OnceLock::new(),
             }),
         }
+    }
+
+    /// Has `hook` told of every title stored from now on (set once, at start-up).
+    pub(crate) fn on_titled(&self, hook: Arc<TitledFn>) {
+        if self.inner.titled.set(TitledHook(hook)).is_err() {
+            tracing::warn!("the titles hook was set twice; the first one stays");
+        }
+    }
+
+    /// Stores `title` for `session_id` and tells the hook.
+    async fn store_title(&self, session_id: i64, title: &str) -> Result<(), ApiError> {
+        self.store()
+            .set_session_title(session_id, title)
+            .await
+            .map_err(ApiError::internal)?;
+        if let Some(hook) = self.inner.titled.get() {
+            (hook.0)(session_id, title.to_owned()).await;
+        }
+        Ok(())
     }
 
     fn store(&self) -> &Store {
@@ -207,10 +245,7 @@ impl Titler {
             .await?
             .ok_or(TitleError::Empty)?;
         let title = client.title(&user, &answer).await?;
-        self.store()
-            .set_session_title(session_id, &title)
-            .await
-            .map_err(ApiError::internal)?;
+        self.store_title(session_id, &title).await?;
         Ok(title)
     }
 
@@ -224,10 +259,7 @@ impl Titler {
             .unwrap_or_default()
             .trim();
         let title = kernel_common::text::truncate(line, FALLBACK_TITLE_CHARS);
-        self.store()
-            .set_session_title(session_id, &title)
-            .await
-            .map_err(ApiError::internal)
+        self.store_title(session_id, &title).await
     }
 }
 

@@ -125,6 +125,8 @@ pub(crate) async fn new_session(app: &App, thread: Option<i64>, message_id: Mess
     let texts = app.texts();
     let (thread, reply_to) = match thread {
         Some(thread) => (thread, Some(message_id)),
+        // A topic just opened gets its session like any new topic (`TopicSession`): a message
+        // the owner sends there before agentd answered lands in the same session.
         None => {
             if !usable(app).await {
                 return false;
@@ -145,6 +147,15 @@ pub(crate) async fn new_session(app: &App, thread: Option<i64>, message_id: Mess
         }
     };
     let topic = app.in_topic(Some(thread));
+    if reply_to.is_none() {
+        let html = match session(app, thread).await {
+            Ok(_) => texts.new_session().to_owned(),
+            Err(Some(html)) => html,
+            Err(None) => texts.agentd_unavailable().to_owned(),
+        };
+        topic.say(&html, None).await;
+        return true;
+    }
     let html = match app.agentd().client().await {
         Err(_) => {
             app.agentd().lost();

@@ -115,6 +115,7 @@ fn outbox_item(item: &StoredItem) -> pb::OutboxItem {
             text: text.clone(),
             proposal_id: *proposal,
         }),
+        ItemBody::TopicTitle { name } => Body::TopicTitle(pb::TopicTitle { name: name.clone() }),
         ItemBody::File {
             name,
             data,

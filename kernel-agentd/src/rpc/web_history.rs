@@ -92,6 +92,8 @@ impl AgentService {
             .rename(req.number, &req.title)
             .await
             .map_err(to_status)?;
+        // The owner's own title renames the session's Telegram topic too.
+        self.agent.outbox().title_topic(info.id, &info.title).await;
         Ok(pb::RenameSessionResponse {
             session: Some(session_info(info)),
         })

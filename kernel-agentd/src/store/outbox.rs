@@ -36,6 +36,9 @@ pub enum ItemBody {
     /// What a watch told the owner (`notify_owner`), Markdown; the adapter adds pause / delete
     /// buttons for the schedule `watch`.
     WatchNotice { text: String, watch: i64 },
+    /// The session living in the item's topic got title `name`: the adapter renames the
+    /// topic; nothing is shown to the owner.
+    TopicTitle { name: String },
     /// A file for the owner (the `send_file` tool): its name, bytes and optional caption.
     File {
         name: String,
@@ -156,6 +159,7 @@ impl TryFrom<RawItem> for StoredItem {
                 watch: r.args.and_then(|a| a.parse().ok()).unwrap_or_default(),
                 text: r.text,
             },
+            "topic_title" => ItemBody::TopicTitle { name: r.text },
             "file" => ItemBody::File {
                 name: r.file_name.unwrap_or_default(),
                 data: r.voice.unwrap_or_default(),
@@ -195,6 +199,7 @@ pub(super) async fn insert_item(
         ItemBody::Notice { text } => ("notice", text.as_str(), None),
         ItemBody::MemoryProposal { text, .. } => ("memory_proposal", text.as_str(), None),
         ItemBody::WatchNotice { text, .. } => ("watch_notice", text.as_str(), None),
+        ItemBody::TopicTitle { name } => ("topic_title", name.as_str(), None),
         ItemBody::File { data, caption, .. } => ("file", caption.as_str(), Some(data.as_slice())),
     };
     let file_name = match &item.body {

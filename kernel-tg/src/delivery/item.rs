@@ -3,7 +3,7 @@
 //! the notice saying so, itself a part (retried, acknowledged, sent again on replay until
 //! acknowledged); then the placeholder removed and the item acknowledged as done. A failure
 //! notice is part 1 of a failed turn's item, a notice (a reminder) is delivered like an answer,
-//! and a file as a photo or a document.
+//! and a file as a photo or a document. A topic title renames the item's topic (shows nothing).
 //!
 //! A part Telegram refuses for good (the bot was blocked, a bad request) is logged at ERROR and
 //! acknowledged as failed, so the queue never wedges; anything else (5xx, a non-JSON answer,
@@ -33,6 +33,8 @@ use crate::telegram::SendError;
 const FIRST_RETRY: Duration = Duration::from_secs(1);
 /// Longest pause between two attempts at one part.
 const MAX_RETRY: Duration = Duration::from_secs(60);
+/// Longest topic name Telegram takes.
+const MAX_TOPIC_NAME_CHARS: usize = 128;
 /// How long after an item was stored its parts are still retried after transient failures;
 /// then a failing part is given up like a refused one.
 pub(super) const MAX_RETRY_AGE: Duration = Duration::from_secs(3600);
@@ -204,6 +206,8 @@ impl Item<'_> {
                 self.answer(done, parts_done, parts_failed).await
             }
             Some(Body::File(file)) => self.file(file, parts_done).await,
+            Some(Body::TopicTitle(title)) if parts_done == 0 => self.topic_title(&title.name).await,
+            Some(Body::TopicTitle(_)) => Ok(()),
             Some(Body::MemoryProposal(p)) if parts_done == 0 => {
                 self.memory_proposal(p, parts_failed).await
             }
@@ -264,6 +268,35 @@ impl Item<'_> {
                 self.answer(done, 0, parts_failed).await
             }
         }
+    }
+
+    /// Renames the item's topic to its session's title (`editForumTopic`, at most 128
+    /// characters). A refusal (the topic deleted, the name unchanged) is logged and dropped: the
+    /// item is done either way.
+    async fn topic_title(&self, name: &str) -> Result<(), End> {
+        let Some(thread) = self.app.topic() else {
+            tracing::warn!(seq = self.seq, "a topic title without a topic was dropped");
+            return Ok(());
+        };
+        let name: String = name.trim().chars().take(MAX_TOPIC_NAME_CHARS).collect();
+        if name.is_empty() {
+            return Ok(());
+        }
+        let telegram = self.app.telegram();
+        match self
+            .attempt(|| telegram.rename_topic(thread, &name))
+            .await?
+        {
+            Ok(()) => tracing::info!(
+                seq = self.seq,
+                thread,
+                "topic renamed to its session's title"
+            ),
+            Err(e) => {
+                tracing::warn!(seq = self.seq, thread, error = %e, "the topic could not be renamed; dropped")
+            }
+        }
+        Ok(())
     }
 
     /// A failed turn's notice (part 1, not yet sent) in place of the placeholder: a cut-off

@@ -48,7 +48,6 @@ impl Telegram {
     }
 
     /// Renames topic `thread` of the owner's chat to `name`.
-    #[allow(dead_code)] // used by the topic-title delivery (next commit)
     pub(crate) async fn rename_topic(&self, thread: i64, name: &str) -> Result<(), SendError> {
         let thread = i32::try_from(thread).map_err(|_| SendError {
             text: format!("thread id {thread} is out of range"),

@@ -2,12 +2,14 @@
 //! topic message that topics were turned on since); `/new` in the main chat with topics opens a
 //! topic ("新对话"), binds a new session to it and confirms there; `/new` inside a topic gives
 //! that topic a new session; without topics (or with `telegram.topics = "off"`) `/new` is
-//! unchanged.
+//! unchanged. When the session gets its title (or `/retitle`), its topic is renamed
+//! (`editForumTopic`, carried as an outbox item); a rename of a deleted topic is dropped.
 
 use kernel_common::config::Locale;
+use serde_json::json;
 use tests::fake_llm::{FakeLlm, Script};
 use tests::fake_telegram::{Call, FakeTelegram, OWNER_ID};
-use tests::stack::{LIVE_PREVIEW_OFF, PROMPT, Stack, reply_target, text_of};
+use tests::stack::{LIVE_PREVIEW_OFF, PROMPT, Stack, outbox_drained, reply_target, rpc, text_of};
 use tests::told::Told;
 use tests::wait::eventually;
 
@@ -34,9 +36,16 @@ async fn new_topic(stack: &Stack) -> i64 {
         .wait_for_call_since(before, "createForumTopic", |c| c.ok, PROMPT)
         .await;
     assert_eq!(created.params["name"], zh().new_topic_name());
-    created.result.as_ref().unwrap()["message_thread_id"]
+    let thread = created.result.as_ref().unwrap()["message_thread_id"]
         .as_i64()
-        .unwrap()
+        .unwrap();
+    eventually("the confirmation in the new topic", PROMPT, async || {
+        sent(stack, zh().new_session())
+            .iter()
+            .any(|c| c.int_param("message_thread_id") == Some(thread))
+    })
+    .await;
+    thread
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -179,5 +188,125 @@ async fn with_topics_off_new_never_opens_a_topic() {
             .calls_of("sendMessage")
             .iter()
             .all(|c| c.int_param("message_thread_id").is_none())
+    );
+}
+
+/// The stack with topics and `[titles]` on `cheap` (auto memory off, so `cheap` answers
+/// titles only).
+async fn stack_with_titles(cheap: &FakeLlm) -> Stack {
+    let telegram = FakeTelegram::start(tests::config::TELEGRAM_TOKEN).await;
+    telegram.enable_topics();
+    let extra = format!(
+        "[titles]\ntype = \"claude\"\napi_base = \"{}\"\napi_key = \"sk-titles-key-0123456789\"\n\
+         model = \"cheap-model\"\nmax_tokens = 64\nretry = {{ max_retries = 0 }}\n\n\
+         [memory_auto]\nenabled = false\n",
+        cheap.url()
+    );
+    Stack::start_against(FakeLlm::start().await, telegram, "claude", &extra, |toml| {
+        toml
+    })
+    .await
+}
+
+/// `#n` of the session titled `title` in a fresh listing.
+fn number_of(stack: &Stack, title: &str) -> u64 {
+    let list = rpc(stack, "ListSessions", json!({}));
+    let sessions = list["sessions"].as_array().cloned().unwrap_or_default();
+    sessions
+        .iter()
+        .find(|s| s["title"] == title)
+        .and_then(|s| s["number"].as_u64())
+        .unwrap_or_else(|| panic!("no session titled {title:?} in {list}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_topic_from_new_is_renamed_by_its_title_and_by_retitle() {
+    let cheap = FakeLlm::start().await;
+    let stack = stack_with_titles(&cheap).await;
+    let thread = new_topic(&stack).await;
+    cheap.push(Script::text("Kyoto trip"));
+    stack.llm.push(Script::text("temples first"));
+    stack
+        .telegram
+        .user_text_in_topic(OWNER_ID, thread, "plan a trip to Kyoto");
+    let renamed = stack
+        .telegram
+        .wait_for_call("editForumTopic", |c| c.ok, PROMPT)
+        .await;
+    assert_eq!(renamed.int_param("message_thread_id"), Some(thread));
+    assert_eq!(
+        stack.telegram.topic_name(OWNER_ID, thread).as_deref(),
+        Some("Kyoto trip")
+    );
+
+    // `/retitle #n` renames it again; nothing about it is shown in the topic.
+    let n = number_of(&stack, "Kyoto trip");
+    cheap.push(Script::text("Kyoto itinerary"));
+    assert_eq!(
+        stack.command(&format!("/retitle #{n}")).await,
+        zh().retitled("Kyoto itinerary")
+    );
+    eventually("the topic renamed again", PROMPT, async || {
+        stack.telegram.topic_name(OWNER_ID, thread).as_deref() == Some("Kyoto itinerary")
+    })
+    .await;
+    outbox_drained(&stack).await;
+    let in_topic: Vec<String> = stack
+        .telegram
+        .messages_in_topic(OWNER_ID, thread)
+        .into_iter()
+        .map(|m| m.text)
+        .filter(|t| !t.is_empty())
+        .collect();
+    assert!(
+        in_topic.iter().all(|t| !t.contains("Kyoto itinerary")),
+        "{in_topic:?}"
+    );
+    stack.assert_no_secrets();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn renaming_a_deleted_topic_is_dropped_once_without_a_message() {
+    let cheap = FakeLlm::start().await;
+    let stack = stack_with_titles(&cheap).await;
+    let thread = new_topic(&stack).await;
+    cheap.push(Script::text("Kyoto trip"));
+    stack.llm.push(Script::text("temples first"));
+    stack
+        .telegram
+        .user_text_in_topic(OWNER_ID, thread, "plan a trip to Kyoto");
+    stack
+        .telegram
+        .wait_for_call("editForumTopic", |c| c.ok, PROMPT)
+        .await;
+    outbox_drained(&stack).await;
+
+    stack.telegram.delete_topic(OWNER_ID, thread);
+    let n = number_of(&stack, "Kyoto trip");
+    cheap.push(Script::text("Kyoto itinerary"));
+    let sends_before = stack.telegram.calls_of("sendMessage").len();
+    assert_eq!(
+        stack.command(&format!("/retitle #{n}")).await,
+        zh().retitled("Kyoto itinerary")
+    );
+    let refused = stack
+        .telegram
+        .wait_for_call("editForumTopic", |c| !c.ok, PROMPT)
+        .await;
+    assert_eq!(refused.int_param("message_thread_id"), Some(thread));
+    outbox_drained(&stack).await;
+    // Tried once, never again; nothing but the /retitle reply was sent.
+    let edits = stack.telegram.calls_of("editForumTopic");
+    assert_eq!(
+        edits.iter().filter(|c| !c.ok).count(),
+        1,
+        "{}",
+        stack.telegram.call_log()
+    );
+    assert_eq!(
+        stack.telegram.calls_of("sendMessage").len(),
+        sends_before + 1,
+        "{}",
+        stack.telegram.call_log()
     );
 }
