@@ -98,6 +98,8 @@ pub struct DelegateRequest {
     pub cli: Option<String>,
     /// Run for a background job (see `jobs`), not for the running turn.
     pub background: bool,
+    /// The session of the turn that asked (a background job reports in its Telegram topic).
+    pub session_id: Option<i64>,
 }
 
 /// What the model gets back: `{ok, cli, cwd, exit_code, output_path, output}`.

@@ -127,6 +127,11 @@ impl Jobs {
                 tracing::error!(error = %e, "cannot record a background job");
                 "the job could not be recorded".to_owned()
             })?;
+        if let Some(session) = request.session_id
+            && let Err(e) = inner.store.set_job_session(job.id, session).await
+        {
+            tracing::warn!(job = job.id, error = %e, "cannot record the job's session; it reports in the main chat");
+        }
         let cancel = inner.root.child_token();
         self.running().insert(job.id, cancel.clone());
         tracing::info!(job = job.id, cli = %cli, "background job started");
@@ -211,10 +216,30 @@ impl Jobs {
         }
     }
 
-    /// Stores the end of `job` and tells the owner as the module doc says.
+    /// The session job `id` was started from and its Telegram topic, if it lives in one.
+    async fn origin(&self, id: i64) -> (Option<i64>, Option<i64>) {
+        let store = &self.inner.store;
+        let session = store.job_session(id).await.unwrap_or_else(|e| {
+            tracing::warn!(job = id, error = %e, "cannot read the job's session");
+            None
+        });
+        let thread = match session {
+            Some(session) => store.session_topic(session).await.unwrap_or(None),
+            None => None,
+        };
+        (session, thread)
+    }
+
+    /// Stores the end of `job` and tells the owner as the module doc says (in the Telegram
+    /// topic of the session that started it, if it lives in one).
     async fn report(&self, job: &JobRow, end: &JobEnd) -> Result<(), ApiError> {
         let inner = &self.inner;
         let locale = inner.locale;
+        let (session, thread) = self.origin(job.id).await;
+        let notice = |job: &JobRow, text: String| NewItem {
+            thread_id: thread,
+            ..notice(job, text)
+        };
         let store_end = |item: Option<NewItem>| async move {
             let seq = inner
                 .store
@@ -244,7 +269,7 @@ impl Jobs {
             _ => {
                 if store_end(None).await? {
                     let prompt = texts::follow_up_prompt(locale, job);
-                    match inner.turns.run_for_kernel_outside(prompt).await? {
+                    match inner.turns.run_for_kernel_outside(prompt, session).await? {
                         Some(_events) => {
                             tracing::info!(job = job.id, "the job's follow-up turn started")
                         }

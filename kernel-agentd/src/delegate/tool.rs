@@ -159,6 +159,7 @@ impl Tool for DelegateTool {
             cwd: input.cwd,
             cli: input.cli,
             background: false,
+            session_id: Some(ctx.session_id),
         };
         if let Some(background) = self.background.as_ref().filter(|_| input.background) {
             let request = DelegateRequest {

@@ -128,7 +128,10 @@ impl Schedules {
                     },
                     reply_to: None,
                     placeholder: None,
-                    thread_id: None,
+                    thread_id: match run.session_id {
+                        Some(session) => inner.outbox.session_topic(session).await.unwrap_or(None),
+                        None => None,
+                    },
                 };
                 if let Err(e) = inner.outbox.queue(item).await {
                     tracing::warn!(error = %e, "cannot tell the owner of a skipped task");
@@ -147,7 +150,12 @@ impl Schedules {
         };
         match inner
             .turns
-            .run_for_kernel_if(run.prompt.clone(), run.model.as_deref(), wanted)
+            .run_for_kernel_if(
+                run.prompt.clone(),
+                run.model.as_deref(),
+                wanted,
+                run.session_id,
+            )
             .await
         {
             Ok(Some(events)) => {

@@ -85,6 +85,28 @@ impl Store {
         raw.try_into()
     }
 
+    /// Records that job `id` was started by a turn of session `session_id`.
+    pub async fn set_job_session(&self, id: i64, session_id: i64) -> Result<(), StoreError> {
+        sqlx::query("UPDATE jobs SET session_id = ?2 WHERE id = ?1")
+            .bind(id)
+            .bind(session_id)
+            .execute(&self.pool)
+            .await
+            .map_err(StoreError::db("record a job's session"))?;
+        Ok(())
+    }
+
+    /// The session job `id` was started from, if known.
+    pub async fn job_session(&self, id: i64) -> Result<Option<i64>, StoreError> {
+        let found: Option<Option<i64>> =
+            sqlx::query_scalar("SELECT session_id FROM jobs WHERE id = ?1")
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(StoreError::db("read a job's session"))?;
+        Ok(found.flatten())
+    }
+
     /// The running jobs (oldest first), then the `recent` latest ended ones (newest first).
     pub async fn jobs(&self, recent: u32) -> Result<Vec<JobRow>, StoreError> {
         let raws: Vec<RawRow> = sqlx::query_as(

@@ -206,6 +206,14 @@ impl Store {
             .begin_with("BEGIN IMMEDIATE")
             .await
             .map_err(StoreError::db(op))?;
+        // Read before a one-shot's row goes: its run keeps the session it was set in.
+        let session_id: Option<i64> =
+            sqlx::query_scalar("SELECT session_id FROM schedules WHERE id = ?1")
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(StoreError::db(op))?
+                .flatten();
         let done = match next {
             Some(next) => {
                 sqlx::query(
@@ -233,7 +241,7 @@ impl Store {
             Firing::Notice(item) => insert_item(&mut tx, item, op).await?,
             Firing::Task(prompt, model) => {
                 let schedule = next.is_some().then_some(id);
-                insert_task_run(&mut tx, schedule, (prompt, model), op).await?
+                insert_task_run(&mut tx, schedule, (prompt, model), session_id, op).await?
             }
         };
         tx.commit().await.map_err(StoreError::db(op))?;

@@ -8,8 +8,8 @@ use sqlx::SqliteConnection;
 
 use super::{Store, StoreError, from_millis, now_millis};
 
-/// A stored run: id, schedule, prompt, created, model.
-type RunRow = (i64, Option<i64>, String, i64, Option<String>);
+/// A stored run: id, schedule, prompt, created, model, session.
+type RunRow = (i64, Option<i64>, String, i64, Option<String>, Option<i64>);
 
 /// A pending run of a scheduled task.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +21,8 @@ pub struct TaskRun {
     pub prompt: String,
     /// The `provider/model` its turn runs on (`None`: the current one).
     pub model: Option<String>,
+    /// The session its schedule was set in (a topic's runs there and answers in the topic).
+    pub session_id: Option<i64>,
     pub created_at: DateTime<Utc>,
 }
 
@@ -28,18 +30,19 @@ impl Store {
     /// Every pending run, oldest first.
     pub async fn task_runs(&self) -> Result<Vec<TaskRun>, StoreError> {
         let rows: Vec<RunRow> = sqlx::query_as(
-            "SELECT id, schedule_id, prompt, created_at, model FROM task_runs ORDER BY id",
+            "SELECT id, schedule_id, prompt, created_at, model, session_id FROM task_runs ORDER BY id",
         )
         .fetch_all(&self.pool)
         .await
         .map_err(StoreError::db("read the task runs"))?;
         rows.into_iter()
-            .map(|(id, schedule_id, prompt, created_at, model)| {
+            .map(|(id, schedule_id, prompt, created_at, model, session_id)| {
                 Ok(TaskRun {
                     id,
                     schedule_id,
                     prompt,
                     model,
+                    session_id,
                     created_at: from_millis(created_at, || format!("task run {id}"))?,
                 })
             })
@@ -72,22 +75,24 @@ impl Store {
     }
 }
 
-/// Stores a pending run of schedule `schedule_id` (`None`: a one-shot's) with its prompt and
-/// model on `conn` (within the caller's transaction); its id.
+/// Stores a pending run of schedule `schedule_id` (`None`: a one-shot's) with its prompt,
+/// model and session on `conn` (within the caller's transaction); its id.
 pub(super) async fn insert_task_run(
     conn: &mut SqliteConnection,
     schedule_id: Option<i64>,
     (prompt, model): (&str, Option<&str>),
+    session_id: Option<i64>,
     op: &'static str,
 ) -> Result<i64, StoreError> {
     sqlx::query_scalar(
-        "INSERT INTO task_runs (schedule_id, prompt, created_at, model) VALUES (?1, ?2, ?3, ?4)
-         RETURNING id",
+        "INSERT INTO task_runs (schedule_id, prompt, created_at, model, session_id)
+         VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id",
     )
     .bind(schedule_id)
     .bind(prompt)
     .bind(now_millis())
     .bind(model)
+    .bind(session_id)
     .fetch_one(conn)
     .await
     .map_err(StoreError::db(op))

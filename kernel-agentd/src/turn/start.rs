@@ -163,17 +163,19 @@ impl Turns {
     /// the outbox like an owner turn's (with no message to reply to). `None` when shutdown
     /// came first.
     pub async fn run_for_kernel(&self, prompt: String) -> Result<Option<TurnEvents>, ApiError> {
-        self.kernel_turn(prompt, false, None, std::future::ready(true))
+        self.kernel_turn(prompt, false, None, std::future::ready(true), None)
             .await
     }
 
     /// [`Turns::run_for_kernel`] for a prompt holding content from outside the owner (a
     /// background job's output): with `approvals.mode = "untrusted"` its risky actions ask.
+    /// In `session` when it lives in a Telegram topic (the turn's answer goes there).
     pub async fn run_for_kernel_outside(
         &self,
         prompt: String,
+        session: Option<i64>,
     ) -> Result<Option<TurnEvents>, ApiError> {
-        self.kernel_turn(prompt, true, None, std::future::ready(true))
+        self.kernel_turn(prompt, true, None, std::future::ready(true), session)
             .await
     }
 
@@ -186,6 +188,7 @@ impl Turns {
         prompt: String,
         model: Option<&str>,
         wanted: impl Future<Output = bool> + Send,
+        session: Option<i64>,
     ) -> Result<Option<TurnEvents>, ApiError> {
         let model = model.and_then(|spec| match self.inner.models.named(spec) {
             Ok(model) => Some(model),
@@ -194,7 +197,24 @@ impl Turns {
                 None
             }
         });
-        self.kernel_turn(prompt, false, model, wanted).await
+        self.kernel_turn(prompt, false, model, wanted, session)
+            .await
+    }
+
+    /// Where a Kernel turn for `session` runs: in that session's lane, answering in its topic,
+    /// when it lives in a Telegram topic; else in the main lane (the current session, the main
+    /// chat), as before topics.
+    async fn kernel_lane(
+        &self,
+        session: Option<i64>,
+    ) -> Result<(gate::Lane, Option<i64>), ApiError> {
+        if let Some(id) = session
+            && let Some(thread) = self.inner.sessions.topic_of(id).await?
+            && let Ok(lane) = self.lane(Some(id)).await
+        {
+            return Ok((lane, Some(thread)));
+        }
+        Ok((self.lane(None).await?, None))
     }
 
     pub(super) async fn kernel_turn(
@@ -203,6 +223,7 @@ impl Turns {
         outside_content: bool,
         model: Option<CurrentModel>,
         wanted: impl Future<Output = bool> + Send,
+        session: Option<i64>,
     ) -> Result<Option<TurnEvents>, ApiError> {
         let inner = &self.inner;
         let input = UserInput {
@@ -213,7 +234,7 @@ impl Turns {
         }
         .accept(inner.media.locale(), false)?;
         let cancel = inner.root.child_token();
-        let lane = self.lane(None).await?;
+        let (lane, thread_id) = self.kernel_lane(session).await?;
         let Some(permit) = inner
             .gate
             .enter_when_free(lane, cancel.clone(), Origin::Kernel)
@@ -224,7 +245,10 @@ impl Turns {
         if !wanted.await {
             return Ok(None);
         }
-        let delivery = Some(OwnerDelivery::default());
+        let delivery = Some(OwnerDelivery {
+            thread_id,
+            ..OwnerDelivery::default()
+        });
         self.start(
             permit,
             cancel,

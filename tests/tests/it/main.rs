@@ -142,6 +142,7 @@ mod tg {
     mod telegram_errors;
     mod topic_items;
     mod topic_new;
+    mod topic_reports;
     mod topics;
     mod turn;
 }

@@ -1,0 +1,118 @@
+//! What Kernel reports on its own goes to the topic it belongs to: a scheduled task set in
+//! topic B runs in B's session and its answer arrives in B; a background job started in topic
+//! B reports there (its follow-up turn runs in B's session).
+
+use serde_json::json;
+use tests::fake_cli::{FakeCli, WAIT_FOR_GO, print};
+use tests::fake_llm::{FakeLlm, Script};
+use tests::fake_telegram::{Call, FakeTelegram, OWNER_ID};
+use tests::stack::{PROMPT, Stack, text_of};
+use tests::wait::eventually;
+
+/// The ok sendMessage calls whose text contains `needle`.
+fn sent(stack: &Stack, needle: &str) -> Vec<Call> {
+    stack
+        .telegram
+        .calls_of("sendMessage")
+        .into_iter()
+        .filter(|c| c.ok && text_of(c).contains(needle))
+        .collect()
+}
+
+/// The stack with topics on (getMe says so at start), `extra` config and `edit`.
+async fn topic_stack(extra: &str, edit: impl FnOnce(String) -> String) -> Stack {
+    let telegram = FakeTelegram::start(tests::config::TELEGRAM_TOKEN).await;
+    telegram.enable_topics();
+    Stack::start_against(FakeLlm::start().await, telegram, "claude", extra, edit).await
+}
+
+/// The owner asks `text` in topic `thread`; waits for an answer containing `needle` there.
+async fn ask_in(stack: &Stack, thread: i64, text: &str, needle: &str) {
+    let before = sent(stack, needle).len();
+    stack.telegram.user_text_in_topic(OWNER_ID, thread, text);
+    eventually("the answer in the topic", PROMPT, async || {
+        let found = sent(stack, needle);
+        found.len() > before
+            && found
+                .iter()
+                .skip(before)
+                .all(|c| c.int_param("message_thread_id") == Some(thread))
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_scheduled_in_a_topic_runs_in_its_session_and_answers_there() {
+    let stack = topic_stack("", |toml| toml).await;
+    let a = stack.telegram.user_opens_topic(OWNER_ID, "Alpha");
+    let b = stack.telegram.user_opens_topic(OWNER_ID, "Beta");
+    stack.llm.push(Script::text("alpha noted"));
+    ask_in(&stack, a, "alpha talk about apples", "alpha noted").await;
+    stack.llm.push(Script::tool_call(
+        "schedule_add",
+        json!({"when": "PT2S", "message": "check the beta servers", "mode": "task"}).to_string(),
+    ));
+    stack.llm.push(Script::text("task scheduled"));
+    ask_in(
+        &stack,
+        b,
+        "beta talk about bananas; check servers soon",
+        "task scheduled",
+    )
+    .await;
+
+    stack.llm.push(Script::text("beta servers are fine"));
+    eventually("the task's answer", PROMPT, async || {
+        !sent(&stack, "beta servers are fine").is_empty()
+    })
+    .await;
+    let answers = sent(&stack, "beta servers are fine");
+    assert_eq!(answers.len(), 1, "{}", stack.telegram.call_log());
+    assert_eq!(answers[0].int_param("message_thread_id"), Some(b));
+    // It ran in topic B's session: its request has B's conversation, not A's.
+    let task = stack
+        .llm
+        .requests()
+        .into_iter()
+        .find(|r| r.raw_body.contains("check the beta servers") && r.raw_body.contains("[定时任务"))
+        .expect("the task's model request");
+    assert!(task.raw_body.contains("bananas"), "{}", task.raw_body);
+    assert!(!task.raw_body.contains("apples"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_job_started_in_a_topic_reports_there() {
+    let cli = FakeCli::new(&format!("{WAIT_FOR_GO}{}", print("JOB-RESULT-beta")));
+    let stack = topic_stack(&cli.toml("claude_code", &["-p"], None), |toml| toml).await;
+    let b = stack.telegram.user_opens_topic(OWNER_ID, "Beta");
+    stack.llm.push(Script::tool_call(
+        "delegate_to_cli",
+        json!({"task": "refactor the beta parser", "background": true}).to_string(),
+    ));
+    stack.llm.push(Script::text("started in the background"));
+    ask_in(
+        &stack,
+        b,
+        "refactor the parser in the background",
+        "started in the background",
+    )
+    .await;
+    eventually("the job's CLI to start", PROMPT, async || cli.pid()).await;
+
+    // The job ends with no turn running: its follow-up turn answers in topic B.
+    stack.llm.push(Script::text("the beta job is done"));
+    cli.write_file("go", "");
+    eventually("the job's report", PROMPT, async || {
+        !sent(&stack, "the beta job is done").is_empty()
+    })
+    .await;
+    let reports = sent(&stack, "the beta job is done");
+    assert_eq!(reports.len(), 1, "{}", stack.telegram.call_log());
+    assert_eq!(reports[0].int_param("message_thread_id"), Some(b));
+    let follow_up = stack.llm.last_request().unwrap().raw_body;
+    assert!(follow_up.contains("JOB-RESULT-beta"), "{follow_up}");
+    assert!(
+        follow_up.contains("refactor the parser in the background"),
+        "B's session"
+    );
+}
