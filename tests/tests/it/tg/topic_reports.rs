@@ -1,10 +1,11 @@
 //! What Kernel reports on its own goes to the topic it belongs to: a scheduled task set in
 //! topic B runs in B's session and its answer arrives in B; a background job started in topic
-//! B reports there (its follow-up turn runs in B's session).
+//! B reports there (its follow-up turn runs in B's session); a budget warning crossed by topic
+//! B's turn arrives in B.
 
 use serde_json::json;
 use tests::fake_cli::{FakeCli, WAIT_FOR_GO, print};
-use tests::fake_llm::{FakeLlm, Script};
+use tests::fake_llm::{FakeLlm, FakeUsage, Reply, Script};
 use tests::fake_telegram::{Call, FakeTelegram, OWNER_ID};
 use tests::stack::{PROMPT, Stack, text_of};
 use tests::wait::eventually;
@@ -114,5 +115,48 @@ async fn a_background_job_started_in_a_topic_reports_there() {
     assert!(
         follow_up.contains("refactor the parser in the background"),
         "B's session"
+    );
+}
+
+/// One turn in topic `thread` costing $1.
+async fn dollar_turn_in(stack: &Stack, thread: i64, question: &str, answer: &str) {
+    stack
+        .llm
+        .push(Script::Reply(Reply::text(answer).usage(FakeUsage {
+            input: 1_000_000,
+            output: 10,
+            cache_read: 0,
+            cache_write: 0,
+        })));
+    ask_in(stack, thread, question, answer).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_budget_warning_crossed_by_a_topics_turn_arrives_in_that_topic() {
+    // fake-model costs $1 per million input tokens; the day's limit is $2.40 (warned from $1.92).
+    let stack = topic_stack("[budget]\ndaily = 2.4\n", |toml| {
+        toml.replace(
+            r#"models = ["fake-model", "fake-model-2"]"#,
+            r#"models = ["fake-model", "fake-model-2"]
+prices."fake-model" = { input = 1.0, output = 0.0 }"#,
+        )
+    })
+    .await;
+    let a = stack.telegram.user_opens_topic(OWNER_ID, "Alpha");
+    let b = stack.telegram.user_opens_topic(OWNER_ID, "Beta");
+    dollar_turn_in(&stack, a, "first question", "first answer").await;
+    assert!(sent(&stack, "💰").is_empty());
+    dollar_turn_in(&stack, b, "second question", "second answer").await;
+    eventually("the warning at 80 %", PROMPT, async || {
+        !sent(&stack, "💰").is_empty()
+    })
+    .await;
+    let warnings = sent(&stack, "💰");
+    assert_eq!(warnings.len(), 1, "{}", stack.telegram.call_log());
+    assert_eq!(warnings[0].int_param("message_thread_id"), Some(b));
+    assert!(
+        text_of(&warnings[0]).contains("今日预算"),
+        "{}",
+        text_of(&warnings[0])
     );
 }
