@@ -40,7 +40,7 @@ struct Inner {
     form: AnswerForm,
     living: Living,
     /// Whether the bot has topics (read from getMe, kept up to date).
-    topics: crate::topics::Availability,
+    topics: crate::telegram::Availability,
 }
 
 impl App {
@@ -64,7 +64,7 @@ impl App {
                 username: me.username,
                 form,
                 living,
-                topics: crate::topics::Availability::new(me.has_topics_enabled),
+                topics: crate::telegram::Availability::new(me.has_topics_enabled),
             }),
         }
     }
@@ -75,7 +75,7 @@ impl App {
     }
 
     /// Whether the bot has topics, as last learnt ([`crate::topics::usable`] decides).
-    pub(crate) fn topic_availability(&self) -> &crate::topics::Availability {
+    pub(crate) fn topic_availability(&self) -> &crate::telegram::Availability {
         &self.inner.topics
     }
 

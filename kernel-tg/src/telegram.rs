@@ -29,7 +29,7 @@ mod topics;
 
 pub(crate) use draft::DraftError;
 use draft::DraftSupport;
-pub(crate) use topics::{BotMe, is_not_forum};
+pub(crate) use topics::{Availability, BotMe, is_not_forum};
 
 /// Most waits for one call under flood control.
 const MAX_FLOOD_WAITS: u32 = 5;

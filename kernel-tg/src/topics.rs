@@ -4,13 +4,9 @@
 //! outbox (the turn's `OwnerDelivery.thread_id`). Forum topic service messages (a topic created,
 //! renamed, closed, reopened) are dropped silently.
 //!
-//! Whether the bot has topics ([`Availability`]) is read from `getMe.has_topics_enabled` at
-//! start, learnt for free from any topic message, and read again (at most every
-//! [`REREAD_AFTER`]) only when Kernel would open a topic while it thinks topics are off.
-
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+//! Whether the bot has topics (`telegram::Availability`) is read from
+//! `getMe.has_topics_enabled` at start, learnt for free from any topic message, and read again
+//! (at most every 30 s) only when Kernel would open a topic while it thinks topics are off.
 
 use kernel_proto::v1 as pb;
 use teloxide::types::{Message, MessageId};
@@ -18,56 +14,8 @@ use teloxide::types::{Message, MessageId};
 use crate::agentd::{is_transport_failure, refused};
 use crate::handle::App;
 
-/// Least time between two `getMe` re-reads while topics seem off.
-const REREAD_AFTER: Duration = Duration::from_secs(30);
-
-/// Whether the bot has topics enabled (Bot API `getMe.has_topics_enabled`), as last learnt.
-#[derive(Debug, Default)]
-pub(crate) struct Availability {
-    on: AtomicBool,
-    /// When `getMe` was last read.
-    read_at: Mutex<Option<Instant>>,
-}
-
-impl Availability {
-    /// What `getMe` said at start.
-    pub(crate) fn new(on: bool) -> Self {
-        Self {
-            on: AtomicBool::new(on),
-            read_at: Mutex::new(Some(Instant::now())),
-        }
-    }
-
-    /// Whether topics are on, as last learnt.
-    pub(crate) fn on(&self) -> bool {
-        self.on.load(Ordering::Relaxed)
-    }
-
-    /// Sets what was learnt; logs a change.
-    pub(crate) fn learn(&self, on: bool, how: &'static str) {
-        if self.on.swap(on, Ordering::Relaxed) != on {
-            tracing::info!(topics = on, how, "the bot's topics changed");
-        }
-    }
-
-    /// A message arrived in a topic: topics are on (no request needed).
-    pub(crate) fn saw_topic_message(&self) {
-        self.learn(true, "a topic message");
-    }
-
-    /// Whether it is time to read `getMe` again (and marks it read now).
-    fn due(&self) -> bool {
-        let mut read_at = self.read_at.lock().unwrap_or_else(|e| e.into_inner());
-        let due = read_at.is_none_or(|at| at.elapsed() >= REREAD_AFTER);
-        if due {
-            *read_at = Some(Instant::now());
-        }
-        due
-    }
-}
-
 /// Whether Kernel may open topics now: `telegram.topics` is "auto" and the bot has topics.
-/// While they seem off, `getMe` is read again (at most every [`REREAD_AFTER`]): the owner may
+/// While they seem off, `getMe` is read again (at most every 30 s): the owner may
 /// have turned them on in @BotFather since.
 pub(crate) async fn usable(app: &App) -> bool {
     if !app.form().topics {

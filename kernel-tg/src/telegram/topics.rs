@@ -1,6 +1,10 @@
 //! The Bot API's topic calls in the owner's private chat (Bot API 9.3/9.4): `getMe` with
 //! `has_topics_enabled` (teloxide 0.17's `Me` lacks it, so it is a payload of our own),
-//! `createForumTopic` and `editForumTopic`.
+//! `createForumTopic` and `editForumTopic`; and whether the bot has topics, as last learnt.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use teloxide::RequestError;
@@ -11,6 +15,54 @@ use teloxide::types::{MessageId, ThreadId};
 use teloxide::payloads::EditForumTopicSetters;
 
 use super::{SendError, Telegram, describe, retry};
+
+/// Least time between two `getMe` re-reads while topics seem off.
+const REREAD_AFTER: Duration = Duration::from_secs(30);
+
+/// Whether the bot has topics enabled (Bot API `getMe.has_topics_enabled`), as last learnt.
+#[derive(Debug, Default)]
+pub(crate) struct Availability {
+    on: AtomicBool,
+    /// When `getMe` was last read.
+    read_at: Mutex<Option<Instant>>,
+}
+
+impl Availability {
+    /// What `getMe` said at start.
+    pub(crate) fn new(on: bool) -> Self {
+        Self {
+            on: AtomicBool::new(on),
+            read_at: Mutex::new(Some(Instant::now())),
+        }
+    }
+
+    /// Whether topics are on, as last learnt.
+    pub(crate) fn on(&self) -> bool {
+        self.on.load(Ordering::Relaxed)
+    }
+
+    /// Sets what was learnt; logs a change.
+    pub(crate) fn learn(&self, on: bool, how: &'static str) {
+        if self.on.swap(on, Ordering::Relaxed) != on {
+            tracing::info!(topics = on, how, "the bot's topics changed");
+        }
+    }
+
+    /// A message arrived in a topic: topics are on (no request needed).
+    pub(crate) fn saw_topic_message(&self) {
+        self.learn(true, "a topic message");
+    }
+
+    /// Whether it is time to read `getMe` again (and marks it read now).
+    pub(crate) fn due(&self) -> bool {
+        let mut read_at = self.read_at.lock().unwrap_or_else(|e| e.into_inner());
+        let due = read_at.is_none_or(|at| at.elapsed() >= REREAD_AFTER);
+        if due {
+            *read_at = Some(Instant::now());
+        }
+        due
+    }
+}
 
 /// `getMe`, read for the two fields kernel-tg needs.
 #[derive(Debug, Clone, Serialize)]
