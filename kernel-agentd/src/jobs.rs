@@ -309,5 +309,6 @@ fn notice(job: &JobRow, text: String) -> NewItem {
         reply_to: None,
         placeholder: None,
         thread_id: None,
+        outside: true,
     }
 }

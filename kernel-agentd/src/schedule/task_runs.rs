@@ -129,6 +129,7 @@ impl Schedules {
                     reply_to: None,
                     placeholder: None,
                     thread_id: None,
+                    outside: false,
                 };
                 if let Err(e) = inner.outbox.queue(item).await {
                     tracing::warn!(error = %e, "cannot tell the owner of a skipped task");

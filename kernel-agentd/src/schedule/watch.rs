@@ -123,6 +123,7 @@ impl Schedules {
                     reply_to: None,
                     placeholder: None,
                     thread_id: None,
+                    outside: false,
                 })
             } else {
                 None
@@ -186,6 +187,8 @@ impl Schedules {
             reply_to: None,
             placeholder: None,
             thread_id: None,
+            // What a watch read on the way is outside content.
+            outside: true,
         });
         let record = NewWatchRun {
             outcome: outcome.as_str(),

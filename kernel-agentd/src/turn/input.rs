@@ -27,6 +27,9 @@ pub struct UserInput {
     pub want_voice_reply: bool,
     /// The message carries content from outside the owner (a forward; documents count anyway).
     pub outside_content: bool,
+    /// The client's messages it replies to: one that carried outside content (an outbox
+    /// item marked so) makes it outside content too.
+    pub replied_to: Vec<i64>,
 }
 
 /// An attached piece of content.

@@ -144,6 +144,7 @@ impl Turn {
             reply_to: delivery.reply_to,
             placeholder: delivery.placeholder,
             thread_id: delivery.thread_id,
+            outside: self.outside_content,
         };
         let ended = || TurnEvent::Failed {
             message: STORE_FAILED.to_owned(),
