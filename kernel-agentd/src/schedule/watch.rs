@@ -64,6 +64,7 @@ pub(super) fn cheap_model(endpoint: Option<&TitlesConfig>) -> Option<WatchModel>
         retry: t.retry,
         context: Default::default(),
         thinking: None,
+        images: Default::default(),
     };
     let built = crate::http::client()
         .map_err(|e| e.to_string())

@@ -99,8 +99,8 @@ impl Turns {
         input: input::Accepted,
     ) -> Result<input::Accepted, ApiError> {
         let media = &self.inner.media;
-        match self.inner.models.current_kind() {
-            Some(kind) => media::fit_for_provider(input, kind)
+        match self.inner.models.images(None) {
+            Some((kind, limits)) => media::fit_for_provider(input, kind, limits)
                 .await
                 .map_err(|r| r.into_error(media.locale())),
             None => Ok(input),
