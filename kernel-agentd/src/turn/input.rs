@@ -327,6 +327,7 @@ mod tests {
             attachments: vec![a],
             want_voice_reply: false,
             outside_content: false,
+            replied_to: Vec::new(),
         }
     }
 
@@ -397,6 +398,7 @@ mod tests {
             attachments: vec![voice("audio/ogg"), image("image/png", 2), voice("")],
             want_voice_reply: true,
             outside_content: false,
+            replied_to: Vec::new(),
         };
         let accepted = input.check(true).unwrap();
         assert!(accepted.want_voice_reply);
