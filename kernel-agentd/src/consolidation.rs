@@ -300,6 +300,7 @@ impl Consolidation {
             reply_to: None,
             placeholder: None,
             thread_id: None,
+            outside: false,
         };
         if let Err(e) = self.inner.outbox.queue(item).await {
             tracing::warn!(error = %e, proposal = id, "memory consolidation: cannot queue a proposal");

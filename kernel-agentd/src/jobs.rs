@@ -334,5 +334,6 @@ fn notice(job: &JobRow, text: String) -> NewItem {
         reply_to: None,
         placeholder: None,
         thread_id: None,
+        outside: true,
     }
 }

@@ -131,8 +131,14 @@ impl Media {
 
     /// `text` (from [`spoken_version`](Media::spoken_version)) as Ogg/Opus, or `None` — without
     /// `[tts]`, on failure (logged at WARN) or when `cancel` fires.
-    pub async fn voice_reply(&self, text: &str, cancel: &CancellationToken) -> Option<Vec<u8>> {
-        let client = self.tts.as_ref()?;
+    pub async fn voice_reply(
+        &self,
+        text: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Option<Vec<u8>>, String> {
+        let Some(client) = self.tts.as_ref() else {
+            return Ok(None);
+        };
         match client.synthesize(text, cancel).await {
             Ok(audio) => {
                 tracing::info!(
@@ -140,15 +146,15 @@ impl Media {
                     bytes = audio.len(),
                     "voice reply synthesised"
                 );
-                Some(audio)
+                Ok(Some(audio))
             }
             Err(SpeechError::Cancelled) => {
                 tracing::warn!("voice reply cancelled; the answer goes out as text only");
-                None
+                Ok(None)
             }
             Err(e) => {
                 tracing::warn!(error = %e, "text-to-speech failed; the answer goes out as text only");
-                None
+                Err(texts::tts_failed(self.locale(), &e))
             }
         }
     }

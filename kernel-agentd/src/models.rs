@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use kernel_common::Config;
+use kernel_common::config::images::ImageLimits;
 use kernel_common::config::{ProviderConfig, ProviderKind, provider_key_env};
 
 use crate::error::ApiError;
@@ -184,6 +185,12 @@ impl Models {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+
+    /// The wire kind and configured image limits of provider `name`, or of the current one.
+    pub fn images(&self, name: Option<&str>) -> Option<(ProviderKind, ImageLimits)> {
+        let name = name.map_or_else(|| self.selection().provider, str::to_owned);
+        self.inner.configs.get(&name).map(|p| (p.kind, p.images))
     }
 
     /// The wire kind of the current provider.

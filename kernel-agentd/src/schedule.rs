@@ -495,6 +495,7 @@ impl Schedules {
                     reply_to: None,
                     placeholder: None,
                     thread_id: self.topic_of(row.id).await,
+                    outside: false,
                 };
                 if let Some(seq) = inner
                     .store

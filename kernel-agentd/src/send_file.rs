@@ -217,6 +217,7 @@ impl Tool for SendFile {
             reply_to: None,
             placeholder: None,
             thread_id,
+            outside: false,
         };
         match self.outbox.queue(item).await {
             Ok(seq) => {

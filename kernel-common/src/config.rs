@@ -10,6 +10,7 @@ pub mod budget;
 mod cli_kind;
 pub mod context;
 pub mod env;
+pub mod images;
 pub mod masked;
 pub mod raw;
 pub mod retry;
@@ -232,6 +233,8 @@ pub struct ProviderConfig {
     pub context: context::ContextLimits,
     /// Extended thinking / reasoning effort asked for; `None`: the provider's default.
     pub thinking: Option<ThinkingConfig>,
+    /// `max_image_bytes` / `max_image_side_px`: bigger images are scaled down to fit.
+    pub images: images::ImageLimits,
 }
 
 /// `[providers.<name>.thinking]`: how much the model reasons before answering.

@@ -32,6 +32,9 @@ pub(crate) struct TurnInput {
     /// It carries content from outside the owner (a forwarded message): with
     /// `approvals.mode = "untrusted"` the turn's risky actions need the owner's tap.
     pub outside: bool,
+    /// The chat message it replies to, if any: agentd marks the turn outside content when that
+    /// was an answer or a job's output that carried some.
+    pub replied_to: Option<i64>,
 }
 
 /// An attachment still on Telegram's servers.
@@ -97,6 +100,7 @@ pub(crate) fn classify(message: &Message, bot_username: Option<&str>, texts: Tex
         text,
         media,
         outside: carries_outside_content(message),
+        replied_to: message.reply_to_message().map(|m| i64::from(m.id.0)),
     })
 }
 
@@ -252,6 +256,7 @@ mod tests {
                 text: "hi".into(),
                 media: None,
                 outside: false,
+                replied_to: None,
             })
         );
         let cmd = classify(&message(json!({ "text": "/status@kbot" })), Some("kbot"), T);

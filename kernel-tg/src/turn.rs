@@ -267,6 +267,14 @@ fn chat_request(app: &App, ready: &Ready, late: bool) -> pb::ChatRequest {
                 .iter()
                 .flatten()
                 .any(|a| matches!(a.kind, Some(pb::attachment::Kind::Document(_)))),
+        // A reply to Kernel's answer or a job's output: agentd knows whether that carried
+        // outside content.
+        replied_to_message_ids: ready
+            .bundle
+            .parts
+            .iter()
+            .filter_map(|p| p.input.replied_to)
+            .collect(),
         session_id: None,
     }
 }
@@ -443,6 +451,7 @@ mod tests {
                 text: format!("m{id}"),
                 media: None,
                 outside: false,
+                replied_to: None,
             },
             late: false,
         }

@@ -184,6 +184,7 @@ async fn notify(bridge: &Bridge, session: &Session, args: &Value) -> (String, bo
         reply_to: None,
         placeholder: None,
         thread_id: None,
+        outside: false,
     };
     match outbox.note(item).await {
         Ok(_) => ("sent".into(), false),

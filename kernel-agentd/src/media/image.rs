@@ -3,6 +3,8 @@
 //! the smaller size limit of the Anthropic Messages API.
 
 use kernel_common::config::ProviderKind;
+use kernel_common::config::images::ImageLimits;
+use kernel_common::limits::MAX_ATTACHMENT_BYTES;
 
 use kernel_common::limits::IMAGE_TYPES;
 
@@ -21,12 +23,29 @@ pub(crate) fn provider_max_bytes(kind: ProviderKind) -> Option<usize> {
     (kind == ProviderKind::Claude).then_some(CLAUDE_MAX_BASE64_BYTES / 4 * 3)
 }
 
-/// What one image may be for a provider of wire kind `kind`; `None`: no limit below the general
-/// one.
-pub(crate) fn provider_limit(kind: ProviderKind) -> Option<super::image_fit::ImageLimit> {
-    provider_max_bytes(kind).map(|max_bytes| super::image_fit::ImageLimit {
-        max_bytes,
-        max_side: CLAUDE_MAX_SIDE,
+/// What one image may be for a provider of wire kind `kind` configured with `configured`
+/// (`max_image_bytes` / `max_image_side_px`, which can only lower Claude's own limit); `None`:
+/// no limit below the general one.
+pub(crate) fn provider_limit(
+    kind: ProviderKind,
+    configured: ImageLimits,
+) -> Option<super::image_fit::ImageLimit> {
+    let own_side = (kind == ProviderKind::Claude).then_some(CLAUDE_MAX_SIDE);
+    let lower = |own: Option<usize>, set: Option<usize>| match (own, set) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    let max_bytes = lower(provider_max_bytes(kind), configured.max_bytes);
+    let max_side = lower(
+        own_side.map(|s| s as usize),
+        configured.max_side.map(|s| s as usize),
+    );
+    if max_bytes.is_none() && max_side.is_none() {
+        return None;
+    }
+    Some(super::image_fit::ImageLimit {
+        max_bytes: max_bytes.unwrap_or(MAX_ATTACHMENT_BYTES),
+        max_side: max_side.map_or(u32::MAX, |s| u32::try_from(s).unwrap_or(u32::MAX)),
     })
 }
 
@@ -103,5 +122,44 @@ mod tests {
         assert!(encoded(max) <= CLAUDE_MAX_BASE64_BYTES);
         assert!(encoded(max + 1) > CLAUDE_MAX_BASE64_BYTES);
         assert_eq!(provider_max_bytes(ProviderKind::OpenAiCompat), None);
+    }
+
+    #[test]
+    fn a_configured_image_limit_applies_to_openai_and_only_lowers_claudes() {
+        use super::super::image_fit::ImageLimit;
+        let none = ImageLimits::default();
+        assert_eq!(provider_limit(ProviderKind::OpenAiCompat, none), None);
+        let bytes = ImageLimits {
+            max_bytes: Some(1_000_000),
+            max_side: None,
+        };
+        assert_eq!(
+            provider_limit(ProviderKind::OpenAiCompat, bytes),
+            Some(ImageLimit {
+                max_bytes: 1_000_000,
+                max_side: u32::MAX
+            })
+        );
+        let side = ImageLimits {
+            max_bytes: None,
+            max_side: Some(2048),
+        };
+        assert_eq!(
+            provider_limit(ProviderKind::OpenAiCompat, side),
+            Some(ImageLimit {
+                max_bytes: MAX_ATTACHMENT_BYTES,
+                max_side: 2048
+            })
+        );
+        let claude = |limits| provider_limit(ProviderKind::Claude, limits).unwrap();
+        assert_eq!(claude(none).max_bytes, 3_932_160);
+        assert_eq!(claude(none).max_side, CLAUDE_MAX_SIDE);
+        assert_eq!(claude(bytes).max_bytes, 1_000_000);
+        let higher = ImageLimits {
+            max_bytes: Some(10_000_000),
+            max_side: Some(10_000),
+        };
+        assert_eq!(claude(higher).max_bytes, 3_932_160);
+        assert_eq!(claude(higher).max_side, CLAUDE_MAX_SIDE);
     }
 }

@@ -204,6 +204,34 @@ pub(crate) fn stt_failed(locale: Locale, error: &SpeechError) -> String {
     }
 }
 
+/// Why the voice reply did not come (one short line under the text answer; the cause cut to
+/// [`MAX_TTS_CAUSE_CHARS`], already redacted words of the endpoint kept).
+pub(crate) fn tts_failed(locale: Locale, error: &SpeechError) -> String {
+    let cause = match locale {
+        Locale::En => error.to_string(),
+        Locale::Zh => match error {
+            SpeechError::Cancelled => "已取消".to_owned(),
+            SpeechError::TimedOut(after) => format!("{} 秒内没有结果", after.as_secs()),
+            SpeechError::Network(m) => format!("无法连接语音合成服务：{m}"),
+            SpeechError::Status { status, message } => format!("服务返回 {status}：{message}"),
+            SpeechError::BadResponse(m) => format!("服务的回答无法使用：{m}"),
+            SpeechError::Config(m) => format!("[tts] 配置无法使用：{m}"),
+        },
+    };
+    let cause: String = cause
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(MAX_TTS_CAUSE_CHARS)
+        .collect();
+    match locale {
+        Locale::Zh => format!("（没有语音回复：{cause}。以上为文字回答。）"),
+        Locale::En => format!("(No voice reply: {cause}. The answer is above in text.)"),
+    }
+}
+
+/// Most characters of a text-to-speech failure's cause shown to the owner.
+const MAX_TTS_CAUSE_CHARS: usize = 160;
+
 /// The transcript was empty.
 pub(crate) fn stt_heard_nothing(locale: Locale) -> String {
     match locale {
@@ -237,6 +265,26 @@ pub(crate) fn shown(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tts_failure_is_one_short_line_in_both_languages() {
+        let e = SpeechError::Network(format!("refused\n{}", "x".repeat(400)));
+        let zh = tts_failed(Locale::Zh, &e);
+        assert!(
+            zh.starts_with("（没有语音回复：无法连接语音合成服务：refused"),
+            "{zh}"
+        );
+        assert!(zh.ends_with("以上为文字回答。）"), "{zh}");
+        let en = tts_failed(Locale::En, &e);
+        assert!(
+            en.starts_with("(No voice reply: cannot reach the endpoint: refused"),
+            "{en}"
+        );
+        for line in [&zh, &en] {
+            assert!(!line.contains('\n'), "{line}");
+            assert!(line.chars().count() < MAX_TTS_CAUSE_CHARS + 60, "{line}");
+        }
+    }
 
     #[test]
     fn messages_follow_the_locale() {

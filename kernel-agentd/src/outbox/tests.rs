@@ -24,6 +24,7 @@ fn answer(turn: &str, text: &str) -> NewItem {
         reply_to: Some(1),
         placeholder: None,
         thread_id: None,
+        outside: false,
     }
 }
 

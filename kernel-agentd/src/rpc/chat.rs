@@ -167,6 +167,7 @@ fn user_input(req: pb::ChatRequest) -> UserInput {
         attachments,
         want_voice_reply: req.want_voice_reply,
         outside_content: req.outside_content,
+        replied_to: req.replied_to_message_ids,
     }
 }
 

@@ -132,6 +132,7 @@ impl Schedules {
                         Some(session) => inner.outbox.session_topic(session).await.unwrap_or(None),
                         None => None,
                     },
+                    outside: false,
                 };
                 if let Err(e) = inner.outbox.queue(item).await {
                     tracing::warn!(error = %e, "cannot tell the owner of a skipped task");

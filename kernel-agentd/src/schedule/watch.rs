@@ -64,6 +64,7 @@ pub(super) fn cheap_model(endpoint: Option<&TitlesConfig>) -> Option<WatchModel>
         retry: t.retry,
         context: Default::default(),
         thinking: None,
+        images: Default::default(),
     };
     let built = crate::http::client()
         .map_err(|e| e.to_string())
@@ -123,6 +124,7 @@ impl Schedules {
                     reply_to: None,
                     placeholder: None,
                     thread_id: None,
+                    outside: false,
                 })
             } else {
                 None
@@ -186,6 +188,8 @@ impl Schedules {
             reply_to: None,
             placeholder: None,
             thread_id: None,
+            // What a watch read on the way is outside content.
+            outside: true,
         });
         let record = NewWatchRun {
             outcome: outcome.as_str(),

@@ -89,6 +89,7 @@ mod tests {
             reply_to: None,
             placeholder: None,
             thread_id: None,
+            outside: false,
         };
         let question = Message {
             role: Role::User,

@@ -221,6 +221,7 @@ mod tests {
             reply_to: None,
             placeholder: None,
             thread_id: None,
+            outside: true,
         }
     }
 

@@ -58,6 +58,9 @@ pub struct NewItem {
     pub placeholder: Option<i64>,
     /// The client's topic it goes to (a Telegram `message_thread_id`); `None`: the main chat.
     pub thread_id: Option<i64>,
+    /// It carries content from outside the owner (an answer of a turn that read some, a job's
+    /// output, what a watch saw): a reply to it makes the owner's turn outside content.
+    pub outside: bool,
 }
 
 /// A stored, unacknowledged item.
@@ -228,8 +231,8 @@ pub(super) async fn insert_item(
     };
     sqlx::query_scalar(
         "INSERT INTO outbox (turn_id, kind, text, voice, reply_to, placeholder, created_at,
-                             reason, args, file_name, thread_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) RETURNING seq",
+                             reason, args, file_name, thread_id, outside)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING seq",
     )
     .bind(&item.turn_id)
     .bind(kind)
@@ -242,6 +245,7 @@ pub(super) async fn insert_item(
     .bind(args)
     .bind(file_name)
     .bind(item.thread_id)
+    .bind(item.outside)
     .fetch_one(conn)
     .await
     .map_err(StoreError::db(op))
@@ -338,6 +342,25 @@ impl Store {
         .await
         .map_err(StoreError::db("load the outbox"))?;
         raws.into_iter().map(StoredItem::try_from).collect()
+    }
+
+    /// Whether any of `chat_message_ids` (the client's messages an owner message replies to) is
+    /// a message a kept outbox item carrying outside content became.
+    pub async fn carried_outside(&self, chat_message_ids: &[i64]) -> Result<bool, StoreError> {
+        for id in chat_message_ids {
+            let found: bool = sqlx::query_scalar(
+                "SELECT EXISTS (SELECT 1 FROM outbox WHERE outside = 1
+                     AND EXISTS (SELECT 1 FROM json_each(outbox.message_ids) WHERE value = ?1))",
+            )
+            .bind(id)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(StoreError::db("look up a replied-to message"))?;
+            if found {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Stores `item` on its own; returns its `seq`.

@@ -233,6 +233,7 @@ mod tests {
             reply_to: None,
             placeholder: None,
             thread_id: None,
+            outside: false,
         };
         let end = NewWatchRun {
             outcome: "notified",

@@ -42,6 +42,7 @@ impl Turns {
                 reply_to: turn.to.reply_to,
                 placeholder: turn.to.placeholder,
                 thread_id: None,
+                outside: false,
             })
             .await
             .map_err(ApiError::internal)?;

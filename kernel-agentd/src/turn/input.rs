@@ -27,6 +27,9 @@ pub struct UserInput {
     pub want_voice_reply: bool,
     /// The message carries content from outside the owner (a forward; documents count anyway).
     pub outside_content: bool,
+    /// The client's messages it replies to: one that carried outside content (an outbox
+    /// item marked so) makes it outside content too.
+    pub replied_to: Vec<i64>,
 }
 
 /// An attached piece of content.
@@ -324,6 +327,7 @@ mod tests {
             attachments: vec![a],
             want_voice_reply: false,
             outside_content: false,
+            replied_to: Vec::new(),
         }
     }
 
@@ -394,6 +398,7 @@ mod tests {
             attachments: vec![voice("audio/ogg"), image("image/png", 2), voice("")],
             want_voice_reply: true,
             outside_content: false,
+            replied_to: Vec::new(),
         };
         let accepted = input.check(true).unwrap();
         assert!(accepted.want_voice_reply);

@@ -4,17 +4,19 @@
 //! 20 MB refusal, instead of costing a request that the provider then fails.
 
 use kernel_common::config::ProviderKind;
+use kernel_common::config::images::ImageLimits;
 
 use super::input::{Accepted, Part};
 use crate::media::{Refusal, image, image_fit};
 
-/// `accepted` with every image over what a provider of wire kind `kind` takes scaled down to
-/// fit; refused when such an image cannot be decoded.
+/// `accepted` with every image over what a provider of wire kind `kind` (configured with
+/// `configured`) takes scaled down to fit; refused when such an image cannot be decoded.
 pub(super) async fn fit_for_provider(
     mut accepted: Accepted,
     kind: ProviderKind,
+    configured: ImageLimits,
 ) -> Result<Accepted, Refusal> {
-    let Some(limit) = image::provider_limit(kind) else {
+    let Some(limit) = image::provider_limit(kind, configured) else {
         return Ok(accepted);
     };
     for part in &mut accepted.parts {
@@ -100,27 +102,39 @@ mod tests {
 
     #[tokio::test]
     async fn claude_refuses_undecodable_images_over_its_limit_and_others_do_not() {
-        let max = image::provider_limit(ProviderKind::Claude)
+        let max = image::provider_limit(ProviderKind::Claude, ImageLimits::default())
             .unwrap()
             .max_bytes;
         assert!(
-            fit_for_provider(with_image(max), ProviderKind::Claude)
-                .await
-                .is_ok()
+            fit_for_provider(
+                with_image(max),
+                ProviderKind::Claude,
+                ImageLimits::default()
+            )
+            .await
+            .is_ok()
         );
         assert_eq!(
-            fit_for_provider(with_image(max + 1), ProviderKind::Claude)
-                .await
-                .err(),
+            fit_for_provider(
+                with_image(max + 1),
+                ProviderKind::Claude,
+                ImageLimits::default()
+            )
+            .await
+            .err(),
             Some(Refusal::ImageTooLargeFor {
                 provider: "Claude",
                 max_bytes: max
             })
         );
         assert!(
-            fit_for_provider(with_image(6 * 1024 * 1024), ProviderKind::OpenAiCompat)
-                .await
-                .is_ok()
+            fit_for_provider(
+                with_image(6 * 1024 * 1024),
+                ProviderKind::OpenAiCompat,
+                ImageLimits::default()
+            )
+            .await
+            .is_ok()
         );
     }
 }

@@ -72,12 +72,9 @@ impl Turns {
         let Some(accepted) = accepted else {
             return Err(nothing());
         };
-        let kind = match &model {
-            Some(model) => Some(model.kind),
-            None => inner.models.current_kind(),
-        };
-        let accepted = match kind {
-            Some(kind) => media::fit_for_provider(accepted, kind)
+        let images = inner.models.images(model.as_ref().map(|m| m.name.as_str()));
+        let accepted = match images {
+            Some((kind, limits)) => media::fit_for_provider(accepted, kind, limits)
                 .await
                 .map_err(|r| r.into_error(inner.media.locale()))?,
             None => accepted,

@@ -147,6 +147,9 @@ pub(super) struct Turn {
     final_message: Option<Message>,
     /// The model's reasoning text over every call of the turn (shown only on request).
     reasoning: String,
+    /// Why the voice reply the owner wanted failed (one line, in the owner's language,
+    /// redacted): shown under the text answer.
+    voice_failed: Option<String>,
     /// The last call's usage, stored beside the answer when the turn concludes.
     unrecorded: Option<Usage>,
     /// Content from outside the owner entered the turn (a flagged message, a document, a job's
@@ -204,6 +207,7 @@ impl Turn {
             keys: s.keys,
             final_message: None,
             reasoning: String::new(),
+            voice_failed: None,
             unrecorded: None,
             purpose,
             unstarted: None,
@@ -261,7 +265,13 @@ impl Turn {
             self.emit_started(left_out);
         }
         let voice_reply = match &outcome {
-            Ok(text) if self.want_voice_reply => self.voice_reply(text).await,
+            Ok(text) if self.want_voice_reply => match self.voice_reply(text).await {
+                Ok(audio) => audio,
+                Err(why) => {
+                    self.voice_failed = Some(self.turns.inner.redactor.redact(&why));
+                    None
+                }
+            },
             _ => None,
         };
         let usage = self.unrecorded.take().map(|u| self.record_usage(u));

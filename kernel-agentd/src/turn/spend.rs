@@ -118,6 +118,7 @@ impl Turns {
             reply_to: delivery.reply_to,
             placeholder: delivery.placeholder,
             thread_id: delivery.thread_id,
+            outside: false,
         };
         self.inner
             .outbox
@@ -220,6 +221,7 @@ impl Turns {
                 reply_to: None,
                 placeholder: None,
                 thread_id,
+                outside: false,
             };
             if let Err(e) = self.inner.outbox.queue(item).await {
                 tracing::warn!(error = %e, "cannot queue a budget warning");

@@ -56,6 +56,7 @@ impl Turns {
             return Ok(rx);
         }
         let media = &inner.media;
+        let input = self.mark_reply_to_outside(input).await?;
         let input = input.accept(media.locale(), media.stt_configured())?;
         let input = self.fits_provider(input).await?;
         if let Some(refused) = self.refuse_over_budget(delivery, Some(&input)).await? {
@@ -71,6 +72,25 @@ impl Turns {
         }
     }
 
+    /// `input` marked as outside content when it replies to a message Kernel sent that carried
+    /// some (an answer of an outside-content turn, a job's output): the words it answers may be
+    /// a stranger's, so risky actions still wait for the owner's tap.
+    async fn mark_reply_to_outside(&self, mut input: UserInput) -> Result<UserInput, ApiError> {
+        if !input.outside_content
+            && !input.replied_to.is_empty()
+            && self
+                .inner
+                .store
+                .carried_outside(&input.replied_to)
+                .await
+                .map_err(ApiError::internal)?
+        {
+            tracing::info!("a reply to outside content: the turn is outside content");
+            input.outside_content = true;
+        }
+        Ok(input)
+    }
+
     /// `input` with its images scaled down to what the current provider takes, or refused (in
     /// the owner's language) when one cannot be decoded — also for a message that runs later
     /// (re-run, Continue), the provider may have changed meanwhile.
@@ -79,8 +99,8 @@ impl Turns {
         input: input::Accepted,
     ) -> Result<input::Accepted, ApiError> {
         let media = &self.inner.media;
-        match self.inner.models.current_kind() {
-            Some(kind) => media::fit_for_provider(input, kind)
+        match self.inner.models.images(None) {
+            Some((kind, limits)) => media::fit_for_provider(input, kind, limits)
                 .await
                 .map_err(|r| r.into_error(media.locale())),
             None => Ok(input),
@@ -231,6 +251,7 @@ impl Turns {
             attachments: Vec::new(),
             want_voice_reply: false,
             outside_content,
+            replied_to: Vec::new(),
         }
         .accept(inner.media.locale(), false)?;
         let cancel = inner.root.child_token();
@@ -373,6 +394,7 @@ impl Turns {
             reply_to: d.reply_to,
             placeholder: None,
             thread_id: d.thread_id,
+            outside: false,
         };
         if let Err(e) = inner.outbox.queue(item).await {
             tracing::warn!(error = %e, "cannot tell the owner a message waits for a slot");

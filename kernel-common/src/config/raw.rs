@@ -189,6 +189,10 @@ pub struct RawProvider {
     pub model_context_tokens: Option<BTreeMap<String, u32>>,
     /// `[providers.<name>.prices."<model>"]`: USD per million tokens.
     pub prices: Option<BTreeMap<String, RawPrice>>,
+    /// The largest image (decoded bytes) the provider takes; bigger ones are scaled down.
+    pub max_image_bytes: Option<usize>,
+    /// The most pixels a side of an image the provider takes; bigger ones are scaled down.
+    pub max_image_side_px: Option<u32>,
 }
 
 /// A model's prices, USD per million tokens.

@@ -12,6 +12,7 @@ mod config_context;
 mod config_embeddings;
 mod config_example;
 mod config_example_current;
+mod config_images;
 mod config_intake;
 mod config_loading;
 mod config_memory_auto;

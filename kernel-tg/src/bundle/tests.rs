@@ -22,6 +22,7 @@ fn part(id: i32, text: &str, media: bool) -> Part {
                 },
             }),
             outside: false,
+            replied_to: None,
         },
         late: false,
     }

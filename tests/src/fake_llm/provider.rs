@@ -38,6 +38,7 @@ impl FakeLlm {
             retry: Default::default(),
             context: Default::default(),
             thinking: None,
+            images: Default::default(),
         }
     }
 

@@ -155,6 +155,7 @@ mod turn {
     mod errors;
     mod history;
     mod living;
+    mod outside_replies;
     mod parallel;
     mod send_file;
     mod steering;

@@ -21,6 +21,7 @@ fn answer(turn: &str, text: &str) -> NewItem {
         reply_to: Some(7),
         placeholder: None,
         thread_id: None,
+        outside: false,
     }
 }
 
@@ -48,6 +49,7 @@ async fn the_item_is_stored_with_the_answer_in_one_transaction_and_replayed_in_o
         reply_to: None,
         placeholder: Some(9),
         thread_id: None,
+        outside: false,
     };
     let second = store.append_with_outbox(s.id, &[], &failed).await.unwrap();
     assert!(second > first);
@@ -224,6 +226,7 @@ fn notice(turn: &CutOffTurn) -> NewItem {
         reply_to: turn.to.reply_to,
         placeholder: turn.to.placeholder,
         thread_id: None,
+        outside: false,
     }
 }
 
@@ -250,6 +253,7 @@ async fn a_turn_without_an_outcome_is_reported_once_and_runs_again_once() {
         reply_to: Some(7),
         placeholder: None,
         thread_id: None,
+        outside: false,
     };
     store.append_with_outbox(s.id, &[], &done).await.unwrap();
 

@@ -125,9 +125,17 @@ impl Turn {
         }
         let body = match &outcome {
             Ok(text) => ItemBody::Answer {
-                text: match self.cost_footer() {
-                    Some(footer) => format!("{text}{footer}"),
-                    None => text.clone(),
+                text: {
+                    let mut shown = text.clone();
+                    if let Some(why) = &self.voice_failed {
+                        // The owner asked by voice: say why none came, under the answer.
+                        shown.push_str("\n\n");
+                        shown.push_str(why);
+                    }
+                    if let Some(footer) = self.cost_footer() {
+                        shown.push_str(&footer);
+                    }
+                    shown
                 },
                 voice: voice_reply.map(<[u8]>::to_vec),
                 reasoning: self.reasoning.clone(),
@@ -144,6 +152,7 @@ impl Turn {
             reply_to: delivery.reply_to,
             placeholder: delivery.placeholder,
             thread_id: delivery.thread_id,
+            outside: self.outside_content,
         };
         let ended = || TurnEvent::Failed {
             message: STORE_FAILED.to_owned(),

@@ -62,12 +62,15 @@ impl Turn {
         Ok(())
     }
 
-    /// The spoken version of `answer`, or `None` (no `[tts]`, nothing to say, failure or cancel;
-    /// the answer then goes out as text only). `SpeechStarted(Synthesizing)` is sent only when
+    /// The spoken version of `answer`, or `None` (no `[tts]`, nothing to say or cancel; the
+    /// answer then goes out as text only), or why it failed (one line for the owner, in the
+    /// owner's language, not yet redacted). `SpeechStarted(Synthesizing)` is sent only when
     /// something in the answer reads aloud, i.e. when a synthesis request will be made.
-    pub(super) async fn voice_reply(&self, answer: &str) -> Option<Vec<u8>> {
+    pub(super) async fn voice_reply(&self, answer: &str) -> Result<Option<Vec<u8>>, String> {
         let media = &self.turns.inner.media;
-        let text = media.spoken_version(answer)?;
+        let Some(text) = media.spoken_version(answer) else {
+            return Ok(None);
+        };
         self.emit(TurnEvent::SpeechStarted(SpeechStage::Synthesizing));
         media.voice_reply(&text, &self.cancel).await
     }

@@ -7,6 +7,9 @@ use std::time::Duration;
 use super::{Ctx, given, placeholder_note};
 use crate::config::context::{ContextLimits, ModelPrice};
 use crate::config::env::{TITLES_API_KEY_ENV, provider_key_env};
+use crate::config::images::{
+    ImageLimits, MAX_IMAGE_BYTES, MAX_IMAGE_SIDE, MIN_IMAGE_BYTES, MIN_IMAGE_SIDE,
+};
 use crate::config::raw::{RawConfig, RawProvider, RawTitles};
 use crate::config::{
     Component, GeneralConfig, ProviderConfig, ProviderKind, TITLES_PROVIDER, TitlesConfig,
@@ -96,6 +99,7 @@ fn provider(ctx: &mut Ctx<'_>, name: &str, raw: &RawProvider) -> Option<Provider
     let context = context_limits(ctx, &key, raw);
     let thinking =
         super::thinking::thinking(ctx, &key, kind, max_tokens, &models, raw.thinking.as_ref());
+    let images = image_limits(ctx, &key, raw);
     let kind = kind?;
     let api_base = ctx.url(
         &format!("{key}.api_base"),
@@ -116,7 +120,32 @@ fn provider(ctx: &mut Ctx<'_>, name: &str, raw: &RawProvider) -> Option<Provider
         retry,
         context,
         thinking,
+        images,
     })
+}
+
+/// `max_image_bytes` and `max_image_side_px`, refused outside their sensible ranges.
+fn image_limits(ctx: &mut Ctx<'_>, key: &str, raw: &RawProvider) -> ImageLimits {
+    if let Some(n) = raw.max_image_bytes
+        && !(MIN_IMAGE_BYTES..=MAX_IMAGE_BYTES).contains(&n)
+    {
+        ctx.refuse(format!(
+            "{key}.max_image_bytes = {n} is out of range: use {MIN_IMAGE_BYTES} to \
+             {MAX_IMAGE_BYTES} (the largest image the provider takes, in bytes)"
+        ));
+    }
+    if let Some(n) = raw.max_image_side_px
+        && !(MIN_IMAGE_SIDE..=MAX_IMAGE_SIDE).contains(&n)
+    {
+        ctx.refuse(format!(
+            "{key}.max_image_side_px = {n} is out of range: use {MIN_IMAGE_SIDE} to \
+             {MAX_IMAGE_SIDE} (the most pixels a side of an image the provider takes)"
+        ));
+    }
+    ImageLimits {
+        max_bytes: raw.max_image_bytes,
+        max_side: raw.max_image_side_px,
+    }
 }
 
 /// `context_tokens`, `reserve_output_tokens`, `model_context_tokens` and `prices`.

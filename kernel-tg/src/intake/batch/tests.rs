@@ -17,6 +17,7 @@ fn text(id: i32, text: &str) -> Part {
             text: text.to_owned(),
             media: None,
             outside: false,
+            replied_to: None,
         },
         late: false,
     }

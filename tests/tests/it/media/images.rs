@@ -249,3 +249,56 @@ async fn an_openai_compatible_provider_is_sent_the_same_6_mb_image() {
     );
     h.stop().await;
 }
+
+/// A `w`×`h` PNG of noise: incompressible, so about 3 bytes a pixel.
+fn noise_png(w: u32, h: u32) -> Vec<u8> {
+    let mut seed = 0x2545_f491_u32;
+    let img = ::image::RgbImage::from_fn(w, h, |_, _| {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        let b = seed.to_le_bytes();
+        ::image::Rgb([b[0], b[1], b[2]])
+    });
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, ::image::ImageFormat::Png).unwrap();
+    out.into_inner()
+}
+
+#[tokio::test]
+async fn an_openai_compatible_provider_with_an_image_limit_gets_the_image_scaled_to_it() {
+    use base64::Engine as _;
+    const LIMIT: usize = 200_000;
+    let fake = FakeLlm::start().await;
+    let cfg = TestConfig::with_kind(
+        "openai_compat",
+        &fake.url(),
+        &format!("max_image_bytes = {LIMIT}\nmax_image_side_px = 300\n"),
+    );
+    let mut h = Harness::start(cfg).await;
+    fake.push(Script::text("scaled"));
+    let big = noise_png(600, 400);
+    assert!(big.len() > 3 * LIMIT, "{}", big.len());
+    let events = turn_with(
+        &mut h.client,
+        request("看看", vec![image("image/png", &big)], false),
+    )
+    .await;
+    assert_eq!(completed(&events).text, "scaled", "{events:?}");
+    let body = fake.last_request().unwrap().body;
+    let images = sent_images("openai_compat", &body);
+    assert_eq!(images.len(), 1, "{body}");
+    let data = base64::engine::general_purpose::STANDARD
+        .decode(&images[0].1)
+        .unwrap();
+    assert!(data.len() <= LIMIT, "{}", data.len());
+    let scaled = ::image::load_from_memory(&data).unwrap();
+    assert!(
+        scaled.width() <= 300 && scaled.height() <= 300,
+        "{scaled:?}"
+    );
+    // The aspect ratio is kept (3:2).
+    let ratio = f64::from(scaled.width()) / f64::from(scaled.height());
+    assert!((ratio - 1.5).abs() < 0.02, "{ratio}");
+    h.stop().await;
+}

@@ -2,7 +2,9 @@
 //! API: the model's third identical call brings a question with Stop / Let it continue / Tell
 //! it something buttons; Stop ends the turn (the call never runs, the owner reads why); with four
 //! identical calls, Let it continue runs the third and the fourth (asked once) and the model
-//! hears what the owner chose.
+//! hears what the owner chose; no tap within `general.ask_timeout_secs` (1 s here, through the
+//! config) stops the turn and the model is told; Tell it something makes the owner's next
+//! message a steer the model reads in place of the call.
 
 use serde_json::Value;
 use tests::fake_llm::Script;
@@ -124,5 +126,79 @@ async fn four_identical_calls_ask_once_and_let_it_continue_runs_them() {
         .filter(|m| m.text.contains("可能陷入了循环"))
         .count();
     assert_eq!(asked_count, 1, "asked once");
+    stack.assert_no_secrets();
+}
+
+/// A stack whose questions wait `general.ask_timeout_secs` (shortened through the config).
+async fn asking_for(secs: u64) -> Stack {
+    Stack::start_edited("claude", "", |toml| {
+        toml.replacen(
+            "[general]\n",
+            &format!("[general]\nask_timeout_secs = {secs}\n"),
+            1,
+        )
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_tap_within_the_ask_timeout_stops_the_turn_and_the_model_is_told() {
+    let stack = asking_for(1).await;
+    identical_calls(&stack, 3);
+    stack.owner_says("find it");
+    // Nobody taps: the question times out (1 s, from the config) and the turn stops.
+    let stopped = message_with(&stack, "而问你的问题没有得到回答").await;
+    assert!(
+        stopped.text.contains("已停止") && stopped.text.contains("memory_search"),
+        "{}",
+        stopped.text
+    );
+    assert!(
+        stack
+            .telegram
+            .messages(OWNER_ID)
+            .iter()
+            .any(|m| m.text.contains("可能陷入了循环")),
+        "the owner was asked first"
+    );
+    assert_eq!(
+        stack.llm.requests().len(),
+        3,
+        "the call did not run and the model was not asked again"
+    );
+    // The next turn's model reads why the call did not run.
+    stack.llm.push(Script::text("ok"));
+    stack.owner_says("and now?");
+    message_with(&stack, "ok").await;
+    let body = stack.llm.last_request().unwrap().raw_body;
+    assert!(
+        body.contains("the owner did not answer in time, so the turn stops"),
+        "{body}"
+    );
+    stack.assert_no_secrets();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tell_it_something_makes_the_next_message_a_steer_the_model_sees() {
+    let stack = Stack::start().await;
+    identical_calls(&stack, 3);
+    stack.llm.push(Script::text("Searching the notes instead"));
+    stack.owner_says("find it");
+    let (asked, buttons) = the_question(&stack).await;
+    stack
+        .telegram
+        .press(OWNER_ID, OWNER_ID, asked.message_id, &buttons[2].1);
+    message_with(&stack, "请发一条消息告诉它该怎么做").await;
+    assert_eq!(stack.llm.requests().len(), 3, "the model waits");
+    stack.owner_says("look in the notes, not the memories");
+    message_with(&stack, "Searching the notes instead").await;
+    // The third call did not run; the owner's words follow its result as a steer.
+    let blocks = last_blocks(&stack, 3);
+    assert_eq!(blocks.len(), 2, "{blocks:?}");
+    assert!(
+        blocks[0].contains("not run") && blocks[0].contains("wrote to you instead"),
+        "{blocks:?}"
+    );
+    assert_eq!(blocks[1], "[主人插话] look in the notes, not the memories");
     stack.assert_no_secrets();
 }

@@ -263,3 +263,45 @@ async fn a_5_mb_png_sent_as_a_file_reaches_claude_scaled_within_its_limit() {
     );
     stack.assert_no_secrets();
 }
+
+/// Issue 49: `[tts] type = "edge"` with the service down — the voice note is still answered in
+/// text, and the owner reads why no voice note came (one line, no secret).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_edge_voice_service_down_the_text_answer_says_why() {
+    let speech = FakeSpeech::start(SPEECH_KEY).await;
+    speech.set_transcript("今天天气怎么样");
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let extra = format!(
+        "{}\n[tts]\ntype = \"edge\"\napi_base = \"ws://127.0.0.1:{port}/edge/v1\"\n\
+         voice = \"zh-CN-XiaoxiaoNeural\"\ntimeout_secs = 10\n",
+        speech_toml(&speech.base(), SPEECH_KEY, false)
+    );
+    let stack = Stack::start_with("claude", &extra).await;
+    stack.llm.push(Script::text("晴，二十度。"));
+    let asked = stack
+        .telegram
+        .user_voice(OWNER_ID, b"OggS-owner-voice".to_vec());
+    let visible = stack.turn_done().await;
+    assert_eq!(visible.len(), 1, "the text answer only: {visible:#?}");
+    let answer = &visible[0];
+    assert!(answer.voice.is_none());
+    assert_eq!(answer.reply_to, Some(asked));
+    let (said, why) = answer
+        .text
+        .split_once("\n\n")
+        .expect("a line under the answer");
+    assert_eq!(said, "晴，二十度。");
+    assert!(
+        why.starts_with("（没有语音回复：无法连接语音合成服务：")
+            && why.ends_with("以上为文字回答。）")
+            && !why.contains('\n'),
+        "{why}"
+    );
+    assert!(stack.telegram.calls_of("sendVoice").is_empty());
+    stack.assert_no_secrets();
+}
