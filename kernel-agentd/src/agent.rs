@@ -526,7 +526,10 @@ impl Base {
                     Box::new(move || {
                         let store = store.clone();
                         Box::pin(async move {
-                            store.close_idle_connections(1).await;
+                            // All of them: a quiet daemon keeps no connection, its page
+                            // cache, prepared statements and worker thread; the next turn opens
+                            // one (the pool's 60 s idle timeout closed it anyway).
+                            store.close_idle_connections(0).await;
                         })
                     })
                 },

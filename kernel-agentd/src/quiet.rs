@@ -1,7 +1,7 @@
 //! `Quiet`: keeping the daemon at its idle size. A completed round pokes it; after
 //! [`TRIM_AFTER`] without another poke it runs the trim callback the composition root gave it
 //! (`kernel_common::heap::trim`: free heap pages back to the OS), after closing the idle SQLite
-//! connections beyond one (the `shed` callback; not on the busy path below). Nothing else is
+//! connections (the `shed` callback; not on the busy path below). Nothing else is
 //! dropped later: the word-segmentation dictionary is static data in the binary
 //! (`memory::segment`), not heap to release. While rounds keep coming without such a pause,
 //! it still trims at most every [`TRIM_EVERY`], so a busy daemon does not keep the peak of every

@@ -189,7 +189,8 @@ impl Store {
     /// returns how many it closed. sqlx returns a used connection to the pool asynchronously
     /// (after a ping), so even strictly sequential work (start-up, one turn) often opens a second
     /// or third connection that then sits idle for [`IDLE_TIMEOUT`]; the quiet-time housekeeping
-    /// (`quiet`) calls this to shrink back to one. Never waits and never opens a connection.
+    /// (`quiet`) calls this with `keep` 0, so a quiet daemon holds no connection (the next
+    /// operation opens one). Never waits and never opens a connection.
     pub async fn close_idle_connections(&self, keep: usize) -> usize {
         let mut idle = Vec::new();
         while let Some(connection) = self.pool.try_acquire() {
@@ -299,7 +300,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn idle_connections_beyond_one_are_closed_and_the_store_still_works() {
+    async fn idle_connections_are_closed_and_the_store_still_works() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("kernel.db")).await.unwrap();
         // Three connections in use at once, then all returned to the pool.
@@ -322,6 +323,8 @@ mod tests {
             0,
             "nothing beyond one left"
         );
+        assert_eq!(store.close_idle_connections(0).await, 1);
+        assert_eq!(store.pool.size(), 0, "no connection left");
         assert!(
             store.schema_version().await.unwrap() > 0,
             "the store still answers"
