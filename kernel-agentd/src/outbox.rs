@@ -173,6 +173,7 @@ impl<E: Clone + Send + Sync + 'static> Outbox<E> {
             reply_to: None,
             placeholder: None,
             thread_id: Some(thread_id),
+            outside: false,
         };
         match self.queue(item).await {
             Ok(seq) => tracing::info!(seq, session = session_id, thread_id, "topic rename queued"),
