@@ -10,6 +10,8 @@ mod refusals;
 
 use std::collections::HashMap;
 
+use kernel_proto::words::BudgetPeriod;
+
 use crate::config::Locale;
 
 /// Longest name-like argument shown (characters) before it is cut with "…".
@@ -83,7 +85,13 @@ impl Said {
         let arg = |name: &str| {
             escape_truncated(args.get(name).map_or("", String::as_str), MAX_TITLE_CHARS)
         };
-        let monthly = args.get("period").is_some_and(|p| p == "monthly");
+        let monthly = args
+            .get("period")
+            .and_then(|p| BudgetPeriod::parse(p))
+            .is_some_and(|p| match p {
+                BudgetPeriod::Daily => false,
+                BudgetPeriod::Monthly => true,
+            });
         let provider = arg("provider");
         let (spent, limit) = (arg("spent_usd"), arg("limit_usd"));
         match self.locale() {
