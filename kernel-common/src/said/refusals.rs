@@ -220,12 +220,9 @@ mod tests {
     fn every_reason_is_said_in_the_owners_language() {
         let cjk = |s: &str| s.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
         for &reason in RefusalReason::ALL {
-            let zh = Said::new(Locale::Zh)
-                .refusal(&wire(reason))
-                .expect(reason.as_str());
-            let en = Said::new(Locale::En)
-                .refusal(&wire(reason))
-                .expect(reason.as_str());
+            let name = reason.as_str();
+            let zh = Said::new(Locale::Zh).refusal(&wire(reason)).expect(name);
+            let en = Said::new(Locale::En).refusal(&wire(reason)).expect(name);
             assert!(cjk(&zh), "{reason}: {zh}");
             assert!(!cjk(&en) && en.len() > 10, "{reason}: {en}");
             assert!(!zh.contains("<nope>") && !en.contains("<nope>"), "escaped");
