@@ -9,6 +9,7 @@
 mod period;
 pub mod texts;
 
+use kernel_proto::refused;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -72,15 +73,15 @@ impl Standing {
     /// The arguments of a `BUDGET_EXCEEDED` refusal for `over`: `period` (`daily`/`monthly`),
     /// `provider` (empty: overall), `spent_usd`, `limit_usd` (two decimals), and the override
     /// keys `day` and `month`.
-    pub fn refusal_args(&self, over: &LimitState) -> Vec<(&'static str, String)> {
-        vec![
-            ("period", over.period.as_str().to_owned()),
-            ("provider", over.provider.clone().unwrap_or_default()),
-            ("spent_usd", format!("{:.2}", over.spent_usd)),
-            ("limit_usd", format!("{:.2}", over.limit_usd)),
-            ("day", self.periods.key(PeriodKind::Day)),
-            ("month", self.periods.key(PeriodKind::Month)),
-        ]
+    pub fn refusal_args(&self, over: &LimitState) -> refused::BudgetExceeded {
+        refused::BudgetExceeded {
+            period: over.period.word(),
+            provider: over.provider.clone().unwrap_or_default(),
+            spent_usd: over.spent_usd,
+            limit_usd: over.limit_usd,
+            day: self.periods.key(PeriodKind::Day),
+            month: self.periods.key(PeriodKind::Month),
+        }
     }
 
     /// The first limit reached and not lifted by an override: nothing new may start.

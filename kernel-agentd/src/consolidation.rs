@@ -22,6 +22,7 @@ use chrono::Utc;
 use chrono_tz::Tz;
 use kernel_common::config::{ConsolidationConfig, Locale};
 use kernel_common::{Config, Redactor};
+use kernel_proto::words::RunOutcome;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -215,7 +216,7 @@ impl Consolidation {
             Err(e) => {
                 let e = e.redacted(&inner.redactor);
                 tracing::warn!(error = %e, "memory consolidation: the call failed; nothing changed");
-                return self.record_failure("failed").await;
+                return self.record_failure(Unchanged::Failed).await;
             }
         };
         let plan = match plan::parse(&answer).and_then(|p| {
@@ -225,7 +226,7 @@ impl Consolidation {
             Ok(plan) => plan,
             Err(e) => {
                 tracing::warn!(error = %e, "memory consolidation: the plan is refused; nothing changed");
-                return self.record_failure("malformed").await;
+                return self.record_failure(Unchanged::Malformed).await;
             }
         };
         let changes = self.changes(&plan, &candidates).await;
@@ -251,7 +252,7 @@ impl Consolidation {
                     memory = id,
                     "memory consolidation: a memory changed meanwhile; nothing changed"
                 );
-                self.record_failure("malformed").await
+                self.record_failure(Unchanged::Malformed).await
             }
         }
     }
@@ -378,10 +379,30 @@ impl Consolidation {
         }
     }
 
-    async fn record_failure(&self, outcome: &str) -> Result<(), StoreError> {
+    async fn record_failure(&self, outcome: Unchanged) -> Result<(), StoreError> {
+        let outcome = outcome.word().as_str();
         let run = self.inner.store.log_consolidation_failure(outcome).await?;
         *lock(&self.inner.last) = Some(run);
         Ok(())
+    }
+}
+
+/// Why a run changed nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unchanged {
+    /// The plan was unusable or named a memory it may not change (or one changed meanwhile).
+    Malformed,
+    /// The provider failed or stalled.
+    Failed,
+}
+
+impl Unchanged {
+    /// The run's outcome on the wire.
+    fn word(self) -> RunOutcome {
+        match self {
+            Unchanged::Malformed => RunOutcome::Malformed,
+            Unchanged::Failed => RunOutcome::Failed,
+        }
     }
 }
 

@@ -28,6 +28,7 @@ use chrono::{DateTime, NaiveDate, TimeZone as _, Utc};
 use chrono_tz::Tz;
 use kernel_common::config::{Locale, MemoryAutoConfig};
 use kernel_common::{Config, Redactor};
+use kernel_proto::words::RunOutcome;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -64,12 +65,12 @@ pub(crate) enum Outcome {
 }
 
 impl Outcome {
-    /// `ok`, `malformed` or `failed`.
-    pub(crate) fn as_str(self) -> &'static str {
+    /// The wire word: `ok`, `malformed` or `failed`.
+    pub(crate) fn word(self) -> RunOutcome {
         match self {
-            Outcome::Ok => "ok",
-            Outcome::Malformed => "malformed",
-            Outcome::Failed => "failed",
+            Outcome::Ok => RunOutcome::Ok,
+            Outcome::Malformed => RunOutcome::Malformed,
+            Outcome::Failed => RunOutcome::Failed,
         }
     }
 }

@@ -4,6 +4,7 @@
 
 use std::fmt;
 
+use kernel_proto::refused::{self, Refused};
 use kernel_proto::words::{self, RefusalReason};
 
 /// What a `#n` listing lists.
@@ -61,7 +62,7 @@ pub enum RefusalClass {
 }
 
 /// A refused request, with what the owner needs to fix it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Refusal {
     /// A delete named no `#n`.
     NoNumbers { what: Listed },
@@ -100,10 +101,10 @@ pub enum Refusal {
     MemoryTooLong { chars: usize, max: usize },
     /// An empty search query.
     QueryEmpty,
-    /// A `[budget]` limit is reached: no turn starts (the arguments as on the wire: `period`,
-    /// `provider`, `spent_usd`, `limit_usd`, `day`, `month`; `message` the English words).
+    /// A `[budget]` limit is reached: no turn starts (`over`: the limit and the override
+    /// keys; `message` the English words).
     BudgetExceeded {
-        args: Vec<(&'static str, String)>,
+        over: refused::BudgetExceeded,
         message: String,
     },
 }
@@ -131,43 +132,63 @@ impl Refusal {
         }
     }
 
-    /// The arguments by name (lists comma-separated).
-    pub fn args(&self) -> Vec<(&'static str, String)> {
+    /// The kind with its arguments as clients read them (`kernel_proto::refused`).
+    pub fn wire(&self) -> Refused {
         match self {
-            Refusal::NoNumbers { what } | Refusal::ListingNotShown { what } => {
-                vec![("what", what.as_str().to_owned())]
+            Refusal::NoNumbers { what } => {
+                Refused::NoNumbers(refused::NoNumbers { what: what.word() })
             }
-            Refusal::NotInListing { number, max } => {
-                vec![("number", number.to_string()), ("max", max.to_string())]
+            Refusal::ListingNotShown { what } => {
+                Refused::ListingNotShown(refused::ListingNotShown { what: what.word() })
             }
-            Refusal::SessionGone { number } => vec![("number", number.to_string())],
-            Refusal::UnknownProvider { provider, choices } => vec![
-                ("provider", provider.clone()),
-                ("choices", choices.join(", ")),
-            ],
+            Refusal::NotInListing { number, max } => Refused::NotInListing(refused::NotInListing {
+                number: *number,
+                max: *max as u64,
+            }),
+            Refusal::SessionGone { number } => {
+                Refused::SessionGone(refused::SessionGone { number: *number })
+            }
+            Refusal::SessionDeletedMeanwhile => Refused::SessionDeletedMeanwhile,
+            Refusal::UnknownProvider { provider, choices } => {
+                Refused::UnknownProvider(refused::UnknownProvider {
+                    provider: provider.clone(),
+                    choices: choices.clone(),
+                })
+            }
             Refusal::ProviderWithoutKey { provider, env } => {
-                vec![("provider", provider.clone()), ("env", env.clone())]
+                Refused::ProviderWithoutKey(refused::ProviderWithoutKey {
+                    provider: provider.clone(),
+                    env: env.clone(),
+                })
             }
-            Refusal::ProviderUnavailable { provider } => vec![("provider", provider.clone())],
+            Refusal::ProviderUnavailable { provider } => {
+                Refused::ProviderUnavailable(refused::ProviderUnavailable {
+                    provider: provider.clone(),
+                })
+            }
             Refusal::UnknownModel {
                 model,
                 provider,
                 choices,
-            } => vec![
-                ("model", model.clone()),
-                ("provider", provider.clone()),
-                ("choices", choices.join(", ")),
-            ],
-            Refusal::TitleFailed { detail } => vec![("detail", detail.clone())],
-            Refusal::BudgetExceeded { args, .. } => args.clone(),
+            } => Refused::UnknownModel(refused::UnknownModel {
+                model: model.clone(),
+                provider: provider.clone(),
+                choices: choices.clone(),
+            }),
+            Refusal::TitlesNotConfigured => Refused::TitlesNotConfigured,
+            Refusal::NothingToTitle => Refused::NothingToTitle,
+            Refusal::TitleFailed { detail } => Refused::TitleFailed(refused::TitleFailed {
+                detail: detail.clone(),
+            }),
+            Refusal::MemoryEmpty => Refused::MemoryEmpty,
             Refusal::MemoryTooLong { chars, max } => {
-                vec![("chars", chars.to_string()), ("max", max.to_string())]
+                Refused::MemoryTooLong(refused::MemoryTooLong {
+                    chars: *chars as u64,
+                    max: *max as u64,
+                })
             }
-            Refusal::SessionDeletedMeanwhile
-            | Refusal::TitlesNotConfigured
-            | Refusal::NothingToTitle
-            | Refusal::MemoryEmpty
-            | Refusal::QueryEmpty => Vec::new(),
+            Refusal::QueryEmpty => Refused::QueryEmpty,
+            Refusal::BudgetExceeded { over, .. } => Refused::BudgetExceeded(over.clone()),
         }
     }
 
@@ -255,8 +276,8 @@ mod tests {
         assert_eq!(r.to_string(), "#9 is not in the latest listing (#1..#3)");
         assert_eq!(r.reason().as_str(), "NOT_IN_LISTING");
         assert_eq!(
-            r.args(),
-            vec![("number", "9".to_owned()), ("max", "3".to_owned())]
+            r.wire(),
+            Refused::NotInListing(refused::NotInListing { number: 9, max: 3 })
         );
         assert_eq!(r.class(), RefusalClass::InvalidArgument);
         let r = Refusal::UnknownModel {

@@ -20,6 +20,7 @@ use std::pin::Pin;
 
 use futures::Stream;
 use kernel_proto::v1 as pb;
+use kernel_proto::words::DoctorVerdict;
 use tonic::{Request, Response, Status};
 
 use crate::agent::Agent;
@@ -349,10 +350,11 @@ impl pb::agent_server::Agent for AgentService {
             .iter()
             .map(|c| pb::DoctorCheck {
                 verdict: match c.verdict {
-                    crate::doctor::Verdict::Ok => "ok",
-                    crate::doctor::Verdict::Warn => "warn",
-                    crate::doctor::Verdict::Fail => "fail",
+                    crate::doctor::Verdict::Ok => DoctorVerdict::Ok,
+                    crate::doctor::Verdict::Warn => DoctorVerdict::Warn,
+                    crate::doctor::Verdict::Fail => DoctorVerdict::Fail,
                 }
+                .as_str()
                 .to_owned(),
                 name: c.name.clone(),
                 detail: c.detail.clone(),

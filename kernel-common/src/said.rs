@@ -8,7 +8,8 @@ mod failures;
 mod labels;
 mod refusals;
 
-use std::collections::HashMap;
+use kernel_proto::refused::BudgetExceeded;
+use kernel_proto::words::BudgetPeriod;
 
 use crate::config::Locale;
 
@@ -77,15 +78,18 @@ impl Said {
         }
     }
 
-    /// The notice for a turn a budget limit stopped (HTML), from the refusal's arguments
-    /// (`period`, `provider`, `spent_usd`, `limit_usd`).
-    pub fn budget_exceeded(self, args: &HashMap<String, String>) -> String {
-        let arg = |name: &str| {
-            escape_truncated(args.get(name).map_or("", String::as_str), MAX_TITLE_CHARS)
+    /// The notice for a turn a budget limit stopped (HTML), from the refusal's (or failure's)
+    /// arguments.
+    pub fn budget_exceeded(self, over: &BudgetExceeded) -> String {
+        let monthly = match over.period {
+            BudgetPeriod::Daily => false,
+            BudgetPeriod::Monthly => true,
         };
-        let monthly = args.get("period").is_some_and(|p| p == "monthly");
-        let provider = arg("provider");
-        let (spent, limit) = (arg("spent_usd"), arg("limit_usd"));
+        let provider = escape_truncated(&over.provider, MAX_TITLE_CHARS);
+        let (spent, limit) = (
+            format!("{:.2}", over.spent_usd),
+            format!("{:.2}", over.limit_usd),
+        );
         match self.locale() {
             Locale::Zh => {
                 let what = match (monthly, provider.is_empty()) {

@@ -6,6 +6,7 @@
 //! - `v1`: the generated messages and the `Agent` service stubs (client and server).
 //! - `words`: every word the processes match as a string on the wire, one enum each.
 //! - `refusal`: a typed `Refusal` carried inside a gRPC status.
+//! - `refused`: each refusal kind with its arguments typed, encoded and parsed in one place.
 //!
 //! Entry point: the `.proto` file itself (`proto/kernel/v1/agent.proto`), compiled by `build.rs`.
 #![forbid(unsafe_code)]
@@ -17,6 +18,7 @@ pub mod v1 {
 }
 
 pub mod refusal;
+pub mod refused;
 pub mod words;
 
 /// The largest voice reply agentd sends (the Ogg/Opus bytes of `TurnCompleted`'s voice).

@@ -248,6 +248,59 @@ words! {
     }
 }
 
+words! {
+    /// A `[budget]` limit's period: `BudgetLine.period`, `BudgetExceeded.period` and the
+    /// `period` argument of the `BUDGET_EXCEEDED` refusal and failure.
+    BudgetPeriod {
+        Daily = "daily",
+        Monthly = "monthly",
+    }
+}
+
+words! {
+    /// Where a memory came from: `BrowseMemoriesRequest.source` (empty: all).
+    MemorySource {
+        /// Added by the owner.
+        Owner = "owner",
+        /// Auto memory from the owner's own words.
+        Auto = "auto",
+        /// Auto memory from outside content.
+        Outside = "outside",
+    }
+}
+
+words! {
+    /// How a background memory run ended: `MemoryAutoStatus.outcome` (auto memory) and
+    /// `ConsolidationRun.outcome` (memory consolidation).
+    RunOutcome {
+        /// It ran and its changes are in.
+        Ok = "ok",
+        /// The model's answer was unusable; nothing changed.
+        Malformed = "malformed",
+        /// The provider failed or stalled; nothing changed.
+        Failed = "failed",
+    }
+}
+
+words! {
+    /// One doctor check's verdict: `DoctorCheck.verdict`.
+    DoctorVerdict {
+        Ok = "ok",
+        Warn = "warn",
+        Fail = "fail",
+    }
+}
+
+words! {
+    /// Who wrote a stored message: `HistoryMessage.role` and `HistoryHit.role`.
+    MessageRole {
+        /// The owner.
+        User = "user",
+        /// Kernel.
+        Assistant = "assistant",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,6 +372,15 @@ mod tests {
             SkillSideEffects::as_str,
             SkillSideEffects::parse,
         );
+        round_trips(BudgetPeriod::ALL, BudgetPeriod::as_str, BudgetPeriod::parse);
+        round_trips(MemorySource::ALL, MemorySource::as_str, MemorySource::parse);
+        round_trips(RunOutcome::ALL, RunOutcome::as_str, RunOutcome::parse);
+        round_trips(
+            DoctorVerdict::ALL,
+            DoctorVerdict::as_str,
+            DoctorVerdict::parse,
+        );
+        round_trips(MessageRole::ALL, MessageRole::as_str, MessageRole::parse);
     }
 
     #[test]
@@ -336,5 +398,10 @@ mod tests {
         assert_eq!(SetAsideReason::Superseded.as_str(), "superseded");
         assert_eq!(ProposalOutcome::Stale.as_str(), "stale");
         assert_eq!(SkillSideEffects::ProcessControl.as_str(), "process-control");
+        assert_eq!(BudgetPeriod::Monthly.as_str(), "monthly");
+        assert_eq!(MemorySource::Outside.as_str(), "outside");
+        assert_eq!(RunOutcome::Malformed.as_str(), "malformed");
+        assert_eq!(DoctorVerdict::Warn.as_str(), "warn");
+        assert_eq!(MessageRole::Assistant.as_str(), "assistant");
     }
 }

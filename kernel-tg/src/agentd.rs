@@ -4,6 +4,8 @@
 
 pub use kernel_common::agentd_client::{Agentd, Client, ConnectError, Token, is_transport_failure};
 
+use kernel_proto::refused::Refused;
+
 use crate::texts::Texts;
 
 /// What to tell the owner when agentd refused a request: its refusal said in the owner's
@@ -11,6 +13,7 @@ use crate::texts::Texts;
 /// owner's language, e.g. a media refusal) its message.
 pub fn refused(status: &tonic::Status, texts: Texts) -> String {
     kernel_proto::refusal::of(status)
-        .and_then(|r| texts.refusal(&r.reason, &r.args))
+        .and_then(|r| Refused::parse(&r))
+        .map(|r| texts.refused(&r))
         .unwrap_or_else(|| texts.rejected(status.message()))
 }

@@ -246,10 +246,9 @@ impl Texts {
         Said::new(self.locale).turn_failure(reason, args, message)
     }
 
-    /// The reply for agentd's refusal `reason` with `args`; `None` for an unknown reason
-    /// (shared with kernel-web: `Said`).
-    pub fn refusal(self, reason: &str, args: &HashMap<String, String>) -> Option<String> {
-        Said::new(self.locale).refusal(reason, args)
+    /// The reply for agentd's refusal (shared with kernel-web: `Said`).
+    pub fn refused(self, refusal: &kernel_proto::refused::Refused) -> String {
+        Said::new(self.locale).refused(refusal)
     }
 
     /// The words kernel-tg shares with kernel-web, in the same locale.

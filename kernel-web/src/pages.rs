@@ -38,8 +38,7 @@ pub(crate) fn refused(web: &Web, status: &tonic::Status) -> Response {
 /// agentd's refusal in the owner's language (the shared words, `kernel_common::said`), or its
 /// English message when the refusal carries no reason this build can say.
 pub(crate) fn refusal_text(web: &Web, status: &tonic::Status) -> String {
-    let said = kernel_proto::refusal::of(status)
-        .and_then(|r| web.texts.said().refusal(&r.reason, &r.args));
+    let said = kernel_proto::refusal::of(status).and_then(|r| web.texts.said().refusal(&r));
     match said {
         Some(html) => said::plain(&html),
         None => format!("{}{}", web.texts.refused(), status.message()),
@@ -90,11 +89,7 @@ mod tests {
             &refusal,
         );
         let said = kernel_proto::refusal::of(&status)
-            .and_then(|r| {
-                Texts::new(Locale::default())
-                    .said()
-                    .refusal(&r.reason, &r.args)
-            })
+            .and_then(|r| Texts::new(Locale::default()).said().refusal(&r))
             .map(|html| kernel_common::said::plain(&html))
             .unwrap();
         assert!(

@@ -1,6 +1,8 @@
 //! The texts of the console's reading and tending pages (usage, session history and search,
 //! notes, schedules and jobs, skills), Chinese by default, English with `general.locale = "en"`.
 
+use kernel_proto::words::{BudgetPeriod, MemorySource};
+
 use crate::texts::Texts;
 
 macro_rules! page_texts {
@@ -92,6 +94,25 @@ impl Texts {
     pub(crate) fn usage_budgets(self) -> &'static str {
         self.said().budgets()
     }
+
+    /// A budget line's period (`BudgetLine.period`) in the owner's language; a period this
+    /// build does not know as agentd sent it.
+    pub(crate) fn usage_period_of(self, period: &str) -> String {
+        BudgetPeriod::parse(period).map_or_else(
+            || period.to_owned(),
+            |p| self.said().budget_period(p).to_owned(),
+        )
+    }
+
+    /// A memory source filter's label (`None`: every source).
+    pub(crate) fn memory_source_label(self, source: Option<MemorySource>) -> &'static str {
+        match source {
+            None => self.memory_source_all(),
+            Some(MemorySource::Owner) => self.memory_source_owner(),
+            Some(MemorySource::Auto) => self.memory_source_auto(),
+            Some(MemorySource::Outside) => self.memory_source_outside(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -107,5 +128,16 @@ mod tests {
         assert_eq!(zh.job_status("cancelled"), "已取消");
         assert_eq!(en.job_status("interrupted"), "interrupted");
         assert_eq!(en.job_status("<b>"), "unknown");
+    }
+
+    #[test]
+    fn budget_periods_and_memory_sources_are_in_the_owners_language() {
+        let (zh, en) = (Texts::new(Locale::Zh), Texts::new(Locale::En));
+        assert_eq!(zh.usage_period_of("daily"), "每日");
+        assert_eq!(en.usage_period_of("monthly"), "monthly");
+        assert_eq!(zh.usage_period_of("weekly"), "weekly");
+        assert_eq!(zh.memory_source_label(None), "全部");
+        let outside = Some(kernel_proto::words::MemorySource::Outside);
+        assert_eq!(en.memory_source_label(outside), "auto (outside content)");
     }
 }

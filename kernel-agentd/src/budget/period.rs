@@ -7,6 +7,7 @@ use std::sync::Mutex;
 
 use chrono::{DateTime, Datelike, Duration, NaiveDate, TimeZone, Utc};
 use chrono_tz::Tz;
+use kernel_proto::words::BudgetPeriod;
 
 /// Daily or monthly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -16,12 +17,17 @@ pub enum PeriodKind {
 }
 
 impl PeriodKind {
+    /// The wire word: `daily` or `monthly`.
+    pub fn word(self) -> BudgetPeriod {
+        match self {
+            PeriodKind::Day => BudgetPeriod::Daily,
+            PeriodKind::Month => BudgetPeriod::Monthly,
+        }
+    }
+
     /// `"daily"` or `"monthly"` (the config key and the wire value).
     pub fn as_str(self) -> &'static str {
-        match self {
-            PeriodKind::Day => "daily",
-            PeriodKind::Month => "monthly",
-        }
+        self.word().as_str()
     }
 }
 

@@ -211,7 +211,7 @@ fn memory_auto(m: crate::memory_auto::AutoStatus) -> pb::MemoryAutoStatus {
         refreshed: m.last.map_or(0, |r| r.refreshed),
         outcome: m
             .last
-            .map(|r| r.outcome.as_str().to_owned())
+            .map(|r| r.outcome.word().as_str().to_owned())
             .unwrap_or_default(),
     }
 }

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use kernel_proto::v1 as pb;
+use kernel_proto::words::MessageRole;
 use tonic::Status;
 
 use super::convert::session_info;
@@ -14,11 +15,13 @@ use crate::recall::{HistoryHit, HistoryQuery, Neighbour};
 /// Most sessions the web console's search returns, and the hits read to find them.
 const SESSION_SEARCH_LIMIT: usize = 50;
 
-fn role(role: Role) -> &'static str {
+/// A stored message's author as the wire says it.
+pub(super) fn role(role: Role) -> &'static str {
     match role {
-        Role::User => "user",
-        Role::Assistant => "assistant",
+        Role::User => MessageRole::User,
+        Role::Assistant => MessageRole::Assistant,
     }
+    .as_str()
 }
 
 fn neighbour(n: Option<Neighbour>) -> String {

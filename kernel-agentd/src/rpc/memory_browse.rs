@@ -3,6 +3,7 @@
 
 use chrono::NaiveDate;
 use kernel_proto::v1 as pb;
+use kernel_proto::words;
 use tonic::Status;
 
 use super::{AgentService, to_status};
@@ -14,12 +15,15 @@ fn invalid(message: String) -> Status {
 }
 
 fn source(s: &str) -> Result<Option<MemorySource>, Status> {
-    match s.trim() {
-        "" => Ok(None),
-        "owner" => Ok(Some(MemorySource::Owner)),
-        "auto" => Ok(Some(MemorySource::Auto)),
-        "outside" => Ok(Some(MemorySource::Outside)),
-        _ => Err(invalid(
+    let s = s.trim();
+    if s.is_empty() {
+        return Ok(None);
+    }
+    match words::MemorySource::parse(s) {
+        Some(words::MemorySource::Owner) => Ok(Some(MemorySource::Owner)),
+        Some(words::MemorySource::Auto) => Ok(Some(MemorySource::Auto)),
+        Some(words::MemorySource::Outside) => Ok(Some(MemorySource::Outside)),
+        None => Err(invalid(
             "source is \"owner\", \"auto\", \"outside\" or empty".to_owned(),
         )),
     }

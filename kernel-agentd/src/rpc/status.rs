@@ -3,8 +3,6 @@
 
 use tonic::{Code, Status};
 
-use kernel_proto::v1 as pb;
-
 use crate::error::ApiError;
 use crate::refusal::{Refusal, RefusalClass};
 
@@ -33,14 +31,7 @@ fn refused(refusal: &Refusal) -> Status {
         RefusalClass::NotFound => Code::NotFound,
         RefusalClass::FailedPrecondition => Code::FailedPrecondition,
     };
-    let detail = pb::Refusal {
-        reason: refusal.reason().as_str().to_owned(),
-        args: refusal
-            .args()
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v))
-            .collect(),
-    };
+    let detail = refusal.wire().to_proto();
     kernel_proto::refusal::status(code, refusal.to_string(), &detail)
 }
 

@@ -8,7 +8,6 @@ use tonic::Status;
 
 use super::convert::session_info;
 use super::{AgentService, to_status};
-use crate::conversation::Role;
 use crate::error::ApiError;
 
 /// The days `GetUsageHistory` covers when asked for 0.
@@ -68,11 +67,7 @@ impl AgentService {
                 .messages
                 .into_iter()
                 .map(|m| pb::HistoryMessage {
-                    role: match m.role {
-                        Role::User => "user",
-                        Role::Assistant => "assistant",
-                    }
-                    .to_owned(),
+                    role: super::history::role(m.role).to_owned(),
                     text: m.text,
                     tools: m.tools,
                     time: m.time,

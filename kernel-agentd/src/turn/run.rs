@@ -5,6 +5,8 @@ mod deliver;
 mod fit;
 mod media;
 mod model;
+mod persist;
+mod prepare;
 mod repeat;
 mod restart;
 mod steer;
@@ -21,12 +23,9 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use super::context::format_now;
 use super::gate::{Origin, Permit};
 use super::input::{Accepted, Part};
 use super::intake::IntakeKeys;
-use super::session_history;
-use super::slim::slim;
 use super::tool_line::{input_line, result_line};
 use super::{MAX_TOOL_CALLS, TurnEvent, Turns};
 use kernel_common::config::Locale;
@@ -36,13 +35,9 @@ use crate::failure::FailReason;
 use crate::models::CurrentModel;
 use crate::models::cooldown::FailoverReason;
 use crate::outbox::OwnerDelivery;
-use crate::request::RequestInputs;
 use crate::store::intake_keys::KeysTaken;
-use crate::store::running_turns::{Destination, Running};
 use crate::tools::{ToolContext, ToolEvent, ToolEvents, ToolOutput};
 
-/// What the owner sees when the conversation cannot be saved (the cause is logged).
-const STORE_FAILED: &str = "could not save the conversation (database error); see the agent log";
 /// The result of a call that was running (or about to run) when the owner cancelled.
 const CANCELLED_BY_USER: &str = "cancelled by the user";
 /// How long cancelled tools may take to notice their token before they are dropped.
@@ -477,128 +472,11 @@ impl Turn {
         })
     }
 
-    /// Gathers what the request is built from — the persona, the skills index, the tools, the
-    /// stored history, the recalled memories — stores the user message, and builds the request
-    /// (`request::build`); a fold it made is saved.
-    async fn prepare(&mut self) -> Result<(), Stop> {
-        let turns = &self.turns.inner;
-        let (k, tz) = (turns.memory_recall_k, turns.tz);
-        let (persona, skills) = tokio::join!(turns.soul.system_prompt(), turns.skills.index());
-        self.specs = turns.tools.specs();
-        self.token_budget = self.token_budget_for_model();
-        // Memory recall reads only the memories, so it runs beside reading the history and
-        // storing the owner's message (each on its own pool connection), not after them.
-        let query = media::recall_query(&self.user);
-        let recall = async {
-            if k == 0 || query.trim().is_empty() {
-                return Some(Vec::new());
-            }
-            tokio::select! {
-                biased;
-                () = self.cancel.cancelled() => None,
-                m = turns.recall.recall(&query, k) => Some(m.into_iter().take(k).collect::<Vec<_>>()),
-            }
-        };
-        let unstarted = self.unstarted.take();
-        let stored = async {
-            let stored = session_history::read(&turns.store, self.session_id)
-                .await
-                .map_err(store_failed)?;
-            self.persist_user().await?;
-            if let Some(left_out) = unstarted {
-                // The message and its keys are stored: it is taken.
-                self.emit_started(left_out);
-            }
-            Ok::<_, Stop>(stored)
-        };
-        let (stored, memories) = tokio::join!(stored, recall);
-        let stored = stored?;
-        let memories = memories.ok_or(Stop::Cancelled)?;
-        let built = crate::request::build(RequestInputs {
-            persona,
-            skills_index: &skills,
-            tools: &self.specs,
-            stored,
-            rounds: turns.context_rounds,
-            token_budget: self.token_budget,
-            kind: self.model.kind,
-            user: &self.user,
-            now: &format_now(Utc::now(), tz),
-            memories: &memories,
-        });
-        if let Some(folded) = built.folded {
-            session_history::save_fold(&turns.store, self.session_id, &built.summary, folded)
-                .await
-                .map_err(store_failed)?;
-            turns.after_fold.folded(self.session_id);
-        }
-        self.system = built.system;
-        self.prefix_estimate = built.prefix_tokens;
-        self.messages = built.messages;
-        self.stable_prefix = built.stable_prefix;
-        self.turn_start = built.stable_prefix;
-        Ok(())
-    }
-
     pub(super) fn with_permit(&self, f: impl FnOnce(&Permit)) {
         if let Some(p) = &self.permit {
             f(p);
         }
     }
-
-    /// Appends `message`, slimmed, to the session (one transaction). `tool_names` maps call ids
-    /// to tool names for the results in it.
-    async fn persist(&self, message: &Message, tool_names: &[(&str, &str)]) -> Result<(), Stop> {
-        let names: HashMap<&str, &str> = tool_names.iter().copied().collect();
-        let stored = slim(message, |id| names.get(id).copied());
-        self.turns
-            .inner
-            .store
-            .append_messages(self.session_id, &[stored])
-            .await
-            .map_err(store_failed)?;
-        Ok(())
-    }
-}
-
-impl Turn {
-    /// Stores the user message with the request's idempotency keys and, for an owner turn, its
-    /// record as running (where its answer goes; the message in full when the stored one is
-    /// slimmed, and how trusted it is), in one transaction: a crash before the outcome is stored
-    /// leaves a trace the next start reports and can run again (`turn::cut_off`).
-    async fn persist_user(&self) -> Result<(), Stop> {
-        let turns = &self.turns.inner;
-        let stored = slim(&self.user, |_| None);
-        let owner = self.permit.as_ref().and_then(Permit::origin) == Some(Origin::Owner);
-        let running = self.delivery.filter(|_| owner).map(|d| Running {
-            to: Destination {
-                reply_to: d.reply_to,
-                placeholder: d.placeholder.or(turns.outbox.placeholder(&self.id)),
-            },
-            full: (stored != self.user).then(|| self.user.clone()),
-            outside_content: self.outside_content,
-            voice_reply: self.want_voice_reply,
-        });
-        turns
-            .store
-            .append_user_message(
-                self.session_id,
-                &stored,
-                &self.id,
-                self.keys.as_slice(),
-                running,
-            )
-            .await
-            .map_err(store_failed)?
-            .map_err(Stop::AlreadyTaken)?;
-        self.user_stored.store(true, Ordering::Relaxed);
-        Ok(())
-    }
-}
-
-fn store_failed(e: crate::store::StoreError) -> Stop {
-    tracing::error!(error = %e, "cannot save the conversation");
-    Stop::Failed(STORE_FAILED.to_owned(), FailReason::store_failed())
 }
 
 #[cfg(test)]

@@ -54,6 +54,7 @@ fn kept(input: &Accepted) -> Kept {
 fn over_budget_failure(standing: &Standing, over: &LimitState) -> (String, FailReason) {
     let args: BTreeMap<String, String> = standing
         .refusal_args(over)
+        .args()
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
         .collect();
@@ -95,7 +96,7 @@ impl Turns {
         let (message, mut reason) = over_budget_failure(&standing, &over);
         let Some(delivery) = delivery else {
             return Err(Refusal::BudgetExceeded {
-                args: standing.refusal_args(&over),
+                over: standing.refusal_args(&over),
                 message,
             }
             .into());

@@ -1,8 +1,8 @@
 //! Short labels both adapters show, said once: the approval buttons and outcomes, job
-//! statuses, skill side effects, and the words for "untitled", "stop", "next", "you", "idle" and
-//! "budgets".
+//! statuses, skill side effects, budget periods, and the words for "untitled", "stop", "next",
+//! "you", "idle" and "budgets".
 
-use kernel_proto::words::{JobStatus, SkillSideEffects};
+use kernel_proto::words::{BudgetPeriod, JobStatus, SkillSideEffects};
 
 use super::Said;
 
@@ -72,6 +72,14 @@ impl Said {
     /// No turn running.
     pub fn idle(self) -> &'static str {
         self.pick("空闲", "idle")
+    }
+
+    /// A `[budget]` limit's period in words.
+    pub fn budget_period(self, period: BudgetPeriod) -> &'static str {
+        match period {
+            BudgetPeriod::Daily => self.pick("每日", "daily"),
+            BudgetPeriod::Monthly => self.pick("每月", "monthly"),
+        }
     }
 
     /// The heading of the budgets.

@@ -2,6 +2,7 @@
 //! per session (its best match) and a Resume button for each.
 
 use kernel_proto::v1 as pb;
+use kernel_proto::words::MessageRole;
 use teloxide::types::InlineKeyboardMarkup;
 use tonic::Status;
 
@@ -43,7 +44,10 @@ pub(crate) async fn search(
         .map(|h| HistoryFound {
             number: h.session_number,
             title: &h.session_title,
-            by_owner: h.role == "user",
+            by_owner: match MessageRole::parse(&h.role) {
+                Some(MessageRole::User) => true,
+                Some(MessageRole::Assistant) | None => false,
+            },
             time: &h.time,
             line: &h.text,
         })

@@ -1,6 +1,7 @@
 //! What Kernel reports about itself: `/status`, `/usage` (with the spend report) and `/doctor`.
 
 use kernel_proto::v1 as pb;
+use kernel_proto::words::BudgetPeriod;
 use tonic::Status;
 
 use super::sessions::session_entry;
@@ -164,7 +165,10 @@ fn spend_view(u: &pb::GetUsageResponse) -> crate::texts::SpendView {
             .budgets
             .iter()
             .map(|b| crate::texts::BudgetLineView {
-                monthly: b.period == "monthly",
+                monthly: match BudgetPeriod::parse(&b.period) {
+                    Some(BudgetPeriod::Monthly) => true,
+                    Some(BudgetPeriod::Daily) | None => false,
+                },
                 provider: b.provider.clone(),
                 spent_usd: b.spent_usd,
                 limit_usd: b.limit_usd,

@@ -14,6 +14,7 @@
 
 mod answer;
 
+use kernel_proto::refused::BudgetExceeded;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -304,21 +305,23 @@ impl Item<'_> {
     /// turn failed.
     async fn failure(&self, failed: pb::TurnFailed, turn_id: &str) -> Result<(), End> {
         let texts = self.app.texts();
-        match FailureReason::parse(&failed.reason) {
-            Some(FailureReason::TurnCutOff) => {
+        let reason = FailureReason::parse(&failed.reason);
+        let over = match reason {
+            Some(FailureReason::BudgetExceeded) => BudgetExceeded::parse(&failed.args),
+            _ => None,
+        };
+        match (reason, over) {
+            (Some(FailureReason::TurnCutOff), _) => {
                 tracing::info!(seq = self.seq, "delivering a cut-off turn's notice");
                 let buttons = crate::buttons::rerun(turn_id, texts);
                 self.show_part_with(1, texts.turn_cut_off(), self.placeholder, buttons)
                     .await
             }
-            Some(FailureReason::BudgetExceeded) => {
+            (Some(FailureReason::BudgetExceeded), Some(over)) => {
                 tracing::info!(seq = self.seq, "delivering a budget limit's notice");
-                let arg = |k: &str| failed.args.get(k).map_or("", String::as_str);
-                let buttons =
-                    crate::buttons::budget((arg("day"), arg("month")), arg("refusal"), texts);
-                let args: std::collections::HashMap<String, String> =
-                    failed.args.clone().into_iter().collect();
-                let html = texts.budget_exceeded(&args);
+                let refusal = failed.args.get("refusal").map_or("", String::as_str);
+                let buttons = crate::buttons::budget((&over.day, &over.month), refusal, texts);
+                let html = texts.budget_exceeded(&over);
                 self.show_part_with(1, &html, self.placeholder, buttons)
                     .await
             }

@@ -2,9 +2,8 @@
 //! limit) with its buttons "Continue today" / "Continue this month", the press's toasts, and
 //! the budgets and per-model costs `/usage` adds.
 
-use std::collections::HashMap;
-
 use kernel_common::said::Said;
+use kernel_proto::refused::BudgetExceeded;
 use std::fmt::Write as _;
 
 use kernel_common::config::Locale;
@@ -165,10 +164,9 @@ impl Texts {
         known.to_owned()
     }
 
-    /// The notice for a turn a budget limit stopped (HTML), from the refusal's arguments
-    /// (`period`, `provider`, `spent_usd`, `limit_usd`): [`Said::budget_exceeded`].
-    pub fn budget_exceeded(self, args: &HashMap<String, String>) -> String {
-        Said::new(self.locale()).budget_exceeded(args)
+    /// The notice for a turn a budget limit stopped (HTML): [`Said::budget_exceeded`].
+    pub fn budget_exceeded(self, over: &BudgetExceeded) -> String {
+        Said::new(self.locale()).budget_exceeded(over)
     }
 
     /// The button lifting every limit for the rest of today.
@@ -217,26 +215,28 @@ impl Texts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kernel_proto::words::BudgetPeriod;
 
     #[test]
     fn the_limit_notice_in_both_languages() {
-        let args: HashMap<String, String> = [
-            ("period", "daily"),
-            ("provider", ""),
-            ("spent_usd", "3.00"),
-            ("limit_usd", "2.40"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect();
-        let zh = Texts::new(Locale::Zh).budget_exceeded(&args);
+        let daily = BudgetExceeded {
+            period: BudgetPeriod::Daily,
+            provider: String::new(),
+            spent_usd: 3.0,
+            limit_usd: 2.4,
+            day: "day:2026-02-11".into(),
+            month: "month:2026-02".into(),
+        };
+        let zh = Texts::new(Locale::Zh).budget_exceeded(&daily);
         assert!(
             zh.contains("今日预算") && zh.contains("$3.00") && zh.contains("$2.40"),
             "{zh}"
         );
-        let mut monthly = args.clone();
-        monthly.insert("period".into(), "monthly".into());
-        monthly.insert("provider".into(), "<p>".into());
+        let monthly = BudgetExceeded {
+            period: BudgetPeriod::Monthly,
+            provider: "<p>".into(),
+            ..daily
+        };
         let en = Texts::new(Locale::En).budget_exceeded(&monthly);
         assert!(en.contains("the monthly budget of &lt;p&gt;"), "{en}");
         assert_eq!(

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::{Texts, escape_html};
 use kernel_common::config::Locale;
-use kernel_proto::words::SetAsideReason;
+use kernel_proto::words::{RunOutcome, SetAsideReason};
 
 /// The job's state as `/status` shows it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -88,19 +88,23 @@ impl Texts {
             );
         };
         let at = escape_html(&self.local_time(at));
-        let result = match (c.outcome, self.locale()) {
-            ("ok", Locale::Zh) => format!(
+        let result = match (RunOutcome::parse(c.outcome), self.locale()) {
+            (Some(RunOutcome::Ok), Locale::Zh) => format!(
                 "合并 {} 组，完成 {} 条，取代 {} 条，建议 {} 条",
                 c.merged, c.retired, c.superseded, c.proposed
             ),
-            ("ok", Locale::En) => format!(
+            (Some(RunOutcome::Ok), Locale::En) => format!(
                 "{} merged, {} retired, {} superseded, {} proposed",
                 c.merged, c.retired, c.superseded, c.proposed
             ),
-            ("malformed", Locale::Zh) => "计划无法使用，未作改动".to_owned(),
-            ("malformed", Locale::En) => "unusable plan, nothing changed".to_owned(),
-            (_, Locale::Zh) => "调用失败，未作改动".to_owned(),
-            (_, Locale::En) => "the call failed, nothing changed".to_owned(),
+            (Some(RunOutcome::Malformed), Locale::Zh) => "计划无法使用，未作改动".to_owned(),
+            (Some(RunOutcome::Malformed), Locale::En) => {
+                "unusable plan, nothing changed".to_owned()
+            }
+            (Some(RunOutcome::Failed) | None, Locale::Zh) => "调用失败，未作改动".to_owned(),
+            (Some(RunOutcome::Failed) | None, Locale::En) => {
+                "the call failed, nothing changed".to_owned()
+            }
         };
         let mut out = format!(
             "{label}{}{at}{}{result}",

@@ -55,7 +55,14 @@ impl Texts {
                 escape_truncated(job.task, MAX_MEMORY_CHARS)
             );
         }
-        if jobs.iter().any(|j| j.status == "running") {
+        let running = |status: &str| match JobStatus::parse(status) {
+            Some(JobStatus::Running) => true,
+            Some(
+                JobStatus::Done | JobStatus::Failed | JobStatus::Cancelled | JobStatus::Interrupted,
+            )
+            | None => false,
+        };
+        if jobs.iter().any(|j| running(j.status)) {
             out.push_str(self.pick(
                 "\n/jobs cancel #n 取消运行中的任务",
                 "\n/jobs cancel #n to cancel a running job",

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use super::{Texts, escape_html};
 use kernel_common::config::Locale;
+use kernel_proto::words::RunOutcome;
 
 /// Auto memory's state as `/status` shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -51,13 +52,18 @@ impl Texts {
             return;
         };
         let at = escape_html(&self.local_time(at));
-        let result = match (auto.outcome, self.locale()) {
-            ("ok", Locale::Zh) => format!("新增 {} 条，更新 {} 条", auto.added, auto.refreshed),
-            ("ok", Locale::En) => format!("{} added, {} refreshed", auto.added, auto.refreshed),
-            ("malformed", Locale::Zh) => "模型输出无法解析，已跳过".to_owned(),
-            ("malformed", Locale::En) => "unreadable model output, skipped".to_owned(),
-            (_, Locale::Zh) => "调用失败，未作改动".to_owned(),
-            (_, Locale::En) => "the call failed, nothing changed".to_owned(),
+        let (added, refreshed) = (auto.added, auto.refreshed);
+        let result = match (RunOutcome::parse(auto.outcome), self.locale()) {
+            (Some(RunOutcome::Ok), Locale::Zh) => format!("新增 {added} 条，更新 {refreshed} 条"),
+            (Some(RunOutcome::Ok), Locale::En) => format!("{added} added, {refreshed} refreshed"),
+            (Some(RunOutcome::Malformed), Locale::Zh) => "模型输出无法解析，已跳过".to_owned(),
+            (Some(RunOutcome::Malformed), Locale::En) => {
+                "unreadable model output, skipped".to_owned()
+            }
+            (Some(RunOutcome::Failed) | None, Locale::Zh) => "调用失败，未作改动".to_owned(),
+            (Some(RunOutcome::Failed) | None, Locale::En) => {
+                "the call failed, nothing changed".to_owned()
+            }
         };
         let _ = writeln!(
             out,

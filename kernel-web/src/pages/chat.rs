@@ -60,8 +60,7 @@ pub(crate) async fn stream_turn(web: &Web, request: pb::ChatRequest) -> Response
                 if kernel_common::agentd_client::is_transport_failure(&status) {
                     agentd.lost();
                 }
-                let said = kernel_proto::refusal::of(&status)
-                    .and_then(|r| t.said().refusal(&r.reason, &r.args));
+                let said = kernel_proto::refusal::of(&status).and_then(|r| t.said().refusal(&r));
                 let text = match said {
                     Some(html) => kernel_common::said::plain(&html),
                     None => format!("{}{}", t.chat_failed(), status.message()),

@@ -11,6 +11,7 @@ use axum::Extension;
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Redirect, Response};
 use kernel_proto::v1 as pb;
+use kernel_proto::words::MessageRole;
 use serde::Deserialize;
 
 use super::{refused, unreachable};
@@ -181,9 +182,17 @@ fn conversation(
     out
 }
 
+/// Whether the owner wrote a stored message (a role this build does not know: Kernel).
+pub(super) fn by_owner(m: &pb::HistoryMessage) -> bool {
+    match MessageRole::parse(&m.role) {
+        Some(MessageRole::User) => true,
+        Some(MessageRole::Assistant) | None => false,
+    }
+}
+
 /// One stored message: the owner's text escaped, Kernel's rendered, the tools it called.
 fn past_message(t: Texts, m: &pb::HistoryMessage) -> String {
-    let mine = m.role == "user";
+    let mine = by_owner(m);
     let (class, who) = if mine {
         ("msg me past", t.history_you())
     } else {

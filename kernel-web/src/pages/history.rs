@@ -44,7 +44,7 @@ pub(crate) async fn page(
         body.push_str(&format!("<p>{}</p>", escape(t.history_empty())));
     }
     for m in &history.messages {
-        let (class, who, text) = if m.role == "user" {
+        let (class, who, text) = if super::chat_page::by_owner(m) {
             ("msg me", t.history_you(), escape(&m.text))
         } else {
             ("msg answer", t.history_kernel(), markdown(&m.text))

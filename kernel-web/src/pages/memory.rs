@@ -12,6 +12,7 @@ use axum::Extension;
 use axum::extract::{Form, Query, State};
 use axum::response::{IntoResponse, Redirect, Response};
 use kernel_proto::v1 as pb;
+use kernel_proto::words::MemorySource;
 use serde::Deserialize;
 
 use super::{memory_aside, refused, shell, unreachable};
@@ -138,25 +139,22 @@ pub(crate) async fn page(
 
 /// The browse filters: source and local creation days.
 fn filters(t: Texts, query: &MemoryQuery) -> String {
-    let options = [
-        ("", t.memory_source_all()),
-        ("owner", t.memory_source_owner()),
-        ("auto", t.memory_source_auto()),
-        ("outside", t.memory_source_outside()),
-    ]
-    .iter()
-    .map(|(value, label)| {
-        let selected = if *value == query.source {
-            " selected"
-        } else {
-            ""
-        };
-        format!(
-            "<option value=\"{value}\"{selected}>{}</option>",
-            escape(label)
-        )
-    })
-    .collect::<String>();
+    let sources = std::iter::once(None).chain(MemorySource::ALL.iter().copied().map(Some));
+    let options = sources
+        .map(|source| {
+            let value = source.map_or("", MemorySource::as_str);
+            let label = t.memory_source_label(source);
+            let selected = if value == query.source {
+                " selected"
+            } else {
+                ""
+            };
+            format!(
+                "<option value=\"{value}\"{selected}>{}</option>",
+                escape(label)
+            )
+        })
+        .collect::<String>();
     format!(
         "<form method=\"get\" action=\"/memory\" id=\"memory-filters\">{source} \
          <select name=\"source\" id=\"memory-source\">{options}</select> {from} \

@@ -33,16 +33,54 @@ pub(super) fn row(t: Texts, m: &pb::MemoryInfo) -> String {
     )
 }
 
+/// What an undo did, carried back to the Memory page in its `undone` parameter: the number of
+/// memories restored, or `none`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Undone {
+    /// There was no run to undo.
+    Nothing,
+    /// The run was undone; this many memories are back.
+    Restored(u32),
+}
+
+impl Undone {
+    const NOTHING: &'static str = "none";
+
+    fn of(reply: &pb::UndoConsolidationResponse) -> Self {
+        if reply.undone {
+            Undone::Restored(reply.restored)
+        } else {
+            Undone::Nothing
+        }
+    }
+
+    /// The parameter's value.
+    fn param(self) -> String {
+        match self {
+            Undone::Nothing => Self::NOTHING.to_owned(),
+            Undone::Restored(n) => n.to_string(),
+        }
+    }
+
+    /// The parameter read back; `None` when there was no undo (empty or not ours).
+    fn parse(param: &str) -> Option<Self> {
+        if param == Self::NOTHING {
+            return Some(Undone::Nothing);
+        }
+        param.parse().ok().map(Undone::Restored)
+    }
+}
+
 /// The undo button and, after an undo (`undone`: the memories restored, or "none"), its result.
 pub(super) fn undo(t: Texts, csrf: &str, undone: &str) -> String {
-    let result = match undone {
-        "" => String::new(),
-        "none" => format!("<p id=\"memory-undone\">{}</p>", escape(t.undo_nothing())),
-        n => format!(
-            "<p id=\"memory-undone\">{}{}</p>",
-            escape(t.undo_done()),
-            n.parse::<u32>().unwrap_or(0)
-        ),
+    let result = match Undone::parse(undone) {
+        None => String::new(),
+        Some(Undone::Nothing) => {
+            format!("<p id=\"memory-undone\">{}</p>", escape(t.undo_nothing()))
+        }
+        Some(Undone::Restored(n)) => {
+            format!("<p id=\"memory-undone\">{}{n}</p>", escape(t.undo_done()))
+        }
     };
     format!(
         "<form class=\"inline\" method=\"post\" action=\"/memory/undo\">{}\
@@ -60,14 +98,23 @@ pub(crate) async fn undo_latest(State(web): State<Web>) -> Response {
     let request = pb::UndoConsolidationRequest { run_id: 0 };
     match client.undo_consolidation(request).await {
         Ok(reply) => {
-            let reply = reply.into_inner();
-            let undone = if reply.undone {
-                reply.restored.to_string()
-            } else {
-                "none".to_owned()
-            };
+            let undone = Undone::of(reply.get_ref()).param();
             Redirect::to(&format!("/memory?aside=1&undone={undone}")).into_response()
         }
         Err(status) => refused(&web, &status),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_undo_result_reads_back_as_itself() {
+        for undone in [Undone::Nothing, Undone::Restored(0), Undone::Restored(3)] {
+            assert_eq!(Undone::parse(&undone.param()), Some(undone));
+        }
+        assert_eq!(Undone::parse(""), None);
+        assert_eq!(Undone::parse("<b>"), None);
     }
 }

@@ -8,6 +8,7 @@ use axum::Extension;
 use axum::extract::{Form, State};
 use axum::response::{IntoResponse, Redirect, Response};
 use kernel_proto::v1 as pb;
+use kernel_proto::words::JobStatus;
 use serde::Deserialize;
 
 use super::{refused, shell, unreachable};
@@ -72,7 +73,17 @@ pub(crate) async fn page(
     } else {
         body.push_str("<table id=\"jobs\">");
         for j in &jobs {
-            let cancel = if j.status == "running" {
+            let running = match JobStatus::parse(&j.status) {
+                Some(JobStatus::Running) => true,
+                Some(
+                    JobStatus::Done
+                    | JobStatus::Failed
+                    | JobStatus::Cancelled
+                    | JobStatus::Interrupted,
+                )
+                | None => false,
+            };
+            let cancel = if running {
                 button("/jobs/cancel", j.number, "cancel", t.jobs_cancel())
             } else {
                 String::new()

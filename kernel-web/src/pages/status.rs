@@ -7,6 +7,7 @@ use axum::Extension;
 use axum::extract::State;
 use axum::response::Response;
 use kernel_proto::v1 as pb;
+use kernel_proto::words::DoctorVerdict;
 
 use super::{refused, shell, unreachable};
 use crate::auth::Csrf;
@@ -159,9 +160,9 @@ fn doctor_section(t: Texts, d: &pb::DoctorResponse) -> String {
         escape(t.status_fix()),
     );
     for c in &d.checks {
-        let class = match c.verdict.as_str() {
-            "ok" | "warn" | "fail" => c.verdict.as_str(),
-            _ => "unknown",
+        let class = match DoctorVerdict::parse(&c.verdict) {
+            Some(v @ (DoctorVerdict::Ok | DoctorVerdict::Warn | DoctorVerdict::Fail)) => v.as_str(),
+            None => "unknown",
         };
         out.push_str(&format!(
             "<tr class=\"check {class}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",

@@ -256,7 +256,7 @@ fn budgets(t: Texts, lines: &[pb::BudgetLine]) -> String {
         };
         html.push_str(&format!(
             "<tr class=\"budget\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&l.period),
+            escape(&t.usage_period_of(&l.period)),
             escape(scope),
             usd(l.spent_usd),
             usd(l.limit_usd),

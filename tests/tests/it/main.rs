@@ -148,6 +148,7 @@ mod tg {
 }
 mod turn {
     mod approvals;
+    mod approvals_tg;
     mod basic;
     mod busy;
     mod cancel;

@@ -2,7 +2,8 @@
 //! and its outcome is stored — the final answer in the same transaction as its outbox item —
 //! before the last event is sent to anyone.
 
-use super::{STORE_FAILED, Stop, Turn, store_failed};
+use super::persist::{STORE_FAILED, store_failed};
+use super::{Stop, Turn};
 use crate::failure::FailReason;
 use crate::outbox::{ItemBody, NewItem};
 use crate::turn::TurnEvent;

@@ -3,7 +3,8 @@
 //! session summary), the retries after a context-too-long answer, and the usage each call
 //! reports (stored, and correcting the session's estimates).
 
-use super::{Stop, Turn, store_failed};
+use super::persist::store_failed;
+use super::{Stop, Turn};
 use crate::conversation::{Block, Message, Role, Usage};
 use crate::request::context::starts_round;
 use crate::request::fold::{KEEP_ROUNDS, slim_turn_outputs};

@@ -2,10 +2,9 @@
 //! language (issue 16 item 2): each command with each bad argument or state it refuses, in `zh`
 //! (no sentence without Chinese) and in `en` (no Chinese). grpcurl users keep English messages.
 
-use std::collections::HashMap;
-
 use kernel_common::config::Locale;
 use kernel_common::said::Said;
+use kernel_proto::refused::{self, Refused};
 use kernel_proto::v1 as pb;
 use kernel_proto::v1::agent_client::AgentClient;
 use tests::fake_llm::{FakeLlm, Script};
@@ -18,6 +17,15 @@ fn titles_section(url: &str) -> String {
     format!(
         "\n[titles]\ntype = \"claude\"\napi_base = \"{url}\"\napi_key = \"sk-titles-key-0123456789\"\nmodel = \"title-model\"\nmax_tokens = 64\n\n# The titles fake answers titles only (auto memory would share it).\n[memory_auto]\nenabled = false\n"
     )
+}
+
+/// What `/model nope` is refused with.
+fn unknown_model() -> Refused {
+    Refused::UnknownModel(refused::UnknownModel {
+        model: "nope".into(),
+        provider: "fake".into(),
+        choices: vec!["fake-model".into(), "fake-model-2".into()],
+    })
 }
 
 async fn stack(locale: Locale, extra: &str) -> Stack {
@@ -124,13 +132,6 @@ fn ascii_only_sentences(reply: &str) -> Vec<String> {
         .collect()
 }
 
-fn args(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-    pairs
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_zh_every_refusal_is_chinese() {
     let titles = FakeLlm::start().await;
@@ -158,25 +159,13 @@ async fn in_zh_every_refusal_is_chinese() {
     };
     assert_eq!(
         reply("/forget #500"),
-        zh.refusal("NOT_IN_LISTING", &args(&[("number", "500"), ("max", "1")]))
-            .unwrap()
+        zh.refused(&Refused::NotInListing(refused::NotInListing {
+            number: 500,
+            max: 1
+        }))
     );
-    assert_eq!(
-        reply("/model nope"),
-        zh.refusal(
-            "UNKNOWN_MODEL",
-            &args(&[
-                ("model", "nope"),
-                ("provider", "fake"),
-                ("choices", "fake-model, fake-model-2")
-            ])
-        )
-        .unwrap()
-    );
-    assert_eq!(
-        reply("/retitle"),
-        zh.refusal("NOTHING_TO_TITLE", &HashMap::new()).unwrap()
-    );
+    assert_eq!(reply("/model nope"), zh.refused(&unknown_model()));
+    assert_eq!(reply("/retitle"), zh.refused(&Refused::NothingToTitle));
     let failed = reply("/retitle (failing)");
     assert!(
         failed.starts_with("⚠️ 生成标题失败：") && failed.contains("bad title request"),
@@ -184,8 +173,7 @@ async fn in_zh_every_refusal_is_chinese() {
     );
     assert_eq!(
         reply("/resume #1"),
-        zh.refusal("SESSION_GONE", &args(&[("number", "1")]))
-            .unwrap()
+        zh.refused(&Refused::SessionGone(refused::SessionGone { number: 1 }))
     );
 
     // grpcurl users keep the English message; the kind rides in the details.
@@ -203,6 +191,11 @@ async fn in_zh_every_refusal_is_chinese() {
     let refusal = kernel_proto::refusal::of(&err).expect("the refusal's kind");
     assert_eq!(refusal.reason, "UNKNOWN_MODEL");
     assert_eq!(refusal.args["model"], "nope");
+    assert_eq!(
+        refusal.args["choices"], "fake-model, fake-model-2",
+        "the map grpcurl users read"
+    );
+    assert_eq!(Refused::parse(&refusal), Some(unknown_model()), "typed");
     stack.assert_no_secrets();
 }
 
@@ -226,9 +219,7 @@ async fn without_titles_retitle_is_refused_in_either_language() {
         let reply = stack.command("/retitle").await;
         assert_eq!(
             reply,
-            Said::new(locale)
-                .refusal("TITLES_NOT_CONFIGURED", &HashMap::new())
-                .unwrap()
+            Said::new(locale).refused(&Refused::TitlesNotConfigured)
         );
     }
 }
