@@ -20,6 +20,7 @@
 
 pub mod fusion;
 mod indexer;
+mod kept;
 pub mod range;
 pub mod text;
 mod tool;
@@ -40,6 +41,7 @@ use crate::memory::segment::{self, Combine};
 use crate::memory::semantic::Semantic;
 use crate::store::history_index::{HistoryDoc, HistoryProgress};
 use crate::store::{Store, StoreError};
+pub use kept::KeptSearch;
 pub use range::{RangeError, TimeRange};
 pub use tool::{TOOL_NAME, register_tool};
 

@@ -16,6 +16,7 @@ mod error;
 mod feedback;
 pub mod follow_ups;
 pub mod history_index;
+mod history_searches;
 pub mod intake_keys;
 pub mod jobs;
 mod last_round;
