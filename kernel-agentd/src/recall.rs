@@ -18,7 +18,6 @@
 //! search, within `embeddings.recall_budget_ms`; when it does not come in time the search is the
 //! lexical one.
 
-pub mod fusion;
 mod indexer;
 mod kept;
 pub mod range;
@@ -37,6 +36,7 @@ use tokio_util::task::TaskTracker;
 use crate::conversation::Role;
 use crate::error::ApiError;
 use crate::memory::exact::ExactWords;
+pub use crate::memory::fusion;
 use crate::memory::segment::{self, Combine};
 use crate::memory::semantic::Semantic;
 use crate::store::history_index::{HistoryDoc, HistoryProgress};

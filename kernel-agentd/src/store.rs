@@ -278,6 +278,19 @@ fn from_millis(ms: i64, what: impl FnOnce() -> String) -> Result<DateTime<Utc>, 
         .ok_or_else(|| StoreError::Corrupt(format!("{}: bad timestamp {ms}", what())))
 }
 
+/// `text` with LIKE's wildcards and the escape character escaped (escape: `\`): the LIKE
+/// searches of memories, the conversation index and session titles.
+fn like_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '\\' | '%' | '_') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,7 +25,7 @@ use crate::zipf::Zipf;
 const DIM: usize = 384;
 const MODEL: &str = "bench-384";
 
-fn unit_vector(rng: &mut Rng) -> Vec<f32> {
+pub(crate) fn unit_vector(rng: &mut Rng) -> Vec<f32> {
     let v: Vec<f32> = (0..DIM).map(|_| rng.below(2001) as f32 - 1000.0).collect();
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     v.iter().map(|x| x / norm).collect()
