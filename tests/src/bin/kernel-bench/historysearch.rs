@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use kernel_agentd::conversation::Message;
 use kernel_agentd::memory::embeddings::EmbeddingsClient;
 use kernel_agentd::memory::semantic::Semantic;
-use kernel_agentd::memory::vectors::quantise;
 use kernel_agentd::recall::{History, HistoryQuery};
 use kernel_agentd::store::Store;
 use kernel_agentd::store::vectors::Corpus;
@@ -24,7 +23,7 @@ use tokio_util::task::TaskTracker;
 use crate::memsearch::Rng;
 use crate::stats::{bytes, ms, percentile};
 use crate::table::Table;
-use crate::vectorsearch::unit_vector;
+use crate::vectorsearch::add_random_vectors;
 use crate::zipf::Zipf;
 
 /// Messages per session.
@@ -143,20 +142,7 @@ async fn hybrid(
     table: &mut Table,
 ) -> anyhow::Result<()> {
     let before = db_bytes(db);
-    loop {
-        let missing = store.without_vector(Corpus::History, MODEL, 1000).await?;
-        if missing.is_empty() {
-            break;
-        }
-        let rows: Vec<(i64, f32, Vec<u8>)> = missing
-            .iter()
-            .map(|(id, _)| {
-                let q = quantise(&unit_vector(rng));
-                (*id, q.scale, q.bytes)
-            })
-            .collect();
-        store.put_vectors_of(Corpus::History, MODEL, &rows).await?;
-    }
+    add_random_vectors(store, Corpus::History, MODEL, rng).await?;
     let vectors = db_bytes(db).saturating_sub(before);
     let fake = FakeEmbeddings::start("bench").await;
     let config = EmbeddingsConfig {
