@@ -12,6 +12,7 @@ mod dot;
 mod edit;
 pub mod embeddings;
 pub mod exact;
+pub mod fusion;
 pub mod hybrid;
 mod listing;
 mod recall;

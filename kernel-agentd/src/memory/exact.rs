@@ -1,6 +1,6 @@
 //! Which lexical hits are *exact*: a memory that contains every content word of the query, a
 //! phrase the owner quoted, or a number or name the query holds. Hybrid search
-//! ([`super::hybrid::fuse`]) never lets vector neighbours push an exact hit out of the top k.
+//! ([`super::fusion::fuse`]) never lets vector neighbours push an exact hit out of the top k.
 
 /// Quote pairs whose contents are a phrase the owner wants matched as written.
 const QUOTES: &[(char, char)] = &[

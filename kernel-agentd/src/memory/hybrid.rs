@@ -1,14 +1,10 @@
 //! Hybrid search: lexical candidates (FTS5/LIKE, [`Memories::find_lexical`]) and vector
-//! candidates ([`Semantic`]) fused by match quality ([`fuse`]), optionally within a date range
-//! ([`DateRange`], local dates in `general.timezone`). Without `[embeddings]`, or when the
-//! query's vector does not come in time, the search is exactly the lexical one.
-//!
-//! Why not equal-weight reciprocal-rank fusion: a vector search always returns *something*, and
-//! an OR-ed lexical search matches any memory sharing a common word, so either side's noise
-//! would push out the other side's good hits. Here a strong lexical hit (every query term
-//! present) counts fully, a weak one (some terms) little; a vector hit counts by how close it is
-//! to the best vector hit. An exact lexical hit ([`ExactWords`]) ranks above every other, and a
-//! vector-only hit below `embeddings.min_similarity` is dropped.
+//! candidates ([`Semantic`]) fused by weighted reciprocal rank ([`fusion`], the ranking of
+//! conversation recall too), optionally within a date range ([`DateRange`], local dates in
+//! `general.timezone`). Without `[embeddings]`, or when the query's vector does not come in time,
+//! the search is exactly the lexical one. An exact lexical hit ([`ExactWords`]: every query term,
+//! a quoted phrase, a number or a name) ranks above every other, and a vector-only hit below
+//! `embeddings.min_similarity` is dropped.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -16,6 +12,7 @@ use std::time::Duration;
 use chrono::{NaiveDate, TimeZone};
 
 use super::exact::ExactWords;
+use super::fusion;
 use super::segment;
 use super::semantic::Semantic;
 use super::{Found, Memories, MemoryError, MemoryRow, SearchMode};
@@ -27,13 +24,6 @@ pub const SEARCH_EMBED_BUDGET: Duration = Duration::from_secs(3);
 const MIN_CANDIDATES: usize = 20;
 /// Most lexical candidates read for a date-filtered search.
 const FILTERED_CANDIDATES: usize = 200;
-/// Weight of a lexical hit containing every query term, and of one containing only some.
-const STRONG_LEXICAL: f32 = 1.0;
-const WEAK_LEXICAL: f32 = 0.4;
-/// Weight of the best vector hit; the others get it times the square of where their cosine lies
-/// between the worst candidate's (0) and the best one's (1): models differ widely in how spread
-/// their cosines are (e5's all lie within 0.75–0.9), so closeness is relative to the candidates.
-const VECTOR_WEIGHT: f32 = 0.9;
 
 /// A range of local dates (both ends inclusive, either open), as unix-ms bounds `[from, to)`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -108,56 +98,6 @@ async fn nearest(
             Vec::new()
         }
     }
-}
-
-/// Memory ids best first, at most `limit`: lexical hits (`(id, exact)`, best first; `exact` per
-/// [`ExactWords`]) and vector candidates (`(id, cosine)`, best first) scored by match quality.
-/// Every exact hit ranks above every other hit, so vector neighbours never push one out of the
-/// top k; a weak lexical hit (e.g. a shared common word) adds a little to a close vector hit but
-/// cannot lift a far one; a vector hit below `floor` (cosine), or the farthest candidate, is
-/// dropped rather than filling the list.
-pub fn fuse(lexical: &[(i64, bool)], vector: &[(i64, f32)], floor: f32, limit: usize) -> Vec<i64> {
-    // id -> (tier: 0 exact, 1 other; score; cosine; lexical rank)
-    let mut scores: HashMap<i64, (u8, f32, f32, usize)> = HashMap::new();
-    for (rank, &(id, exact)) in lexical.iter().enumerate() {
-        let (tier, base) = if exact {
-            (0, STRONG_LEXICAL)
-        } else {
-            (1, WEAK_LEXICAL)
-        };
-        let score = base / (1.0 + 0.05 * rank as f32);
-        scores.entry(id).or_insert((tier, score, f32::MIN, rank));
-    }
-    if let (Some(&(_, best)), Some(&(_, worst))) = (vector.first(), vector.last()) {
-        let spread = best - worst;
-        for &(id, cosine) in vector {
-            let closeness = if spread > f32::EPSILON {
-                ((cosine - worst) / spread).clamp(0.0, 1.0).powi(2)
-            } else {
-                1.0
-            };
-            match scores.get_mut(&id) {
-                Some(entry) => {
-                    entry.1 += VECTOR_WEIGHT * closeness;
-                    entry.2 = cosine;
-                }
-                None if cosine >= floor && closeness > 0.0 => {
-                    scores.insert(id, (1, VECTOR_WEIGHT * closeness, cosine, usize::MAX));
-                }
-                None => {}
-            }
-        }
-    }
-    let mut ranked: Vec<(i64, (u8, f32, f32, usize))> = scores.into_iter().collect();
-    ranked.sort_by(|a, b| {
-        (a.1.0)
-            .cmp(&b.1.0)
-            .then(b.1.1.total_cmp(&a.1.1))
-            .then(b.1.2.total_cmp(&a.1.2))
-            .then(a.1.3.cmp(&b.1.3))
-            .then(b.0.cmp(&a.0))
-    });
-    ranked.into_iter().take(limit).map(|(id, _)| id).collect()
 }
 
 impl Memories {
@@ -257,7 +197,7 @@ impl Memories {
             .map(|m| (m.id, strong || words.matches(&m.text)))
             .collect();
         let floor = self.semantic.get().map_or(0.0, Semantic::min_similarity);
-        let ids = fuse(&lexical_hits, near, floor, limit);
+        let ids = fusion::fuse(&lexical_hits, near, floor, &fusion::SHIPPED, limit);
         let mut known: HashMap<i64, MemoryRow> =
             lexical.memories.into_iter().map(|m| (m.id, m)).collect();
         let missing: Vec<i64> = ids
@@ -297,50 +237,6 @@ impl Memories {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn strong_lexical_hits_keep_their_place_and_weak_ones_yield_to_meaning() {
-        // Strong lexical hits 1, 2; vector hits 7 (best), 1, 8 (far below the best).
-        // The farthest candidate (8) only filled the list: dropped.
-        let fused = fuse(
-            &[(1, true), (2, true)],
-            &[(7, 0.90), (1, 0.88), (8, 0.70)],
-            0.0,
-            5,
-        );
-        assert_eq!(fused, [1, 2, 7]);
-        // Weak lexical hits (some words): they lift a close vector hit, not a far one.
-        let weak = [(3, false), (4, false), (5, false)];
-        let fused = fuse(&weak, &[(7, 0.90), (5, 0.88), (9, 0.80)], 0.0, 3);
-        assert_eq!(fused, [5, 7, 3]);
-        assert_eq!(fuse(&[], &[], 0.0, 5), Vec::<i64>::new());
-        assert_eq!(
-            fuse(&[(1, true), (2, true), (3, true)], &[], 0.0, 2),
-            [1, 2]
-        );
-    }
-
-    #[test]
-    fn vector_neighbours_never_push_an_exact_hit_out_of_the_top_k() {
-        // Five exact hits, five close vector-only neighbours: all five exact hits stay.
-        let exact: Vec<(i64, bool)> = (1..=5).map(|id| (id, true)).collect();
-        let near: Vec<(i64, f32)> = (11..=16).map(|id| (id, 0.9 - id as f32 * 0.001)).collect();
-        let fused = fuse(&exact, &near, 0.0, 5);
-        assert_eq!(fused, [1, 2, 3, 4, 5]);
-        // An exact hit found last lexically (a number among weak hits) still ranks first.
-        let mixed = [(1, false), (2, false), (3, true)];
-        let fused = fuse(&mixed, &[(11, 0.95), (12, 0.94), (13, 0.5)], 0.0, 3);
-        assert_eq!(fused[0], 3);
-    }
-
-    #[test]
-    fn vector_hits_below_the_floor_are_dropped() {
-        let near = [(11, 0.84), (12, 0.79), (13, 0.70)];
-        assert_eq!(fuse(&[], &near, 0.8, 5), [11]);
-        assert_eq!(fuse(&[], &near, 0.9, 5), Vec::<i64>::new());
-        // A lexical hit is kept whatever its cosine.
-        assert_eq!(fuse(&[(13, false)], &near, 0.9, 5), [13]);
-    }
 
     #[test]
     fn local_date_ranges() {

@@ -219,3 +219,36 @@ async fn a_new_segmenter_reindexes_everything() {
     h.catch_up().await.unwrap();
     assert_eq!(env.store.history_index_ids(true).await.unwrap(), before);
 }
+
+#[tokio::test]
+async fn a_text_said_again_and_again_is_one_hit() {
+    let env = env("").await;
+    let s = env.store.create_session("p", "m").await.unwrap();
+    for fact in ["the boiler is serviced in May", "the boiler code is 4417"] {
+        let m = [
+            Message::user_text(fact),
+            Message::assistant_text("Got it, noted."),
+        ];
+        env.store.append_messages(s.id, &m).await.unwrap();
+    }
+    let (h, _c) = history(&env.store).await;
+    h.catch_up().await.unwrap();
+    let hits = h.search(&q("noted boiler")).await.unwrap();
+    let texts: Vec<&str> = hits.iter().map(|h| h.text.as_str()).collect();
+    assert_eq!(
+        texts.iter().filter(|t| **t == "Got it, noted.").count(),
+        1,
+        "{texts:?}"
+    );
+    assert_eq!(
+        hits.len(),
+        3,
+        "both facts and one acknowledgement: {texts:?}"
+    );
+    // A day's listing keeps every message.
+    let all = HistoryQuery {
+        after: Some("2000-01-01"),
+        ..Default::default()
+    };
+    assert_eq!(h.search(&all).await.unwrap().len(), 4);
+}

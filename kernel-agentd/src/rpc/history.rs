@@ -10,7 +10,8 @@ use tonic::Status;
 use super::convert::session_info;
 use super::{AgentService, to_status};
 use crate::conversation::Role;
-use crate::recall::{HistoryHit, HistoryQuery, Neighbour};
+use crate::error::ApiError;
+use crate::recall::{HistoryError, HistoryHit, HistoryQuery, KeptSearch, Neighbour};
 
 /// Most sessions the web console's search returns, and the hits read to find them.
 const SESSION_SEARCH_LIMIT: usize = 50;
@@ -46,16 +47,35 @@ impl AgentService {
         req: pb::SearchHistoryRequest,
     ) -> Result<pb::SearchHistoryResponse, Status> {
         let history = self.agent.history();
-        let query = HistoryQuery {
-            query: &req.query,
-            after: Some(&req.after),
-            before: Some(&req.before),
-            limit: req.limit as usize,
+        let failed = |e: HistoryError| to_status(e.into_api(history.locale()));
+        let (search, search_id) = match req.search_id {
+            0 => {
+                let search = KeptSearch {
+                    query: req.query,
+                    after: req.after,
+                    before: req.before,
+                };
+                (search, 0)
+            }
+            id => {
+                let id = i64::try_from(id).unwrap_or(i64::MAX);
+                let search = history.kept(id).await.map_err(failed)?.ok_or_else(|| {
+                    to_status(ApiError::NotFound(format!(
+                        "search {id} is no longer kept; search again"
+                    )))
+                })?;
+                (search, id)
+            }
         };
         let hits = history
-            .search(&query)
+            .search(&search.as_query(req.limit as usize))
             .await
-            .map_err(|e| to_status(e.into_api(history.locale())))?;
+            .map_err(failed)?;
+        // Kept only once it ran: a refused search gets no number.
+        let search_id = match (search_id, req.keep) {
+            (0, true) => history.keep(&search).await.map_err(failed)?,
+            (id, _) => id,
+        };
         let sessions = self
             .agent
             .sessions()
@@ -77,6 +97,8 @@ impl AgentService {
                     after: neighbour(h.after),
                 })
                 .collect(),
+            search_id: u64::try_from(search_id).unwrap_or(0),
+            query: search.query,
         })
     }
 

@@ -11,7 +11,8 @@
 
 use sqlx::FromRow;
 
-use super::{Store, StoreError};
+use super::settings::put_setting;
+use super::{Store, StoreError, like_escape};
 
 const CURSOR_KEY: &str = "history_index.cursor";
 const SEGMENTER_KEY: &str = "history_index.segmenter";
@@ -120,15 +121,9 @@ impl Store {
                     .map_err(StoreError::db(op))?;
             }
             for (key, value) in [(SEGMENTER_KEY, segmenter), (CURSOR_KEY, "0")] {
-                sqlx::query(
-                    "INSERT INTO settings (key, value) VALUES (?1, ?2)
-                     ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                )
-                .bind(key)
-                .bind(value)
-                .execute(&mut *tx)
-                .await
-                .map_err(StoreError::db(op))?;
+                put_setting(&mut *tx, key, value)
+                    .await
+                    .map_err(StoreError::db(op))?;
             }
             tx.commit().await.map_err(StoreError::db(op))?;
         }
@@ -206,15 +201,9 @@ impl Store {
                     .map_err(StoreError::db(op))?;
             }
         }
-        sqlx::query(
-            "INSERT INTO settings (key, value) VALUES (?1, ?2)
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        )
-        .bind(CURSOR_KEY)
-        .bind(cursor.to_string())
-        .execute(&mut *tx)
-        .await
-        .map_err(StoreError::db(op))?;
+        put_setting(&mut *tx, CURSOR_KEY, &cursor.to_string())
+            .await
+            .map_err(StoreError::db(op))?;
         tx.commit().await.map_err(StoreError::db(op))
     }
 
@@ -378,18 +367,6 @@ impl Store {
             .await
             .map_err(StoreError::db("read the conversation index"))
     }
-}
-
-/// `term` with LIKE's wildcards and the escape character escaped (escape: `\`).
-fn like_escape(term: &str) -> String {
-    let mut out = String::with_capacity(term.len());
-    for c in term.chars() {
-        if matches!(c, '\\' | '%' | '_') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }
 
 impl Store {

@@ -10,7 +10,8 @@
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
-use super::{Store, StoreError, from_millis, now_millis};
+use super::settings::put_setting;
+use super::{Store, StoreError, from_millis, like_escape, now_millis};
 
 /// A stored memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,15 +135,9 @@ impl Store {
             .await
             .map_err(StoreError::db(op))?
             .rows_affected();
-        sqlx::query(
-            "INSERT INTO settings (key, value) VALUES (?1, ?2)
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        )
-        .bind(INDEX_SEGMENTER_KEY)
-        .bind(segmenter)
-        .execute(&mut *tx)
-        .await
-        .map_err(StoreError::db(op))?;
+        put_setting(&mut *tx, INDEX_SEGMENTER_KEY, segmenter)
+            .await
+            .map_err(StoreError::db(op))?;
         tx.commit().await.map_err(StoreError::db(op))?;
         if dropped > 0 {
             tracing::info!(
@@ -375,21 +370,9 @@ impl Store {
     }
 }
 
-/// `term` with LIKE's wildcards and the escape character escaped (escape: `\`).
-fn like_escape(term: &str) -> String {
-    let mut out = String::with_capacity(term.len());
-    for c in term.chars() {
-        if matches!(c, '\\' | '%' | '_') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
-    use super::like_escape;
+    use crate::store::like_escape;
 
     #[test]
     fn like_wildcards_are_escaped() {

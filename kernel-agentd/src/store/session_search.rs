@@ -1,7 +1,7 @@
 //! Finding sessions by a text in their title (the web console's session search; what was said
 //! in them is found by the conversation index, `recall`), newest first.
 
-use super::{SessionRow, Store, StoreError};
+use super::{SessionRow, Store, StoreError, like_escape};
 
 impl Store {
     /// Sessions whose title contains `text` (ASCII case-insensitively), newest first, at most
@@ -30,18 +30,6 @@ impl Store {
         }
         Ok(rows)
     }
-}
-
-/// `text` with LIKE's wildcards and the escape character escaped (escape: `\`).
-fn like_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if matches!(c, '\\' | '%' | '_') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]

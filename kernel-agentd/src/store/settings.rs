@@ -14,15 +14,25 @@ impl Store {
 
     /// Stores `value` under `key`, replacing any previous value.
     pub async fn set_setting(&self, key: &str, value: &str) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO settings (key, value) VALUES (?1, ?2)
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        )
-        .bind(key)
-        .bind(value)
-        .execute(&self.pool)
-        .await
-        .map_err(StoreError::db("write a setting"))?;
-        Ok(())
+        put_setting(&self.pool, key, value)
+            .await
+            .map_err(StoreError::db("write a setting"))
     }
+}
+
+/// Stores `value` under `key` through `db` (the pool, or a caller's transaction).
+pub(super) async fn put_setting<'e, E: sqlx::SqliteExecutor<'e>>(
+    db: E,
+    key: &str,
+    value: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO settings (key, value) VALUES (?1, ?2)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    )
+    .bind(key)
+    .bind(value)
+    .execute(db)
+    .await?;
+    Ok(())
 }

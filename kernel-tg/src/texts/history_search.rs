@@ -25,8 +25,13 @@ pub struct HistoryFound<'a> {
 }
 
 impl Texts {
-    /// The `/history <words>` reply.
-    pub fn history_found(self, query: &str, found: &[HistoryFound<'_>]) -> String {
+    /// The `/history <words>` reply: page `page` of `pages` (sessions found).
+    pub fn history_found(
+        self,
+        query: &str,
+        found: &[HistoryFound<'_>],
+        (page, pages): (u32, u32),
+    ) -> String {
         let query = escape_truncated(query, MAX_QUERY_SHOWN);
         if found.is_empty() {
             return match self.locale() {
@@ -35,9 +40,16 @@ impl Texts {
             };
         }
         let mut out = match self.locale() {
-            Locale::Zh => format!("<b>说过“{query}”的会话</b>\n"),
-            Locale::En => format!("<b>Sessions mentioning “{query}”</b>\n"),
+            Locale::Zh => format!("<b>说过“{query}”的会话</b>"),
+            Locale::En => format!("<b>Sessions mentioning “{query}”</b>"),
         };
+        if pages > 1 {
+            let _ = match self.locale() {
+                Locale::Zh => write!(out, "（第 {page}/{pages} 页）"),
+                Locale::En => write!(out, " (page {page}/{pages})"),
+            };
+        }
+        out.push('\n');
         for f in found {
             let who = if f.by_owner {
                 self.said().you()
@@ -87,7 +99,8 @@ impl Texts {
         self.pick("已切换到该会话", "Session resumed")
     }
 
-    /// The toast of a Resume button whose listing was replaced meanwhile.
+    /// The toast of a Resume button whose session is gone, or of a page button whose search is
+    /// no longer kept.
     pub fn resume_stale(self) -> &'static str {
         self.pick(
             "这个按钮已过期，请重新搜索",

@@ -13,6 +13,7 @@ use kernel_agentd::memory::embeddings::EmbeddingsClient;
 use kernel_agentd::memory::semantic::Semantic;
 use kernel_agentd::memory::vectors::quantise;
 use kernel_agentd::store::Store;
+use kernel_agentd::store::vectors::Corpus;
 use kernel_common::config::{EmbeddingsConfig, InputStyle};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -31,6 +32,32 @@ fn unit_vector(rng: &mut Rng) -> Vec<f32> {
     v.iter().map(|x| x / norm).collect()
 }
 
+/// Gives every text of `corpus` without a vector of `model` a random unit vector, stored int8
+/// as the embedder stores them; how many were added.
+pub(crate) async fn add_random_vectors(
+    store: &Store,
+    corpus: Corpus,
+    model: &str,
+    rng: &mut Rng,
+) -> anyhow::Result<usize> {
+    let mut added = 0;
+    loop {
+        let missing = store.without_vector(corpus, model, 1000).await?;
+        if missing.is_empty() {
+            return Ok(added);
+        }
+        let rows: Vec<(i64, f32, Vec<u8>)> = missing
+            .iter()
+            .map(|(id, _)| {
+                let q = quantise(&unit_vector(rng));
+                (*id, q.scale, q.bytes)
+            })
+            .collect();
+        store.put_vectors_of(corpus, model, &rows).await?;
+        added += rows.len();
+    }
+}
+
 /// Adds vectors to the memories of `db` that lack one, then measures; rows into `table`.
 pub(crate) async fn run(
     db: &Path,
@@ -41,22 +68,7 @@ pub(crate) async fn run(
 ) -> anyhow::Result<()> {
     let store = Store::open(db).await?;
     let started = Instant::now();
-    let mut added = 0usize;
-    loop {
-        let missing = store.memories_without_vector(MODEL, 1000).await?;
-        if missing.is_empty() {
-            break;
-        }
-        let rows: Vec<(i64, f32, Vec<u8>)> = missing
-            .iter()
-            .map(|(id, _)| {
-                let q = quantise(&unit_vector(rng));
-                (*id, q.scale, q.bytes)
-            })
-            .collect();
-        store.put_vectors(MODEL, &rows).await?;
-        added += rows.len();
-    }
+    let added = add_random_vectors(&store, Corpus::Memories, MODEL, rng).await?;
     let stored_in = started.elapsed();
     let memories = Memories::open(store.clone(), "UTC".parse()?).await;
     // The embedder never calls this endpoint: every memory already has its vector.

@@ -1,6 +1,6 @@
 //! `/history <words>` through both real binaries (issue 48): the sessions where the words were
-//! said, each with its line and a Resume button that makes it current; `/history` alone stays
-//! the session list.
+//! said, each with its line and a Resume button that makes it current, five a page with previous
+//! / next buttons that work after a restart; `/history` alone stays the session list.
 
 use tests::fake_llm::Script;
 use tests::fake_telegram::OWNER_ID;
@@ -64,4 +64,60 @@ async fn history_words_list_the_session_with_its_line_and_a_resume_button() {
 
     let none = stack.command("/history 火星").await;
     assert!(none.contains("没有找到"), "{none}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_words_page_with_buttons_that_work_after_a_restart() {
+    let mut stack = Stack::start().await;
+    for n in 1..=7 {
+        if n > 1 {
+            stack.command("/new").await;
+        }
+        turn(
+            &stack,
+            &format!("第 {n} 次去西湖"),
+            &format!("记下了第 {n} 次"),
+        )
+        .await;
+    }
+    let (reply, message) = eventually("seven sessions found", PROMPT, async || {
+        let id = stack.owner_says("/history 西湖");
+        let call = stack.reply_to(id).await;
+        let text = text_of(&call);
+        let message = call.result.as_ref()?["message_id"].as_i64()?;
+        text.contains("（第 1/2 页）").then_some((text, message))
+    })
+    .await;
+    let numbered = |text: &str| text.lines().filter(|l| l.starts_with('#')).count();
+    assert_eq!(numbered(&reply), 5, "{reply}");
+    let buttons = stack.telegram.buttons(OWNER_ID, message);
+    let resume = buttons.iter().filter(|b| b.1.starts_with("res:")).count();
+    assert_eq!(resume, 5, "{buttons:?}");
+    let (label, next) = buttons.last().unwrap().clone();
+    assert_eq!(label, "下一页 ›", "{buttons:?}");
+    assert!(next.starts_with("hsp:") && next.ends_with(":2"), "{next}");
+
+    // kernel-tg keeps nothing: the press after its restart shows page 2 in the same message.
+    stack.kill_bot();
+    stack.start_bot().await;
+    let press = stack.telegram.press(OWNER_ID, OWNER_ID, message, &next);
+    let page2 = eventually("page 2 shown in place", PROMPT, async || {
+        let shown = stack.visible();
+        let m = shown.iter().find(|m| m.message_id == message)?;
+        m.text.contains("（第 2/2 页）").then(|| m.text.clone())
+    })
+    .await;
+    assert_eq!(numbered(&page2), 2, "{page2}");
+    assert!(page2.contains("#6 ") && page2.contains("#7 "), "{page2}");
+    eventually("the press answered", PROMPT, async || {
+        stack
+            .telegram
+            .pressed(&press)
+            .is_some_and(|p| p.answer == Some(None))
+    })
+    .await;
+    let buttons = stack.telegram.buttons(OWNER_ID, message);
+    let (label, previous) = buttons.last().unwrap().clone();
+    assert_eq!(label, "‹ 上一页", "{buttons:?}");
+    assert_eq!(previous, format!("{}1", next.strip_suffix('2').unwrap()));
 }

@@ -1,15 +1,15 @@
-//! The conversation's hybrid ranking: lexical candidates (BM25 order, each marked *exact* per
-//! `memory::exact::ExactWords`: every content word, a quoted phrase, a number or a name) and
-//! vector candidates (cosine order) fused by weighted reciprocal rank, exact hits first.
-//! Measured on the set (BENCHMARKS.md): it equals dense-only retrieval (0.889 recall@5) and beats
-//! plain RRF (0.884), memory's rule (0.872) and BM25 (0.435), while every question in the owner's
-//! own words finds its turn (1.000).
+//! The hybrid ranking of memory search and conversation recall alike: lexical candidates (BM25
+//! order, each marked *exact* per [`super::exact::ExactWords`]: every content word, a quoted
+//! phrase, a number or a name) and vector candidates (cosine order) fused by weighted reciprocal
+//! rank, exact hits first. On the conversational set (BENCHMARKS.md, "Conversation recall") it
+//! equals dense-only retrieval and beats plain RRF, the earlier memory rule and BM25, while every
+//! question in the owner's own words finds its turn; the memory sets keep their figures.
 //!
-//! Why not memory's rule (every lexical hit that contains all the words above every hit by
-//! meaning): in conversation nearly every turn shares a word with the question, so meaning
-//! never gets a say. Reciprocal rank lets both lists vote; the weights and the constant were
-//! chosen on `bench/recall/conversations.json` (BENCHMARKS.md, "Conversation recall"), and the
-//! exact tier keeps the owner's own words (a quoted phrase, a number, a name) on top.
+//! Why not the earlier memory rule (every lexical hit that contains all the words above every hit
+//! by meaning, a vector hit weighed by its closeness to the best one): in conversation nearly
+//! every turn shares a word with the question, so meaning never got a say. Reciprocal rank lets
+//! both lists vote; the weights and the constant were chosen on the even half of
+//! `bench/recall/conversations.json`, and the exact tier keeps the owner's own words on top.
 
 use std::collections::HashMap;
 
@@ -91,6 +91,56 @@ pub fn fuse(
     ranked.into_iter().take(limit).map(|(id, _)| id).collect()
 }
 
+/// The earlier memory rule (issue 39), kept as a baseline for the evaluations: lexical hits
+/// weighed 1 (exact) or 0.4 (some words) by rank, a vector hit 0.9 times the square of its
+/// closeness between the farthest (0) and the best candidate (1), exact hits first, vector-only
+/// hits below `floor` dropped.
+#[cfg(any(test, feature = "test-support"))]
+pub fn earlier_memory_rule(
+    lexical: &[(i64, bool)],
+    vector: &[(i64, f32)],
+    floor: f32,
+    limit: usize,
+) -> Vec<i64> {
+    // id -> (tier: 0 exact, 1 other; score; cosine; lexical rank)
+    let mut scores: HashMap<i64, (u8, f32, f32, usize)> = HashMap::new();
+    for (rank, &(id, exact)) in lexical.iter().enumerate() {
+        let (tier, base) = if exact { (0, 1.0) } else { (1, 0.4) };
+        let score = base / (1.0 + 0.05 * rank as f32);
+        scores.entry(id).or_insert((tier, score, f32::MIN, rank));
+    }
+    if let (Some(&(_, best)), Some(&(_, worst))) = (vector.first(), vector.last()) {
+        let spread = best - worst;
+        for &(id, cosine) in vector {
+            let closeness = if spread > f32::EPSILON {
+                ((cosine - worst) / spread).clamp(0.0, 1.0).powi(2)
+            } else {
+                1.0
+            };
+            match scores.get_mut(&id) {
+                Some(entry) => {
+                    entry.1 += 0.9 * closeness;
+                    entry.2 = cosine;
+                }
+                None if cosine >= floor && closeness > 0.0 => {
+                    scores.insert(id, (1, 0.9 * closeness, cosine, usize::MAX));
+                }
+                None => {}
+            }
+        }
+    }
+    let mut ranked: Vec<(i64, (u8, f32, f32, usize))> = scores.into_iter().collect();
+    ranked.sort_by(|a, b| {
+        (a.1.0)
+            .cmp(&b.1.0)
+            .then(b.1.1.total_cmp(&a.1.1))
+            .then(b.1.2.total_cmp(&a.1.2))
+            .then(a.1.3.cmp(&b.1.3))
+            .then(b.0.cmp(&a.0))
+    });
+    ranked.into_iter().take(limit).map(|(id, _)| id).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,6 +158,16 @@ mod tests {
         assert_eq!(fused[0], 3);
         // Plain RRF has no tier.
         assert_ne!(fuse(&lexical, &vector, 0.0, &PLAIN_RRF, 5)[0], 3);
+    }
+
+    #[test]
+    fn vector_neighbours_never_push_an_exact_hit_out_of_the_top_k() {
+        // Five exact hits, six close vector-only neighbours: all five exact hits stay.
+        let exact: Vec<(i64, bool)> = (1..=5).map(|id| (id, true)).collect();
+        let near: Vec<(i64, f32)> = (11..=16).map(|id| (id, 0.9 - id as f32 * 0.001)).collect();
+        assert_eq!(fuse(&exact, &near, 0.0, &SHIPPED, 5), [1, 2, 3, 4, 5]);
+        // Below them, the close neighbours in order of meaning.
+        assert_eq!(fuse(&exact, &near, 0.0, &SHIPPED, 7)[5..], [11, 12]);
     }
 
     #[test]
