@@ -18,14 +18,23 @@ mod setup;
 mod status;
 mod turn_control;
 
-/// The HTML sent back for `command` (which the owner sent as message `message_id`: what a
-/// `/steer` or `/next` turn's answer replies to), with the buttons to go with it (`/memory`'s
-/// previous / next page).
+/// The owner's message a command came in.
+#[derive(Debug, Clone)]
+pub(crate) struct Sent {
+    /// Its id: what a `/steer`, `/next` or `/retry` turn's answer replies to.
+    pub(crate) message_id: i64,
+    /// Its idempotency key ("tg:<chat>:<message>"): a `/next` item carries it, so an edit of the
+    /// message while it waits replaces the item's text.
+    pub(crate) key: String,
+}
+
+/// The HTML sent back for `command` (which the owner sent as `sent`), with the buttons to go
+/// with it (`/memory`'s previous / next page).
 pub(crate) async fn perform(
     command: Command,
     agentd: &Agentd,
     texts: Texts,
-    message_id: i64,
+    sent: Sent,
 ) -> (String, Option<InlineKeyboardMarkup>) {
     if let Command::HistorySearch(words) = command {
         let mut client = match agentd.client().await {
@@ -60,7 +69,7 @@ pub(crate) async fn perform(
             Err(status) => (failed(agentd, texts, &status), None),
         };
     }
-    (perform_text(command, agentd, texts, message_id).await, None)
+    (perform_text(command, agentd, texts, sent).await, None)
 }
 
 /// What a command's failed RPC tells the owner.
@@ -76,7 +85,7 @@ fn failed(agentd: &Agentd, texts: Texts, status: &Status) -> String {
 }
 
 /// The HTML sent back for a command without buttons.
-async fn perform_text(command: Command, agentd: &Agentd, texts: Texts, message_id: i64) -> String {
+async fn perform_text(command: Command, agentd: &Agentd, texts: Texts, sent: Sent) -> String {
     if matches!(command, Command::Start | Command::Help) {
         return texts.help();
     }
@@ -88,7 +97,7 @@ async fn perform_text(command: Command, agentd: &Agentd, texts: Texts, message_i
             return texts.agentd_unavailable().to_owned();
         }
     };
-    match call(command, &mut client, texts, message_id).await {
+    match call(command, &mut client, texts, sent).await {
         Ok(html) => html,
         Err(status) => failed(agentd, texts, &status),
     }
@@ -99,14 +108,15 @@ async fn call(
     command: Command,
     client: &mut Client,
     texts: Texts,
-    message_id: i64,
+    sent: Sent,
 ) -> Result<String, Status> {
+    let message_id = sent.message_id;
     match command {
         Command::Start | Command::Help => Ok(texts.help()),
         Command::Cancel => turn_control::cancel(client, texts, false).await,
         Command::CancelAll => turn_control::cancel(client, texts, true).await,
         Command::Steer(text) => turn_control::steer(client, texts, text, message_id).await,
-        Command::Next(text) => turn_control::next(client, texts, text, message_id).await,
+        Command::Next(text) => turn_control::next(client, texts, text, sent).await,
         Command::Status => status::status(client, texts).await,
         Command::Usage => status::usage(client, texts).await,
         Command::Doctor => status::doctor(client, texts).await,

@@ -2,9 +2,10 @@
 //! waiting in kernel-tg (a burst being gathered) takes the new text there; otherwise agentd is
 //! told (`EditMessage`): the running turn restarts or is steered, and for an answered message
 //! the owner gets one reply quoting the change with a button "Answer the edited message" (a
-//! second edit updates that reply). An edit older than `telegram.edit_window_hours`, one that
-//! empties the message, or one that makes it a command is ignored, the owner told why (an
-//! old one silently).
+//! second edit updates that reply). An edit of a `/next <text>` message (still `/next` with a
+//! text) goes to agentd too: while the item waits in the queue its text is replaced there. An
+//! edit older than `telegram.edit_window_hours`, one that empties the message, or one that
+//! makes it (another) command is ignored, the owner told why (an old one silently).
 
 use chrono::Utc;
 use kernel_proto::v1 as pb;
@@ -20,6 +21,8 @@ use crate::living::EditOffer;
 pub(crate) enum Checked {
     /// Send this text on.
     Text(String),
+    /// A `/next` message, still `/next` with this text: send the text on (the queued item).
+    Next(String),
     /// Older than the edit window: ignored without a word.
     TooOld,
     /// The edit empties the message (a caption removed).
@@ -43,7 +46,10 @@ pub(crate) fn check(app: &App, message: &Message) -> Checked {
         return Checked::Emptied;
     }
     if text.starts_with('/') || text.starts_with('／') {
-        return Checked::Command;
+        return match crate::command::parse(text, app.username()) {
+            Some(Ok(crate::command::Command::Next(text))) => Checked::Next(text),
+            _ => Checked::Command,
+        };
     }
     Checked::Text(text.to_owned())
 }
@@ -52,7 +58,7 @@ pub(crate) fn check(app: &App, message: &Message) -> Checked {
 pub(crate) async fn handle(app: App, message: Message, checked: Checked) {
     let texts = app.texts();
     let text = match checked {
-        Checked::Text(text) => text,
+        Checked::Text(text) | Checked::Next(text) => text,
         Checked::TooOld => {
             tracing::info!(
                 message = message.id.0,
@@ -93,6 +99,12 @@ pub(crate) async fn forward(app: &App, message: MessageId, text: String) {
     match reply {
         Ok(reply) => match reply.get_ref().outcome() {
             Outcome::Answered => offer(app, message, text).await,
+            Outcome::ReplacedWaiting => {
+                tracing::info!(
+                    message = message.0,
+                    "the owner edited a message waiting in the /next queue"
+                )
+            }
             outcome => {
                 tracing::info!(
                     ?outcome,
@@ -118,7 +130,7 @@ pub(crate) async fn forward(app: &App, message: MessageId, text: String) {
 
 /// The idempotency key of the owner's message `message` (as the turn that took it sent it: the
 /// owner's private chat has the owner's id).
-fn key(app: &App, message: MessageId) -> String {
+pub(crate) fn key(app: &App, message: MessageId) -> String {
     format!("tg:{}:{}", app.owner().0, message.0)
 }
 

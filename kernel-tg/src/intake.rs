@@ -382,6 +382,10 @@ impl Loop {
                 // A command sent in a topic is answered there; `/cancel` acts on its session.
                 let thread = topic_of(message, self.app.form().topics);
                 let app = self.app.in_topic(thread);
+                let sent = crate::command_call::Sent {
+                    message_id: i64::from(message_id.0),
+                    key: crate::edits::key(&self.app, message_id),
+                };
                 self.tasks.spawn(async move {
                     let (html, buttons) = match parsed {
                         Ok(crate::command::Command::Cancel) if let Some(thread) = thread => {
@@ -390,8 +394,7 @@ impl Loop {
                         }
                         Ok(command) => {
                             tracing::info!(command = command.kind().name(), "command");
-                            perform(command, app.agentd(), app.texts(), i64::from(message_id.0))
-                                .await
+                            perform(command, app.agentd(), app.texts(), sent).await
                         }
                         Err(e) => (app.texts().command_error(&e), None),
                     };

@@ -41,6 +41,7 @@ impl AgentService {
             Edited::Answered => (Outcome::Answered, String::new()),
             Edited::Started { turn_id } => (Outcome::Started, turn_id),
             Edited::Busy => (Outcome::Busy, String::new()),
+            Edited::ReplacedWaiting => (Outcome::ReplacedWaiting, String::new()),
         };
         Ok(pb::EditMessageResponse {
             outcome: outcome.into(),

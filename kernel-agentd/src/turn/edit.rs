@@ -1,7 +1,8 @@
 //! An owner's edit of a message Kernel took (`EditMessage`): while the turn that carries it
 //! runs, before any tool ran, the turn restarts with the new text (`run::restart`); after a
 //! tool ran, the new text reaches the model as a steer before its next step. Once that turn
-//! ended nothing runs unless asked (`run`: the owner pressed "Answer the edited message").
+//! ended nothing runs unless asked (`run`: the owner pressed "Answer the edited message"). A
+//! message still waiting in the `/next` queue takes the new text there.
 //! Everything is keyed on the message's session and that session's running turn
 //! (`live::LiveTurns`), so it stays the same once turns run per session.
 
@@ -24,6 +25,8 @@ pub enum Edited {
     Started { turn_id: String },
     /// Another turn runs; nothing changed.
     Busy,
+    /// The message still waits in the `/next` queue: its text there was replaced.
+    ReplacedWaiting,
 }
 
 /// An edit of the owner's message.
@@ -64,6 +67,16 @@ impl Turns {
         let accepted = UserInput::text(text.clone()).accept(locale, false)?;
         if !edit.key.is_empty() {
             IntakeKeys::parse(vec![edit.key.clone()])?;
+        }
+        if !edit.key.is_empty()
+            && inner
+                .store
+                .replace_follow_up(&edit.key, &text)
+                .await
+                .map_err(ApiError::internal)?
+        {
+            tracing::info!("the owner edited a message waiting in the /next queue");
+            return Ok(Edited::ReplacedWaiting);
         }
         let current = inner.sessions.current().await?;
         let session_id = edit.session_id.unwrap_or(current.id);

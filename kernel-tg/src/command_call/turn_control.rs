@@ -56,16 +56,18 @@ pub(super) async fn steer(
     })
 }
 
-/// `/next <text>`: queues a turn to run after the running one, answering message `message_id`.
+/// `/next <text>`: queues a turn to run after the running one, answering the owner's message
+/// `sent` (its key goes with it: an edit of that message while it waits replaces the text).
 pub(super) async fn next(
     client: &mut Client,
     texts: Texts,
     text: String,
-    message_id: i64,
+    sent: super::Sent,
 ) -> Result<String, Status> {
     let request = pb::QueueNextRequest {
         text,
-        reply_to_message_id: Some(message_id),
+        reply_to_message_id: Some(sent.message_id),
+        message_key: Some(sent.key),
     };
     let reply = client.queue_next(request).await?.into_inner();
     Ok(texts.queued_next(reply.position))
