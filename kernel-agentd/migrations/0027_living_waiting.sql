@@ -7,3 +7,17 @@
 
 ALTER TABLE follow_ups ADD COLUMN message_key TEXT;
 CREATE INDEX follow_ups_message_key ON follow_ups (message_key) WHERE message_key IS NOT NULL;
+
+-- `edit_offers` holds the owner's edits of answered messages waiting for "Answer the edited
+-- message", keyed by the edited message's idempotency key: its session, its newest text, and
+-- the chat message that offers it (NULL until the client said), so an offer outlives a
+-- kernel-tg restart and a second edit updates the same offer. A press takes the row; rows
+-- last changed more than a week ago are forgotten (like the keys). Times are unix milliseconds.
+
+CREATE TABLE edit_offers (
+    message_key       TEXT    PRIMARY KEY,
+    session_id        INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    text              TEXT    NOT NULL,
+    offer_message_id  INTEGER,
+    updated_at        INTEGER NOT NULL
+);

@@ -12,6 +12,7 @@
 
 pub mod budget;
 pub mod consolidation;
+pub mod edit_offers;
 mod error;
 mod feedback;
 pub mod follow_ups;

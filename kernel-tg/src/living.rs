@@ -1,8 +1,8 @@
 //! What kernel-tg remembers, in memory only, for messages that live (issue 47): the
-//! acknowledgement reaction setting, the edit window, the offers it made for edits of answered
-//! messages (one per edited message, updated by a second edit), the chat message ids of
-//! Kernel's last answer (a 👎 there offers to try again), and a small budget against a flood of
-//! reactions. A restart forgets it: a stale offer's press then says so.
+//! acknowledgement reaction setting, the edit window, the chat message ids of Kernel's last
+//! answer (a 👎 there offers to try again), and a small budget against a flood of reactions.
+//! The offers for edits of answered messages are agentd's (`EditMessage`): they outlive a
+//! restart.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -10,20 +10,9 @@ use std::time::Duration;
 use teloxide::types::MessageId;
 use tokio::time::Instant;
 
-/// Most offers for edited messages kept (the oldest go first).
-const MAX_OFFERS: usize = 64;
 /// Most reactions handled per [`REACTION_WINDOW`]; the rest are ignored.
 const MAX_REACTIONS: usize = 20;
 const REACTION_WINDOW: Duration = Duration::from_secs(60);
-
-/// The offer made for one edited message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct EditOffer {
-    /// The reply carrying the "Answer the edited message" button.
-    pub offer: MessageId,
-    /// The message's text as last edited.
-    pub text: String,
-}
 
 /// The settings (`[telegram]`) and what kernel-tg remembers.
 #[derive(Debug)]
@@ -35,7 +24,6 @@ pub(crate) struct Living {
 
 #[derive(Debug, Default)]
 struct State {
-    offers: Vec<(MessageId, EditOffer)>,
     last_answer: Vec<MessageId>,
     /// The outbox item of the answer being delivered (its parts join `last_answer`).
     answer_seq: Option<u64>,
@@ -69,32 +57,6 @@ impl Living {
     /// Edits of messages older than this are ignored.
     pub(crate) fn edit_window(&self) -> Duration {
         self.edit_window
-    }
-
-    /// The offer made for edited message `message`, if any.
-    pub(crate) fn offer(&self, message: MessageId) -> Option<EditOffer> {
-        self.lock()
-            .offers
-            .iter()
-            .find(|(m, _)| *m == message)
-            .map(|(_, o)| o.clone())
-    }
-
-    /// Remembers (or updates) the offer for edited message `message`.
-    pub(crate) fn set_offer(&self, message: MessageId, offer: EditOffer) {
-        let mut s = self.lock();
-        s.offers.retain(|(m, _)| *m != message);
-        s.offers.push((message, offer));
-        if s.offers.len() > MAX_OFFERS {
-            s.offers.remove(0);
-        }
-    }
-
-    /// Forgets the offer for `message` (pressed); what it was.
-    pub(crate) fn take_offer(&self, message: MessageId) -> Option<EditOffer> {
-        let mut s = self.lock();
-        let at = s.offers.iter().position(|(m, _)| *m == message)?;
-        Some(s.offers.remove(at).1)
     }
 
     /// Outbox item `seq`, an answer, is being delivered: its messages become Kernel's last
@@ -141,20 +103,6 @@ impl Living {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn offers_are_one_per_message_and_a_press_takes_it() {
-        let living = Living::default();
-        let offer = |id, text: &str| EditOffer {
-            offer: MessageId(id),
-            text: text.to_owned(),
-        };
-        living.set_offer(MessageId(5), offer(10, "a"));
-        living.set_offer(MessageId(5), offer(10, "b"));
-        assert_eq!(living.offer(MessageId(5)).unwrap().text, "b");
-        assert_eq!(living.take_offer(MessageId(5)).unwrap().text, "b");
-        assert_eq!(living.take_offer(MessageId(5)), None);
-    }
 
     #[test]
     fn the_last_answer_is_the_last_delivered_answer_item() {

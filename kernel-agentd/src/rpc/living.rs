@@ -32,13 +32,18 @@ impl AgentService {
                 text: req.text,
                 run: req.run,
                 delivery: delivery(req.deliver_to_owner),
+                offer_message_id: req.offer_message_id,
             })
             .await
             .map_err(to_status)?;
+        let offer_message_id = match &edited {
+            Edited::Answered { offer_message_id } => *offer_message_id,
+            _ => None,
+        };
         let (outcome, turn_id) = match edited {
             Edited::Restarted { turn_id } => (Outcome::Restarted, turn_id),
             Edited::Steered { turn_id } => (Outcome::Steered, turn_id),
-            Edited::Answered => (Outcome::Answered, String::new()),
+            Edited::Answered { .. } => (Outcome::Answered, String::new()),
             Edited::Started { turn_id } => (Outcome::Started, turn_id),
             Edited::Busy => (Outcome::Busy, String::new()),
             Edited::ReplacedWaiting => (Outcome::ReplacedWaiting, String::new()),
@@ -46,6 +51,7 @@ impl AgentService {
         Ok(pb::EditMessageResponse {
             outcome: outcome.into(),
             turn_id,
+            offer_message_id,
         })
     }
 
