@@ -21,3 +21,21 @@ CREATE TABLE edit_offers (
     offer_message_id  INTEGER,
     updated_at        INTEGER NOT NULL
 );
+
+-- `answer_chat_messages` maps each chat message an answer item became (as acknowledged) to the
+-- answer's `messages` row. Outbox rows are pruned a week after delivery; this map is kept as
+-- long as the answer itself (it goes with its message: a /retry dropping the round, a deleted
+-- session), so a reaction on an answer of any age still finds it. Filled from the outbox rows
+-- kept when this migration runs.
+
+CREATE TABLE answer_chat_messages (
+    chat_message_id  INTEGER PRIMARY KEY,
+    message_id       INTEGER NOT NULL REFERENCES messages (id) ON DELETE CASCADE
+);
+CREATE INDEX answer_chat_messages_message ON answer_chat_messages (message_id);
+
+INSERT OR REPLACE INTO answer_chat_messages (chat_message_id, message_id)
+    SELECT j.value, o.answer_message FROM outbox o, json_each(o.message_ids) j
+    WHERE o.kind = 'answer' AND o.answer_message IS NOT NULL
+      AND EXISTS (SELECT 1 FROM messages WHERE id = o.answer_message)
+    ORDER BY o.seq;

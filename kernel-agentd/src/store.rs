@@ -14,7 +14,7 @@ pub mod budget;
 pub mod consolidation;
 pub mod edit_offers;
 mod error;
-mod feedback;
+pub mod feedback;
 pub mod follow_ups;
 pub mod history_index;
 pub mod intake_keys;

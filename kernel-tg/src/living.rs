@@ -1,13 +1,12 @@
 //! What kernel-tg remembers, in memory only, for messages that live (issue 47): the
-//! acknowledgement reaction setting, the edit window, the chat message ids of Kernel's last
-//! answer (a 👎 there offers to try again), and a small budget against a flood of reactions.
-//! The offers for edits of answered messages are agentd's (`EditMessage`): they outlive a
-//! restart.
+//! acknowledgement reaction setting, the edit window and a small budget against a flood of
+//! reactions. The offers for edits of answered messages (`EditMessage`) and which answer a
+//! reaction is on (`SetFeedback`: its session, whether it is that session's last answer) are
+//! agentd's: they outlive a restart.
 
 use std::sync::Mutex;
 use std::time::Duration;
 
-use teloxide::types::MessageId;
 use tokio::time::Instant;
 
 /// Most reactions handled per [`REACTION_WINDOW`]; the rest are ignored.
@@ -24,9 +23,6 @@ pub(crate) struct Living {
 
 #[derive(Debug, Default)]
 struct State {
-    last_answer: Vec<MessageId>,
-    /// The outbox item of the answer being delivered (its parts join `last_answer`).
-    answer_seq: Option<u64>,
     reactions: Vec<Instant>,
 }
 
@@ -59,33 +55,6 @@ impl Living {
         self.edit_window
     }
 
-    /// Outbox item `seq`, an answer, is being delivered: its messages become Kernel's last
-    /// answer as they are sent.
-    pub(crate) fn answering(&self, seq: u64) {
-        let mut s = self.lock();
-        if s.answer_seq != Some(seq) {
-            s.answer_seq = Some(seq);
-            s.last_answer.clear();
-        }
-    }
-
-    /// Outbox item `seq` sent chat messages `ids`.
-    pub(crate) fn sent(&self, seq: u64, ids: &[i64]) {
-        let mut s = self.lock();
-        if s.answer_seq == Some(seq) {
-            let ids = ids
-                .iter()
-                .filter_map(|id| i32::try_from(*id).ok())
-                .map(MessageId);
-            s.last_answer.extend(ids);
-        }
-    }
-
-    /// Whether chat message `id` is part of Kernel's last answer.
-    pub(crate) fn is_last_answer(&self, id: MessageId) -> bool {
-        self.lock().last_answer.contains(&id)
-    }
-
     /// Counts one reaction; false when too many came lately (a flood is ignored).
     pub(crate) fn reaction_allowed(&self) -> bool {
         let now = Instant::now();
@@ -103,16 +72,6 @@ impl Living {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_last_answer_is_the_last_delivered_answer_item() {
-        let living = Living::default();
-        living.answering(1);
-        living.sent(1, &[20, 21]);
-        living.sent(2, &[22]);
-        assert!(living.is_last_answer(MessageId(21)));
-        assert!(!living.is_last_answer(MessageId(22)));
-    }
 
     #[tokio::test(start_paused = true)]
     async fn a_flood_of_reactions_is_cut_off() {

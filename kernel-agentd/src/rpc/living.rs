@@ -89,11 +89,19 @@ impl AgentService {
         &self,
         req: pb::SetFeedbackRequest,
     ) -> Result<pb::SetFeedbackResponse, Status> {
-        self.agent
-            .sessions()
+        let sessions = self.agent.sessions();
+        let answer = sessions
             .set_feedback(req.chat_message_id, &req.feedback)
             .await
             .map_err(to_status)?;
-        Ok(pb::SetFeedbackResponse {})
+        let thread_id = sessions
+            .topic_of(answer.session_id)
+            .await
+            .map_err(to_status)?;
+        Ok(pb::SetFeedbackResponse {
+            session_id: answer.session_id,
+            last_answer: answer.last,
+            thread_id,
+        })
     }
 }

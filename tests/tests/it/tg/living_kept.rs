@@ -1,11 +1,20 @@
 //! What messages that live keep across restarts and pruning, through both real binaries and
 //! the fake Bot API (issue 47): an offer to answer an edited message outlives a kernel-tg
-//! restart (a second edit after it updates the same offer, the press runs the newest text).
+//! restart (a second edit after it updates the same offer, the press runs the newest text);
+//! a reaction on an answer whose outbox row is pruned (a week after delivery), with kernel-tg
+//! restarted, is still stored as feedback and a 👎 there still offers to try again.
 
+use kernel_common::config::Locale;
+use serde_json::json;
 use tests::fake_llm::Script;
 use tests::fake_telegram::OWNER_ID;
-use tests::stack::{PROMPT, Stack, reply_target, text_of};
+use tests::stack::{PROMPT, Stack, outbox_drained, reply_target, rpc, text_of};
+use tests::told::Told;
 use tests::wait::eventually;
+
+fn zh() -> Told {
+    Told::new(Locale::Zh)
+}
 
 /// The message id a successful `sendMessage` call created.
 fn sent_id(call: &tests::fake_telegram::Call) -> i64 {
@@ -84,4 +93,66 @@ async fn an_edit_offer_survives_a_kernel_tg_restart() {
         asked_with.iter().any(|m| m.contains("book a table for 5")),
         "{asked_with:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reaction_finds_an_answer_whose_outbox_row_is_pruned() {
+    let mut stack = Stack::start().await;
+    stack.llm.push(Script::text("OLD-JOKE"));
+    stack.owner_says("tell me a joke");
+    let answer = stack.answer_sent("OLD-JOKE").await;
+    outbox_drained(&stack).await;
+
+    // A week later the delivered item's outbox row is pruned; kernel-tg restarted meanwhile.
+    stack.kill_bot();
+    let path = stack.cfg.data_dir().join("kernel.db");
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .expect("open the database");
+    let pruned = sqlx::query("DELETE FROM outbox")
+        .execute(&pool)
+        .await
+        .expect("prune the outbox");
+    assert!(pruned.rows_affected() >= 1);
+    pool.close().await;
+    stack.start_bot().await;
+
+    stack
+        .telegram
+        .user_reaction(OWNER_ID, OWNER_ID, sent_id(&answer), &[], &["👎"]);
+    let offer = stack
+        .telegram
+        .wait_for_call(
+            "sendMessage",
+            |c| c.ok && text_of(c) == zh().try_again_offer(),
+            PROMPT,
+        )
+        .await;
+    assert_eq!(reply_target(&offer), Some(sent_id(&answer)));
+    let sessions = rpc(&stack, "ListSessions", json!({}));
+    let session = sessions["sessions"][0]["id"]
+        .as_str()
+        .unwrap_or("0")
+        .to_owned();
+    eventually("the 👎 stored on the old answer", PROMPT, async || {
+        let history = rpc(
+            &stack,
+            "GetSessionHistory",
+            json!({ "session_id": session }),
+        );
+        history["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|m| m["role"] == "assistant" && m["feedback"] == "👎")
+    })
+    .await;
+
+    let buttons = stack.telegram.buttons(OWNER_ID, sent_id(&offer));
+    stack.llm.push(Script::text("NEW-JOKE"));
+    stack
+        .telegram
+        .press(OWNER_ID, OWNER_ID, sent_id(&offer), &buttons[0].1);
+    stack.answer_sent("NEW-JOKE").await;
+    assert!(stack.user_message_of(1).contains("tell me a joke"));
 }
