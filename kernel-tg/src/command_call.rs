@@ -26,6 +26,10 @@ pub(crate) struct Sent {
     /// Its idempotency key ("tg:<chat>:<message>"): a `/next` item carries it, so an edit of the
     /// message while it waits replaces the item's text.
     pub(crate) key: String,
+    /// The topic it was sent in (`None`: the main chat).
+    pub(crate) thread: Option<i64>,
+    /// The session of that topic, when the command acts on it (`None`: the current session).
+    pub(crate) session: Option<i64>,
 }
 
 /// The HTML sent back for `command` (which the owner sent as `sent`), with the buttons to go
@@ -126,7 +130,7 @@ async fn call(
         Command::Retitle(number) => sessions::retitle(client, texts, number).await,
         Command::DelHistory(numbers) => sessions::delete(client, texts, numbers).await,
         Command::Compact => sessions::compact(client, texts).await,
-        Command::Retry(model) => turn_control::retry(client, texts, model, message_id).await,
+        Command::Retry(model) => turn_control::retry(client, texts, model, sent).await,
         Command::Provider(name) => setup::provider(name, client, texts).await,
         Command::Model(name) => setup::model(name, client, texts).await,
         Command::Skills => setup::skills(client, texts).await,

@@ -158,15 +158,23 @@ async fn other_model(app: &App) -> Option<String> {
 }
 
 /// The owner pressed "Try again" (on `model`) on the offer `offer`: the last message runs
-/// again (its buttons go once it started). The toast.
+/// again (its buttons go once it started); an offer in a topic, that topic's. The toast.
 pub(crate) async fn try_again(
     app: &App,
     model: Option<String>,
     offer: Option<MessageId>,
 ) -> &'static str {
     let texts = app.texts();
+    let session_id = match app.topic() {
+        Some(thread) => match crate::topics::session(app, thread).await {
+            Ok(session) => Some(session),
+            Err(Some(_refused)) => return texts.nothing_to_retry(),
+            Err(None) => return texts.agentd_unavailable(),
+        },
+        None => None,
+    };
     let request = pb::RetryRequest {
-        session_id: None,
+        session_id,
         model,
         deliver_to_owner: Some(pb::OwnerDelivery {
             reply_to_message_id: offer.map(|m| i64::from(m.0)),

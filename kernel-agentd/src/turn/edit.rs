@@ -10,7 +10,7 @@
 
 use kernel_common::config::Locale;
 
-use super::gate::{Lane, Scope};
+use super::gate::Scope;
 use super::{IntakeKeys, OwnerDelivery, TurnEvent, Turns, UserInput};
 use crate::error::ApiError;
 
@@ -101,7 +101,12 @@ impl Turns {
             return Ok(Edited::ReplacedWaiting);
         }
         let current = inner.sessions.current().await?;
-        let session_id = edit.session_id.or(recorded_session).unwrap_or(current.id);
+        // Without a session named, the message's own (a Telegram topic's message: its topic's).
+        let keyed = match edit.session_id.or(recorded_session) {
+            None if !edit.key.is_empty() => self.session_of_key(&edit.key).await?,
+            named => named,
+        };
+        let session_id = keyed.unwrap_or(current.id);
         if let Some(found) = inner.live.find(session_id, &edit.key) {
             if !found.tool_ran && inner.live.restart(&found.turn_id, text.clone()) {
                 if inner.gate.cancel_turn(&found.turn_id) {
@@ -135,18 +140,14 @@ impl Turns {
             };
             return Ok(Edited::Answered { offer_message_id });
         }
-        if session_id != current.id {
-            return Err(ApiError::FailedPrecondition(
-                "the message is in another session: resume it to answer the edit".to_owned(),
-            ));
-        }
-        match self
-            .try_start(
-                Lane::main(current.id),
-                accepted,
-                edit.delivery,
-                IntakeKeys::default(),
+        let (_, lane) = self
+            .owner_lane(
+                Some(session_id),
+                "the message is in another session: resume it to answer the edit",
             )
+            .await?;
+        match self
+            .try_start(lane, accepted, edit.delivery, IntakeKeys::default())
             .await?
         {
             Ok(mut events) => {
@@ -164,6 +165,17 @@ impl Turns {
             }
             Err(_busy) => Ok(Edited::Busy),
         }
+    }
+
+    /// The session whose turn took the owner's message `key`, if one did.
+    async fn session_of_key(&self, key: &str) -> Result<Option<i64>, ApiError> {
+        let taken = self
+            .inner
+            .store
+            .taken_keys(&[key.to_owned()])
+            .await
+            .map_err(ApiError::internal)?;
+        Ok(taken.and_then(|t| session_of_turn(&t.turn_id)))
     }
 
     /// Refuses an edit of a message session `session_id` never took (`NotFound`).
@@ -190,16 +202,18 @@ impl Turns {
                 "Kernel never took that message (or forgot it: keys are kept a week)".to_owned(),
             ));
         };
-        // A turn id starts with its session's id (`run::Turn::new`).
-        let of_session = taken
-            .turn_id
-            .split_once('-')
-            .and_then(|(s, _)| s.parse::<i64>().ok());
-        if of_session.is_some_and(|s| s != session_id) {
+        if session_of_turn(&taken.turn_id).is_some_and(|s| s != session_id) {
             return Err(ApiError::NotFound(
                 "that message belongs to another session".to_owned(),
             ));
         }
         Ok(())
     }
+}
+
+/// The session of turn `turn_id`: a turn id starts with its session's id (`run::Turn::new`).
+fn session_of_turn(turn_id: &str) -> Option<i64> {
+    turn_id
+        .split_once('-')
+        .and_then(|(s, _)| s.parse::<i64>().ok())
 }

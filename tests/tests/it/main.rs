@@ -129,6 +129,7 @@ mod tg {
     mod intake;
     mod living;
     mod living_kept;
+    mod living_topics;
     mod living_waiting;
     mod long_poll;
     mod media;
