@@ -139,13 +139,13 @@ mod tests {
         assert_eq!(feedback.len(), 1);
         assert_eq!(feedback.get(&stored[1].id).map(String::as_str), Some("🔥"));
         assert!(store.set_feedback(77, "").await.unwrap().is_some());
+        assert!(store.feedback_of(session.id).await.unwrap().is_empty());
         // A later answer in the session: this one is no longer its last.
         store
             .append_messages(session.id, &[Message::assistant_text("later")])
             .await
             .unwrap();
         assert!(!store.set_feedback(77, "👍").await.unwrap().unwrap().last);
-        assert!(store.feedback_of(session.id).await.unwrap().is_empty());
         assert_eq!(
             store.set_feedback(78, "👍").await.unwrap(),
             None,
