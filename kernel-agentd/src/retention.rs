@@ -3,7 +3,8 @@
 //! start and then every [`INTERVAL`] until shutdown; the same sweep forgets the idempotency keys
 //! of owner messages older than [`MAX_AGE`] (`store::intake_keys`), the cut-off turns reported
 //! before then (`store::running_turns`: a week-old "run again" button, like a week-old
-//! download, is gone) and the messages a budget limit refused before then (`store::budget`). Sessions and memories are kept forever. History may still name an output file that is gone; that is accepted.
+//! download, is gone) the messages a budget limit refused before then (`store::budget`) and the edits offered
+//! for an answer before then (`store::edit_offers`). Sessions and memories are kept forever. History may still name an output file that is gone; that is accepted.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -81,6 +82,10 @@ async fn forget_old(store: &Store) {
         (
             "refused messages",
             store.forget_budget_refusals_older_than(MAX_AGE).await,
+        ),
+        (
+            "edit offers",
+            store.forget_edit_offers_older_than(MAX_AGE).await,
         ),
     ];
     for (what, result) in forgotten {

@@ -12,8 +12,9 @@
 
 pub mod budget;
 pub mod consolidation;
+pub mod edit_offers;
 mod error;
-mod feedback;
+pub mod feedback;
 pub mod follow_ups;
 pub mod history_index;
 mod history_searches;

@@ -26,6 +26,13 @@ use crate::agentd::is_transport_failure;
 use crate::buttons::{self, ApprovalPress, Press};
 use crate::handle::App;
 
+/// The topic of the message whose button was pressed (`None`: the main chat): an offer made
+/// in a topic acts on that topic's session and answers there.
+fn press_topic(app: &App, press: &CallbackQuery) -> Option<i64> {
+    let message = press.message.as_ref()?.regular_message()?;
+    crate::intake::topic_of(message, app.form().topics)
+}
+
 /// Handles one admitted press.
 pub(crate) async fn handle(app: App, press: CallbackQuery) {
     let texts = app.texts();
@@ -56,10 +63,12 @@ pub(crate) async fn handle(app: App, press: CallbackQuery) {
         }
         Some(Press::AnswerEdit { message }) => {
             let offer = press.message.as_ref().map(|m| m.id());
+            let app = app.in_topic(press_topic(&app, &press));
             Some(crate::edits::answer(&app, message, offer).await.into())
         }
         Some(Press::TryAgain { model }) => {
             let offer = press.message.as_ref().map(|m| m.id());
+            let app = app.in_topic(press_topic(&app, &press));
             Some(crate::reactions::try_again(&app, model, offer).await.into())
         }
         Some(Press::MemoryProposal { proposal, merge }) => {

@@ -19,14 +19,27 @@ mod setup;
 mod status;
 mod turn_control;
 
-/// The HTML sent back for `command` (which the owner sent as message `message_id`: what a
-/// `/steer` or `/next` turn's answer replies to), with the buttons to go with it (`/memory`'s
-/// previous / next page).
+/// The owner's message a command came in.
+#[derive(Debug, Clone)]
+pub(crate) struct Sent {
+    /// Its id: what a `/steer`, `/next` or `/retry` turn's answer replies to.
+    pub(crate) message_id: i64,
+    /// Its idempotency key ("tg:<chat>:<message>"): a `/next` item carries it, so an edit of the
+    /// message while it waits replaces the item's text.
+    pub(crate) key: String,
+    /// The topic it was sent in (`None`: the main chat).
+    pub(crate) thread: Option<i64>,
+    /// The session of that topic, when the command acts on it (`None`: the current session).
+    pub(crate) session: Option<i64>,
+}
+
+/// The HTML sent back for `command` (which the owner sent as `sent`), with the buttons to go
+/// with it (`/memory`'s previous / next page).
 pub(crate) async fn perform(
     command: Command,
     agentd: &Agentd,
     texts: Texts,
-    message_id: i64,
+    sent: Sent,
 ) -> (String, Option<InlineKeyboardMarkup>) {
     if let Command::HistorySearch(words) = command {
         let mut client = match agentd.client().await {
@@ -61,7 +74,7 @@ pub(crate) async fn perform(
             Err(status) => (failed(agentd, texts, &status), None),
         };
     }
-    (perform_text(command, agentd, texts, message_id).await, None)
+    (perform_text(command, agentd, texts, sent).await, None)
 }
 
 /// What a command's failed RPC tells the owner.
@@ -77,7 +90,7 @@ fn failed(agentd: &Agentd, texts: Texts, status: &Status) -> String {
 }
 
 /// The HTML sent back for a command without buttons.
-async fn perform_text(command: Command, agentd: &Agentd, texts: Texts, message_id: i64) -> String {
+async fn perform_text(command: Command, agentd: &Agentd, texts: Texts, sent: Sent) -> String {
     if matches!(command, Command::Start | Command::Help) {
         return texts.help();
     }
@@ -89,7 +102,7 @@ async fn perform_text(command: Command, agentd: &Agentd, texts: Texts, message_i
             return texts.agentd_unavailable().to_owned();
         }
     };
-    match call(command, &mut client, texts, message_id).await {
+    match call(command, &mut client, texts, sent).await {
         Ok(html) => html,
         Err(status) => failed(agentd, texts, &status),
     }
@@ -100,14 +113,15 @@ async fn call(
     command: Command,
     client: &mut Client,
     texts: Texts,
-    message_id: i64,
+    sent: Sent,
 ) -> Result<String, Status> {
+    let message_id = sent.message_id;
     match command {
         Command::Start | Command::Help => Ok(texts.help()),
         Command::Cancel => turn_control::cancel(client, texts, false).await,
         Command::CancelAll => turn_control::cancel(client, texts, true).await,
         Command::Steer(text) => turn_control::steer(client, texts, text, message_id).await,
-        Command::Next(text) => turn_control::next(client, texts, text, message_id).await,
+        Command::Next(text) => turn_control::next(client, texts, text, sent).await,
         Command::Status => status::status(client, texts).await,
         Command::Usage => status::usage(client, texts).await,
         Command::Doctor => status::doctor(client, texts).await,
@@ -117,7 +131,7 @@ async fn call(
         Command::Retitle(number) => sessions::retitle(client, texts, number).await,
         Command::DelHistory(numbers) => sessions::delete(client, texts, numbers).await,
         Command::Compact => sessions::compact(client, texts).await,
-        Command::Retry(model) => turn_control::retry(client, texts, model, message_id).await,
+        Command::Retry(model) => turn_control::retry(client, texts, model, sent).await,
         Command::Provider(name) => setup::provider(name, client, texts).await,
         Command::Model(name) => setup::model(name, client, texts).await,
         Command::Skills => setup::skills(client, texts).await,

@@ -386,6 +386,12 @@ impl Loop {
                 // A command sent in a topic is answered there; `/cancel` acts on its session.
                 let thread = topic_of(message, self.app.form().topics);
                 let app = self.app.in_topic(thread);
+                let sent = crate::command_call::Sent {
+                    message_id: i64::from(message_id.0),
+                    key: crate::edits::key(&self.app, message_id),
+                    thread,
+                    session: None,
+                };
                 self.tasks.spawn(async move {
                     if matches!(parsed, Ok(crate::command::Command::New))
                         && app.form().topics
@@ -398,10 +404,30 @@ impl Loop {
                             tracing::info!(command = "cancel", thread, "command in a topic");
                             (crate::topics::cancel(&app, thread).await, None)
                         }
+                        // `/retry` in a topic runs that topic's last message, answered there.
+                        Ok(command @ crate::command::Command::Retry(_))
+                            if let Some(thread) = thread =>
+                        {
+                            tracing::info!(command = "retry", thread, "command in a topic");
+                            match crate::topics::session(&app, thread).await {
+                                Ok(session) => {
+                                    let sent = crate::command_call::Sent {
+                                        session: Some(session),
+                                        ..sent
+                                    };
+                                    perform(command, app.agentd(), app.texts(), sent).await
+                                }
+                                Err(refused) => (
+                                    refused.unwrap_or_else(|| {
+                                        app.texts().agentd_unavailable().to_owned()
+                                    }),
+                                    None,
+                                ),
+                            }
+                        }
                         Ok(command) => {
                             tracing::info!(command = command.kind().name(), "command");
-                            perform(command, app.agentd(), app.texts(), i64::from(message_id.0))
-                                .await
+                            perform(command, app.agentd(), app.texts(), sent).await
                         }
                         Err(e) => (app.texts().command_error(&e), None),
                     };
@@ -453,7 +479,8 @@ impl Loop {
                         tracing::info!(message = message.id.0, "a waiting message was edited");
                         return true;
                     }
-                    let app = self.app.clone();
+                    // An edit in a topic is answered there (agentd finds the message's session).
+                    let app = self.app.in_topic(topic_of(message, self.app.form().topics));
                     self.tasks
                         .spawn(crate::edits::handle(app, message.clone(), checked));
                 }

@@ -1,29 +1,17 @@
 //! What kernel-tg remembers, in memory only, for messages that live (issue 47): the
-//! acknowledgement reaction setting, the edit window, the offers it made for edits of answered
-//! messages (one per edited message, updated by a second edit), the chat message ids of
-//! Kernel's last answer (a 👎 there offers to try again), and a small budget against a flood of
-//! reactions. A restart forgets it: a stale offer's press then says so.
+//! acknowledgement reaction setting, the edit window and a small budget against a flood of
+//! reactions. The offers for edits of answered messages (`EditMessage`) and which answer a
+//! reaction is on (`SetFeedback`: its session, whether it is that session's last answer) are
+//! agentd's: they outlive a restart.
 
 use std::sync::Mutex;
 use std::time::Duration;
 
-use teloxide::types::MessageId;
 use tokio::time::Instant;
 
-/// Most offers for edited messages kept (the oldest go first).
-const MAX_OFFERS: usize = 64;
 /// Most reactions handled per [`REACTION_WINDOW`]; the rest are ignored.
 const MAX_REACTIONS: usize = 20;
 const REACTION_WINDOW: Duration = Duration::from_secs(60);
-
-/// The offer made for one edited message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct EditOffer {
-    /// The reply carrying the "Answer the edited message" button.
-    pub offer: MessageId,
-    /// The message's text as last edited.
-    pub text: String,
-}
 
 /// The settings (`[telegram]`) and what kernel-tg remembers.
 #[derive(Debug)]
@@ -35,10 +23,6 @@ pub(crate) struct Living {
 
 #[derive(Debug, Default)]
 struct State {
-    offers: Vec<(MessageId, EditOffer)>,
-    last_answer: Vec<MessageId>,
-    /// The outbox item of the answer being delivered (its parts join `last_answer`).
-    answer_seq: Option<u64>,
     reactions: Vec<Instant>,
 }
 
@@ -71,59 +55,6 @@ impl Living {
         self.edit_window
     }
 
-    /// The offer made for edited message `message`, if any.
-    pub(crate) fn offer(&self, message: MessageId) -> Option<EditOffer> {
-        self.lock()
-            .offers
-            .iter()
-            .find(|(m, _)| *m == message)
-            .map(|(_, o)| o.clone())
-    }
-
-    /// Remembers (or updates) the offer for edited message `message`.
-    pub(crate) fn set_offer(&self, message: MessageId, offer: EditOffer) {
-        let mut s = self.lock();
-        s.offers.retain(|(m, _)| *m != message);
-        s.offers.push((message, offer));
-        if s.offers.len() > MAX_OFFERS {
-            s.offers.remove(0);
-        }
-    }
-
-    /// Forgets the offer for `message` (pressed); what it was.
-    pub(crate) fn take_offer(&self, message: MessageId) -> Option<EditOffer> {
-        let mut s = self.lock();
-        let at = s.offers.iter().position(|(m, _)| *m == message)?;
-        Some(s.offers.remove(at).1)
-    }
-
-    /// Outbox item `seq`, an answer, is being delivered: its messages become Kernel's last
-    /// answer as they are sent.
-    pub(crate) fn answering(&self, seq: u64) {
-        let mut s = self.lock();
-        if s.answer_seq != Some(seq) {
-            s.answer_seq = Some(seq);
-            s.last_answer.clear();
-        }
-    }
-
-    /// Outbox item `seq` sent chat messages `ids`.
-    pub(crate) fn sent(&self, seq: u64, ids: &[i64]) {
-        let mut s = self.lock();
-        if s.answer_seq == Some(seq) {
-            let ids = ids
-                .iter()
-                .filter_map(|id| i32::try_from(*id).ok())
-                .map(MessageId);
-            s.last_answer.extend(ids);
-        }
-    }
-
-    /// Whether chat message `id` is part of Kernel's last answer.
-    pub(crate) fn is_last_answer(&self, id: MessageId) -> bool {
-        self.lock().last_answer.contains(&id)
-    }
-
     /// Counts one reaction; false when too many came lately (a flood is ignored).
     pub(crate) fn reaction_allowed(&self) -> bool {
         let now = Instant::now();
@@ -141,30 +72,6 @@ impl Living {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn offers_are_one_per_message_and_a_press_takes_it() {
-        let living = Living::default();
-        let offer = |id, text: &str| EditOffer {
-            offer: MessageId(id),
-            text: text.to_owned(),
-        };
-        living.set_offer(MessageId(5), offer(10, "a"));
-        living.set_offer(MessageId(5), offer(10, "b"));
-        assert_eq!(living.offer(MessageId(5)).unwrap().text, "b");
-        assert_eq!(living.take_offer(MessageId(5)).unwrap().text, "b");
-        assert_eq!(living.take_offer(MessageId(5)), None);
-    }
-
-    #[test]
-    fn the_last_answer_is_the_last_delivered_answer_item() {
-        let living = Living::default();
-        living.answering(1);
-        living.sent(1, &[20, 21]);
-        living.sent(2, &[22]);
-        assert!(living.is_last_answer(MessageId(21)));
-        assert!(!living.is_last_answer(MessageId(22)));
-    }
 
     #[tokio::test(start_paused = true)]
     async fn a_flood_of_reactions_is_cut_off() {

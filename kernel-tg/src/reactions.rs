@@ -3,9 +3,10 @@
 //! failure notice) is delivered — each call in a task of its own, once, never awaited by the
 //! turn: a refused `setMessageReaction` (an old client, a rate limit) changes nothing else. The
 //! owner's reactions (`message_reaction` updates, the owner's only, in the owner's chat): a 👎
-//! on Kernel's last answer offers "Try again" / "Try again with <another model>" (`Retry`);
-//! every reaction on one of Kernel's answers (that 👎 too) is stored as feedback
-//! (`SetFeedback`), with no reply; a flood is cut off (at most 20 a minute).
+//! on the last answer of a session offers "Try again" / "Try again with <another model>"
+//! (`Retry`), in the topic of that session; every reaction on one of Kernel's answers, of any
+//! age (that 👎 too), is stored as feedback (`SetFeedback`, which also tells which answer it
+//! is), with no reply; a flood is cut off (at most 20 a minute).
 
 use std::time::Duration;
 
@@ -79,25 +80,30 @@ pub(crate) async fn handle(app: App, update: MessageReactionUpdated) {
     let new = emojis(&update.new_reaction);
     let old = emojis(&update.old_reaction);
     let thumbs_down = new.contains(&"👎") && !old.contains(&"👎");
-    if thumbs_down && app.living().is_last_answer(message) {
-        // The offer, and the 👎 is kept as feedback too (it stays unless the answer is tried
-        // again, which replaces it).
-        offer_try_again(&app, message).await;
-    }
     let feedback = new.first().copied().unwrap_or_default().to_owned();
     let request = pb::SetFeedbackRequest {
         chat_message_id: i64::from(message.0),
         feedback,
     };
     let reply = match app.agentd().client().await {
-        Ok(mut client) => client.set_feedback(request).await.map(|_| ()),
+        Ok(mut client) => client
+            .set_feedback(request)
+            .await
+            .map(tonic::Response::into_inner),
         Err(e) => Err(tonic::Status::unavailable(e.to_string())),
     };
     match reply {
-        Ok(()) => tracing::info!(
-            message = message.0,
-            "the owner's reaction is stored as feedback"
-        ),
+        Ok(answer) => {
+            tracing::info!(
+                message = message.0,
+                "the owner's reaction is stored as feedback"
+            );
+            if thumbs_down && answer.last_answer {
+                // The offer goes where the answer is (its session's topic); the 👎 is kept as
+                // feedback too (it stays unless the answer is tried again, which replaces it).
+                offer_try_again(&app.in_topic(answer.thread_id), message).await;
+            }
+        }
         Err(status) => {
             tracing::debug!(code = ?status.code(), message = message.0, "a reaction on no answer of Kernel's changes nothing")
         }
@@ -152,15 +158,23 @@ async fn other_model(app: &App) -> Option<String> {
 }
 
 /// The owner pressed "Try again" (on `model`) on the offer `offer`: the last message runs
-/// again (its buttons go once it started). The toast.
+/// again (its buttons go once it started); an offer in a topic, that topic's. The toast.
 pub(crate) async fn try_again(
     app: &App,
     model: Option<String>,
     offer: Option<MessageId>,
 ) -> &'static str {
     let texts = app.texts();
+    let session_id = match app.topic() {
+        Some(thread) => match crate::topics::session(app, thread).await {
+            Ok(session) => Some(session),
+            Err(Some(_refused)) => return texts.nothing_to_retry(),
+            Err(None) => return texts.agentd_unavailable(),
+        },
+        None => None,
+    };
     let request = pb::RetryRequest {
-        session_id: None,
+        session_id,
         model,
         deliver_to_owner: Some(pb::OwnerDelivery {
             reply_to_message_id: offer.map(|m| i64::from(m.0)),

@@ -64,6 +64,13 @@ impl Told {
         self.pick("回答修改后的消息", "Answer the edited message")
     }
 
+    pub fn edit_command(self) -> &'static str {
+        self.pick(
+            "修改消息不会执行命令；请把命令重新发送一次",
+            "An edit does not run a command; send the command again as a new message",
+        )
+    }
+
     pub fn stop_offer(self) -> &'static str {
         self.pick("⏳ 仍在处理中…", "⏳ Still working…")
     }

@@ -32,19 +32,26 @@ impl AgentService {
                 text: req.text,
                 run: req.run,
                 delivery: delivery(req.deliver_to_owner),
+                offer_message_id: req.offer_message_id,
             })
             .await
             .map_err(to_status)?;
+        let offer_message_id = match &edited {
+            Edited::Answered { offer_message_id } => *offer_message_id,
+            _ => None,
+        };
         let (outcome, turn_id) = match edited {
             Edited::Restarted { turn_id } => (Outcome::Restarted, turn_id),
             Edited::Steered { turn_id } => (Outcome::Steered, turn_id),
-            Edited::Answered => (Outcome::Answered, String::new()),
+            Edited::Answered { .. } => (Outcome::Answered, String::new()),
             Edited::Started { turn_id } => (Outcome::Started, turn_id),
             Edited::Busy => (Outcome::Busy, String::new()),
+            Edited::ReplacedWaiting => (Outcome::ReplacedWaiting, String::new()),
         };
         Ok(pb::EditMessageResponse {
             outcome: outcome.into(),
             turn_id,
+            offer_message_id,
         })
     }
 
@@ -82,11 +89,19 @@ impl AgentService {
         &self,
         req: pb::SetFeedbackRequest,
     ) -> Result<pb::SetFeedbackResponse, Status> {
-        self.agent
-            .sessions()
+        let sessions = self.agent.sessions();
+        let answer = sessions
             .set_feedback(req.chat_message_id, &req.feedback)
             .await
             .map_err(to_status)?;
-        Ok(pb::SetFeedbackResponse {})
+        let thread_id = sessions
+            .topic_of(answer.session_id)
+            .await
+            .map_err(to_status)?;
+        Ok(pb::SetFeedbackResponse {
+            session_id: answer.session_id,
+            last_answer: answer.last,
+            thread_id,
+        })
     }
 }

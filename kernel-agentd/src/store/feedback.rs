@@ -1,33 +1,42 @@
 //! The owner's feedback on Kernel's answers (issue 47): a reaction on a chat message an answer
 //! item became is stored with the answer's `messages` row (`answer_feedback`), found through
-//! the outbox item (`outbox.answer_message`, set when the answer is stored with its item).
+//! `answer_chat_messages` (written when the item's delivery is acknowledged, kept as long as
+//! the answer: the outbox row itself is pruned after a week).
 
 use std::collections::HashMap;
 
 use super::{Store, StoreError, now_millis};
 
+/// The answer a chat message belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnswerOf {
+    pub session_id: i64,
+    /// It is its session's last answer (no later assistant message).
+    pub last: bool,
+}
+
 impl Store {
     /// Stores `feedback` (an emoji; empty clears it) on the answer that became chat message
-    /// `chat_message_id`; false when no kept answer item became that message.
+    /// `chat_message_id`; which answer, or `None` when no answer Kernel delivered became it.
     pub async fn set_feedback(
         &self,
         chat_message_id: i64,
         feedback: &str,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Option<AnswerOf>, StoreError> {
         let op = "store feedback on an answer";
-        let answer: Option<i64> = sqlx::query_scalar(
-            "SELECT answer_message FROM outbox
-             WHERE kind = 'answer' AND answer_message IS NOT NULL
-               AND EXISTS (SELECT 1 FROM json_each(outbox.message_ids) WHERE value = ?1)
-               AND EXISTS (SELECT 1 FROM messages WHERE id = outbox.answer_message)
-             ORDER BY seq DESC LIMIT 1",
+        let answer: Option<(i64, i64, bool)> = sqlx::query_as(
+            "SELECT m.id, m.session_id, NOT EXISTS (SELECT 1 FROM messages n
+                 WHERE n.session_id = m.session_id AND n.role = 'assistant'
+                   AND n.ordinal > m.ordinal)
+             FROM answer_chat_messages a JOIN messages m ON m.id = a.message_id
+             WHERE a.chat_message_id = ?1",
         )
         .bind(chat_message_id)
         .fetch_optional(&self.pool)
         .await
         .map_err(StoreError::db(op))?;
-        let Some(message_id) = answer else {
-            return Ok(false);
+        let Some((message_id, session_id, last)) = answer else {
+            return Ok(None);
         };
         if feedback.is_empty() {
             sqlx::query("DELETE FROM answer_feedback WHERE message_id = ?1")
@@ -50,7 +59,7 @@ impl Store {
             .await
             .map_err(StoreError::db(op))?;
         }
-        Ok(true)
+        Ok(Some(AnswerOf { session_id, last }))
     }
 
     /// The feedback on session `session_id`'s answers, by `messages` row id.
@@ -103,7 +112,11 @@ mod tests {
             )
             .await
             .unwrap();
-        assert!(!store.set_feedback(77, "👍").await.unwrap(), "not sent yet");
+        assert_eq!(
+            store.set_feedback(77, "👍").await.unwrap(),
+            None,
+            "not sent yet"
+        );
         store
             .ack_outbox(&Ack {
                 seq,
@@ -114,16 +127,29 @@ mod tests {
             })
             .await
             .unwrap();
-        assert!(store.set_feedback(77, "👍").await.unwrap());
-        assert!(store.set_feedback(77, "🔥").await.unwrap());
+        let of = store.set_feedback(77, "👍").await.unwrap().unwrap();
+        assert_eq!((of.session_id, of.last), (session.id, true));
+        // The outbox row pruned (a week after delivery): the answer is still found.
+        sqlx::query("DELETE FROM outbox")
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        assert!(store.set_feedback(77, "🔥").await.unwrap().is_some());
         let stored = store.load_messages(session.id).await.unwrap();
         let feedback = store.feedback_of(session.id).await.unwrap();
         assert_eq!(feedback.len(), 1);
         assert_eq!(feedback.get(&stored[1].id).map(String::as_str), Some("🔥"));
-        assert!(store.set_feedback(77, "").await.unwrap());
+        assert!(store.set_feedback(77, "").await.unwrap().is_some());
         assert!(store.feedback_of(session.id).await.unwrap().is_empty());
-        assert!(
-            !store.set_feedback(78, "👍").await.unwrap(),
+        // A later answer in the session: this one is no longer its last.
+        store
+            .append_messages(session.id, &[Message::assistant_text("later")])
+            .await
+            .unwrap();
+        assert!(!store.set_feedback(77, "👍").await.unwrap().unwrap().last);
+        assert_eq!(
+            store.set_feedback(78, "👍").await.unwrap(),
+            None,
             "no such message"
         );
     }

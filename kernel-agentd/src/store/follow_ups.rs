@@ -36,14 +36,23 @@ pub struct FollowUp {
     pub kept: Kept,
     /// The owner's message its answer replies to.
     pub reply_to: Option<i64>,
+    /// The idempotency key of the owner's message it came from (an edit of it finds it).
+    pub key: Option<String>,
 }
 
-/// A `follow_ups` row: id, text, reply_to, whole, outside_content.
-type Row = (i64, String, Option<i64>, Option<String>, bool);
+/// A `follow_ups` row: id, text, reply_to, whole, outside_content, message_key.
+type Row = (
+    i64,
+    String,
+    Option<i64>,
+    Option<String>,
+    bool,
+    Option<String>,
+);
 
 /// A queued message from its row; a `whole` that does not read leaves the text (logged), so one
 /// bad row never stops the queue.
-fn follow_up((id, text, reply_to, whole, outside_content): Row) -> FollowUp {
+fn follow_up((id, text, reply_to, whole, outside_content, key): Row) -> FollowUp {
     let whole = whole.and_then(|w| match serde_json::from_str(&w) {
         Ok(blocks) => Some(blocks),
         Err(e) => {
@@ -59,6 +68,7 @@ fn follow_up((id, text, reply_to, whole, outside_content): Row) -> FollowUp {
             outside_content,
         },
         reply_to,
+        key,
     }
 }
 
@@ -71,11 +81,13 @@ fn to_json(blocks: &Option<Vec<Block>>) -> Result<Option<String>, StoreError> {
 }
 
 impl Store {
-    /// Queues `kept`; returns its place in the queue (1: next).
+    /// Queues `kept` (from the owner's message with idempotency key `key`); returns its place
+    /// in the queue (1: next).
     pub async fn push_follow_up(
         &self,
         kept: &Kept,
         reply_to: Option<i64>,
+        key: Option<&str>,
     ) -> Result<usize, StoreError> {
         let op = "queue a follow-up";
         let whole = to_json(&kept.whole)?;
@@ -85,14 +97,15 @@ impl Store {
             .await
             .map_err(StoreError::db(op))?;
         sqlx::query(
-            "INSERT INTO follow_ups (text, reply_to, created_at, whole, outside_content)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO follow_ups (text, reply_to, created_at, whole, outside_content, message_key)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )
         .bind(&kept.text)
         .bind(reply_to)
         .bind(now_millis())
         .bind(whole)
         .bind(kept.outside_content)
+        .bind(key)
         .execute(&mut *tx)
         .await
         .map_err(StoreError::db(op))?;
@@ -107,7 +120,8 @@ impl Store {
     /// The queue, oldest first.
     pub async fn follow_ups(&self) -> Result<Vec<FollowUp>, StoreError> {
         let rows: Vec<Row> = sqlx::query_as(
-            "SELECT id, text, reply_to, whole, outside_content FROM follow_ups ORDER BY id",
+            "SELECT id, text, reply_to, whole, outside_content, message_key FROM follow_ups
+             ORDER BY id",
         )
         .fetch_all(&self.pool)
         .await
@@ -118,13 +132,27 @@ impl Store {
     /// The oldest queued message, if any.
     pub async fn next_follow_up(&self) -> Result<Option<FollowUp>, StoreError> {
         let row: Option<Row> = sqlx::query_as(
-            "SELECT id, text, reply_to, whole, outside_content FROM follow_ups
+            "SELECT id, text, reply_to, whole, outside_content, message_key FROM follow_ups
              ORDER BY id LIMIT 1",
         )
         .fetch_optional(&self.pool)
         .await
         .map_err(StoreError::db("read the next follow-up"))?;
         Ok(row.map(follow_up))
+    }
+
+    /// Replaces the text of the queued text message the owner's message `key` became (an edit
+    /// while it waits); whether one was there. A message queued whole (images, documents) keeps
+    /// its content: its edit is not a queued text's.
+    pub async fn replace_follow_up(&self, key: &str, text: &str) -> Result<bool, StoreError> {
+        let done =
+            sqlx::query("UPDATE follow_ups SET text = ?2 WHERE message_key = ?1 AND whole IS NULL")
+                .bind(key)
+                .bind(text)
+                .execute(&self.pool)
+                .await
+                .map_err(StoreError::db("replace a follow-up's text"))?;
+        Ok(done.rows_affected() > 0)
     }
 
     /// Removes the queued message `id`; whether it was still there.
@@ -158,14 +186,14 @@ mod tests {
         let store = Store::open(&dir.path().join("kernel.db")).await.unwrap();
         assert_eq!(
             store
-                .push_follow_up(&Kept::text("one"), Some(7))
+                .push_follow_up(&Kept::text("one"), Some(7), Some("tg:1:7"))
                 .await
                 .unwrap(),
             1
         );
         assert_eq!(
             store
-                .push_follow_up(&Kept::text("two"), None)
+                .push_follow_up(&Kept::text("two"), None, None)
                 .await
                 .unwrap(),
             2
@@ -174,11 +202,16 @@ mod tests {
         let texts: Vec<_> = queue.iter().map(|f| f.kept.text.as_str()).collect();
         assert_eq!(texts, ["one", "two"]);
         assert_eq!(queue[0].reply_to, Some(7));
+        assert_eq!(queue[0].key.as_deref(), Some("tg:1:7"));
+        // An edit of the message while it waits replaces its text; an unknown key nothing.
+        assert!(store.replace_follow_up("tg:1:7", "one!").await.unwrap());
+        assert!(!store.replace_follow_up("tg:1:8", "none").await.unwrap());
+        assert_eq!(store.follow_ups().await.unwrap()[0].kept.text, "one!");
         assert!(store.take_follow_up(queue[0].id).await.unwrap());
         assert!(!store.take_follow_up(queue[0].id).await.unwrap());
         assert_eq!(
             store
-                .push_follow_up(&Kept::text("three"), None)
+                .push_follow_up(&Kept::text("three"), None, None)
                 .await
                 .unwrap(),
             2
@@ -202,7 +235,12 @@ mod tests {
             ]),
             outside_content: true,
         };
-        store.push_follow_up(&kept, None).await.unwrap();
+        store
+            .push_follow_up(&kept, None, Some("tg:1:9"))
+            .await
+            .unwrap();
+        // A message queued whole keeps its content when edited.
+        assert!(!store.replace_follow_up("tg:1:9", "changed").await.unwrap());
         assert_eq!(store.follow_ups().await.unwrap()[0].kept, kept);
         // A row whose attachments do not read runs as its text; the queue goes on.
         sqlx::query("UPDATE follow_ups SET whole = 'not json'")

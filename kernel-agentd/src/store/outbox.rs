@@ -405,10 +405,22 @@ impl Store {
         )
         .bind(ack.seq)
         .bind(i64::from(ack.parts_done))
-        .bind(ids)
+        .bind(&ids)
         .bind(i64::from(ack.failed && advanced))
         .bind(ack.done)
         .bind(now_millis())
+        .execute(&mut *tx)
+        .await
+        .map_err(StoreError::db(op))?;
+        // An answer's chat messages, kept as long as the answer (`store::feedback`).
+        sqlx::query(
+            "INSERT OR REPLACE INTO answer_chat_messages (chat_message_id, message_id)
+             SELECT j.value, o.answer_message FROM outbox o, json_each(?2) j
+             WHERE o.seq = ?1 AND o.kind = 'answer' AND o.answer_message IS NOT NULL
+               AND EXISTS (SELECT 1 FROM messages WHERE id = o.answer_message)",
+        )
+        .bind(ack.seq)
+        .bind(&ids)
         .execute(&mut *tx)
         .await
         .map_err(StoreError::db(op))?;

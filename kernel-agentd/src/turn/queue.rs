@@ -2,7 +2,9 @@
 //! in order. Stored (`store::follow_ups`), so it survives a restart; one runner task per agentd
 //! (started at boot, tracked, under the root token) waits for the gate
 //! (`Gate::enter_when_free`) and starts the oldest item as an owner turn delivered through the
-//! outbox. An item leaves the queue when its turn starts.
+//! outbox. An item leaves the queue when its turn starts. An item carries the idempotency key of
+//! the owner's message it came from: an edit of that message while it waits replaces its text
+//! (`turn::edit`), and the turn that runs it takes the key.
 
 use tokio_util::sync::CancellationToken;
 
@@ -14,10 +16,20 @@ use crate::media::Refusal;
 use crate::store::follow_ups::{FollowUp, Kept};
 
 impl Turns {
-    /// Queues `text` (its answer replying to `reply_to`); its place in the queue (1: next).
-    /// Empty or over-long text is refused like a message.
-    pub async fn queue_next(&self, text: String, reply_to: Option<i64>) -> Result<usize, ApiError> {
-        self.queue_kept(Kept::text(text), reply_to).await
+    /// Queues `text` (its answer replying to `reply_to`; `key`: the idempotency key of the
+    /// owner's message it came from); its place in the queue (1: next). Empty or over-long text
+    /// is refused like a message, a bad key like a `Chat`'s.
+    pub async fn queue_next(
+        &self,
+        text: String,
+        reply_to: Option<i64>,
+        key: Option<String>,
+    ) -> Result<usize, ApiError> {
+        let key = match key.filter(|k| !k.is_empty()) {
+            Some(key) => IntakeKeys::parse(vec![key])?.as_slice().first().cloned(),
+            None => None,
+        };
+        self.queue_kept(Kept::text(text), reply_to, key).await
     }
 
     /// [`Turns::queue_next`] for a kept message: a whole one (images, documents) was accepted
@@ -26,12 +38,13 @@ impl Turns {
         &self,
         kept: Kept,
         reply_to: Option<i64>,
+        key: Option<String>,
     ) -> Result<usize, ApiError> {
         let inner = &self.inner;
         self.accept_kept(kept.clone()).await?;
         let position = inner
             .store
-            .push_follow_up(&kept, reply_to)
+            .push_follow_up(&kept, reply_to, key.as_deref())
             .await
             .map_err(ApiError::internal)?;
         tracing::info!(position, "message queued for after the running turn");
@@ -137,17 +150,15 @@ impl Turns {
                 placeholder: None,
                 thread_id: None,
             };
+            // The turn takes the key of the owner's message it came from: an edit finds it.
+            let keys = item
+                .key
+                .and_then(|key| IntakeKeys::parse(vec![key]).ok())
+                .unwrap_or_default();
             tracing::info!("a queued message starts its turn");
             // Its outcome reaches the owner through the outbox; the events are not followed.
             if let Err(e) = self
-                .start(
-                    permit,
-                    cancel,
-                    accepted,
-                    Some(delivery),
-                    IntakeKeys::default(),
-                    None,
-                )
+                .start(permit, cancel, accepted, Some(delivery), keys, None)
                 .await
             {
                 tracing::warn!(error = %e, "a queued message could not start its turn");

@@ -2,7 +2,7 @@
 //! and the new try replaces the old round in the session's history (the model's next request
 //! carries only the newest try; the usage ledger keeps the calls of both). It runs the message
 //! as its turn did: in full (not the slimmed stored copy) and with its outside-content mark. Keyed on a session
-//! and that session's gate, so it stays the same once turns run per session.
+//! and that session's gate: the current session, or a Telegram topic's session (its lane).
 
 use super::gate::Lane;
 use super::input::Accepted;
@@ -36,13 +36,13 @@ impl Turns {
             Some(spec) => Some(self.retry_model(spec)?),
             None => None,
         };
-        let session = inner.sessions.current().await?;
-        if session_id.is_some_and(|id| id != session.id) {
-            return Err(ApiError::FailedPrecondition(
-                "only the current session's last message can run again (resume that session first)"
-                    .to_owned(),
-            ));
-        }
+        let (session_id, lane) = self
+            .owner_lane(
+                session_id,
+                "only the current session's (or a topic's) last message can run again \
+                 (resume that session first)",
+            )
+            .await?;
         let nothing = || {
             ApiError::FailedPrecondition(
                 "nothing to retry: the session has no message of the owner to run again".to_owned(),
@@ -50,7 +50,7 @@ impl Turns {
         };
         let Some(last) = inner
             .store
-            .last_round_start(session.id)
+            .last_round_start(session_id)
             .await
             .map_err(ApiError::internal)?
         else {
@@ -62,7 +62,7 @@ impl Turns {
         // outside content, the safe side.
         let kept = inner
             .store
-            .retry_input(session.id, &last)
+            .retry_input(session_id, &last)
             .await
             .map_err(ApiError::internal)?;
         let accepted = match kept {
@@ -81,13 +81,13 @@ impl Turns {
         };
         self.refuse_over_budget(None, None).await?;
         let cancel = inner.root.child_token();
-        let Ok(permit) = inner.gate.try_enter(Lane::main(session.id), cancel.clone()) else {
+        let Ok(permit) = inner.gate.try_enter(lane, cancel.clone()) else {
             return Ok(Retried::Busy);
         };
         // Under the gate: the round is still the last one (no other turn ran since).
         let still = inner
             .store
-            .last_round_start(session.id)
+            .last_round_start(session_id)
             .await
             .map_err(ApiError::internal)?;
         if still.as_ref().map(|m| m.id) != Some(last.id) {
@@ -102,7 +102,7 @@ impl Turns {
         };
         let dropped = inner
             .store
-            .drop_round_from(session.id, last.ordinal)
+            .drop_round_from(session_id, last.ordinal)
             .await
             .map_err(ApiError::internal)?;
         let mut events = self
@@ -119,11 +119,30 @@ impl Turns {
             Some(TurnEvent::Started { turn_id, .. }) => turn_id,
             _ => String::new(),
         };
-        tracing::info!(session = session.id, dropped, turn = %turn_id, model = %shown_model, "the last message runs again");
+        tracing::info!(session = session_id, dropped, turn = %turn_id, model = %shown_model, "the last message runs again");
         Ok(Retried::Started {
             turn_id,
             model: shown_model,
         })
+    }
+
+    /// The session `session_id` names (`None`: the current one) and its lane, for a turn the
+    /// owner asks for again (a retry, an edit's answer): the current session (the main lane) or
+    /// a Telegram topic's session (its own lane, as its messages run). Another session is
+    /// refused with `refusal` (`FailedPrecondition`).
+    pub(super) async fn owner_lane(
+        &self,
+        session_id: Option<i64>,
+        refusal: &str,
+    ) -> Result<(i64, Lane), ApiError> {
+        let sessions = &self.inner.sessions;
+        let current = sessions.current().await?;
+        match session_id {
+            None => Ok((current.id, Lane::main(current.id))),
+            Some(id) if id == current.id => Ok((id, Lane::main(id))),
+            Some(id) if sessions.topic_of(id).await?.is_some() => Ok((id, Lane::session(id))),
+            Some(_) => Err(ApiError::FailedPrecondition(refusal.to_owned())),
+        }
     }
 
     /// The model `/retry <spec>` names: `provider/model`, a provider (its default model), or a

@@ -56,36 +56,39 @@ pub(super) async fn steer(
     })
 }
 
-/// `/next <text>`: queues a turn to run after the running one, answering message `message_id`.
+/// `/next <text>`: queues a turn to run after the running one, answering the owner's message
+/// `sent` (its key goes with it: an edit of that message while it waits replaces the text).
 pub(super) async fn next(
     client: &mut Client,
     texts: Texts,
     text: String,
-    message_id: i64,
+    sent: super::Sent,
 ) -> Result<String, Status> {
     let request = pb::QueueNextRequest {
         text,
-        reply_to_message_id: Some(message_id),
+        reply_to_message_id: Some(sent.message_id),
+        message_key: Some(sent.key),
     };
     let reply = client.queue_next(request).await?.into_inner();
     Ok(texts.queued_next(reply.position))
 }
 
-/// `/retry [model]`: the session's last message runs again (its answer replies to message
-/// `message_id`); the new answer replaces the old one in the session's history.
+/// `/retry [model]`: the session's last message runs again (its answer replies to the `/retry`
+/// message `sent`; in a topic, that topic's session, answered there); the new answer replaces
+/// the old one in the session's history.
 pub(super) async fn retry(
     client: &mut Client,
     texts: Texts,
     model: Option<String>,
-    message_id: i64,
+    sent: super::Sent,
 ) -> Result<String, Status> {
     let request = pb::RetryRequest {
-        session_id: None,
+        session_id: sent.session,
         model,
         deliver_to_owner: Some(pb::OwnerDelivery {
-            reply_to_message_id: Some(message_id),
+            reply_to_message_id: Some(sent.message_id),
             placeholder_message_id: None,
-            thread_id: None,
+            thread_id: sent.thread,
         }),
     };
     match client.retry(request).await {

@@ -109,9 +109,6 @@ pub(super) async fn deliver(
     else {
         return Ok(());
     };
-    if matches!(item.body, Some(Body::Completed(_))) {
-        app.living().answering(item.seq);
-    }
     delivery
         .body(item.body, &item.turn_id, parts_done, parts_failed)
         .await?;
@@ -476,7 +473,6 @@ impl Item<'_> {
         failed: bool,
         done: bool,
     ) -> Result<(), End> {
-        self.app.living().sent(self.seq, &message_ids);
         self.send_ack(pb::AckRequest {
             seq: self.seq,
             parts_done,

@@ -128,6 +128,9 @@ mod tg {
     mod history_search;
     mod intake;
     mod living;
+    mod living_kept;
+    mod living_topics;
+    mod living_waiting;
     mod long_poll;
     mod media;
     mod notes;

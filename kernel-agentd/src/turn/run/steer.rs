@@ -42,7 +42,7 @@ impl Turn {
             .map(Permit::take_steers)
             .unwrap_or_default();
         for text in steers {
-            match self.turns.queue_next(text, None).await {
+            match self.turns.queue_next(text, None, None).await {
                 Ok(position) => {
                     tracing::info!(
                         position,

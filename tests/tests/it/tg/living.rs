@@ -96,6 +96,13 @@ async fn an_edit_after_the_answer_offers_one_button_and_only_the_press_runs_it()
     let buttons = stack.telegram.buttons(OWNER_ID, offer_id);
     assert_eq!(buttons.len(), 1, "{buttons:?}");
     assert_eq!(buttons[0].0, zh().edit_offer_button());
+    // agentd keeps the offer (so it outlives a kernel-tg restart) once kernel-tg recorded it.
+    eventually(
+        "kernel-tg to record the offer with agentd",
+        PROMPT,
+        async || stack.logs().contains("the edit offer is recorded"),
+    )
+    .await;
 
     // A second edit updates the same offer.
     stack

@@ -122,12 +122,26 @@ async fn steer_without_a_turn_starts_one_and_the_queue_shows_in_status() {
     let queue = |text: &str| pb::QueueNextRequest {
         text: text.into(),
         reply_to_message_id: None,
+        message_key: Some("grpc:next:1".into()),
     };
     assert!(h.client.queue_next(queue("  ")).await.is_err());
     let queued = h.client.queue_next(queue("later")).await.unwrap();
     assert_eq!(queued.into_inner().position, 1);
     let status = h.client.get_status(pb::GetStatusRequest {}).await.unwrap();
     assert_eq!(status.into_inner().queued_next, ["later"]);
+    // An edit of the queued message (by its key) replaces its text while it waits.
+    let edit = pb::EditMessageRequest {
+        message_key: "grpc:next:1".into(),
+        text: "later, edited".into(),
+        ..Default::default()
+    };
+    let edited = h.client.edit_message(edit).await.unwrap().into_inner();
+    assert_eq!(
+        edited.outcome(),
+        pb::edit_message_response::Outcome::ReplacedWaiting
+    );
+    let status = h.client.get_status(pb::GetStatusRequest {}).await.unwrap();
+    assert_eq!(status.into_inner().queued_next, ["later, edited"]);
 
     let cancel = pb::CancelRequest {
         clear_queue: true,

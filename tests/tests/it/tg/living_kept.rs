@@ -1,0 +1,158 @@
+//! What messages that live keep across restarts and pruning, through both real binaries and
+//! the fake Bot API (issue 47): an offer to answer an edited message outlives a kernel-tg
+//! restart (a second edit after it updates the same offer, the press runs the newest text);
+//! a reaction on an answer whose outbox row is pruned (a week after delivery), with kernel-tg
+//! restarted, is still stored as feedback and a 👎 there still offers to try again.
+
+use kernel_common::config::Locale;
+use serde_json::json;
+use tests::fake_llm::Script;
+use tests::fake_telegram::OWNER_ID;
+use tests::stack::{PROMPT, Stack, outbox_drained, reply_target, rpc, text_of};
+use tests::told::Told;
+use tests::wait::eventually;
+
+fn zh() -> Told {
+    Told::new(Locale::Zh)
+}
+
+/// The message id a successful `sendMessage` call created.
+fn sent_id(call: &tests::fake_telegram::Call) -> i64 {
+    call.sent_message_id().expect("a sent message")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_offer_survives_a_kernel_tg_restart() {
+    let mut stack = Stack::start().await;
+    stack.llm.push(Script::text("TABLE-FOR-TWO"));
+    let asked = stack.owner_says("book a table for 2");
+    stack.answer_sent("TABLE-FOR-TWO").await;
+
+    stack
+        .telegram
+        .edited_text(OWNER_ID, asked, "book a table for 4");
+    let offer = stack
+        .telegram
+        .wait_for_call(
+            "sendMessage",
+            |c| c.ok && reply_target(c) == Some(asked) && text_of(c).contains("book a table for 4"),
+            PROMPT,
+        )
+        .await;
+    let offer_id = sent_id(&offer);
+    let buttons = stack.telegram.buttons(OWNER_ID, offer_id);
+    assert_eq!(buttons.len(), 1, "{buttons:?}");
+    eventually(
+        "kernel-tg to record the offer with agentd",
+        PROMPT,
+        async || stack.logs().contains("the edit offer is recorded"),
+    )
+    .await;
+    stack.updates_confirmed().await;
+
+    // kernel-tg restarts: it remembers nothing; agentd kept the edit and its offer.
+    stack.kill_bot();
+    stack.start_bot().await;
+    stack
+        .telegram
+        .edited_text(OWNER_ID, asked, "book a table for 5");
+    stack
+        .telegram
+        .wait_for_call(
+            "editMessageText",
+            |c| {
+                c.ok && c.int_param("message_id") == Some(offer_id)
+                    && text_of(c).contains("book a table for 5")
+            },
+            PROMPT,
+        )
+        .await;
+    stack.updates_confirmed().await;
+    let offers = stack
+        .telegram
+        .calls_of("sendMessage")
+        .iter()
+        .filter(|c| c.ok && reply_target(c) == Some(asked) && text_of(c).contains("book a table"))
+        .count();
+    assert_eq!(offers, 1, "one offer, updated after the restart");
+    assert_eq!(
+        stack.llm.requests().len(),
+        1,
+        "nothing ran without the press"
+    );
+
+    stack.llm.push(Script::text("TABLE-FOR-FIVE"));
+    stack
+        .telegram
+        .press(OWNER_ID, OWNER_ID, offer_id, &buttons[0].1);
+    stack.answer_sent("TABLE-FOR-FIVE").await;
+    let asked_with: Vec<String> = (1..stack.llm.requests().len())
+        .map(|n| stack.user_message_of(n))
+        .collect();
+    assert!(
+        asked_with.iter().any(|m| m.contains("book a table for 5")),
+        "{asked_with:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reaction_finds_an_answer_whose_outbox_row_is_pruned() {
+    let mut stack = Stack::start().await;
+    stack.llm.push(Script::text("OLD-JOKE"));
+    stack.owner_says("tell me a joke");
+    let answer = stack.answer_sent("OLD-JOKE").await;
+    outbox_drained(&stack).await;
+
+    // A week later the delivered item's outbox row is pruned; kernel-tg restarted meanwhile.
+    stack.kill_bot();
+    let path = stack.cfg.data_dir().join("kernel.db");
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .expect("open the database");
+    let pruned = sqlx::query("DELETE FROM outbox")
+        .execute(&pool)
+        .await
+        .expect("prune the outbox");
+    assert!(pruned.rows_affected() >= 1);
+    pool.close().await;
+    stack.start_bot().await;
+
+    stack
+        .telegram
+        .user_reaction(OWNER_ID, OWNER_ID, sent_id(&answer), &[], &["👎"]);
+    let offer = stack
+        .telegram
+        .wait_for_call(
+            "sendMessage",
+            |c| c.ok && text_of(c) == zh().try_again_offer(),
+            PROMPT,
+        )
+        .await;
+    assert_eq!(reply_target(&offer), Some(sent_id(&answer)));
+    let sessions = rpc(&stack, "ListSessions", json!({}));
+    let session = sessions["sessions"][0]["id"]
+        .as_str()
+        .unwrap_or("0")
+        .to_owned();
+    eventually("the 👎 stored on the old answer", PROMPT, async || {
+        let history = rpc(
+            &stack,
+            "GetSessionHistory",
+            json!({ "session_id": session }),
+        );
+        history["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|m| m["role"] == "assistant" && m["feedback"] == "👎")
+    })
+    .await;
+
+    let buttons = stack.telegram.buttons(OWNER_ID, sent_id(&offer));
+    stack.llm.push(Script::text("NEW-JOKE"));
+    stack
+        .telegram
+        .press(OWNER_ID, OWNER_ID, sent_id(&offer), &buttons[0].1);
+    stack.answer_sent("NEW-JOKE").await;
+    assert!(stack.user_message_of(1).contains("tell me a joke"));
+}
