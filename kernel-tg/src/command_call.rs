@@ -18,14 +18,22 @@ mod setup;
 mod status;
 mod turn_control;
 
-/// The HTML sent back for `command` (which the owner sent as message `message_id`: what a
-/// `/steer` or `/next` turn's answer replies to), with the buttons to go with it (`/memory`'s
-/// previous / next page).
+/// Where the owner sent a command: its message (what a `/steer` or `/next` turn's answer
+/// replies to) and the topic of the owner's chat it was sent in (`None`: the main chat).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Sent {
+    pub message_id: i64,
+    pub thread: Option<i64>,
+}
+
+/// The HTML sent back for `command` (sent as `sent`), with the buttons to go with it
+/// (`/memory`'s previous / next page). Inside a topic, the commands about the running turn
+/// (`/cancel`, `/steer`, `/next`, `/status`) act on the topic's session.
 pub(crate) async fn perform(
     command: Command,
     agentd: &Agentd,
     texts: Texts,
-    message_id: i64,
+    sent: Sent,
 ) -> (String, Option<InlineKeyboardMarkup>) {
     if let Command::HistorySearch(words) = command {
         let mut client = match agentd.client().await {
@@ -60,7 +68,7 @@ pub(crate) async fn perform(
             Err(status) => (failed(agentd, texts, &status), None),
         };
     }
-    (perform_text(command, agentd, texts, message_id).await, None)
+    (perform_text(command, agentd, texts, sent).await, None)
 }
 
 /// What a command's failed RPC tells the owner.
@@ -76,7 +84,7 @@ fn failed(agentd: &Agentd, texts: Texts, status: &Status) -> String {
 }
 
 /// The HTML sent back for a command without buttons.
-async fn perform_text(command: Command, agentd: &Agentd, texts: Texts, message_id: i64) -> String {
+async fn perform_text(command: Command, agentd: &Agentd, texts: Texts, sent: Sent) -> String {
     if matches!(command, Command::Start | Command::Help) {
         return texts.help();
     }
@@ -88,10 +96,24 @@ async fn perform_text(command: Command, agentd: &Agentd, texts: Texts, message_i
             return texts.agentd_unavailable().to_owned();
         }
     };
-    match call(command, &mut client, texts, message_id).await {
+    match call(command, &mut client, texts, sent).await {
         Ok(html) => html,
         Err(status) => failed(agentd, texts, &status),
     }
+}
+
+/// The session of topic `thread` (bound the first time the topic is seen); `None` in the main
+/// chat.
+async fn topic_session(
+    client: &mut Client,
+    thread: Option<i64>,
+) -> Result<Option<kernel_proto::v1::SessionInfo>, Status> {
+    let Some(thread_id) = thread else {
+        return Ok(None);
+    };
+    let request = kernel_proto::v1::TopicSessionRequest { thread_id };
+    let reply = client.topic_session(request).await?.into_inner();
+    Ok(reply.session)
 }
 
 /// Calls `command`'s RPC and renders what came back, one command group per module.
@@ -99,15 +121,36 @@ async fn call(
     command: Command,
     client: &mut Client,
     texts: Texts,
-    message_id: i64,
+    sent: Sent,
 ) -> Result<String, Status> {
+    let message_id = sent.message_id;
     match command {
         Command::Start | Command::Help => Ok(texts.help()),
-        Command::Cancel => turn_control::cancel(client, texts, false).await,
-        Command::CancelAll => turn_control::cancel(client, texts, true).await,
-        Command::Steer(text) => turn_control::steer(client, texts, text, message_id).await,
-        Command::Next(text) => turn_control::next(client, texts, text, message_id).await,
-        Command::Status => status::status(client, texts).await,
+        Command::Cancel => {
+            let topic = topic_session(client, sent.thread).await?;
+            turn_control::cancel(client, texts, false, topic.map(|s| s.id)).await
+        }
+        Command::CancelAll => turn_control::cancel(client, texts, true, None).await,
+        Command::Steer(text) => {
+            let topic = topic_session(client, sent.thread).await?;
+            let to = turn_control::To {
+                session: topic.map(|s| s.id),
+                sent,
+            };
+            turn_control::steer(client, texts, text, to).await
+        }
+        Command::Next(text) => {
+            let topic = topic_session(client, sent.thread).await?;
+            let to = turn_control::To {
+                session: topic.map(|s| s.id),
+                sent,
+            };
+            turn_control::next(client, texts, text, to).await
+        }
+        Command::Status => {
+            let topic = topic_session(client, sent.thread).await?;
+            status::status(client, texts, topic).await
+        }
         Command::Usage => status::usage(client, texts).await,
         Command::Doctor => status::doctor(client, texts).await,
         Command::New => sessions::new(client, texts).await,

@@ -379,19 +379,19 @@ impl Loop {
                 if let Some(bundle) = self.coalescer.flush() {
                     self.send(bundle).await;
                 }
-                // A command sent in a topic is answered there; `/cancel` acts on its session.
+                // A command sent in a topic is answered there; the commands about the running
+                // turn act on the topic's session.
                 let thread = topic_of(message, self.app.form().topics);
                 let app = self.app.in_topic(thread);
                 self.tasks.spawn(async move {
                     let (html, buttons) = match parsed {
-                        Ok(crate::command::Command::Cancel) if let Some(thread) = thread => {
-                            tracing::info!(command = "cancel", thread, "command in a topic");
-                            (crate::topics::cancel(&app, thread).await, None)
-                        }
                         Ok(command) => {
-                            tracing::info!(command = command.kind().name(), "command");
-                            perform(command, app.agentd(), app.texts(), i64::from(message_id.0))
-                                .await
+                            tracing::info!(command = command.kind().name(), ?thread, "command");
+                            let sent = crate::command_call::Sent {
+                                message_id: i64::from(message_id.0),
+                                thread,
+                            };
+                            perform(command, app.agentd(), app.texts(), sent).await
                         }
                         Err(e) => (app.texts().command_error(&e), None),
                     };

@@ -99,7 +99,7 @@ impl AgentService {
         let position = self
             .agent
             .turns()
-            .queue_next(req.text, req.reply_to_message_id)
+            .queue_next(req.text, req.reply_to_message_id, req.session_id)
             .await
             .map_err(to_status)?;
         Ok(pb::QueueNextResponse {

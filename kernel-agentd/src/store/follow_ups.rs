@@ -36,14 +36,17 @@ pub struct FollowUp {
     pub kept: Kept,
     /// The owner's message its answer replies to.
     pub reply_to: Option<i64>,
+    /// The session whose own lane it runs in (queued inside a Telegram topic); `None`: the
+    /// main lane.
+    pub session_id: Option<i64>,
 }
 
-/// A `follow_ups` row: id, text, reply_to, whole, outside_content.
-type Row = (i64, String, Option<i64>, Option<String>, bool);
+/// A `follow_ups` row: id, text, reply_to, whole, outside_content, session_id.
+type Row = (i64, String, Option<i64>, Option<String>, bool, Option<i64>);
 
 /// A queued message from its row; a `whole` that does not read leaves the text (logged), so one
 /// bad row never stops the queue.
-fn follow_up((id, text, reply_to, whole, outside_content): Row) -> FollowUp {
+fn follow_up((id, text, reply_to, whole, outside_content, session_id): Row) -> FollowUp {
     let whole = whole.and_then(|w| match serde_json::from_str(&w) {
         Ok(blocks) => Some(blocks),
         Err(e) => {
@@ -59,6 +62,7 @@ fn follow_up((id, text, reply_to, whole, outside_content): Row) -> FollowUp {
             outside_content,
         },
         reply_to,
+        session_id,
     }
 }
 
@@ -71,11 +75,13 @@ fn to_json(blocks: &Option<Vec<Block>>) -> Result<Option<String>, StoreError> {
 }
 
 impl Store {
-    /// Queues `kept`; returns its place in the queue (1: next).
+    /// Queues `kept` (to run in session `session_id`'s own lane; `None`: the main lane);
+    /// returns its place in the queue (1: next).
     pub async fn push_follow_up(
         &self,
         kept: &Kept,
         reply_to: Option<i64>,
+        session_id: Option<i64>,
     ) -> Result<usize, StoreError> {
         let op = "queue a follow-up";
         let whole = to_json(&kept.whole)?;
@@ -85,14 +91,16 @@ impl Store {
             .await
             .map_err(StoreError::db(op))?;
         sqlx::query(
-            "INSERT INTO follow_ups (text, reply_to, created_at, whole, outside_content)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO follow_ups (text, reply_to, created_at, whole, outside_content,
+                                     session_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )
         .bind(&kept.text)
         .bind(reply_to)
         .bind(now_millis())
         .bind(whole)
         .bind(kept.outside_content)
+        .bind(session_id)
         .execute(&mut *tx)
         .await
         .map_err(StoreError::db(op))?;
@@ -107,7 +115,8 @@ impl Store {
     /// The queue, oldest first.
     pub async fn follow_ups(&self) -> Result<Vec<FollowUp>, StoreError> {
         let rows: Vec<Row> = sqlx::query_as(
-            "SELECT id, text, reply_to, whole, outside_content FROM follow_ups ORDER BY id",
+            "SELECT id, text, reply_to, whole, outside_content, session_id FROM follow_ups
+             ORDER BY id",
         )
         .fetch_all(&self.pool)
         .await
@@ -118,7 +127,7 @@ impl Store {
     /// The oldest queued message, if any.
     pub async fn next_follow_up(&self) -> Result<Option<FollowUp>, StoreError> {
         let row: Option<Row> = sqlx::query_as(
-            "SELECT id, text, reply_to, whole, outside_content FROM follow_ups
+            "SELECT id, text, reply_to, whole, outside_content, session_id FROM follow_ups
              ORDER BY id LIMIT 1",
         )
         .fetch_optional(&self.pool)
@@ -158,14 +167,14 @@ mod tests {
         let store = Store::open(&dir.path().join("kernel.db")).await.unwrap();
         assert_eq!(
             store
-                .push_follow_up(&Kept::text("one"), Some(7))
+                .push_follow_up(&Kept::text("one"), Some(7), None)
                 .await
                 .unwrap(),
             1
         );
         assert_eq!(
             store
-                .push_follow_up(&Kept::text("two"), None)
+                .push_follow_up(&Kept::text("two"), None, Some(5))
                 .await
                 .unwrap(),
             2
@@ -174,11 +183,13 @@ mod tests {
         let texts: Vec<_> = queue.iter().map(|f| f.kept.text.as_str()).collect();
         assert_eq!(texts, ["one", "two"]);
         assert_eq!(queue[0].reply_to, Some(7));
+        // A message queued inside a topic keeps its session.
+        assert_eq!((queue[0].session_id, queue[1].session_id), (None, Some(5)));
         assert!(store.take_follow_up(queue[0].id).await.unwrap());
         assert!(!store.take_follow_up(queue[0].id).await.unwrap());
         assert_eq!(
             store
-                .push_follow_up(&Kept::text("three"), None)
+                .push_follow_up(&Kept::text("three"), None, None)
                 .await
                 .unwrap(),
             2
@@ -202,7 +213,7 @@ mod tests {
             ]),
             outside_content: true,
         };
-        store.push_follow_up(&kept, None).await.unwrap();
+        store.push_follow_up(&kept, None, None).await.unwrap();
         assert_eq!(store.follow_ups().await.unwrap()[0].kept, kept);
         // A row whose attachments do not read runs as its text; the queue goes on.
         sqlx::query("UPDATE follow_ups SET whole = 'not json'")

@@ -342,7 +342,7 @@ impl Texts {
     }
 
     /// What the running turn does (since when, which tool), or idle.
-    fn task(self, started_at: Option<&str>, running_tool: Option<&str>) -> String {
+    pub(super) fn task(self, started_at: Option<&str>, running_tool: Option<&str>) -> String {
         match (started_at, running_tool) {
             (None, _) => self.said().idle().to_owned(),
             (Some(since), None) => format!(

@@ -140,6 +140,7 @@ mod tg {
     mod steering;
     mod stop_offer;
     mod telegram_errors;
+    mod topic_commands;
     mod topic_items;
     mod topics;
     mod turn;

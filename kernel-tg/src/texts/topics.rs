@@ -1,0 +1,38 @@
+//! Texts about topics of the owner's chat (parallel sessions): `/status`'s list of the turns
+//! running in several sessions at once.
+
+use std::fmt::Write as _;
+
+use kernel_common::config::Locale;
+
+use super::Texts;
+
+/// A running turn as `/status` in the main chat lists it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RunningEntry<'a> {
+    /// Its session's database id.
+    pub session_id: i64,
+    /// RFC 3339 start of the turn.
+    pub started_at: &'a str,
+    pub running_tool: Option<&'a str>,
+}
+
+impl Texts {
+    /// `/status` in the main chat: every running turn with its session (turns of several
+    /// sessions run at once); empty when none runs.
+    pub fn running_turns(self, turns: &[RunningEntry<'_>]) -> String {
+        if turns.is_empty() {
+            return String::new();
+        }
+        let mut out = String::from(self.pick("正在运行的回合：\n", "Running turns:\n"));
+        for turn in turns {
+            let session = match self.locale() {
+                Locale::Zh => format!("会话 {}", turn.session_id),
+                Locale::En => format!("session {}", turn.session_id),
+            };
+            let task = self.task(Some(turn.started_at), turn.running_tool);
+            let _ = writeln!(out, "· {session}{}{task}", self.pick("：", ": "));
+        }
+        out
+    }
+}
