@@ -142,6 +142,7 @@ mod tg {
     mod telegram_errors;
     mod topic_commands;
     mod topic_items;
+    mod topic_restarts;
     mod topics;
     mod turn;
 }
