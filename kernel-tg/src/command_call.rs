@@ -155,7 +155,7 @@ async fn call(
         Command::Doctor => status::doctor(client, texts).await,
         Command::New => sessions::new(client, texts).await,
         Command::History => sessions::history(client, texts).await,
-        Command::Resume(number) => sessions::resume(client, texts, number).await,
+        Command::Resume(number) => sessions::resume(client, texts, number, sent.thread).await,
         Command::Retitle(number) => sessions::retitle(client, texts, number).await,
         Command::DelHistory(numbers) => sessions::delete(client, texts, numbers).await,
         Command::Compact => sessions::compact(client, texts).await,

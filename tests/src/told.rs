@@ -106,6 +106,11 @@ impl Told {
         )
     }
 
+    /// The head of `/resume #n`'s reply inside a topic (the session line follows).
+    pub fn resumed_in_topic(self) -> &'static str {
+        self.pick("本话题现在接续会话：", "This topic now continues: ")
+    }
+
     pub fn nothing_to_cancel(self) -> &'static str {
         self.pick("没有正在进行的任务", "Nothing is running")
     }

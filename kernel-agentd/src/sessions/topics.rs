@@ -35,6 +35,32 @@ impl Sessions {
         Ok((self.info_for(&row), true))
     }
 
+    /// `/resume #n` inside topic `thread_id`: binds session `#n` to the topic (its earlier
+    /// topic, and the topic's earlier session, are let go); the current session stays.
+    pub async fn resume_in_topic(
+        &self,
+        number: u32,
+        thread_id: i64,
+    ) -> Result<SessionInfo, ApiError> {
+        if thread_id <= 0 {
+            return Err(ApiError::InvalidArgument(format!(
+                "thread_id {thread_id} is not a Telegram topic"
+            )));
+        }
+        let row = self.by_number(Some(number)).await?;
+        self.inner
+            .store
+            .bind_topic(thread_id, row.id)
+            .await
+            .map_err(ApiError::internal)?;
+        tracing::info!(
+            session = row.id,
+            thread_id,
+            "a session was resumed in a topic"
+        );
+        Ok(self.session_info(&row, number))
+    }
+
     /// The topic session `session_id` lives in, if any.
     pub async fn topic_of(&self, session_id: i64) -> Result<Option<i64>, ApiError> {
         self.inner

@@ -1,11 +1,11 @@
 //! Texts about topics of the owner's chat (parallel sessions): `/status`'s list of the turns
-//! running in several sessions at once.
+//! running in several sessions at once, `/resume` inside a topic.
 
 use std::fmt::Write as _;
 
 use kernel_common::config::Locale;
 
-use super::Texts;
+use super::{SessionEntry, Texts};
 
 /// A running turn as `/status` in the main chat lists it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -34,5 +34,17 @@ impl Texts {
             let _ = writeln!(out, "· {session}{}{task}", self.pick("：", ": "));
         }
         out
+    }
+
+    /// `/resume #n` sent inside a topic: the session now lives in that topic.
+    pub fn resumed_in_topic(self, session: &SessionEntry<'_>) -> String {
+        format!(
+            "{}{}",
+            self.pick("本话题现在接续会话：", "This topic now continues: "),
+            self.session_line(&SessionEntry {
+                current: false,
+                ..*session
+            })
+        )
     }
 }

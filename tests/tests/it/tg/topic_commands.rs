@@ -1,7 +1,8 @@
 //! Talking to a running turn from inside a topic, through the real binaries: `/steer`, `/next`,
 //! `/status`, the Stop button, an `ask_user` answer and an approval press sent in a topic act on
 //! that topic's session and turn, and everything they start answers in that topic; `/status` in
-//! the main chat lists every running turn with its session.
+//! the main chat lists every running turn with its session; `/resume #n` in a topic binds that
+//! session to the topic.
 
 use kernel_common::config::Locale;
 use kernel_proto::v1 as pb;
@@ -138,10 +139,20 @@ async fn a_steer_in_an_idle_topic_starts_that_topics_turn_there() {
     stack.telegram.enable_topics();
     let a = stack.telegram.user_opens_topic(OWNER_ID, "Alpha");
     stack.llm.push(Script::text("answer to the steer"));
-    assert_eq!(
-        command_in(&stack, a, "/steer start something").await,
-        zh().steer_started()
-    );
+    // The new turn's placeholder replies to the /steer message too; the command's reply says
+    // it started a turn, in the topic.
+    let id = stack
+        .telegram
+        .user_text_in_topic(OWNER_ID, a, "/steer start something");
+    let reply = stack
+        .telegram
+        .wait_for_call(
+            "sendMessage",
+            |c| c.ok && reply_target(c) == Some(id) && text_of(c) == zh().steer_started(),
+            PROMPT,
+        )
+        .await;
+    assert_eq!(reply.int_param("message_thread_id"), Some(a));
     let answer = message_with(&stack, "answer to the steer").await;
     assert_eq!(answer.thread_id, Some(a));
     // It ran in the topic's session, not the main chat's current one.
@@ -286,5 +297,45 @@ async fn a_question_and_an_approval_in_a_topic_are_asked_and_answered_there() {
     assert_eq!(beta.thread_id, Some(b));
     // B's request never carried A's answers.
     assert!(!stack.llm.requests()[0].raw_body.contains("green"));
+    stack.assert_no_secrets();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_inside_a_topic_binds_that_session_to_the_topic() {
+    let stack = Stack::start().await;
+    stack.telegram.enable_topics();
+    stack.llm.push(Script::text("main answer about apples"));
+    stack.owner_says("remember the apples in the main chat");
+    message_with(&stack, "main answer about apples").await;
+    let history = stack.command("/history").await;
+    assert!(history.contains("#1 "), "{history}");
+    let mut client = AgentClient::new(unix_channel(stack.cfg.socket()).await);
+    let status = client
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    let main_session = status.current_session.unwrap().id;
+
+    let a = stack.telegram.user_opens_topic(OWNER_ID, "Alpha");
+    let reply = command_in(&stack, a, "/resume #1").await;
+    assert!(reply.starts_with(zh().resumed_in_topic()), "{reply}");
+    assert_eq!(session_of(&stack, a).await, main_session);
+
+    // A message in the topic now continues that session, and is answered in the topic.
+    stack.llm.push(Script::text("topic answer with the apples"));
+    stack
+        .telegram
+        .user_text_in_topic(OWNER_ID, a, "what did I say?");
+    let answer = message_with(&stack, "topic answer with the apples").await;
+    assert_eq!(answer.thread_id, Some(a));
+    let requests = stack.llm.requests();
+    assert!(
+        requests[1]
+            .raw_body
+            .contains("remember the apples in the main chat"),
+        "{}",
+        requests[1].raw_body
+    );
     stack.assert_no_secrets();
 }
