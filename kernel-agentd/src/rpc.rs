@@ -105,10 +105,11 @@ impl pb::agent_server::Agent for AgentService {
         &self,
         req: Request<pb::TopicSessionRequest>,
     ) -> RpcResult<pb::TopicSessionResponse> {
+        let req = req.into_inner();
         let (info, created) = self
             .agent
             .sessions()
-            .for_topic(req.into_inner().thread_id)
+            .for_topic(req.thread_id, req.name.as_deref())
             .await
             .map_err(to_status)?;
         Ok(Response::new(pb::TopicSessionResponse {

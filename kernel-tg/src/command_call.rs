@@ -111,7 +111,10 @@ async fn topic_session(
     let Some(thread_id) = thread else {
         return Ok(None);
     };
-    let request = kernel_proto::v1::TopicSessionRequest { thread_id };
+    let request = kernel_proto::v1::TopicSessionRequest {
+        thread_id,
+        name: None,
+    };
     let reply = client.topic_session(request).await?.into_inner();
     Ok(reply.session)
 }

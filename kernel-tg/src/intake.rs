@@ -368,7 +368,10 @@ impl Loop {
             return;
         };
         if crate::topics::is_service(message) {
-            tracing::debug!(update_id = id, "dropped: a forum topic service message");
+            tracing::debug!(update_id = id, "a forum topic service message");
+            if let Some(thread) = topic_of(message, self.app.form().topics) {
+                crate::topics::record_name(&self.app, thread, message).await;
+            }
             self.confirm.handled(&[id]);
             return;
         }

@@ -2,7 +2,9 @@
 //! topic runs as a `Chat` in the topic's session (`TopicSession` binds a new topic to a new
 //! session, and agentd keeps the binding); its outcome comes back into the topic through the
 //! outbox (the turn's `OwnerDelivery.thread_id`). Forum topic service messages (a topic created,
-//! renamed, closed, reopened) are dropped silently.
+//! renamed, closed, reopened) are not answered; a creation or rename tells agentd the topic's name
+//! (outbox items for the topic carry it, so that one delivered in the main chat after the owner
+//! deleted the topic can say which topic it was for).
 
 use kernel_proto::v1 as pb;
 use teloxide::types::Message;
@@ -19,7 +21,10 @@ pub(crate) async fn session(app: &App, thread: i64) -> Result<i64, Option<String
         None
     })?;
     match client
-        .topic_session(pb::TopicSessionRequest { thread_id: thread })
+        .topic_session(pb::TopicSessionRequest {
+            thread_id: thread,
+            name: None,
+        })
         .await
     {
         Ok(response) => {
@@ -38,6 +43,36 @@ pub(crate) async fn session(app: &App, thread: i64) -> Result<i64, Option<String
             tracing::warn!(code = ?status.code(), thread, "kernel-agentd refused a topic");
             Err(Some(refused(&status, app.texts())))
         }
+    }
+}
+
+/// A topic created or renamed (`message` in topic `thread`): agentd records its name (binding
+/// the topic to its session now if it is new). Best effort: a failure is only logged.
+pub(crate) async fn record_name(app: &App, thread: i64, message: &Message) {
+    let name = match (message.forum_topic_created(), message.forum_topic_edited()) {
+        (Some(created), _) => Some(created.name.clone()),
+        (None, Some(edited)) => edited.name.clone(),
+        (None, None) => None,
+    };
+    let Some(name) = name.filter(|n| !n.trim().is_empty()) else {
+        return;
+    };
+    let request = pb::TopicSessionRequest {
+        thread_id: thread,
+        name: Some(name),
+    };
+    let recorded = match app.agentd().client().await {
+        Ok(mut client) => client.topic_session(request).await.map(|_| ()),
+        Err(e) => {
+            tracing::warn!(error = %e, thread, "kernel-agentd unavailable to name a topic");
+            return;
+        }
+    };
+    if let Err(status) = recorded {
+        if is_transport_failure(&status) {
+            app.agentd().lost();
+        }
+        tracing::warn!(code = ?status.code(), thread, "cannot record a topic's name");
     }
 }
 

@@ -111,6 +111,14 @@ impl Told {
         self.pick("本话题现在接续会话：", "This topic now continues: ")
     }
 
+    /// The note under an item delivered in the main chat because its topic `name` was deleted.
+    pub fn topic_deleted_note(self, name: &str) -> String {
+        match self.0 {
+            Locale::Zh => format!("（原话题「{name}」已删除）"),
+            Locale::En => format!("(topic \"{name}\" was deleted)"),
+        }
+    }
+
     pub fn nothing_to_cancel(self) -> &'static str {
         self.pick("没有正在进行的任务", "Nothing is running")
     }

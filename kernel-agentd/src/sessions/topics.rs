@@ -6,8 +6,25 @@ use super::{SessionInfo, Sessions};
 use crate::error::ApiError;
 
 impl Sessions {
-    /// The session of topic `thread_id` and whether it was created just now.
-    pub async fn for_topic(&self, thread_id: i64) -> Result<(SessionInfo, bool), ApiError> {
+    /// The session of topic `thread_id` and whether it was created just now; `name` (the
+    /// topic's name, when the client saw it created or renamed) is recorded.
+    pub async fn for_topic(
+        &self,
+        thread_id: i64,
+        name: Option<&str>,
+    ) -> Result<(SessionInfo, bool), ApiError> {
+        let found = self.bound_or_new(thread_id).await?;
+        if let Some(name) = name.map(str::trim).filter(|n| !n.is_empty()) {
+            self.inner
+                .store
+                .name_topic(thread_id, name)
+                .await
+                .map_err(ApiError::internal)?;
+        }
+        Ok(found)
+    }
+
+    async fn bound_or_new(&self, thread_id: i64) -> Result<(SessionInfo, bool), ApiError> {
         if thread_id <= 0 {
             return Err(ApiError::InvalidArgument(format!(
                 "thread_id {thread_id} is not a Telegram topic"

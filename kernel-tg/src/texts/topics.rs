@@ -1,5 +1,6 @@
 //! Texts about topics of the owner's chat (parallel sessions): `/status`'s list of the turns
-//! running in several sessions at once, `/resume` inside a topic.
+//! running in several sessions at once, `/resume` inside a topic, the note on an item whose
+//! topic was deleted.
 
 use std::fmt::Write as _;
 
@@ -46,5 +47,16 @@ impl Texts {
                 ..*session
             })
         )
+    }
+
+    /// The note under an item delivered in the main chat because its topic (`name`, if known)
+    /// was deleted.
+    pub fn topic_deleted_note(self, name: Option<&str>) -> String {
+        match (self.locale(), name) {
+            (Locale::Zh, Some(name)) => format!("（原话题「{name}」已删除）"),
+            (Locale::Zh, None) => "（原话题已删除）".to_owned(),
+            (Locale::En, Some(name)) => format!("(topic \"{name}\" was deleted)"),
+            (Locale::En, None) => "(its topic was deleted)".to_owned(),
+        }
     }
 }

@@ -23,7 +23,10 @@ fn zh() -> Told {
 async fn session_of(stack: &Stack, thread: i64) -> i64 {
     let mut client = AgentClient::new(unix_channel(stack.cfg.socket()).await);
     let reply = client
-        .topic_session(pb::TopicSessionRequest { thread_id: thread })
+        .topic_session(pb::TopicSessionRequest {
+            thread_id: thread,
+            name: None,
+        })
         .await
         .unwrap()
         .into_inner();
