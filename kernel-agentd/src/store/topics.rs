@@ -76,6 +76,21 @@ impl Store {
         Ok(name.flatten())
     }
 
+    /// Every session living in a topic: session id → (thread id, the topic's name if known).
+    pub async fn session_topics(
+        &self,
+    ) -> Result<std::collections::HashMap<i64, (i64, Option<String>)>, StoreError> {
+        let rows: Vec<(i64, i64, Option<String>)> =
+            sqlx::query_as("SELECT session_id, thread_id, name FROM topic_sessions")
+                .fetch_all(&self.pool)
+                .await
+                .map_err(StoreError::db("read the sessions' topics"))?;
+        Ok(rows
+            .into_iter()
+            .map(|(session, thread, name)| (session, (thread, name)))
+            .collect())
+    }
+
     /// Forgets topic `thread_id` (deleted by the owner); whether it was bound.
     pub async fn forget_topic(&self, thread_id: i64) -> Result<bool, StoreError> {
         let done = sqlx::query("DELETE FROM topic_sessions WHERE thread_id = ?1")

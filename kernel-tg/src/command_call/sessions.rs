@@ -79,5 +79,8 @@ pub(super) fn session_entry(s: &pb::SessionInfo) -> SessionEntry<'_> {
         date: &s.date,
         title: &s.title,
         current: s.current,
+        topic: s
+            .thread_id
+            .map(|_| s.thread_name.as_deref().unwrap_or_default()),
     }
 }

@@ -2,7 +2,7 @@
 //! `/status`, the Stop button, an `ask_user` answer and an approval press sent in a topic act on
 //! that topic's session and turn, and everything they start answers in that topic; `/status` in
 //! the main chat lists every running turn with its session; `/resume #n` in a topic binds that
-//! session to the topic.
+//! session to the topic, and `/history` shows it living there under the topic's latest name.
 
 use kernel_common::config::Locale;
 use kernel_proto::v1 as pb;
@@ -340,5 +340,28 @@ async fn resume_inside_a_topic_binds_that_session_to_the_topic() {
         "{}",
         requests[1].raw_body
     );
+
+    // `/history` marks the session with its topic's name, the latest one after a rename.
+    let history = stack.command("/history").await;
+    let line = history
+        .lines()
+        .find(|l| l.contains("#1 "))
+        .unwrap_or_default();
+    assert!(line.contains(" · 话题「Alpha」"), "{history}");
+    stack.telegram.user_topic_service(
+        OWNER_ID,
+        a,
+        "forum_topic_edited",
+        serde_json::json!({"name": "Alpha & co"}),
+    );
+    let renamed = eventually("/history to show the new name", PROMPT, async || {
+        let history = stack.command("/history").await;
+        history
+            .contains("话题「Alpha &amp; co」")
+            .then_some(history)
+    })
+    .await;
+    // Only the session living in the topic is marked.
+    assert_eq!(renamed.matches(" · 话题").count(), 1, "{renamed}");
     stack.assert_no_secrets();
 }
