@@ -183,6 +183,11 @@ impl<E: Clone + Send + Sync + 'static> Outbox<E> {
         }
     }
 
+    /// The name of Telegram topic `thread_id`, if known.
+    pub async fn topic_name(&self, thread_id: i64) -> Result<Option<String>, StoreError> {
+        self.inner.store.topic_name(thread_id).await
+    }
+
     /// Tells subscribers about `item`, stored as `seq` in another service's transaction (a
     /// reminder queued with its schedule's update).
     pub fn stored(&self, seq: i64, item: NewItem) {

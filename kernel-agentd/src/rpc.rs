@@ -106,10 +106,11 @@ impl pb::agent_server::Agent for AgentService {
         &self,
         req: Request<pb::TopicSessionRequest>,
     ) -> RpcResult<pb::TopicSessionResponse> {
+        let req = req.into_inner();
         let (info, created) = self
             .agent
             .sessions()
-            .for_topic(req.into_inner().thread_id)
+            .for_topic(req.thread_id, req.name.as_deref())
             .await
             .map_err(to_status)?;
         Ok(Response::new(pb::TopicSessionResponse {
@@ -122,12 +123,13 @@ impl pb::agent_server::Agent for AgentService {
         &self,
         req: Request<pb::ResumeSessionRequest>,
     ) -> RpcResult<pb::ResumeSessionResponse> {
-        let info = self
-            .agent
-            .sessions()
-            .resume(req.into_inner().number)
-            .await
-            .map_err(to_status)?;
+        let req = req.into_inner();
+        let sessions = self.agent.sessions();
+        let info = match req.thread_id {
+            Some(thread) => sessions.resume_in_topic(req.number, thread).await,
+            None => sessions.resume(req.number).await,
+        }
+        .map_err(to_status)?;
         Ok(Response::new(pb::ResumeSessionResponse {
             session: Some(session_info(info)),
         }))

@@ -34,6 +34,16 @@ pub struct SessionInfo {
     /// zone.
     pub date: String,
     pub current: bool,
+    /// In a listing: the Telegram topic the session lives in, if any.
+    pub topic: Option<Topic>,
+}
+
+/// A Telegram topic a session lives in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Topic {
+    pub thread_id: i64,
+    /// Its name, if seen.
+    pub name: Option<String>,
 }
 
 /// The sessions: which one is current and the latest `#n` listing. A cheap `Clone` handle.
@@ -94,6 +104,7 @@ impl Sessions {
                 .format("%Y-%m-%d")
                 .to_string(),
             current: self.current_id() == Some(row.id),
+            topic: None,
         }
     }
 
@@ -165,10 +176,21 @@ impl Sessions {
             .await
             .map_err(ApiError::internal)?;
         self.inner.listing.set(rows.iter().map(|r| r.id).collect());
+        let mut topics = self
+            .inner
+            .store
+            .session_topics()
+            .await
+            .map_err(ApiError::internal)?;
         Ok(rows
             .iter()
             .zip(1..)
-            .map(|(r, n)| self.session_info(r, n))
+            .map(|(r, n)| SessionInfo {
+                topic: topics
+                    .remove(&r.id)
+                    .map(|(thread_id, name)| Topic { thread_id, name }),
+                ..self.session_info(r, n)
+            })
             .collect())
     }
 

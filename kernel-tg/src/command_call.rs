@@ -33,8 +33,9 @@ pub(crate) struct Sent {
     pub(crate) session: Option<i64>,
 }
 
-/// The HTML sent back for `command` (which the owner sent as `sent`), with the buttons to go
-/// with it (`/memory`'s previous / next page).
+/// The HTML sent back for `command` (sent as `sent`), with the buttons to go with it
+/// (`/memory`'s previous / next page). Inside a topic, the commands about the running turn
+/// (`/cancel`, `/steer`, `/next`, `/status`) act on the topic's session.
 pub(crate) async fn perform(
     command: Command,
     agentd: &Agentd,
@@ -108,6 +109,23 @@ async fn perform_text(command: Command, agentd: &Agentd, texts: Texts, sent: Sen
     }
 }
 
+/// The session of topic `thread` (bound the first time the topic is seen); `None` in the main
+/// chat.
+async fn topic_session(
+    client: &mut Client,
+    thread: Option<i64>,
+) -> Result<Option<kernel_proto::v1::SessionInfo>, Status> {
+    let Some(thread_id) = thread else {
+        return Ok(None);
+    };
+    let request = kernel_proto::v1::TopicSessionRequest {
+        thread_id,
+        name: None,
+    };
+    let reply = client.topic_session(request).await?.into_inner();
+    Ok(reply.session)
+}
+
 /// Calls `command`'s RPC and renders what came back, one command group per module.
 async fn call(
     command: Command,
@@ -115,19 +133,38 @@ async fn call(
     texts: Texts,
     sent: Sent,
 ) -> Result<String, Status> {
-    let message_id = sent.message_id;
     match command {
         Command::Start | Command::Help => Ok(texts.help()),
-        Command::Cancel => turn_control::cancel(client, texts, false).await,
-        Command::CancelAll => turn_control::cancel(client, texts, true).await,
-        Command::Steer(text) => turn_control::steer(client, texts, text, message_id).await,
-        Command::Next(text) => turn_control::next(client, texts, text, sent).await,
-        Command::Status => status::status(client, texts).await,
+        Command::Cancel => {
+            let topic = topic_session(client, sent.thread).await?;
+            turn_control::cancel(client, texts, false, topic.map(|s| s.id)).await
+        }
+        Command::CancelAll => turn_control::cancel(client, texts, true, None).await,
+        Command::Steer(text) => {
+            let topic = topic_session(client, sent.thread).await?;
+            let to = turn_control::To {
+                session: topic.map(|s| s.id),
+                sent,
+            };
+            turn_control::steer(client, texts, text, to).await
+        }
+        Command::Next(text) => {
+            let topic = topic_session(client, sent.thread).await?;
+            let to = turn_control::To {
+                session: topic.map(|s| s.id),
+                sent,
+            };
+            turn_control::next(client, texts, text, to).await
+        }
+        Command::Status => {
+            let topic = topic_session(client, sent.thread).await?;
+            status::status(client, texts, topic).await
+        }
         Command::Usage => status::usage(client, texts).await,
         Command::Doctor => status::doctor(client, texts).await,
         Command::New => sessions::new(client, texts).await,
         Command::History => sessions::history(client, texts).await,
-        Command::Resume(number) => sessions::resume(client, texts, number).await,
+        Command::Resume(number) => sessions::resume(client, texts, number, sent.thread).await,
         Command::Retitle(number) => sessions::retitle(client, texts, number).await,
         Command::DelHistory(numbers) => sessions::delete(client, texts, numbers).await,
         Command::Compact => sessions::compact(client, texts).await,

@@ -513,7 +513,11 @@ impl Courier {
             placeholder = placeholder.or(shown.placeholder);
         }
         let turn_id = item.turn_id.clone();
-        let app = self.base.in_topic(item.thread_id);
+        let mut app = self.base.in_topic(item.thread_id);
+        if item.thread_id.is_some() {
+            let note = app.texts().topic_deleted_note(item.thread_name.as_deref());
+            app = app.with_gone_note(note);
+        }
         item::deliver(&app, item, placeholder, shutdown, &self.unacked).await?;
         self.remember(turn_id);
         Ok(())

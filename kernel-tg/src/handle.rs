@@ -96,6 +96,15 @@ impl App {
         }
     }
 
+    /// This handle adding `note` under a text that falls back to the main chat because the
+    /// topic it was for is gone.
+    pub(crate) fn with_gone_note(&self, note: String) -> App {
+        App {
+            inner: self.inner.clone(),
+            telegram: self.telegram.with_gone_note(note),
+        }
+    }
+
     /// The topic this handle writes into (`None`: the main chat).
     pub(crate) fn topic(&self) -> Option<i64> {
         self.telegram.topic()

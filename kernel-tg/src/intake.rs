@@ -372,7 +372,10 @@ impl Loop {
             self.app.topic_availability().saw_topic_message();
         }
         if crate::topics::is_service(message) {
-            tracing::debug!(update_id = id, "dropped: a forum topic service message");
+            tracing::debug!(update_id = id, "a forum topic service message");
+            if let Some(thread) = topic_of(message, self.app.form().topics) {
+                crate::topics::record_name(&self.app, thread, message).await;
+            }
             self.confirm.handled(&[id]);
             return;
         }
@@ -383,7 +386,8 @@ impl Loop {
                 if let Some(bundle) = self.coalescer.flush() {
                     self.send(bundle).await;
                 }
-                // A command sent in a topic is answered there; `/cancel` acts on its session.
+                // A command sent in a topic is answered there; the commands about the running
+                // turn act on the topic's session.
                 let thread = topic_of(message, self.app.form().topics);
                 let app = self.app.in_topic(thread);
                 let sent = crate::command_call::Sent {
@@ -400,10 +404,6 @@ impl Loop {
                         return;
                     }
                     let (html, buttons) = match parsed {
-                        Ok(crate::command::Command::Cancel) if let Some(thread) = thread => {
-                            tracing::info!(command = "cancel", thread, "command in a topic");
-                            (crate::topics::cancel(&app, thread).await, None)
-                        }
                         // `/retry` in a topic runs that topic's last message, answered there.
                         Ok(command @ crate::command::Command::Retry(_))
                             if let Some(thread) = thread =>
@@ -426,7 +426,7 @@ impl Loop {
                             }
                         }
                         Ok(command) => {
-                            tracing::info!(command = command.kind().name(), "command");
+                            tracing::info!(command = command.kind().name(), ?thread, "command");
                             perform(command, app.agentd(), app.texts(), sent).await
                         }
                         Err(e) => (app.texts().command_error(&e), None),

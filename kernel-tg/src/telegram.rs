@@ -31,6 +31,8 @@ pub(crate) use draft::DraftError;
 use draft::DraftSupport;
 pub(crate) use topics::{Availability, BotMe, is_not_forum};
 
+/// Telegram's longest text message, in UTF-16 units.
+const MAX_MESSAGE_UNITS: usize = 4096;
 /// Most waits for one call under flood control.
 const MAX_FLOOD_WAITS: u32 = 5;
 /// Longest `retry_after` honoured; longer ones fail the call (and are logged).
@@ -45,6 +47,9 @@ pub(crate) struct Telegram {
     chat: ChatId,
     /// The topic of the chat new messages go to (`message_thread_id`); `None`: the main chat.
     thread: Option<ThreadId>,
+    /// Added (plain text) under a text that falls back to the main chat because the topic was
+    /// deleted: which topic it was for.
+    gone_note: Option<String>,
     drafts: DraftSupport,
 }
 
@@ -94,6 +99,7 @@ impl Telegram {
             bot,
             chat,
             thread: None,
+            gone_note: None,
             drafts: DraftSupport::default(),
         }
     }
@@ -106,6 +112,15 @@ impl Telegram {
             .map(|t| ThreadId(MessageId(t)));
         Self {
             thread,
+            gone_note: None,
+            ..self.clone()
+        }
+    }
+
+    /// The same, adding `note` under a text sent in the main chat because the topic is gone.
+    pub(crate) fn with_gone_note(&self, note: String) -> Self {
+        Self {
+            gone_note: Some(note),
             ..self.clone()
         }
     }
@@ -186,9 +201,10 @@ impl Telegram {
         reply_to: Option<MessageId>,
     ) -> Result<MessageId, RequestError> {
         let mut thread = self.thread;
+        let mut text = std::borrow::Cow::Borrowed(text);
         loop {
             let sent = retry(false, || {
-                let mut request = self.bot.send_message(self.chat, text);
+                let mut request = self.bot.send_message(self.chat, text.as_ref());
                 if let Some(thread) = thread {
                     request = request.message_thread_id(thread);
                 }
@@ -207,6 +223,17 @@ impl Telegram {
                 Err(e) if thread.is_some() && is_thread_gone(&e) => {
                     tracing::warn!(thread = ?thread, "the topic is gone; sending in the main chat");
                     thread = None;
+                    if let Some(note) = &self.gone_note {
+                        let note = match mode {
+                            Some(ParseMode::Html) => crate::texts::escape_html(note),
+                            _ => note.clone(),
+                        };
+                        let noted = format!("{text}\n\n{note}");
+                        // Telegram's limit: a text too long for the note goes without it.
+                        if noted.encode_utf16().count() <= MAX_MESSAGE_UNITS {
+                            text = noted.into();
+                        }
+                    }
                 }
                 other => return other.map(|m| m.id),
             }

@@ -43,6 +43,7 @@ pub(crate) use memory_pages::MemoryPageView;
 pub(crate) use notes::MemoryAutoView;
 pub(crate) use sandbox::{SandboxShown, SandboxView};
 pub(crate) use skills::SkillEntry;
+pub(crate) use topics::RunningEntry;
 pub(crate) use usage::{UsageTotalsView, UsageView};
 
 use std::collections::HashMap;

@@ -2,7 +2,9 @@
 //! topic runs as a `Chat` in the topic's session (`TopicSession` binds a new topic to a new
 //! session, and agentd keeps the binding); its outcome comes back into the topic through the
 //! outbox (the turn's `OwnerDelivery.thread_id`). Forum topic service messages (a topic created,
-//! renamed, closed, reopened) are dropped silently.
+//! renamed, closed, reopened) are not answered; a creation or rename tells agentd the topic's name
+//! (outbox items for the topic carry it, so that one delivered in the main chat after the owner
+//! deleted the topic can say which topic it was for).
 //!
 //! Whether the bot has topics (`telegram::Availability`) is read from
 //! `getMe.has_topics_enabled` at start, learnt for free from any topic message, and read again
@@ -43,7 +45,10 @@ pub(crate) async fn session(app: &App, thread: i64) -> Result<i64, Option<String
         None
     })?;
     match client
-        .topic_session(pb::TopicSessionRequest { thread_id: thread })
+        .topic_session(pb::TopicSessionRequest {
+            thread_id: thread,
+            name: None,
+        })
         .await
     {
         Ok(response) => {
@@ -131,6 +136,36 @@ pub(crate) async fn new_session(app: &App, thread: Option<i64>, message_id: Mess
     true
 }
 
+/// A topic created or renamed (`message` in topic `thread`): agentd records its name (binding
+/// the topic to its session now if it is new). Best effort: a failure is only logged.
+pub(crate) async fn record_name(app: &App, thread: i64, message: &Message) {
+    let name = match (message.forum_topic_created(), message.forum_topic_edited()) {
+        (Some(created), _) => Some(created.name.clone()),
+        (None, Some(edited)) => edited.name.clone(),
+        (None, None) => None,
+    };
+    let Some(name) = name.filter(|n| !n.trim().is_empty()) else {
+        return;
+    };
+    let request = pb::TopicSessionRequest {
+        thread_id: thread,
+        name: Some(name),
+    };
+    let recorded = match app.agentd().client().await {
+        Ok(mut client) => client.topic_session(request).await.map(|_| ()),
+        Err(e) => {
+            tracing::warn!(error = %e, thread, "kernel-agentd unavailable to name a topic");
+            return;
+        }
+    };
+    if let Err(status) = recorded {
+        if is_transport_failure(&status) {
+            app.agentd().lost();
+        }
+        tracing::warn!(code = ?status.code(), thread, "cannot record a topic's name");
+    }
+}
+
 /// Whether `message` is a forum topic service message (nothing for Kernel to answer).
 pub(crate) fn is_service(message: &Message) -> bool {
     message.forum_topic_created().is_some()
@@ -139,47 +174,4 @@ pub(crate) fn is_service(message: &Message) -> bool {
         || message.forum_topic_reopened().is_some()
         || message.general_forum_topic_hidden().is_some()
         || message.general_forum_topic_unhidden().is_some()
-}
-
-/// `/cancel` sent in topic `thread`: cancels the turn of that topic's session only; says what
-/// it stopped.
-pub(crate) async fn cancel(app: &App, thread: i64) -> String {
-    let texts = app.texts();
-    let session = match session(app, thread).await {
-        Ok(session) => session,
-        Err(Some(html)) => return html,
-        Err(None) => return texts.agentd_unavailable().to_owned(),
-    };
-    let mut client = match app.agentd().client().await {
-        Ok(client) => client,
-        Err(_) => {
-            app.agentd().lost();
-            return texts.agentd_unavailable().to_owned();
-        }
-    };
-    let request = pb::CancelRequest {
-        session_id: Some(session),
-        ..Default::default()
-    };
-    match client.cancel(request).await {
-        Ok(reply) => {
-            let reply = reply.into_inner();
-            tracing::info!(
-                thread,
-                session,
-                cancelled = reply.cancelled,
-                "/cancel in a topic"
-            );
-            if reply.cancelled {
-                texts.cancelled(reply.killed_cli.as_deref())
-            } else {
-                texts.nothing_to_cancel().to_owned()
-            }
-        }
-        Err(status) if is_transport_failure(&status) => {
-            app.agentd().lost();
-            texts.agentd_unavailable().to_owned()
-        }
-        Err(status) => refused(&status, texts),
-    }
 }

@@ -159,6 +159,9 @@ struct Shared {
 pub struct Served {
     pub received: std::time::Instant,
     pub finished: Option<std::time::Instant>,
+    /// When the response body was dropped before it ended (the client closed the stream, or
+    /// the fake shut down a stalled or held one).
+    pub dropped: Option<std::time::Instant>,
 }
 
 /// The fake server; see the module docs.
@@ -325,6 +328,7 @@ async fn handle(
         served.push(Served {
             received,
             finished: None,
+            dropped: None,
         });
         shared.requests.push(recorded)
     };
@@ -332,10 +336,36 @@ async fn handle(
     timed(response, shared, index)
 }
 
-/// Marks request `index` finished when `response`'s body ends cleanly.
+/// Marks request `index` dropped when its response body goes away before it ended.
+struct DropWatch {
+    shared: Arc<Shared>,
+    index: usize,
+}
+
+impl Drop for DropWatch {
+    fn drop(&mut self) {
+        let mut served = self
+            .shared
+            .served
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(s) = served.get_mut(self.index)
+            && s.finished.is_none()
+        {
+            s.dropped = Some(std::time::Instant::now());
+        }
+    }
+}
+
+/// Marks request `index` finished when `response`'s body ends cleanly, dropped when it goes
+/// away before that.
 fn timed(response: Response, shared: Arc<Shared>, index: usize) -> Response {
     use futures::StreamExt as _;
     let (parts, body) = response.into_parts();
+    let watch = DropWatch {
+        shared: shared.clone(),
+        index,
+    };
     let end = futures::stream::once(async move {
         if let Some(s) = shared.served.lock().unwrap().get_mut(index) {
             s.finished = Some(std::time::Instant::now());
@@ -343,7 +373,11 @@ fn timed(response: Response, shared: Arc<Shared>, index: usize) -> Response {
         None::<Result<Bytes, axum::Error>>
     })
     .filter_map(futures::future::ready);
-    let body = axum::body::Body::from_stream(body.into_data_stream().chain(end));
+    let body = body.into_data_stream().chain(end).map(move |chunk| {
+        let _ = &watch;
+        chunk
+    });
+    let body = axum::body::Body::from_stream(body);
     Response::from_parts(parts, body)
 }
 

@@ -52,7 +52,10 @@ pub async fn connect(path: PathBuf) -> AgentClient<Channel> {
 pub async fn resume(client: &mut AgentClient<Channel>, id: i64) -> pb::ResumeSessionResponse {
     let number = session_number(client, id).await;
     client
-        .resume_session(pb::ResumeSessionRequest { number })
+        .resume_session(pb::ResumeSessionRequest {
+            number,
+            thread_id: None,
+        })
         .await
         .expect("ResumeSession")
         .into_inner()

@@ -90,6 +90,42 @@ impl Told {
         )
     }
 
+    /// `/status`'s task line while a turn runs (its start time follows).
+    pub fn status_running(self) -> &'static str {
+        self.pick("任务：运行中", "Task: running")
+    }
+
+    /// `/status`'s task line with no turn running.
+    pub fn status_idle(self) -> &'static str {
+        self.pick("任务：空闲", "Task: idle")
+    }
+
+    /// The head of `/status`'s list of the turns running in several sessions.
+    pub fn running_turns(self) -> &'static str {
+        self.pick("正在运行的回合：", "Running turns:")
+    }
+
+    /// One line of that list, up to its task.
+    pub fn running_turn_of(self, session_id: i64) -> String {
+        self.pick(
+            format!("· 会话 {session_id}：运行中"),
+            format!("· session {session_id}: running"),
+        )
+    }
+
+    /// The head of `/resume #n`'s reply inside a topic (the session line follows).
+    pub fn resumed_in_topic(self) -> &'static str {
+        self.pick("本话题现在接续会话：", "This topic now continues: ")
+    }
+
+    /// The note under an item delivered in the main chat because its topic `name` was deleted.
+    pub fn topic_deleted_note(self, name: &str) -> String {
+        match self.0 {
+            Locale::Zh => format!("（原话题「{name}」已删除）"),
+            Locale::En => format!("(topic \"{name}\" was deleted)"),
+        }
+    }
+
     pub fn nothing_to_cancel(self) -> &'static str {
         self.pick("没有正在进行的任务", "Nothing is running")
     }

@@ -99,7 +99,12 @@ impl AgentService {
         let position = self
             .agent
             .turns()
-            .queue_next(req.text, req.reply_to_message_id, req.message_key)
+            .queue_next(
+                req.text,
+                req.reply_to_message_id,
+                req.session_id,
+                req.message_key,
+            )
             .await
             .map_err(to_status)?;
         Ok(pb::QueueNextResponse {

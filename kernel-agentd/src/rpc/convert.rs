@@ -16,6 +16,8 @@ pub(super) fn session_info(s: SessionInfo) -> pb::SessionInfo {
         title: s.title,
         date: s.date,
         current: s.current,
+        thread_id: s.topic.as_ref().map(|t| t.thread_id),
+        thread_name: s.topic.and_then(|t| t.name),
     }
 }
 

@@ -21,9 +21,24 @@ impl AgentService {
         tracing::info!(after_seq = after, "a client subscribed to the outbox");
         // Pending approvals first, then whatever comes; the outbox's end ends the stream.
         let approvals = super::approvals::watch(self.agent.approvals());
-        let deliveries = self.agent.outbox().subscribe(after).map(|d| {
-            d.map(delivery_event)
-                .map_err(|e| to_status(ApiError::internal(e)))
+        let outbox = self.agent.outbox().clone();
+        let deliveries = self.agent.outbox().subscribe(after).then(move |d| {
+            let outbox = outbox.clone();
+            async move {
+                let mut event = d
+                    .map(delivery_event)
+                    .map_err(|e| to_status(ApiError::internal(e)))?;
+                // An item for a topic carries the topic's name (for the deleted-topic note).
+                if let Some(pb::delivery_event::Event::Item(item)) = event.event.as_mut()
+                    && let Some(thread) = item.thread_id
+                {
+                    item.thread_name = outbox.topic_name(thread).await.unwrap_or_else(|e| {
+                        tracing::warn!(error = %e, "cannot read a topic's name");
+                        None
+                    });
+                }
+                Ok::<_, Status>(event)
+            }
         });
         Box::pin(super::approvals::merge(approvals, deliveries))
     }
@@ -132,6 +147,7 @@ fn outbox_item(item: &StoredItem) -> pb::OutboxItem {
         reply_to_message_id: item.reply_to,
         placeholder_message_id: item.placeholder,
         thread_id: item.thread_id,
+        thread_name: None,
         parts_done: item.parts_done,
         parts_failed: item.parts_failed,
         created_at: item

@@ -6,8 +6,25 @@ use super::{SessionInfo, Sessions};
 use crate::error::ApiError;
 
 impl Sessions {
-    /// The session of topic `thread_id` and whether it was created just now.
-    pub async fn for_topic(&self, thread_id: i64) -> Result<(SessionInfo, bool), ApiError> {
+    /// The session of topic `thread_id` and whether it was created just now; `name` (the
+    /// topic's name, when the client saw it created or renamed) is recorded.
+    pub async fn for_topic(
+        &self,
+        thread_id: i64,
+        name: Option<&str>,
+    ) -> Result<(SessionInfo, bool), ApiError> {
+        let found = self.bound_or_new(thread_id).await?;
+        if let Some(name) = name.map(str::trim).filter(|n| !n.is_empty()) {
+            self.inner
+                .store
+                .name_topic(thread_id, name)
+                .await
+                .map_err(ApiError::internal)?;
+        }
+        Ok(found)
+    }
+
+    async fn bound_or_new(&self, thread_id: i64) -> Result<(SessionInfo, bool), ApiError> {
         if thread_id <= 0 {
             return Err(ApiError::InvalidArgument(format!(
                 "thread_id {thread_id} is not a Telegram topic"
@@ -56,6 +73,32 @@ impl Sessions {
             .map_err(ApiError::internal)?;
         tracing::info!(session = row.id, thread_id, "a new session for a topic");
         Ok(self.info_for(&row))
+    }
+
+    /// `/resume #n` inside topic `thread_id`: binds session `#n` to the topic (its earlier
+    /// topic, and the topic's earlier session, are let go); the current session stays.
+    pub async fn resume_in_topic(
+        &self,
+        number: u32,
+        thread_id: i64,
+    ) -> Result<SessionInfo, ApiError> {
+        if thread_id <= 0 {
+            return Err(ApiError::InvalidArgument(format!(
+                "thread_id {thread_id} is not a Telegram topic"
+            )));
+        }
+        let row = self.by_number(Some(number)).await?;
+        self.inner
+            .store
+            .bind_topic(thread_id, row.id)
+            .await
+            .map_err(ApiError::internal)?;
+        tracing::info!(
+            session = row.id,
+            thread_id,
+            "a session was resumed in a topic"
+        );
+        Ok(self.session_info(&row, number))
     }
 
     /// The topic session `session_id` lives in, if any.

@@ -36,23 +36,27 @@ pub struct FollowUp {
     pub kept: Kept,
     /// The owner's message its answer replies to.
     pub reply_to: Option<i64>,
+    /// The session whose own lane it runs in (queued inside a Telegram topic); `None`: the
+    /// main lane.
+    pub session_id: Option<i64>,
     /// The idempotency key of the owner's message it came from (an edit of it finds it).
     pub key: Option<String>,
 }
 
-/// A `follow_ups` row: id, text, reply_to, whole, outside_content, message_key.
+/// A `follow_ups` row: id, text, reply_to, whole, outside_content, session_id, message_key.
 type Row = (
     i64,
     String,
     Option<i64>,
     Option<String>,
     bool,
+    Option<i64>,
     Option<String>,
 );
 
 /// A queued message from its row; a `whole` that does not read leaves the text (logged), so one
 /// bad row never stops the queue.
-fn follow_up((id, text, reply_to, whole, outside_content, key): Row) -> FollowUp {
+fn follow_up((id, text, reply_to, whole, outside_content, session_id, key): Row) -> FollowUp {
     let whole = whole.and_then(|w| match serde_json::from_str(&w) {
         Ok(blocks) => Some(blocks),
         Err(e) => {
@@ -68,6 +72,7 @@ fn follow_up((id, text, reply_to, whole, outside_content, key): Row) -> FollowUp
             outside_content,
         },
         reply_to,
+        session_id,
         key,
     }
 }
@@ -81,12 +86,13 @@ fn to_json(blocks: &Option<Vec<Block>>) -> Result<Option<String>, StoreError> {
 }
 
 impl Store {
-    /// Queues `kept` (from the owner's message with idempotency key `key`); returns its place
-    /// in the queue (1: next).
+    /// Queues `kept` (to run in session `session_id`'s own lane; `None`: the main lane; from
+    /// the owner's message with idempotency key `key`); returns its place in the queue (1: next).
     pub async fn push_follow_up(
         &self,
         kept: &Kept,
         reply_to: Option<i64>,
+        session_id: Option<i64>,
         key: Option<&str>,
     ) -> Result<usize, StoreError> {
         let op = "queue a follow-up";
@@ -97,7 +103,8 @@ impl Store {
             .await
             .map_err(StoreError::db(op))?;
         sqlx::query(
-            "INSERT INTO follow_ups (text, reply_to, created_at, whole, outside_content, message_key)
+            "INSERT INTO follow_ups (text, reply_to, created_at, whole, outside_content,
+                                     session_id, message_key)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )
         .bind(&kept.text)
@@ -105,6 +112,7 @@ impl Store {
         .bind(now_millis())
         .bind(whole)
         .bind(kept.outside_content)
+        .bind(session_id)
         .bind(key)
         .execute(&mut *tx)
         .await
@@ -120,7 +128,8 @@ impl Store {
     /// The queue, oldest first.
     pub async fn follow_ups(&self) -> Result<Vec<FollowUp>, StoreError> {
         let rows: Vec<Row> = sqlx::query_as(
-            "SELECT id, text, reply_to, whole, outside_content, message_key FROM follow_ups
+            "SELECT id, text, reply_to, whole, outside_content, session_id, message_key
+             FROM follow_ups
              ORDER BY id",
         )
         .fetch_all(&self.pool)
@@ -132,7 +141,8 @@ impl Store {
     /// The oldest queued message, if any.
     pub async fn next_follow_up(&self) -> Result<Option<FollowUp>, StoreError> {
         let row: Option<Row> = sqlx::query_as(
-            "SELECT id, text, reply_to, whole, outside_content, message_key FROM follow_ups
+            "SELECT id, text, reply_to, whole, outside_content, session_id, message_key
+             FROM follow_ups
              ORDER BY id LIMIT 1",
         )
         .fetch_optional(&self.pool)
@@ -186,14 +196,14 @@ mod tests {
         let store = Store::open(&dir.path().join("kernel.db")).await.unwrap();
         assert_eq!(
             store
-                .push_follow_up(&Kept::text("one"), Some(7), Some("tg:1:7"))
+                .push_follow_up(&Kept::text("one"), Some(7), None, Some("tg:1:7"))
                 .await
                 .unwrap(),
             1
         );
         assert_eq!(
             store
-                .push_follow_up(&Kept::text("two"), None, None)
+                .push_follow_up(&Kept::text("two"), None, Some(5), None)
                 .await
                 .unwrap(),
             2
@@ -202,6 +212,8 @@ mod tests {
         let texts: Vec<_> = queue.iter().map(|f| f.kept.text.as_str()).collect();
         assert_eq!(texts, ["one", "two"]);
         assert_eq!(queue[0].reply_to, Some(7));
+        // A message queued inside a topic keeps its session.
+        assert_eq!((queue[0].session_id, queue[1].session_id), (None, Some(5)));
         assert_eq!(queue[0].key.as_deref(), Some("tg:1:7"));
         // An edit of the message while it waits replaces its text; an unknown key nothing.
         assert!(store.replace_follow_up("tg:1:7", "one!").await.unwrap());
@@ -211,7 +223,7 @@ mod tests {
         assert!(!store.take_follow_up(queue[0].id).await.unwrap());
         assert_eq!(
             store
-                .push_follow_up(&Kept::text("three"), None, None)
+                .push_follow_up(&Kept::text("three"), None, None, None)
                 .await
                 .unwrap(),
             2
@@ -236,7 +248,7 @@ mod tests {
             outside_content: true,
         };
         store
-            .push_follow_up(&kept, None, Some("tg:1:9"))
+            .push_follow_up(&kept, None, None, Some("tg:1:9"))
             .await
             .unwrap();
         // A message queued whole keeps its content when edited.

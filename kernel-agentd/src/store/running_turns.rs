@@ -55,6 +55,10 @@ pub struct CutOffTurn {
 pub struct Rerun {
     pub message: Message,
     pub to: Destination,
+    /// The session it ran in and the Telegram topic that session lives in, if any (a topic's
+    /// turn runs again in the topic's session and answers there).
+    pub session_id: i64,
+    pub thread_id: Option<i64>,
     pub outside_content: bool,
     pub voice_reply: bool,
 }
@@ -209,6 +213,8 @@ impl Store {
         Ok(Some(Rerun {
             message,
             to: Destination::default(),
+            session_id,
+            thread_id: None,
             outside_content,
             voice_reply,
         }))
@@ -224,18 +230,38 @@ impl Store {
             .begin_with("BEGIN IMMEDIATE")
             .await
             .map_err(StoreError::db(op))?;
-        type Row = (String, Option<String>, Option<i64>, Option<i64>, bool, bool);
+        type Row = (
+            String,
+            Option<String>,
+            Option<i64>,
+            Option<i64>,
+            bool,
+            bool,
+            i64,
+            Option<i64>,
+        );
         let row: Option<Row> = sqlx::query_as(
             "SELECT m.content, r.input, r.reply_to, r.placeholder, r.outside_content,
-                    r.voice_reply
+                    r.voice_reply, r.session_id, t.thread_id
              FROM running_turns r JOIN messages m ON m.id = r.message_id
+                  LEFT JOIN topic_sessions t ON t.session_id = r.session_id
              WHERE r.turn_id = ?1 AND r.state = 'cut_off'",
         )
         .bind(turn_id)
         .fetch_optional(&mut *tx)
         .await
         .map_err(StoreError::db(op))?;
-        let Some((stored, input, reply_to, placeholder, outside_content, voice_reply)) = row else {
+        let Some((
+            stored,
+            input,
+            reply_to,
+            placeholder,
+            outside_content,
+            voice_reply,
+            session_id,
+            thread_id,
+        )) = row
+        else {
             return Ok(None);
         };
         let content = input.unwrap_or(stored);
@@ -256,6 +282,8 @@ impl Store {
                 reply_to,
                 placeholder,
             },
+            session_id,
+            thread_id,
             outside_content,
             voice_reply,
         }))

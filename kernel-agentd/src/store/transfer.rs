@@ -1,5 +1,5 @@
 //! The owner's data as plain rows for `export` and `import`: sessions with their messages (the
-//! stored JSON content kept as is), memories (with where an automatic one came from), the
+//! stored JSON content kept as is) and the Telegram topic each lives in, memories (with where an automatic one came from), the
 //! memories consolidation set aside (imported set aside again, under one `imported` run that
 //! undo leaves alone: undoing belongs to the database they were set aside in), daily notes,
 //! schedules and usage; and one import written in a single transaction (all of it or nothing),
@@ -24,6 +24,20 @@ pub struct SessionOut {
     #[sqlx(skip)]
     #[serde(default)]
     pub messages: Vec<MessageOut>,
+    /// The Telegram topic it lives in (`topic_sessions`), if any.
+    #[sqlx(skip)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topic: Option<TopicOut>,
+}
+
+/// A session's Telegram topic.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+pub struct TopicOut {
+    pub thread_id: i64,
+    /// The topic's name, if seen.
+    #[serde(default)]
+    pub name: Option<String>,
+    pub created_at: i64,
 }
 
 /// A stored message: `content` is its stored JSON.
@@ -157,6 +171,13 @@ impl Store {
             )
             .bind(s.id)
             .fetch_all(&self.pool)
+            .await
+            .map_err(StoreError::db(op))?;
+            s.topic = sqlx::query_as(
+                "SELECT thread_id, name, created_at FROM topic_sessions WHERE session_id = ?1",
+            )
+            .bind(s.id)
+            .fetch_optional(&self.pool)
             .await
             .map_err(StoreError::db(op))?;
         }
@@ -322,6 +343,19 @@ async fn import_session(conn: &mut SqliteConnection, s: &SessionOut) -> Result<b
             .execute(&mut *conn)
             .await?;
         }
+    }
+    if let Some(topic) = &s.topic {
+        // Bound again unless that topic already has a session here.
+        sqlx::query(
+            "INSERT OR IGNORE INTO topic_sessions (thread_id, session_id, created_at, name)
+             VALUES (?1, ?2, ?3, ?4)",
+        )
+        .bind(topic.thread_id)
+        .bind(id)
+        .bind(topic.created_at)
+        .bind(&topic.name)
+        .execute(&mut *conn)
+        .await?;
     }
     Ok(true)
 }

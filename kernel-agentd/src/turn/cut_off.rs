@@ -103,12 +103,14 @@ impl Turns {
             release().await;
             return Err(e);
         }
+        // A topic's turn runs again in the topic's session (its own lane) and answers there.
+        let session = claimed.thread_id.map(|_| claimed.session_id);
         let delivery = OwnerDelivery {
             reply_to: claimed.to.reply_to,
             placeholder: None,
-            thread_id: None,
+            thread_id: claimed.thread_id,
         };
-        let started = match self.lane(None).await {
+        let started = match self.lane(session).await {
             Ok(lane) => {
                 self.try_start(lane, accepted, Some(delivery), IntakeKeys::default())
                     .await

@@ -17,19 +17,26 @@ use crate::store::follow_ups::{FollowUp, Kept};
 
 impl Turns {
     /// Queues `text` (its answer replying to `reply_to`; `key`: the idempotency key of the
-    /// owner's message it came from); its place in the queue (1: next). Empty or over-long text
-    /// is refused like a message, a bad key like a `Chat`'s.
+    /// owner's message it came from) to run in session `session_id`'s own lane (queued inside a
+    /// Telegram topic: it answers there; `None`: the main lane); its place in the queue (1:
+    /// next). Empty or over-long text is refused like a message, a bad key like a `Chat`'s, an
+    /// unknown session is `NOT_FOUND`.
     pub async fn queue_next(
         &self,
         text: String,
         reply_to: Option<i64>,
+        session_id: Option<i64>,
         key: Option<String>,
     ) -> Result<usize, ApiError> {
+        if session_id.is_some() {
+            self.lane(session_id).await?;
+        }
         let key = match key.filter(|k| !k.is_empty()) {
             Some(key) => IntakeKeys::parse(vec![key])?.as_slice().first().cloned(),
             None => None,
         };
-        self.queue_kept(Kept::text(text), reply_to, key).await
+        self.queue_kept(Kept::text(text), reply_to, session_id, key)
+            .await
     }
 
     /// [`Turns::queue_next`] for a kept message: a whole one (images, documents) was accepted
@@ -38,13 +45,14 @@ impl Turns {
         &self,
         kept: Kept,
         reply_to: Option<i64>,
+        session_id: Option<i64>,
         key: Option<String>,
     ) -> Result<usize, ApiError> {
         let inner = &self.inner;
         self.accept_kept(kept.clone()).await?;
         let position = inner
             .store
-            .push_follow_up(&kept, reply_to, key.as_deref())
+            .push_follow_up(&kept, reply_to, session_id, key.as_deref())
             .await
             .map_err(ApiError::internal)?;
         tracing::info!(position, "message queued for after the running turn");
@@ -106,12 +114,12 @@ impl Turns {
 
     async fn run_queue(self, root: CancellationToken) {
         loop {
-            if self.next_follow_up().await.is_none() {
+            let Some(head) = self.next_follow_up().await else {
                 self.inner.follow_ups.notified().await;
                 continue;
-            }
+            };
             let cancel = root.child_token();
-            let lane = match self.lane(None).await {
+            let lane = match self.queued_lane(head.session_id).await {
                 Ok(lane) => lane,
                 Err(e) => {
                     tracing::error!(error = %e, "cannot find the current session; the queue stops");
@@ -126,10 +134,13 @@ impl Turns {
             else {
                 return;
             };
-            // The queue may have been cleared while the gate was busy.
+            // The queue may have been cleared (or changed) while the gate was busy.
             let Some(item) = self.next_follow_up().await else {
                 continue;
             };
+            if item.id != head.id {
+                continue;
+            }
             match self.inner.store.take_follow_up(item.id).await {
                 Ok(true) => {}
                 Ok(false) => continue,
@@ -145,10 +156,14 @@ impl Turns {
                     continue;
                 }
             };
+            let thread_id = match lane.main {
+                true => None,
+                false => self.topic_of(lane.session_id).await,
+            };
             let delivery = OwnerDelivery {
                 reply_to: item.reply_to,
                 placeholder: None,
-                thread_id: None,
+                thread_id,
             };
             // The turn takes the key of the owner's message it came from: an edit finds it.
             let keys = item
@@ -162,6 +177,33 @@ impl Turns {
                 .await
             {
                 tracing::warn!(error = %e, "a queued message could not start its turn");
+            }
+        }
+    }
+
+    /// The lane a queued message runs in: its session's own (a session deleted meanwhile: the
+    /// main lane), or the main lane.
+    async fn queued_lane(&self, session_id: Option<i64>) -> Result<super::gate::Lane, ApiError> {
+        if session_id.is_some() {
+            match self.lane(session_id).await {
+                Ok(lane) => return Ok(lane),
+                Err(ApiError::NotFound(_)) => {
+                    tracing::info!("a queued message's session is gone; it runs in the main lane");
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        self.lane(None).await
+    }
+
+    /// The Telegram topic session `session_id` lives in, if any (a store error is logged and
+    /// counts as none: the main chat).
+    pub(super) async fn topic_of(&self, session_id: i64) -> Option<i64> {
+        match self.inner.store.session_topic(session_id).await {
+            Ok(thread) => thread,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read a session's topic; the main chat");
+                None
             }
         }
     }

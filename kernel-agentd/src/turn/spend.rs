@@ -184,7 +184,7 @@ impl Turns {
                 runs: false,
             });
         };
-        if let Err(e) = self.queue_kept(kept.clone(), reply_to, None).await {
+        if let Err(e) = self.queue_kept(kept.clone(), reply_to, None, None).await {
             // Refused now (the provider changed and takes no such image): it stays kept.
             if let Err(e) = store.keep_budget_refusal(refusal, &kept, reply_to).await {
                 tracing::error!(error = %e, "cannot keep a refused message again");

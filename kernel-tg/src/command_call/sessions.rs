@@ -27,12 +27,19 @@ pub(super) async fn resume(
     client: &mut Client,
     texts: Texts,
     number: u32,
+    thread: Option<i64>,
 ) -> Result<String, Status> {
-    let reply = client
-        .resume_session(pb::ResumeSessionRequest { number })
-        .await?;
+    let request = pb::ResumeSessionRequest {
+        number,
+        thread_id: thread,
+    };
+    let reply = client.resume_session(request).await?;
     let session = reply.into_inner().session.unwrap_or_default();
-    Ok(texts.resumed(&session_entry(&session)))
+    Ok(match thread {
+        // Sent inside a topic: the session now lives in that topic.
+        Some(_) => texts.resumed_in_topic(&session_entry(&session)),
+        None => texts.resumed(&session_entry(&session)),
+    })
 }
 
 /// `/retitle [n]`: has session `number` (else the current one) titled anew.
@@ -72,5 +79,8 @@ pub(super) fn session_entry(s: &pb::SessionInfo) -> SessionEntry<'_> {
         date: &s.date,
         title: &s.title,
         current: s.current,
+        topic: s
+            .thread_id
+            .map(|_| s.thread_name.as_deref().unwrap_or_default()),
     }
 }

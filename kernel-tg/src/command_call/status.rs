@@ -7,17 +7,46 @@ use tonic::Status;
 use super::sessions::session_entry;
 use crate::agentd::Client;
 use crate::texts::{
-    CooldownEntry, EmbeddingsEntry, McpEntry, MemoryAutoView, SandboxShown, SandboxView,
-    StatusView, Texts, UsageTotalsView, UsageView,
+    CooldownEntry, EmbeddingsEntry, McpEntry, MemoryAutoView, RunningEntry, SandboxShown,
+    SandboxView, StatusView, Texts, UsageTotalsView, UsageView,
 };
 
-/// `/status`: Kernel's state, the context fill of the session and the model retries.
-pub(super) async fn status(client: &mut Client, texts: Texts) -> Result<String, Status> {
-    let status = client
+/// `/status`: Kernel's state, the context fill of the session and the model retries. Inside a
+/// topic (`topic`: its session) the session and the turn shown are the topic's; in the main
+/// chat every running turn is listed with its session when turns of other sessions run.
+pub(super) async fn status(
+    client: &mut Client,
+    texts: Texts,
+    topic: Option<pb::SessionInfo>,
+) -> Result<String, Status> {
+    let mut status = client
         .get_status(pb::GetStatusRequest {})
         .await?
         .into_inner();
+    let elsewhere = match &topic {
+        Some(session) => {
+            status.running_turn = status
+                .running_turns
+                .iter()
+                .find(|t| t.session_id == session.id)
+                .cloned();
+            status.current_session = Some(session.clone());
+            false
+        }
+        None => {
+            let current = status.current_session.as_ref().map(|s| s.id);
+            status.running_turns.len() > 1
+                || status
+                    .running_turns
+                    .iter()
+                    .any(|t| Some(t.session_id) != current)
+        }
+    };
     let mut text = status_text(&status, texts);
+    if elsewhere {
+        text.push('\n');
+        text.push_str(running_turns(texts, &status.running_turns).trim_end());
+    }
     text.push('\n');
     text.push_str(&texts.context_fill(
         status.context_tokens,
@@ -36,6 +65,19 @@ pub(super) async fn status(client: &mut Client, texts: Texts) -> Result<String, 
         text.push_str(&line);
     }
     Ok(text)
+}
+
+/// The running turns of every session.
+fn running_turns(texts: Texts, turns: &[pb::RunningTurn]) -> String {
+    let entries: Vec<_> = turns
+        .iter()
+        .map(|t| RunningEntry {
+            session_id: t.session_id,
+            started_at: &t.started_at,
+            running_tool: t.running_tool.as_deref(),
+        })
+        .collect();
+    texts.running_turns(&entries)
 }
 
 /// `/usage`: tokens and cost today, this session and the last 30 days, then the spend report.

@@ -4,19 +4,40 @@
 use kernel_proto::v1 as pb;
 use tonic::Status;
 
+use super::Sent;
 use crate::agentd::Client;
 use crate::texts::Texts;
 
+/// Where a `/steer` or `/next` goes: the session of the topic it was sent in (`None`: the main
+/// lane) and the owner's message its answer replies to.
+pub(super) struct To {
+    pub session: Option<i64>,
+    pub sent: Sent,
+}
+
+impl To {
+    fn delivery(&self) -> pb::OwnerDelivery {
+        pb::OwnerDelivery {
+            reply_to_message_id: Some(self.sent.message_id),
+            placeholder_message_id: None,
+            thread_id: self.sent.thread,
+        }
+    }
+}
+
 /// `/cancel` (or `/cancel all` with `clear_queue`): stops the running turn, says what it stopped
-/// and what waits in the `/next` queue (or that the queue was cleared).
+/// and what waits in the `/next` queue (or that the queue was cleared). Inside a topic
+/// (`session`: the topic's session) only that session's turn is stopped.
 pub(super) async fn cancel(
     client: &mut Client,
     texts: Texts,
     clear_queue: bool,
+    session: Option<i64>,
 ) -> Result<String, Status> {
     let request = pb::CancelRequest {
         clear_queue,
         turn_id: None,
+        session_id: session,
         ..Default::default()
     };
     let reply = client.cancel(request).await?.into_inner();
@@ -25,6 +46,10 @@ pub(super) async fn cancel(
     } else {
         texts.nothing_to_cancel().to_owned()
     };
+    if let Some(session) = session {
+        tracing::info!(session, cancelled = reply.cancelled, "/cancel in a topic");
+        return Ok(said);
+    }
     Ok(if clear_queue {
         texts.queue_cleared(&said, reply.cleared)
     } else {
@@ -32,21 +57,18 @@ pub(super) async fn cancel(
     })
 }
 
-/// `/steer <text>`: joins the running turn, or starts one (replying to message `message_id`).
+/// `/steer <text>`: joins the running turn of `to`'s lane, or starts one there (replying to
+/// the `/steer` message).
 pub(super) async fn steer(
     client: &mut Client,
     texts: Texts,
     text: String,
-    message_id: i64,
+    to: To,
 ) -> Result<String, Status> {
     let request = pb::SteerRequest {
         text,
-        deliver_to_owner: Some(pb::OwnerDelivery {
-            reply_to_message_id: Some(message_id),
-            placeholder_message_id: None,
-            thread_id: None,
-        }),
-        ..Default::default()
+        deliver_to_owner: Some(to.delivery()),
+        session_id: to.session,
     };
     let reply = client.steer(request).await?.into_inner();
     Ok(if reply.steered {
@@ -56,18 +78,20 @@ pub(super) async fn steer(
     })
 }
 
-/// `/next <text>`: queues a turn to run after the running one, answering the owner's message
-/// `sent` (its key goes with it: an edit of that message while it waits replaces the text).
+/// `/next <text>`: queues a turn to run after the running one of `to`'s lane, answering the
+/// `/next` message (inside a topic, in that topic; its key goes with it: an edit of that
+/// message while it waits replaces the text).
 pub(super) async fn next(
     client: &mut Client,
     texts: Texts,
     text: String,
-    sent: super::Sent,
+    to: To,
 ) -> Result<String, Status> {
     let request = pb::QueueNextRequest {
         text,
-        reply_to_message_id: Some(sent.message_id),
-        message_key: Some(sent.key),
+        reply_to_message_id: Some(to.sent.message_id),
+        session_id: to.session,
+        message_key: Some(to.sent.key),
     };
     let reply = client.queue_next(request).await?.into_inner();
     Ok(texts.queued_next(reply.position))

@@ -1,10 +1,12 @@
 //! The hand-over task: turns reach agentd one after another, in the order the owner sent them.
 //! While agentd is away a turn is kept (in memory; Telegram still holds its updates) and tried
-//! again with backoff; turns queued behind it join it (one late turn). Only after
+//! again with backoff; turns queued behind it in the same chat or topic join it (one late
+//! turn), those of other topics are handed over after it, each on its own. Only after
 //! `telegram.intake_wait_secs` is the owner told it was not taken. Its updates are confirmed
 //! once it is handled. An edit of a message held here replaces its text before the next try
 //! ([`Held`]); one that came during the try that was taken reaches agentd as an edit.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -38,7 +40,18 @@ pub(super) fn spawn(
 ) -> (mpsc::Sender<Bundle>, JoinHandle<()>) {
     let (tx, mut rx) = mpsc::channel::<Bundle>(TURN_QUEUE);
     let handle = tasks.spawn(async move {
-        while let Some(mut bundle) = rx.recv().await {
+        // Turns of other topics that came while one waited for agentd: they go next, each on
+        // its own (never joined to a turn of another topic).
+        let mut later = VecDeque::new();
+        loop {
+            // A turn put aside waited for agentd too.
+            let (mut bundle, waited) = match later.pop_front() {
+                Some(bundle) => (bundle, true),
+                None => match rx.recv().await {
+                    Some(bundle) => (bundle, false),
+                    None => break,
+                },
+            };
             let mut ids = message_ids(&bundle);
             bundle.bound(app.texts());
             // Everything about a topic's turn is said in that topic.
@@ -50,7 +63,11 @@ pub(super) fn spawn(
                 settings,
                 shutdown: &shutdown,
             };
-            let handled = handing.deliver(ready, &mut ids, &mut rx).await;
+            let mut queued = Queued {
+                rx: &mut rx,
+                later: &mut later,
+            };
+            let handled = handing.deliver(ready, &mut ids, &mut queued, waited).await;
             let late_edits = held.release(&ids);
             let Some(updates) = handled else {
                 return;
@@ -63,6 +80,13 @@ pub(super) fn spawn(
         }
     });
     (tx, handle)
+}
+
+/// Turns queued behind the one being handed over: the channel, and those of other topics put
+/// aside for after it.
+struct Queued<'a> {
+    rx: &'a mut mpsc::Receiver<Bundle>,
+    later: &'a mut VecDeque<Bundle>,
 }
 
 fn message_ids(bundle: &Bundle) -> Vec<i32> {
@@ -78,18 +102,18 @@ struct Handing<'a> {
 }
 
 impl Handing<'_> {
-    /// Hands `ready` (messages `ids`) over until it is handled; returns its updates, or `None`
-    /// at shutdown.
+    /// Hands `ready` (messages `ids`; `late`: it waited for agentd already) over until it is
+    /// handled; returns its updates, or `None` at shutdown.
     async fn deliver(
         &self,
         mut ready: Ready,
         ids: &mut Vec<i32>,
-        queued: &mut mpsc::Receiver<Bundle>,
+        queued: &mut Queued<'_>,
+        mut late: bool,
     ) -> Option<Vec<i32>> {
         let (app, settings) = (self.app, self.settings);
         let since = Instant::now();
         let mut pause = FIRST_RETRY;
-        let mut late = false;
         loop {
             for (message, text) in self.held.take_edits(ids) {
                 tracing::info!(
@@ -125,8 +149,21 @@ impl Handing<'_> {
             }
             pause = (pause * 2).min(MAX_RETRY);
             late = true;
-            // What the owner sent meanwhile joins this turn.
-            while let Ok(mut more) = queued.try_recv() {
+            // What the owner sent meanwhile in the same chat or topic joins this turn; what
+            // came in another topic waits for a hand-over of its own after this one (one turn
+            // per topic, joined like this one).
+            while let Ok(mut more) = queued.rx.try_recv() {
+                if more.thread() != ready.thread() {
+                    match queued
+                        .later
+                        .iter_mut()
+                        .find(|b| b.thread() == more.thread())
+                    {
+                        Some(waiting) => waiting.absorb(more),
+                        None => queued.later.push_back(more),
+                    }
+                    continue;
+                }
                 ids.extend(message_ids(&more));
                 more.bound(app.texts());
                 let more = turn::prepare(app, more).await;

@@ -18,6 +18,8 @@ pub struct SessionEntry<'a> {
     pub title: &'a str,
     /// Whether it is the current session.
     pub current: bool,
+    /// The Telegram topic it lives in: `Some("")` when its name is unknown.
+    pub topic: Option<&'a str>,
 }
 
 /// A long-term memory as listed by agentd.
@@ -140,8 +142,15 @@ impl Texts {
         } else {
             String::new()
         };
+        let topic = match (session.topic, self.locale()) {
+            (None, _) => String::new(),
+            (Some(""), Locale::Zh) => " · 话题".to_owned(),
+            (Some(""), Locale::En) => " · in a topic".to_owned(),
+            (Some(name), Locale::Zh) => format!(" · 话题「{}」", escape_html(name)),
+            (Some(name), Locale::En) => format!(" · topic \"{}\"", escape_html(name)),
+        };
         format!(
-            "{number}{} {}{mark}",
+            "{number}{} {}{topic}{mark}",
             escape_html(session.date),
             self.title(session.title)
         )
@@ -342,7 +351,7 @@ impl Texts {
     }
 
     /// What the running turn does (since when, which tool), or idle.
-    fn task(self, started_at: Option<&str>, running_tool: Option<&str>) -> String {
+    pub(super) fn task(self, started_at: Option<&str>, running_tool: Option<&str>) -> String {
         match (started_at, running_tool) {
             (None, _) => self.said().idle().to_owned(),
             (Some(since), None) => format!(

@@ -145,6 +145,7 @@ fn confirmations() {
         date: "2025-01-01",
         title: "x",
         current: true,
+        topic: None,
     });
     assert_eq!(resumed, "Resumed: #2 2025-01-01 x");
     assert_eq!(
@@ -169,7 +170,7 @@ fn confirmations() {
 proptest! {
     #[test]
     fn dynamic_values_are_always_escaped(value in "\\PC{0,300}", n in 0u32..100) {
-        let sessions = [SessionEntry { number: n, date: &value, title: &value, current: n % 2 == 0 }];
+        let sessions = [SessionEntry { number: n, date: &value, title: &value, current: n % 2 == 0, topic: None }];
         let memories = [MemoryEntry { number: n, date: &value, text: &value, auto: n % 2 == 0, origin: "" }];
         let models = vec![value.clone()];
         let providers = [ProviderEntry { name: &value, models: &models, default_model: &value, available: false, current: true, cooldown_until: Some(&value) }];

@@ -141,6 +141,7 @@ pub(crate) async fn resume(State(web): State<Web>, Form(form): Form<NumberForm>)
     };
     let request = pb::ResumeSessionRequest {
         number: form.number,
+        thread_id: None,
     };
     match client.resume_session(request).await {
         Ok(_) => Redirect::to("/chat").into_response(),

@@ -143,9 +143,11 @@ mod tg {
     mod steering;
     mod stop_offer;
     mod telegram_errors;
+    mod topic_commands;
     mod topic_items;
     mod topic_new;
     mod topic_reports;
+    mod topic_restarts;
     mod topics;
     mod turn;
 }

@@ -82,6 +82,11 @@ const COLUMNS: &[(&str, &[&str], &[NotExported])] = &[
     ),
     ("daily_notes", &["date", "text", "updated_at"], &[]),
     (
+        "topic_sessions",
+        &["thread_id", "name", "created_at"],
+        &[("session_id", "the session it is listed under")],
+    ),
+    (
         "schedules",
         &[
             "spec",
@@ -272,4 +277,66 @@ async fn feedback_on_an_answer_is_exported_and_imported_with_it() {
         to.export_sessions().await.unwrap()[0].messages,
         sessions[0].messages
     );
+}
+
+#[tokio::test]
+async fn a_sessions_topic_is_exported_and_imported_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let from = store(&dir, "from.db").await;
+    run(
+        &from,
+        "INSERT INTO sessions (id, provider, model, created_at, updated_at)
+             VALUES (1, 'p', 'm', 1, 1), (2, 'p', 'm', 2, 2), (3, 'p', 'm', 3, 3);
+         INSERT INTO topic_sessions (thread_id, session_id, created_at, name)
+             VALUES (41, 1, 5, 'Alpha'), (42, 2, 6, NULL)",
+    )
+    .await;
+    let sessions = from.export_sessions().await.unwrap();
+    let topics: Vec<_> = sessions.iter().map(|s| s.topic.clone()).collect();
+    assert_eq!(
+        topics,
+        [
+            Some(TopicOut {
+                thread_id: 41,
+                name: Some("Alpha".into()),
+                created_at: 5
+            }),
+            Some(TopicOut {
+                thread_id: 42,
+                name: None,
+                created_at: 6
+            }),
+            None
+        ]
+    );
+    let sessions: Vec<SessionOut> =
+        serde_json::from_slice(&serde_json::to_vec(&sessions).unwrap()).unwrap();
+    let to = store(&dir, "to.db").await;
+    // Topic 42 already has a session here: it keeps it.
+    run(
+        &to,
+        "INSERT INTO sessions (id, provider, model, created_at, updated_at)
+             VALUES (9, 'q', 'n', 9, 9);
+         INSERT INTO topic_sessions (thread_id, session_id, created_at) VALUES (42, 9, 9)",
+    )
+    .await;
+    let rows = ImportRows {
+        sessions: sessions.clone(),
+        ..ImportRows::default()
+    };
+    assert_eq!(to.import_rows(&rows, false).await.unwrap().sessions, 3);
+    let imported = to.export_sessions().await.unwrap();
+    let alpha = imported.iter().find(|s| s.created_at == 1).unwrap();
+    assert_eq!(alpha.topic, sessions[0].topic);
+    assert_eq!(to.topic_name(41).await.unwrap().as_deref(), Some("Alpha"));
+    assert_eq!(to.topic_session(41).await.unwrap(), Some(alpha.id));
+    assert_eq!(to.topic_session(42).await.unwrap(), Some(9));
+    let second = imported.iter().find(|s| s.created_at == 2).unwrap();
+    assert_eq!(second.topic, None);
+    // An export from before topics reads with none.
+    let old: SessionOut = serde_json::from_str(
+        r#"{"id": 1, "title": null, "provider": "p", "model": "m", "created_at": 1, "updated_at": 1}"#,
+    )
+    .unwrap();
+    assert_eq!(old.topic, None);
 }

@@ -41,8 +41,15 @@ impl Turn {
             .as_ref()
             .map(Permit::take_steers)
             .unwrap_or_default();
+        // A turn in a session's own lane (a topic) queues them there.
+        let session = self
+            .permit
+            .as_ref()
+            .and_then(Permit::lane)
+            .filter(|lane| !lane.main)
+            .map(|lane| lane.session_id);
         for text in steers {
-            match self.turns.queue_next(text, None, None).await {
+            match self.turns.queue_next(text, None, session, None).await {
                 Ok(position) => {
                     tracing::info!(
                         position,

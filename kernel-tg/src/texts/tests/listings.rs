@@ -4,6 +4,31 @@
 use super::*;
 
 #[test]
+fn history_marks_a_session_living_in_a_topic() {
+    let entry = |topic| SessionEntry {
+        number: 1,
+        date: "d",
+        title: "t",
+        current: true,
+        topic,
+    };
+    assert_eq!(
+        ZH.session_line(&entry(Some("A<b>"))),
+        "#1 d t · 话题「A&lt;b&gt;」 ← 当前"
+    );
+    assert_eq!(
+        EN.session_line(&entry(Some("Alpha"))),
+        "#1 d t · topic \"Alpha\" ← current"
+    );
+    assert_eq!(ZH.session_line(&entry(Some(""))), "#1 d t · 话题 ← 当前");
+    assert_eq!(
+        EN.session_line(&entry(Some(""))),
+        "#1 d t · in a topic ← current"
+    );
+    assert_eq!(EN.session_line(&entry(None)), "#1 d t ← current");
+}
+
+#[test]
 fn history_lines() {
     let sessions = [
         SessionEntry {
@@ -11,12 +36,14 @@ fn history_lines() {
             date: "2025-03-02",
             title: "Rust <tips>",
             current: true,
+            topic: None,
         },
         SessionEntry {
             number: 2,
             date: "2025-03-01",
             title: "",
             current: false,
+            topic: None,
         },
     ];
     let zh = ZH.history(&sessions);
@@ -33,6 +60,7 @@ fn history_lines() {
         date: "d",
         title: &long,
         current: false,
+        topic: None,
     });
     assert_eq!(line.chars().count(), "#3 d ".len() + MAX_TITLE_CHARS);
 }
@@ -95,6 +123,7 @@ fn status_shows_everything_escaped() {
             date: "2025-03-02",
             title: "a&b",
             current: true,
+            topic: None,
         }),
         provider: "anthropic",
         model: "claude-<x>",

@@ -235,7 +235,10 @@ async fn bad_session_numbers_are_refused_and_change_nothing() {
     for n in [0, 1, u32::MAX] {
         let err = h
             .client
-            .resume_session(pb::ResumeSessionRequest { number: n })
+            .resume_session(pb::ResumeSessionRequest {
+                number: n,
+                thread_id: None,
+            })
             .await
             .unwrap_err();
         assert_refused(&err, Code::FailedPrecondition, &format!("resume #{n}"));
@@ -258,7 +261,10 @@ async fn bad_session_numbers_are_refused_and_change_nothing() {
     for n in [0, 4, 1_000_000, u32::MAX] {
         let err = h
             .client
-            .resume_session(pb::ResumeSessionRequest { number: n })
+            .resume_session(pb::ResumeSessionRequest {
+                number: n,
+                thread_id: None,
+            })
             .await
             .unwrap_err();
         assert_refused(&err, Code::InvalidArgument, &format!("resume #{n}"));

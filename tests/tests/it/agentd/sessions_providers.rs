@@ -77,7 +77,10 @@ async fn sessions_are_numbered_newest_first_and_resumable() {
 
     let resumed = h
         .client
-        .resume_session(pb::ResumeSessionRequest { number: 3 })
+        .resume_session(pb::ResumeSessionRequest {
+            number: 3,
+            thread_id: None,
+        })
         .await
         .unwrap()
         .into_inner();
@@ -95,7 +98,10 @@ async fn sessions_are_numbered_newest_first_and_resumable() {
     for bad in [0, 4, 99] {
         let err = h
             .client
-            .resume_session(pb::ResumeSessionRequest { number: bad })
+            .resume_session(pb::ResumeSessionRequest {
+                number: bad,
+                thread_id: None,
+            })
             .await
             .unwrap_err();
         assert_eq!(err.code(), Code::InvalidArgument, "#{bad}: {err:?}");
@@ -145,13 +151,19 @@ async fn deleting_several_and_the_current_one() {
     // #n still means what the last listing showed: #1 (c) is gone now.
     let err = h
         .client
-        .resume_session(pb::ResumeSessionRequest { number: 1 })
+        .resume_session(pb::ResumeSessionRequest {
+            number: 1,
+            thread_id: None,
+        })
         .await
         .unwrap_err();
     assert_eq!(err.code(), Code::NotFound);
     let resumed = h
         .client
-        .resume_session(pb::ResumeSessionRequest { number: 2 })
+        .resume_session(pb::ResumeSessionRequest {
+            number: 2,
+            thread_id: None,
+        })
         .await
         .unwrap()
         .into_inner();

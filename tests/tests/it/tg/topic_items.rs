@@ -1,6 +1,6 @@
 //! Items that are not a topic turn's answer still go back to the topic they belong to: a
 //! reminder the model sets in topic B arrives in topic B (one set in a topic deleted since
-//! arrives in the main chat), and so does a file the model sends there; after a kill -9 of
+//! arrives in the main chat, with a note naming the topic), and so does a file the model sends there; after a kill -9 of
 //! agentd during two parallel topic turns each is reported as cut off in its own topic, with
 //! its "run again" button. A file for a topic deleted meanwhile arrives in the main chat. A
 //! message beyond `max_parallel_turns` is told it waits, in its topic, and runs once a slot frees.
@@ -78,7 +78,23 @@ async fn a_reminder_set_in_a_topic_arrives_in_that_topic() {
         )
         .await;
     assert_eq!(reminder.int_param("message_thread_id"), None);
-    assert_eq!(sent(&stack, "water the plants in beta").len(), 1);
+    assert_eq!(
+        text_of(&reminder),
+        format!(
+            "call the bank from alpha\n\n{}",
+            zh().topic_deleted_note("Alpha")
+        ),
+        "{}",
+        stack.telegram.call_log()
+    );
+    // The topic reminded in is never noted: the note is for a deleted topic only.
+    assert_eq!(
+        sent(&stack, "water the plants in beta")
+            .iter()
+            .map(text_of)
+            .collect::<Vec<_>>(),
+        ["water the plants in beta"]
+    );
     stack.assert_no_secrets();
 }
 

@@ -155,8 +155,18 @@ async fn cancel_in_a_topic_ends_only_that_topics_turn() {
         !sent_in(&stack, b, "beta answer arrives anyway").is_empty()
     })
     .await;
-    // A's turn ended without an answer; its stalled model stream was closed.
+    // A's turn ended without an answer; its stalled model stream was closed (by agentd: the
+    // fake still runs), B's was not.
     assert!(sent_in(&stack, a, "beta answer").is_empty());
+    let a_request = request_with(&stack, "alpha takes forever");
+    eventually("A's model stream to be closed", PROMPT, async || {
+        stack.llm.served()[a_request].dropped.is_some()
+    })
+    .await;
+    let b_request = request_with(&stack, "beta question");
+    let served = stack.llm.served();
+    assert!(served[b_request].finished.is_some(), "{served:?}");
+    assert!(served[b_request].dropped.is_none(), "{served:?}");
     stack.assert_no_secrets();
 }
 

@@ -70,7 +70,10 @@ async fn a_broken_transcript_is_repaired_on_load() {
             .sessions;
         assert_eq!(listed[0].id, session.id);
         h.client
-            .resume_session(pb::ResumeSessionRequest { number: 1 })
+            .resume_session(pb::ResumeSessionRequest {
+                number: 1,
+                thread_id: None,
+            })
             .await
             .unwrap();
 

@@ -258,7 +258,10 @@ async fn a_topic_gets_its_own_session_once_and_keeps_it_across_a_restart() {
     let mut h = Harness::start(TestConfig::new(&fake.url(), "")).await;
     let topic = async |client: &mut AgentClient<Channel>, thread_id: i64| {
         client
-            .topic_session(pb::TopicSessionRequest { thread_id })
+            .topic_session(pb::TopicSessionRequest {
+                thread_id,
+                name: None,
+            })
             .await
             .map(|r| r.into_inner())
     };

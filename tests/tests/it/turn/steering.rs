@@ -122,6 +122,7 @@ async fn steer_without_a_turn_starts_one_and_the_queue_shows_in_status() {
     let queue = |text: &str| pb::QueueNextRequest {
         text: text.into(),
         reply_to_message_id: None,
+        session_id: None,
         message_key: Some("grpc:next:1".into()),
     };
     assert!(h.client.queue_next(queue("  ")).await.is_err());

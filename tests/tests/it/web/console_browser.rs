@@ -76,6 +76,7 @@ async fn resume_trip_plan(stack: &WebStack) {
     agent
         .resume_session(pb::ResumeSessionRequest {
             number: trip.number,
+            thread_id: None,
         })
         .await
         .unwrap();
