@@ -19,6 +19,10 @@ use crate::models::Models;
 use crate::refusal::{Listed, Refusal};
 use crate::store::{SessionRow, Store};
 
+/// How many of the most recently active sessions [`Sessions::current_or_latest`] looks through
+/// for one of the main chat (the others are topics').
+const LATEST_SCAN: usize = 50;
+
 /// How many sessions a listing shows.
 pub(crate) const LISTING_LIMIT: usize = 20;
 
@@ -121,6 +125,29 @@ impl Sessions {
             return Ok(row);
         }
         self.start_new().await
+    }
+
+    /// The session whose last message `/retry` (or an edit's re-answer) runs again: the current
+    /// one; right after agentd starts (none made or resumed yet) the most recently active
+    /// main-chat session, which becomes current — running its last message again continues it,
+    /// as `/resume` would. With no such session, a new one (nothing to run again).
+    pub async fn current_or_latest(&self) -> Result<SessionRow, ApiError> {
+        if self.current_id().is_none() {
+            let recent = self
+                .inner
+                .store
+                .list_sessions(LATEST_SCAN)
+                .await
+                .map_err(ApiError::internal)?;
+            for row in recent {
+                if self.topic_of(row.id).await?.is_none() {
+                    self.set_current(row.id);
+                    tracing::info!(session = row.id, "the latest session resumed to run again");
+                    return Ok(row);
+                }
+            }
+        }
+        self.current().await
     }
 
     /// The current session's info, if one exists (never creates one).

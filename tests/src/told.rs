@@ -167,6 +167,13 @@ impl Told {
         self.pick("重新回答", "Try again")
     }
 
+    pub fn nothing_to_retry(self) -> &'static str {
+        self.pick(
+            "本会话还没有可以重新回答的消息",
+            "There is no message in this session to answer again",
+        )
+    }
+
     pub fn transcribing(self) -> &'static str {
         self.pick("🎙 正在识别语音…", "🎙 Transcribing the voice note…")
     }

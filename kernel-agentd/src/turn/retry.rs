@@ -136,10 +136,14 @@ impl Turns {
         refusal: &str,
     ) -> Result<(i64, Lane), ApiError> {
         let sessions = &self.inner.sessions;
-        let current = sessions.current().await?;
         match session_id {
-            None => Ok((current.id, Lane::main(current.id))),
-            Some(id) if id == current.id => Ok((id, Lane::main(id))),
+            // Right after a restart no session is current yet: the latest one's last message
+            // is still the one to run again (its round and `retry_inputs` are in the database).
+            None => {
+                let current = sessions.current_or_latest().await?;
+                Ok((current.id, Lane::main(current.id)))
+            }
+            Some(id) if sessions.current_id() == Some(id) => Ok((id, Lane::main(id))),
             Some(id) if sessions.topic_of(id).await?.is_some() => Ok((id, Lane::session(id))),
             Some(_) => Err(ApiError::FailedPrecondition(refusal.to_owned())),
         }

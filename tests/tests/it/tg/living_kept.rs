@@ -2,7 +2,9 @@
 //! the fake Bot API (issue 47): an offer to answer an edited message outlives a kernel-tg
 //! restart (a second edit after it updates the same offer, the press runs the newest text);
 //! a reaction on an answer whose outbox row is pruned (a week after delivery), with kernel-tg
-//! restarted, is still stored as feedback and a 👎 there still offers to try again.
+//! restarted, is still stored as feedback and a 👎 there still offers to try again; after an
+//! agentd restart (before any new message) a 👎 "Try again" and `/retry` still run the last
+//! message again, each new try replacing the old one in the next request.
 
 use kernel_common::config::Locale;
 use serde_json::json;
@@ -155,4 +157,78 @@ async fn a_reaction_finds_an_answer_whose_outbox_row_is_pruned() {
         .press(OWNER_ID, OWNER_ID, sent_id(&offer), &buttons[0].1);
     stack.answer_sent("NEW-JOKE").await;
     assert!(stack.user_message_of(1).contains("tell me a joke"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn try_again_and_retry_work_after_an_agentd_restart() {
+    let mut stack = Stack::start().await;
+    stack.llm.push(Script::text("JOKE-ONE"));
+    stack.owner_says("tell me a joke");
+    let one = stack.answer_sent("JOKE-ONE").await;
+    outbox_drained(&stack).await;
+
+    // agentd restarts (same database): no session is current until one is used.
+    stack.kill_agentd();
+    stack.start_agentd();
+    stack
+        .telegram
+        .user_reaction(OWNER_ID, OWNER_ID, sent_id(&one), &[], &["👎"]);
+    let offer = stack
+        .telegram
+        .wait_for_call(
+            "sendMessage",
+            |c| c.ok && text_of(c) == zh().try_again_offer(),
+            PROMPT,
+        )
+        .await;
+    let buttons = stack.telegram.buttons(OWNER_ID, sent_id(&offer));
+    assert_eq!(buttons[0].0, zh().try_again_button());
+    stack.llm.push(Script::text("JOKE-TWO"));
+    stack
+        .telegram
+        .press(OWNER_ID, OWNER_ID, sent_id(&offer), &buttons[0].1);
+    stack.answer_sent("JOKE-TWO").await;
+    outbox_drained(&stack).await;
+
+    // Again a restart, then `/retry`.
+    stack.kill_agentd();
+    stack.start_agentd();
+    stack.llm.push(Script::text("JOKE-THREE"));
+    let retry = stack.owner_says("/retry");
+    stack
+        .telegram
+        .wait_for_call(
+            "sendMessage",
+            |c| c.ok && reply_target(c) == Some(retry) && text_of(c).contains("重新回答上一条消息"),
+            PROMPT,
+        )
+        .await;
+    stack.answer_sent("JOKE-THREE").await;
+    let said: Vec<String> = ["sendMessage", "answerCallbackQuery"]
+        .into_iter()
+        .flat_map(|method| stack.telegram.calls_of(method))
+        .map(|c| text_of(&c))
+        .collect();
+    assert!(
+        !said.iter().any(|t| t == zh().nothing_to_retry()),
+        "{said:?}"
+    );
+
+    // The next request carries only the newest try, and the owner's message once.
+    stack.llm.push(Script::text("NEXT-ANSWER"));
+    stack.owner_says("another one");
+    stack.answer_sent("NEXT-ANSWER").await;
+    let body = stack
+        .llm
+        .requests()
+        .into_iter()
+        .map(|r| r.raw_body)
+        .find(|b| b.contains("another one"))
+        .expect("the next message's request");
+    assert!(body.contains("JOKE-THREE"), "the newest try: {body}");
+    assert!(
+        !body.contains("JOKE-ONE") && !body.contains("JOKE-TWO"),
+        "older tries are gone: {body}"
+    );
+    assert_eq!(body.matches("tell me a joke").count(), 1, "{body}");
 }
