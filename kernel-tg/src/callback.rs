@@ -30,7 +30,7 @@ use crate::handle::App;
 /// in a topic acts on that topic's session and answers there.
 fn press_topic(app: &App, press: &CallbackQuery) -> Option<i64> {
     let message = press.message.as_ref()?.regular_message()?;
-    crate::intake::topic_of(message, app.form().topics)
+    crate::topics::topic_of(message, app.form().topics)
 }
 
 /// Handles one admitted press.

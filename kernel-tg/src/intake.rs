@@ -373,7 +373,7 @@ impl Loop {
         }
         if crate::topics::is_service(message) {
             tracing::debug!(update_id = id, "a forum topic service message");
-            if let Some(thread) = topic_of(message, self.app.form().topics) {
+            if let Some(thread) = crate::topics::topic_of(message, self.app.form().topics) {
                 crate::topics::record_name(&self.app, thread, message).await;
             }
             self.confirm.handled(&[id]);
@@ -388,7 +388,7 @@ impl Loop {
                 }
                 // A command sent in a topic is answered there; the commands about the running
                 // turn act on the topic's session.
-                let thread = topic_of(message, self.app.form().topics);
+                let thread = crate::topics::topic_of(message, self.app.form().topics);
                 let app = self.app.in_topic(thread);
                 let sent = crate::command_call::Sent {
                     message_id: i64::from(message_id.0),
@@ -480,7 +480,9 @@ impl Loop {
                         return true;
                     }
                     // An edit in a topic is answered there (agentd finds the message's session).
-                    let app = self.app.in_topic(topic_of(message, self.app.form().topics));
+                    let app = self
+                        .app
+                        .in_topic(crate::topics::topic_of(message, self.app.form().topics));
                     self.tasks
                         .spawn(crate::edits::handle(app, message.clone(), checked));
                 }
@@ -549,17 +551,8 @@ fn part(message: &Message, input: incoming::TurnInput, topics: bool) -> Part {
         media_group: message.media_group_id().map(|g| g.0.clone()),
         input,
         late: false,
-        thread: topic_of(message, topics),
+        thread: crate::topics::topic_of(message, topics),
     }
-}
-
-/// The topic of the owner's chat `message` was sent in (Bot API 9.3 topics in a private chat):
-/// its `message_thread_id` when it is a topic message and `telegram.topics` is not "off".
-pub(crate) fn topic_of(message: &Message, topics: bool) -> Option<i64> {
-    if !message.is_topic_message || !topics {
-        return None;
-    }
-    message.thread_id.map(|t| i64::from(t.0.0))
 }
 
 async fn sleep_until(at: Option<Instant>) {

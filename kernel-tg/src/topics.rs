@@ -175,3 +175,12 @@ pub(crate) fn is_service(message: &Message) -> bool {
         || message.general_forum_topic_hidden().is_some()
         || message.general_forum_topic_unhidden().is_some()
 }
+
+/// The topic of the owner's chat `message` was sent in (Bot API 9.3 topics in a private chat):
+/// its `message_thread_id` when it is a topic message and `telegram.topics` is not "off".
+pub(crate) fn topic_of(message: &Message, topics: bool) -> Option<i64> {
+    if !message.is_topic_message || !topics {
+        return None;
+    }
+    message.thread_id.map(|t| i64::from(t.0.0))
+}

@@ -105,7 +105,7 @@ impl Store {
         sqlx::query(
             "INSERT INTO follow_ups (text, reply_to, created_at, whole, outside_content,
                                      session_id, message_key)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )
         .bind(&kept.text)
         .bind(reply_to)
