@@ -247,10 +247,17 @@ async fn bad_edits_are_refused_and_run_nothing() {
     rest(&mut stream).await;
     let empty = h
         .client
-        .edit_message(edit("tg:1:30", "   ", true))
+        .edit_message(edit("tg:1:30", "   ", false))
         .await
         .unwrap_err();
     assert_eq!(empty.code(), tonic::Code::InvalidArgument);
+    // An empty text with `run` is an offer's button: without a recorded offer, nothing to run.
+    let no_offer = h
+        .client
+        .edit_message(edit("tg:1:30", "   ", true))
+        .await
+        .unwrap_err();
+    assert_eq!(no_offer.code(), tonic::Code::NotFound);
     let unknown = h
         .client
         .edit_message(edit("tg:1:999", "x", true))
