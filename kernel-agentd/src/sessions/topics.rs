@@ -25,11 +25,7 @@ impl Sessions {
     }
 
     async fn bound_or_new(&self, thread_id: i64) -> Result<(SessionInfo, bool), ApiError> {
-        if thread_id <= 0 {
-            return Err(ApiError::InvalidArgument(format!(
-                "thread_id {thread_id} is not a Telegram topic"
-            )));
-        }
+        check_thread(thread_id)?;
         let store = &self.inner.store;
         if let Some(id) = store
             .topic_session(thread_id)
@@ -56,11 +52,7 @@ impl Sessions {
     /// the topic in place of its earlier one, which stays in `/history`; the current session
     /// (the main chat's) does not change.
     pub async fn new_in_topic(&self, thread_id: i64) -> Result<SessionInfo, ApiError> {
-        if thread_id <= 0 {
-            return Err(ApiError::InvalidArgument(format!(
-                "thread_id {thread_id} is not a Telegram topic"
-            )));
-        }
+        check_thread(thread_id)?;
         let store = &self.inner.store;
         let sel = self.inner.models.selection();
         let row = store
@@ -82,11 +74,7 @@ impl Sessions {
         number: u32,
         thread_id: i64,
     ) -> Result<SessionInfo, ApiError> {
-        if thread_id <= 0 {
-            return Err(ApiError::InvalidArgument(format!(
-                "thread_id {thread_id} is not a Telegram topic"
-            )));
-        }
+        check_thread(thread_id)?;
         let row = self.by_number(Some(number)).await?;
         self.inner
             .store
@@ -109,4 +97,14 @@ impl Sessions {
             .await
             .map_err(ApiError::internal)
     }
+}
+
+/// Refuses a thread id no Telegram topic can have (`InvalidArgument`).
+fn check_thread(thread_id: i64) -> Result<(), ApiError> {
+    if thread_id <= 0 {
+        return Err(ApiError::InvalidArgument(format!(
+            "thread_id {thread_id} is not a Telegram topic"
+        )));
+    }
+    Ok(())
 }
