@@ -8,8 +8,10 @@
 //! indexed yet (an existing database's migration; progress in `/status`), then indexes each
 //! message once the store signals its commit. A deleted message (with its session) leaves the
 //! index by `ON DELETE CASCADE` and a trigger. Ranking: the terms ANDed (BM25, ties newest
-//! first), then, when that finds fewer than asked for, ORed below them; every term is a quoted
-//! string, so nothing a user types is FTS5 syntax.
+//! first), then, when that finds fewer than asked for, ORed below them (each term's BM25,
+//! summed); every term is a quoted string, so nothing a user types is FTS5 syntax. Each
+//! full-text query scores its newest 2,000 matches (`store::history_index::SCORED_PER_QUERY`),
+//! so a common word costs no more than a rare one.
 //!
 //! With `[embeddings]`, a `memory::semantic::Semantic` over the indexed messages
 //! (`Corpus::History`: `history_vectors`, int8 like memories') embeds each indexed message in
@@ -354,7 +356,7 @@ impl History {
             };
             return store.search_history_like(&terms, from, to, limit).await;
         }
-        let all = segment::match_expr(terms, Combine::And);
+        let all = [segment::match_expr(terms, Combine::And)];
         let mut docs: Vec<HistoryDoc> = store
             .search_history_fts(&all, from, to, limit)
             .await?
@@ -362,8 +364,12 @@ impl History {
             .map(|(d, _)| d)
             .collect();
         if docs.len() < limit && terms.len() > 1 {
-            let any = segment::match_expr(terms, Combine::Or);
-            for (doc, _) in store.search_history_fts(&any, from, to, limit).await? {
+            // Each term alone, summed by the store: the ranking of the terms ORed.
+            let each: Vec<String> = terms
+                .iter()
+                .map(|t| segment::match_expr(std::slice::from_ref(t), Combine::And))
+                .collect();
+            for (doc, _) in store.search_history_fts(&each, from, to, limit).await? {
                 if docs.len() >= limit {
                     break;
                 }
@@ -385,49 +391,41 @@ impl History {
         limit: usize,
         distinct: bool,
     ) -> Result<Vec<HistoryHit>, HistoryError> {
+        let mut texts: HashSet<&str> = HashSet::new();
+        let listed: Vec<&HistoryDoc> = docs
+            .iter()
+            .filter(|d| !distinct || texts.insert(d.text.as_str()))
+            .take(limit)
+            .collect();
+        // Two queries for all hits: their neighbours, and their sessions' titles.
+        let ids: Vec<i64> = listed.iter().map(|d| d.message_id).collect();
+        let mut sessions: Vec<i64> = listed.iter().map(|d| d.session_id).collect();
+        sessions.sort_unstable();
+        sessions.dedup();
         let store = &self.inner.store;
-        let mut titles: HashMap<i64, String> = HashMap::new();
-        let mut hits = Vec::with_capacity(limit.min(docs.len()));
-        let mut texts: HashSet<String> = HashSet::new();
-        for doc in docs {
-            if hits.len() >= limit {
-                break;
-            }
-            if distinct && !texts.insert(doc.text.clone()) {
-                continue;
-            }
-            let session_title = match titles.get(&doc.session_id) {
-                Some(title) => title.clone(),
-                None => {
-                    let title = store
-                        .get_session(doc.session_id)
-                        .await?
-                        .and_then(|s| s.title)
-                        .unwrap_or_default();
-                    titles.insert(doc.session_id, title.clone());
-                    title
-                }
-            };
-            let (before, after) = store
-                .history_neighbours(doc.session_id, doc.message_id)
-                .await?;
-
-            let neighbour = |d: HistoryDoc| Neighbour {
-                role: role(&d.role),
-                text: text::excerpt(&d.text, &[], NEIGHBOUR_CHARS),
-            };
-            hits.push(HistoryHit {
+        let mut around: HashMap<(i64, i64), HistoryDoc> = HashMap::new();
+        for (hit, side, doc) in store.history_neighbours(&ids).await? {
+            around.insert((hit, side), doc);
+        }
+        let titles: HashMap<i64, String> =
+            store.session_titles(&sessions).await?.into_iter().collect();
+        let neighbour = |d: HistoryDoc| Neighbour {
+            role: role(&d.role),
+            text: text::excerpt(&d.text, &[], NEIGHBOUR_CHARS),
+        };
+        Ok(listed
+            .into_iter()
+            .map(|doc| HistoryHit {
                 message_id: doc.message_id,
                 session_id: doc.session_id,
-                session_title,
+                session_title: titles.get(&doc.session_id).cloned().unwrap_or_default(),
                 role: role(&doc.role),
                 at: DateTime::from_timestamp_millis(doc.created_at).unwrap_or_default(),
                 text: text::excerpt(&doc.text, terms, HIT_CHARS),
-                before: before.map(neighbour),
-                after: after.map(neighbour),
-            });
-        }
-        Ok(hits)
+                before: around.remove(&(doc.message_id, -1)).map(neighbour),
+                after: around.remove(&(doc.message_id, 1)).map(neighbour),
+            })
+            .collect())
     }
 
     /// Indexes what is pending now (tests and benchmarks; the indexer does this by itself).

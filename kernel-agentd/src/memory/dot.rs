@@ -3,12 +3,13 @@
 //! any dimension below 133k.
 //!
 //! On x86-64 it is written with SSE2 intrinsics (part of the baseline target, so no runtime
-//! detection): the release profile builds for size (`opt-level = "s"`), where rustc does not
+//! detection): the release profile builds for size (`opt-level = "s"`/`"z"`), where rustc does not
 //! vectorise loops and the plain loop ran the 100k scan 8× slower. The query is widened to i16
 //! once, so a stored row costs one load, one sign-extension and two `pmaddwd` per 16 components:
 //! 1.9 ms per 100k 384-dimensional rows here, against 2.7 ms for the portable loop at `-O3`.
 //! Elsewhere that portable loop (32 lane-wise accumulators, which `-O3` vectorises). The
-//! unaligned loads and the call into the SSE2 functions are the only `unsafe` of the module.
+//! unaligned load and the SSE2 intrinsics (unsafe to call, though every x86-64 CPU has them)
+//! are the only `unsafe` of the module.
 #![allow(unsafe_code)]
 
 #[cfg(target_arch = "x86_64")]
@@ -28,9 +29,8 @@ pub(super) struct Query {
 impl Query {
     pub(super) fn new(bytes: Vec<i8>) -> Self {
         Self {
-            // SAFETY: SSE2 is part of the x86-64 baseline: every x86-64 CPU has it.
             #[cfg(target_arch = "x86_64")]
-            wide: unsafe { widen_all(&bytes) },
+            wide: widen_all(&bytes),
             bytes,
         }
     }
@@ -40,8 +40,7 @@ impl Query {
         debug_assert_eq!(row.len(), self.bytes.len());
         #[cfg(target_arch = "x86_64")]
         {
-            // SAFETY: as in `new`.
-            unsafe { dot_wide(&self.wide, &self.bytes, row) }
+            dot_wide(&self.wide, &self.bytes, row)
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
@@ -52,26 +51,29 @@ impl Query {
 
 /// The 16 bytes of `v` sign-extended to i16: (components 0–7, components 8–15).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "sse2")]
+#[inline]
 fn widen(v: __m128i) -> (__m128i, __m128i) {
-    let sign = _mm_cmpgt_epi8(_mm_setzero_si128(), v);
-    (_mm_unpacklo_epi8(v, sign), _mm_unpackhi_epi8(v, sign))
+    // SAFETY: SSE2 is part of the x86-64 baseline: every x86-64 CPU has it.
+    unsafe {
+        let sign = _mm_cmpgt_epi8(_mm_setzero_si128(), v);
+        (_mm_unpacklo_epi8(v, sign), _mm_unpackhi_epi8(v, sign))
+    }
 }
 
-/// 16 bytes from the start of `chunk`, which has exactly 16.
+/// The 16 bytes of `chunk`.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "sse2")]
-fn load(chunk: &[i8]) -> __m128i {
-    assert_eq!(chunk.len(), 16);
+#[inline]
+fn load(chunk: &[i8; 16]) -> __m128i {
     // SAFETY: `chunk` has 16 readable bytes; `_mm_loadu_si128` has no alignment requirement.
     unsafe { _mm_loadu_si128(chunk.as_ptr().cast()) }
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "sse2")]
 fn widen_all(bytes: &[i8]) -> Vec<__m128i> {
     bytes
-        .chunks_exact(16)
+        .as_chunks::<16>()
+        .0
+        .iter()
         .flat_map(|chunk| {
             let (low, high) = widen(load(chunk));
             [low, high]
@@ -81,23 +83,29 @@ fn widen_all(bytes: &[i8]) -> Vec<__m128i> {
 
 /// `pmaddwd` multiplies the i16 pairs and adds neighbouring products into four i32
 /// (|x·y + x'·y'| ≤ 32768 fits); two accumulators, summed across at the end; the components
-/// past the last 16 are added plainly.
+/// past the last 16 are added plainly. Plain functions, not `#[target_feature]` ones: SSE2 is
+/// enabled for the whole x86-64 target, so the intrinsics inline into this loop (a
+/// `#[target_feature]` helper was not inlined at `opt-level = "z"` and cost a call per 16 bytes).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "sse2")]
+#[inline]
 fn dot_wide(wide: &[__m128i], bytes: &[i8], row: &[i8]) -> i32 {
-    let rows = row.chunks_exact(16);
+    let (rows, rest) = row.as_chunks::<16>();
     let done = bytes.len() / 16 * 16;
-    let tail = plain(&bytes[done..], rows.remainder());
-    let (mut low, mut high) = (_mm_setzero_si128(), _mm_setzero_si128());
-    for (q, chunk) in wide.chunks_exact(2).zip(rows) {
-        let (l, h) = widen(load(chunk));
-        low = _mm_add_epi32(low, _mm_madd_epi16(q[0], l));
-        high = _mm_add_epi32(high, _mm_madd_epi16(q[1], h));
-    }
-    let acc = _mm_add_epi32(low, high);
-    let acc = _mm_add_epi32(acc, _mm_shuffle_epi32::<0b01_00_11_10>(acc));
-    let acc = _mm_add_epi32(acc, _mm_shuffle_epi32::<0b10_11_00_01>(acc));
-    _mm_cvtsi128_si32(acc) + tail
+    let tail = plain(&bytes[done..], rest);
+    // SAFETY: SSE2 is part of the x86-64 baseline: every x86-64 CPU has it.
+    let sum = unsafe {
+        let (mut low, mut high) = (_mm_setzero_si128(), _mm_setzero_si128());
+        for (q, chunk) in wide.as_chunks::<2>().0.iter().zip(rows) {
+            let (l, h) = widen(load(chunk));
+            low = _mm_add_epi32(low, _mm_madd_epi16(q[0], l));
+            high = _mm_add_epi32(high, _mm_madd_epi16(q[1], h));
+        }
+        let acc = _mm_add_epi32(low, high);
+        let acc = _mm_add_epi32(acc, _mm_shuffle_epi32::<0b01_00_11_10>(acc));
+        let acc = _mm_add_epi32(acc, _mm_shuffle_epi32::<0b10_11_00_01>(acc));
+        _mm_cvtsi128_si32(acc)
+    };
+    sum + tail
 }
 
 /// Products taken in i16 (|x·y| ≤ 16384 fits) and added into 32 lane-wise i32 accumulators, a

@@ -252,3 +252,41 @@ async fn a_text_said_again_and_again_is_one_hit() {
     };
     assert_eq!(h.search(&all).await.unwrap().len(), 4);
 }
+
+#[tokio::test]
+async fn a_word_said_thousands_of_times_does_not_hide_a_rare_one() {
+    use crate::store::history_index::SCORED_PER_QUERY;
+    let env = env("").await;
+    let s = env.store.create_session("p", "m").await.unwrap();
+    let first = [
+        Message::user_text("the boiler code is 4417"),
+        Message::assistant_text("Noted, the code."),
+    ];
+    let ids = env.store.append_messages(s.id, &first).await.unwrap();
+    // More messages with a common word than one full-text query scores, all newer.
+    let chatter: Vec<Message> = (0..SCORED_PER_QUERY + 100)
+        .map(|i| Message::user_text(format!("nice weather again, day {i}")))
+        .collect();
+    env.store.append_messages(s.id, &chatter).await.unwrap();
+    let (h, _c) = history(&env.store).await;
+    h.catch_up().await.unwrap();
+    // No message has both words: each term alone, summed, and the rare word's message is first
+    // (a single OR query over the newest matches would have missed it).
+    for query in ["boiler weather", "weather boiler"] {
+        let hits = h.search(&q(query)).await.unwrap();
+        assert_eq!(hits[0].message_id, ids[0], "{query}: {:?}", hits[0]);
+        assert!(hits[0].before.is_none());
+        assert_eq!(hits[0].after.as_ref().unwrap().text, "Noted, the code.");
+        assert_eq!(hits.len(), DEFAULT_LIMIT);
+        // The others are the newest chatter, each with its neighbours.
+        assert!(hits[1].text.contains("nice weather"), "{:?}", hits[1]);
+        assert!(hits[1].before.is_some(), "{:?}", hits[1]);
+    }
+    // Within a time range too (the ranged form of the same queries).
+    let ranged = HistoryQuery {
+        query: "boiler weather",
+        after: Some("2000-01-01"),
+        ..Default::default()
+    };
+    assert_eq!(h.search(&ranged).await.unwrap()[0].message_id, ids[0]);
+}
