@@ -155,10 +155,11 @@ impl pb::agent_server::Agent for AgentService {
         &self,
         req: Request<pb::RetitleSessionRequest>,
     ) -> RpcResult<pb::RetitleSessionResponse> {
+        let req = req.into_inner();
         let info = self
             .agent
             .titler()
-            .retitle(req.into_inner().number)
+            .retitle(req.number, req.thread_id)
             .await
             .map_err(to_status)?;
         Ok(Response::new(pb::RetitleSessionResponse {
