@@ -273,6 +273,9 @@ struct Inner {
     /// first: the recorder once its session's lane is free, or that session's next turn before
     /// it starts.
     pending_rounds: std::sync::Mutex<Vec<PendingRound>>,
+    /// The `/next` queues (by session; `None`: the main lane's) whose head has a task waiting
+    /// to run it (`queue.rs`).
+    queue_runners: std::sync::Mutex<std::collections::HashSet<Option<i64>>>,
 }
 
 /// A round Kernel recorded outside a turn, waiting to be stored in its session.
@@ -347,6 +350,7 @@ impl Turns {
                     .collect(),
                 calibration: tokens::Calibration::default(),
                 pending_rounds: std::sync::Mutex::new(Vec::new()),
+                queue_runners: std::sync::Mutex::new(std::collections::HashSet::new()),
             }),
         }
     }

@@ -437,3 +437,53 @@ async fn a_stop_button_without_its_turn_id_stops_only_the_turn_where_it_was_pres
     let answer = message_with(&stack, "beta answer arrives anyway").await;
     assert_eq!(answer.thread_id, Some(b));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_next_waiting_for_a_busy_topic_does_not_hold_back_another_topics() {
+    let stack = Stack::start().await;
+    stack.telegram.enable_topics();
+    let a = stack.telegram.user_opens_topic(OWNER_ID, "Alpha");
+    let b = stack.telegram.user_opens_topic(OWNER_ID, "Beta");
+    let (alpha, release_alpha) = Script::hold("alpha first answer");
+    stack.llm.push(alpha);
+    stack
+        .telegram
+        .user_text_in_topic(OWNER_ID, a, "alpha takes long");
+    stack.llm.wait_requests(1, PROMPT).await;
+    let (beta, release_beta) = Script::hold("beta first answer");
+    stack.llm.push(beta);
+    stack
+        .telegram
+        .user_text_in_topic(OWNER_ID, b, "beta takes a moment");
+    stack.llm.wait_requests(2, PROMPT).await;
+
+    // Queued first in A (busy for long), then in B: each is first in its own topic's queue.
+    assert_eq!(
+        command_in(&stack, a, "/next then list plums").await,
+        zh().queued_next(1)
+    );
+    assert_eq!(
+        command_in(&stack, b, "/next then list pears").await,
+        zh().queued_next(1)
+    );
+    // B's turn ends: B's queued message runs at once, while A's turn still runs.
+    stack.llm.push(Script::text("beta queued answer"));
+    release_beta.release();
+    let queued = message_with(&stack, "beta queued answer").await;
+    assert_eq!(queued.thread_id, Some(b));
+    assert!(
+        stack
+            .telegram
+            .messages(OWNER_ID)
+            .iter()
+            .all(|m| !m.text.contains("alpha first answer")),
+        "A's turn still runs"
+    );
+    stack.llm.push(Script::text("alpha queued answer"));
+    release_alpha.release();
+    let queued = message_with(&stack, "alpha queued answer").await;
+    assert_eq!(queued.thread_id, Some(a));
+    let requests = stack.llm.requests();
+    assert!(requests[2].raw_body.contains("then list pears"));
+    assert!(requests[3].raw_body.contains("then list plums"));
+}
