@@ -324,6 +324,12 @@ async fn resume_inside_a_topic_binds_that_session_to_the_topic() {
     let reply = command_in(&stack, a, "/resume #1").await;
     assert!(reply.starts_with(zh().resumed_in_topic()), "{reply}");
     assert_eq!(session_of(&stack, a).await, main_session);
+    // The topic's earlier session had no messages: it is gone, not left in `/history`.
+    let history = stack.command("/history").await;
+    assert!(
+        history.contains("#1 ") && !history.contains("#2 "),
+        "{history}"
+    );
 
     // A message in the topic now continues that session, and is answered in the topic.
     stack.llm.push(Script::text("topic answer with the apples"));
