@@ -8,7 +8,7 @@
 //! scheduled task) summarises the result — its prompt, carrying the result, is stored in the
 //! session, so the next turn has it in context; with a turn running, the raw status goes out as
 //! an outbox notice (queued with the job's end, one transaction) and the same result is stored as
-//! a round of the session once the gate is free. A job the owner cancels (`/jobs cancel #n`)
+//! a round of the job's own session once no turn runs in it (whatever runs elsewhere). A job the owner cancels (`/jobs cancel #n`)
 //! just ends. A job cut off by agentd stopping — or left `running` by a crash — is marked
 //! `interrupted` with a notice for the owner (at shutdown, else at the next start; the crash's
 //! process groups are reaped by `delegate::reaper` as for any delegation).
@@ -93,7 +93,10 @@ impl Jobs {
     ) -> Result<Jobs, StoreError> {
         let locale = config.general.locale;
         let queued = store
-            .interrupt_jobs(|job| notice(job, texts::interrupted(locale, job)))
+            .interrupt_jobs(|job, thread_id| NewItem {
+                thread_id,
+                ..notice(job, texts::interrupted(locale, job))
+            })
             .await?;
         for (seq, item) in queued {
             tracing::warn!(seq, turn = %item.turn_id, "a background job was interrupted by the last stop");
@@ -263,7 +266,7 @@ impl Jobs {
                 let raw = texts::raw_status(locale, job);
                 if store_end(Some(notice(job, raw.clone()))).await? {
                     let prompt = texts::follow_up_prompt(locale, job);
-                    inner.turns.record_for_kernel(prompt, raw).await?;
+                    inner.turns.record_for_kernel(prompt, raw, session).await?;
                 }
             }
             _ => {

@@ -16,6 +16,9 @@ use tokio_util::sync::CancellationToken;
 use crate::conversation::Message;
 use crate::store::{Store, StoreError};
 
+/// The longest topic name Telegram takes (`editForumTopic`): a longer title is cut there.
+const MAX_TOPIC_NAME_CHARS: usize = 128;
+
 pub(crate) use crate::store::outbox::{Ack, Backlog, ItemBody, NewItem, StoredItem};
 pub(crate) use hub::{Delivery, Subscription};
 
@@ -156,7 +159,9 @@ impl<E: Clone + Send + Sync + 'static> Outbox<E> {
     }
 
     /// Session `session_id` got `title`: when it lives in a Telegram topic, an item asks the
-    /// adapter to rename the topic. Failures are logged (a title is never worth failing for).
+    /// adapter to rename the topic, and the title is recorded as the topic's name (an item for
+    /// the topic after the owner deleted it names it). Failures are logged (a title is never
+    /// worth failing for).
     pub async fn title_topic(&self, session_id: i64, title: &str) {
         let thread_id = match self.session_topic(session_id).await {
             Ok(Some(thread)) => thread,
@@ -165,6 +170,12 @@ impl<E: Clone + Send + Sync + 'static> Outbox<E> {
                 return tracing::warn!(session = session_id, error = %e, "cannot read the session's topic; the topic keeps its name");
             }
         };
+        let name: String = title.trim().chars().take(MAX_TOPIC_NAME_CHARS).collect();
+        if !name.is_empty()
+            && let Err(e) = self.inner.store.name_topic(thread_id, &name).await
+        {
+            tracing::warn!(session = session_id, error = %e, "cannot record the topic's new name");
+        }
         let item = NewItem {
             turn_id: format!("title-{session_id}-{}", Utc::now().timestamp_micros()),
             body: ItemBody::TopicTitle {

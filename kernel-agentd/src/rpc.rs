@@ -126,10 +126,21 @@ impl pb::agent_server::Agent for AgentService {
         let req = req.into_inner();
         let sessions = self.agent.sessions();
         let info = match req.thread_id {
-            Some(thread) => sessions.resume_in_topic(req.number, thread).await,
-            None => sessions.resume(req.number).await,
-        }
-        .map_err(to_status)?;
+            Some(thread) => {
+                let (info, earlier) = sessions
+                    .resume_in_topic(req.number, thread)
+                    .await
+                    .map_err(to_status)?;
+                // The topic's earlier session, never used, does not stay in `/history`.
+                if let Some(earlier) = earlier
+                    && self.agent.turns().running(earlier).is_none()
+                {
+                    sessions.drop_if_empty(earlier).await.map_err(to_status)?;
+                }
+                info
+            }
+            None => sessions.resume(req.number).await.map_err(to_status)?,
+        };
         Ok(Response::new(pb::ResumeSessionResponse {
             session: Some(session_info(info)),
         }))
@@ -155,10 +166,11 @@ impl pb::agent_server::Agent for AgentService {
         &self,
         req: Request<pb::RetitleSessionRequest>,
     ) -> RpcResult<pb::RetitleSessionResponse> {
+        let req = req.into_inner();
         let info = self
             .agent
             .titler()
-            .retitle(req.into_inner().number)
+            .retitle(req.number, req.thread_id)
             .await
             .map_err(to_status)?;
         Ok(Response::new(pb::RetitleSessionResponse {

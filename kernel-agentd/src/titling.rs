@@ -166,9 +166,24 @@ impl Titler {
         }
     }
 
-    /// Regenerates the title of `#n` (default: the current session) now.
-    pub async fn retitle(&self, number: Option<u32>) -> Result<SessionInfo, ApiError> {
-        let row = self.inner.sessions.by_number(number).await?;
+    /// Regenerates the title of `#n` now; without a number, of the session of Telegram topic
+    /// `thread_id` (the command was sent there), else of the current session.
+    pub async fn retitle(
+        &self,
+        number: Option<u32>,
+        thread_id: Option<i64>,
+    ) -> Result<SessionInfo, ApiError> {
+        let sessions = &self.inner.sessions;
+        let row = match (number, thread_id) {
+            (None, Some(thread)) => {
+                let (topic, _) = sessions.for_topic(thread, None).await?;
+                sessions
+                    .by_id(topic.id)
+                    .await?
+                    .ok_or(Refusal::SessionDeletedMeanwhile)?
+            }
+            _ => sessions.by_number(number).await?,
+        };
         if self.inner.client.is_none() {
             return Err(Refusal::TitlesNotConfigured.into());
         }

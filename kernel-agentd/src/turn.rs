@@ -270,8 +270,19 @@ struct Inner {
     /// Per session: the provider's input tokens over the estimate, from the last call.
     calibration: tokens::Calibration,
     /// Rounds Kernel recorded outside a turn (`record_for_kernel`), stored by whichever comes
-    /// first: the recorder once the gate is free, or the next turn before it starts.
-    pending_rounds: std::sync::Mutex<Vec<Message>>,
+    /// first: the recorder once its session's lane is free, or that session's next turn before
+    /// it starts.
+    pending_rounds: std::sync::Mutex<Vec<PendingRound>>,
+    /// The `/next` queues (by session; `None`: the main lane's) whose head has a task waiting
+    /// to run it (`queue.rs`).
+    queue_runners: std::sync::Mutex<std::collections::HashSet<Option<i64>>>,
+}
+
+/// A round Kernel recorded outside a turn, waiting to be stored in its session.
+#[derive(Debug)]
+struct PendingRound {
+    session_id: i64,
+    messages: Vec<Message>,
 }
 
 /// The services and settings a [`Turns`] is built from.
@@ -339,6 +350,7 @@ impl Turns {
                     .collect(),
                 calibration: tokens::Calibration::default(),
                 pending_rounds: std::sync::Mutex::new(Vec::new()),
+                queue_runners: std::sync::Mutex::new(std::collections::HashSet::new()),
             }),
         }
     }

@@ -1,5 +1,6 @@
 //! A button press (an admitted callback query, see `admission::admit_press`): the Stop button
-//! cancels its own turn (the same `Cancel` as `/cancel`, for that turn only), an option answers
+//! cancels its own turn (the same `Cancel` as `/cancel`, for that turn only; one too old to
+//! name its turn: the turn of the topic its message is in, else the main chat's), an option answers
 //! the pending question (`Answer`), an approval button answers its approval (`Approve`; one
 //! agentd no longer has pending — answered, expired, forged — gets a toast and changes nothing),
 //! a cut-off answer's button runs its message again (`RerunTurn`; its button is removed once it
@@ -83,7 +84,7 @@ pub(crate) async fn handle(app: App, press: CallbackQuery) {
                 .await
                 .map(Cow::from)
         }
-        Some(press) => match call(&app, press).await {
+        Some(parsed) => match call(&app, parsed, press_topic(&app, &press)).await {
             Ok(toast) => toast.map(Cow::from),
             Err(status) => Some(unreachable(&app, &status).into()),
         },
@@ -354,8 +355,13 @@ fn unreachable(app: &App, status: &tonic::Status) -> &'static str {
     app.texts().agentd_unavailable()
 }
 
-/// Runs the press's RPC; the toast to show (`None`: just stop the spinner).
-async fn call(app: &App, press: Press) -> Result<Option<&'static str>, tonic::Status> {
+/// Runs the press's RPC (the pressed message is in topic `topic`; `None`: the main chat, or
+/// not known); the toast to show (`None`: just stop the spinner).
+async fn call(
+    app: &App,
+    press: Press,
+    topic: Option<i64>,
+) -> Result<Option<&'static str>, tonic::Status> {
     let texts = app.texts();
     let mut client = app
         .agentd()
@@ -364,10 +370,17 @@ async fn call(app: &App, press: Press) -> Result<Option<&'static str>, tonic::St
         .map_err(|e| tonic::Status::unavailable(e.to_string()))?;
     Ok(match press {
         Press::Stop { turn_id } => {
+            // A button too old to carry its turn's id stops the turn of the chat or topic its
+            // message is in, never every running turn.
+            let session_id = match (&turn_id, topic) {
+                (None, Some(thread)) => crate::topics::session(app, thread).await.ok(),
+                _ => None,
+            };
             let request = pb::CancelRequest {
                 clear_queue: false,
+                main_only: turn_id.is_none() && session_id.is_none(),
                 turn_id,
-                ..Default::default()
+                session_id,
             };
             let reply = client.cancel(request).await?.into_inner();
             tracing::info!(cancelled = reply.cancelled, "Stop button pressed");

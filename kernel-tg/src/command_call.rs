@@ -165,7 +165,7 @@ async fn call(
         Command::New => sessions::new(client, texts).await,
         Command::History => sessions::history(client, texts).await,
         Command::Resume(number) => sessions::resume(client, texts, number, sent.thread).await,
-        Command::Retitle(number) => sessions::retitle(client, texts, number).await,
+        Command::Retitle(number) => sessions::retitle(client, texts, number, sent.thread).await,
         Command::DelHistory(numbers) => sessions::delete(client, texts, numbers).await,
         Command::Compact => sessions::compact(client, texts).await,
         Command::Retry(model) => turn_control::retry(client, texts, model, sent).await,

@@ -39,6 +39,11 @@ pub(crate) async fn usable(app: &App) -> bool {
 /// The session of topic `thread`: `Err(None)` when agentd is unreachable, `Err(Some(html))`
 /// when it refused (the owner is told that).
 pub(crate) async fn session(app: &App, thread: i64) -> Result<i64, Option<String>> {
+    named_session(app, thread, None).await
+}
+
+/// [`session`], recording `name` as the topic's name (one Kernel just gave it).
+async fn named_session(app: &App, thread: i64, name: Option<&str>) -> Result<i64, Option<String>> {
     let mut client = app.agentd().client().await.map_err(|e| {
         tracing::warn!(error = %e, "kernel-agentd unavailable for a topic's turn");
         app.agentd().lost();
@@ -47,7 +52,7 @@ pub(crate) async fn session(app: &App, thread: i64) -> Result<i64, Option<String
     match client
         .topic_session(pb::TopicSessionRequest {
             thread_id: thread,
-            name: None,
+            name: name.map(str::to_owned),
         })
         .await
     {
@@ -101,7 +106,8 @@ pub(crate) async fn new_session(app: &App, thread: Option<i64>, message_id: Mess
     };
     let topic = app.in_topic(Some(thread));
     if reply_to.is_none() {
-        let html = match session(app, thread).await {
+        // The name Kernel gave the topic is recorded like one the owner gives.
+        let html = match named_session(app, thread, Some(texts.new_topic_name())).await {
             Ok(_) => texts.new_session().to_owned(),
             Err(Some(html)) => html,
             Err(None) => texts.agentd_unavailable().to_owned(),

@@ -68,16 +68,22 @@ impl Sessions {
     }
 
     /// `/resume #n` inside topic `thread_id`: binds session `#n` to the topic (its earlier
-    /// topic, and the topic's earlier session, are let go); the current session stays.
+    /// topic, and the topic's earlier session, are let go); the current session stays. Also
+    /// returns the topic's earlier session (see [`Sessions::drop_if_empty`]), if another.
     pub async fn resume_in_topic(
         &self,
         number: u32,
         thread_id: i64,
-    ) -> Result<SessionInfo, ApiError> {
+    ) -> Result<(SessionInfo, Option<i64>), ApiError> {
         check_thread(thread_id)?;
         let row = self.by_number(Some(number)).await?;
-        self.inner
-            .store
+        let store = &self.inner.store;
+        let earlier = store
+            .topic_session(thread_id)
+            .await
+            .map_err(ApiError::internal)?
+            .filter(|&id| id != row.id);
+        store
             .bind_topic(thread_id, row.id)
             .await
             .map_err(ApiError::internal)?;
@@ -86,7 +92,30 @@ impl Sessions {
             thread_id,
             "a session was resumed in a topic"
         );
-        Ok(self.session_info(&row, number))
+        Ok((self.session_info(&row, number), earlier))
+    }
+
+    /// Deletes session `id` when it has no messages and is not the current one (a topic's
+    /// session let go by `/resume #n` there, never used: it would only clutter `/history`);
+    /// whether it was deleted. The caller knows no turn runs in it.
+    pub async fn drop_if_empty(&self, id: i64) -> Result<bool, ApiError> {
+        let store = &self.inner.store;
+        if self.current_id() == Some(id)
+            || store.message_count(id).await.map_err(ApiError::internal)? > 0
+            || store
+                .session_topic(id)
+                .await
+                .map_err(ApiError::internal)?
+                .is_some()
+        {
+            return Ok(false);
+        }
+        let deleted = store
+            .delete_sessions(&[id])
+            .await
+            .map_err(ApiError::internal)?;
+        tracing::info!(session = id, "an empty session a topic let go was deleted");
+        Ok(deleted > 0)
     }
 
     /// The topic session `session_id` lives in, if any.

@@ -87,7 +87,8 @@ fn to_json(blocks: &Option<Vec<Block>>) -> Result<Option<String>, StoreError> {
 
 impl Store {
     /// Queues `kept` (to run in session `session_id`'s own lane; `None`: the main lane; from
-    /// the owner's message with idempotency key `key`); returns its place in the queue (1: next).
+    /// the owner's message with idempotency key `key`); returns its place in that lane's queue
+    /// (1: next; each session's queue is its own).
     pub async fn push_follow_up(
         &self,
         kept: &Kept,
@@ -117,10 +118,12 @@ impl Store {
         .execute(&mut *tx)
         .await
         .map_err(StoreError::db(op))?;
-        let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM follow_ups")
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(StoreError::db(op))?;
+        let count: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM follow_ups WHERE session_id IS ?1")
+                .bind(session_id)
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(StoreError::db(op))?;
         tx.commit().await.map_err(StoreError::db(op))?;
         Ok(usize::try_from(count).unwrap_or(usize::MAX))
     }
@@ -138,13 +141,32 @@ impl Store {
         Ok(rows.into_iter().map(follow_up).collect())
     }
 
-    /// The oldest queued message, if any.
-    pub async fn next_follow_up(&self) -> Result<Option<FollowUp>, StoreError> {
-        let row: Option<Row> = sqlx::query_as(
+    /// The oldest queued message of each queue (per session; `None`: the main lane's), oldest
+    /// first.
+    pub async fn follow_up_heads(&self) -> Result<Vec<FollowUp>, StoreError> {
+        let rows: Vec<Row> = sqlx::query_as(
             "SELECT id, text, reply_to, whole, outside_content, session_id, message_key
              FROM follow_ups
+             WHERE id IN (SELECT MIN(id) FROM follow_ups GROUP BY session_id)
+             ORDER BY id",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::db("read the follow-ups' heads"))?;
+        Ok(rows.into_iter().map(follow_up).collect())
+    }
+
+    /// The oldest queued message of session `session_id`'s queue (`None`: the main lane's).
+    pub async fn next_follow_up(
+        &self,
+        session_id: Option<i64>,
+    ) -> Result<Option<FollowUp>, StoreError> {
+        let row: Option<Row> = sqlx::query_as(
+            "SELECT id, text, reply_to, whole, outside_content, session_id, message_key
+             FROM follow_ups WHERE session_id IS ?1
              ORDER BY id LIMIT 1",
         )
+        .bind(session_id)
         .fetch_optional(&self.pool)
         .await
         .map_err(StoreError::db("read the next follow-up"))?;
@@ -206,7 +228,8 @@ mod tests {
                 .push_follow_up(&Kept::text("two"), None, Some(5), None)
                 .await
                 .unwrap(),
-            2
+            1,
+            "each session's queue is its own"
         );
         let queue = store.follow_ups().await.unwrap();
         let texts: Vec<_> = queue.iter().map(|f| f.kept.text.as_str()).collect();
@@ -226,7 +249,25 @@ mod tests {
                 .push_follow_up(&Kept::text("three"), None, None, None)
                 .await
                 .unwrap(),
-            2
+            1
+        );
+        let heads: Vec<_> = store
+            .follow_up_heads()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|f| f.kept.text)
+            .collect();
+        assert_eq!(heads, ["two", "three"]);
+        assert_eq!(
+            store
+                .next_follow_up(Some(5))
+                .await
+                .unwrap()
+                .unwrap()
+                .kept
+                .text,
+            "two"
         );
         assert_eq!(store.clear_follow_ups().await.unwrap(), 2);
         assert!(store.follow_ups().await.unwrap().is_empty());
@@ -259,7 +300,7 @@ mod tests {
             .execute(&store.pool)
             .await
             .unwrap();
-        let next = store.next_follow_up().await.unwrap().unwrap();
+        let next = store.next_follow_up(None).await.unwrap().unwrap();
         assert_eq!(next.kept.whole, None);
         assert_eq!(next.kept.text, kept.text);
         assert!(next.kept.outside_content);

@@ -163,10 +163,11 @@ impl Store {
     }
 
     /// Marks every running job `interrupted` (left running by an agentd that stopped), each
-    /// with the item `notice` makes for it, in one transaction; the items and their `seq`s.
+    /// with the item `notice` makes for it and the Telegram topic of the session it was started
+    /// from (if that session lives in one), in one transaction; the items and their `seq`s.
     pub async fn interrupt_jobs(
         &self,
-        notice: impl Fn(&JobRow) -> NewItem,
+        notice: impl Fn(&JobRow, Option<i64>) -> NewItem,
     ) -> Result<Vec<(i64, NewItem)>, StoreError> {
         let op = "interrupt jobs";
         let mut tx = self
@@ -189,7 +190,15 @@ impl Store {
         rows.sort_by_key(|r| r.id);
         let mut queued = Vec::new();
         for row in &rows {
-            let item = notice(row);
+            let thread: Option<i64> = sqlx::query_scalar(
+                "SELECT t.thread_id FROM jobs j JOIN topic_sessions t ON t.session_id = j.session_id
+                 WHERE j.id = ?1",
+            )
+            .bind(row.id)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(StoreError::db(op))?;
+            let item = notice(row, thread);
             let seq = insert_item(&mut tx, &item, op).await?;
             queued.push((seq, item));
         }
@@ -212,7 +221,7 @@ mod tests {
         }
     }
 
-    fn notice(job: &JobRow) -> NewItem {
+    fn notice(job: &JobRow, thread_id: Option<i64>) -> NewItem {
         NewItem {
             turn_id: format!("job-{}", job.id),
             body: ItemBody::Notice {
@@ -220,7 +229,7 @@ mod tests {
             },
             reply_to: None,
             placeholder: None,
-            thread_id: None,
+            thread_id,
             outside: true,
         }
     }

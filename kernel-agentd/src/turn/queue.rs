@@ -1,8 +1,9 @@
-//! `/next`: the owner's queue of messages that run as their own turns once the running one ends,
-//! in order. Stored (`store::follow_ups`), so it survives a restart; one runner task per agentd
-//! (started at boot, tracked, under the root token) waits for the gate
-//! (`Gate::enter_when_free`) and starts the oldest item as an owner turn delivered through the
-//! outbox. An item leaves the queue when its turn starts. An item carries the idempotency key of
+//! `/next`: the owner's queues of messages that run as their own turns once the running one
+//! ends, in order — one queue per session (a Telegram topic's), and the main lane's; each runs
+//! beside the others. Stored (`store::follow_ups`), so they survive a restart; one runner task
+//! per agentd (started at boot, tracked, under the root token) gives each queue's head a task
+//! that waits for its lane (`Gate::enter_when_free`) and starts it as an owner turn delivered
+//! through the outbox. An item leaves the queue when its turn starts. An item carries the idempotency key of
 //! the owner's message it came from: an edit of that message while it waits replaces its text
 //! (`turn::edit`), and the turn that runs it takes the key.
 
@@ -112,72 +113,92 @@ impl Turns {
         });
     }
 
+    /// Runs every queue beside the others: each queue's head (one queue per session, and the
+    /// main lane's) gets its own task waiting for its lane, so an item waiting for a busy
+    /// session never holds back another session's.
     async fn run_queue(self, root: CancellationToken) {
         loop {
-            let Some(head) = self.next_follow_up().await else {
-                self.inner.follow_ups.notified().await;
-                continue;
-            };
-            let cancel = root.child_token();
-            let lane = match self.queued_lane(head.session_id).await {
-                Ok(lane) => lane,
-                Err(e) => {
-                    tracing::error!(error = %e, "cannot find the current session; the queue stops");
-                    return;
-                }
-            };
-            let Some(permit) = self
-                .inner
-                .gate
-                .enter_when_free(lane, cancel.clone(), Origin::Owner)
-                .await
-            else {
-                return;
-            };
-            // The queue may have been cleared (or changed) while the gate was busy.
-            let Some(item) = self.next_follow_up().await else {
-                continue;
-            };
-            if item.id != head.id {
-                continue;
-            }
-            match self.inner.store.take_follow_up(item.id).await {
-                Ok(true) => {}
-                Ok(false) => continue,
-                Err(e) => {
-                    tracing::error!(error = %e, "cannot take a queued message; the queue stops");
-                    return;
-                }
-            }
-            let accepted = match self.accept_kept(item.kept).await {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    tracing::warn!(error = %e, "a queued message was dropped");
+            for head in self.follow_up_heads().await {
+                let queue = head.session_id;
+                if !self.queue_runners().insert(queue) {
                     continue;
                 }
-            };
-            let thread_id = match lane.main {
-                true => None,
-                false => self.topic_of(lane.session_id).await,
-            };
-            let delivery = OwnerDelivery {
-                reply_to: item.reply_to,
-                placeholder: None,
-                thread_id,
-            };
-            // The turn takes the key of the owner's message it came from: an edit finds it.
-            let keys = item
-                .key
-                .and_then(|key| IntakeKeys::parse(vec![key]).ok())
-                .unwrap_or_default();
-            tracing::info!("a queued message starts its turn");
-            // Its outcome reaches the owner through the outbox; the events are not followed.
-            if let Err(e) = self
-                .start(permit, cancel, accepted, Some(delivery), keys, None)
-                .await
-            {
-                tracing::warn!(error = %e, "a queued message could not start its turn");
+                let (this, root) = (self.clone(), root.clone());
+                self.inner.tasks.spawn(async move {
+                    root.clone()
+                        .run_until_cancelled(this.run_head(head, root))
+                        .await;
+                    this.queue_runners().remove(&queue);
+                    // The queue's next item (if any) gets its runner.
+                    this.inner.follow_ups.notify_one();
+                });
             }
+            self.inner.follow_ups.notified().await;
+        }
+    }
+
+    fn queue_runners(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<Option<i64>>> {
+        self.inner
+            .queue_runners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits for the lane of `head` (its queue's oldest item) and starts it as an owner turn,
+    /// unless it left its queue's head meanwhile (taken, cleared, or its queue changed).
+    async fn run_head(&self, head: FollowUp, root: CancellationToken) {
+        let cancel = root.child_token();
+        let lane = match self.queued_lane(head.session_id).await {
+            Ok(lane) => lane,
+            Err(e) => {
+                return tracing::error!(error = %e, "cannot find the current session; the queued message waits");
+            }
+        };
+        let Some(permit) = self
+            .inner
+            .gate
+            .enter_when_free(lane, cancel.clone(), Origin::Owner)
+            .await
+        else {
+            return;
+        };
+        // The queue may have been cleared (or changed, an item edited) while the gate was busy.
+        let item = match self.next_follow_up(head.session_id).await {
+            Some(item) if item.id == head.id => item,
+            _ => return,
+        };
+        match self.inner.store.take_follow_up(item.id).await {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => {
+                return tracing::error!(error = %e, "cannot take a queued message; it waits");
+            }
+        }
+        let accepted = match self.accept_kept(item.kept).await {
+            Ok(accepted) => accepted,
+            Err(e) => return tracing::warn!(error = %e, "a queued message was dropped"),
+        };
+        let thread_id = match lane.main {
+            true => None,
+            false => self.topic_of(lane.session_id).await,
+        };
+        let delivery = OwnerDelivery {
+            reply_to: item.reply_to,
+            placeholder: None,
+            thread_id,
+        };
+        // The turn takes the key of the owner's message it came from: an edit finds it.
+        let keys = item
+            .key
+            .and_then(|key| IntakeKeys::parse(vec![key]).ok())
+            .unwrap_or_default();
+        tracing::info!(session = ?item.session_id, "a queued message starts its turn");
+        // Its outcome reaches the owner through the outbox; the events are not followed.
+        if let Err(e) = self
+            .start(permit, cancel, accepted, Some(delivery), keys, None)
+            .await
+        {
+            tracing::warn!(error = %e, "a queued message could not start its turn");
         }
     }
 
@@ -208,9 +229,22 @@ impl Turns {
         }
     }
 
-    /// The oldest queued message, if any (a store error is logged and counts as none).
-    async fn next_follow_up(&self) -> Option<FollowUp> {
-        match self.inner.store.next_follow_up().await {
+    /// The oldest queued message of each queue (a store error is logged and counts as none).
+    async fn follow_up_heads(&self) -> Vec<FollowUp> {
+        self.inner
+            .store
+            .follow_up_heads()
+            .await
+            .unwrap_or_else(|e| {
+                tracing::error!(error = %e, "cannot read the /next queue");
+                Vec::new()
+            })
+    }
+
+    /// The oldest queued message of session `session_id`'s queue, if any (a store error is
+    /// logged and counts as none).
+    async fn next_follow_up(&self, session_id: Option<i64>) -> Option<FollowUp> {
+        match self.inner.store.next_follow_up(session_id).await {
             Ok(next) => next,
             Err(e) => {
                 tracing::error!(error = %e, "cannot read the /next queue");

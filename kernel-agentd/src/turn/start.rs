@@ -282,52 +282,71 @@ impl Turns {
         .map(Some)
     }
 
-    /// Stores `user` and `assistant` as one round of the current session, with no model call,
-    /// before the next turn starts: once no turn runs (waiting for the gate like a Kernel
-    /// turn), or by that next turn if it is admitted first. What Kernel told the owner outside a
-    /// turn (a background job's result) is thus in the next turn's context. `false` when
-    /// shutdown came first (the next turn still stores it).
+    /// Stores `user` and `assistant` as one round of session `session` (`None`, or one no
+    /// longer there: the current session), with no model call, before that session's next
+    /// turn starts: once no turn runs in it (waiting for the gate like a Kernel turn), or by
+    /// that next turn if it is admitted first. What Kernel told the owner outside a turn (a
+    /// background job's result) is thus in the next turn's context of the session it belongs
+    /// to, whatever runs elsewhere. `false` when shutdown came first (the next turn in the
+    /// session still stores it).
     pub async fn record_for_kernel(
         &self,
         user: String,
         assistant: String,
+        session: Option<i64>,
     ) -> Result<bool, ApiError> {
         let inner = &self.inner;
-        self.pending_rounds()
-            .extend([Message::user_text(user), Message::assistant_text(assistant)]);
-        let lane = self.lane(None).await?;
+        let session_id = match session {
+            Some(id) if inner.sessions.by_id(id).await?.is_some() => id,
+            _ => inner.sessions.current().await?.id,
+        };
+        self.pending_rounds().push(PendingRound {
+            session_id,
+            messages: vec![Message::user_text(user), Message::assistant_text(assistant)],
+        });
         let Some(_permit) = inner
             .gate
-            .enter_when_free(lane, inner.root.child_token(), Origin::Kernel)
+            .enter_when_free(
+                gate::Lane::session(session_id),
+                inner.root.child_token(),
+                Origin::Kernel,
+            )
             .await
         else {
             return Ok(false);
         };
-        self.store_pending_rounds().await?;
+        self.store_pending_rounds(session_id).await?;
         Ok(true)
     }
 
-    pub(super) fn pending_rounds(&self) -> std::sync::MutexGuard<'_, Vec<Message>> {
+    pub(super) fn pending_rounds(&self) -> std::sync::MutexGuard<'_, Vec<PendingRound>> {
         self.inner
             .pending_rounds
             .lock()
             .unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Stores the rounds [`Turns::record_for_kernel`] left pending; the caller holds the gate.
-    pub(super) async fn store_pending_rounds(&self) -> Result<(), ApiError> {
-        let rounds = std::mem::take(&mut *self.pending_rounds());
+    /// Stores the rounds [`Turns::record_for_kernel`] left pending for session `session_id`;
+    /// the caller holds the gate of a lane in that session.
+    pub(super) async fn store_pending_rounds(&self, session_id: i64) -> Result<(), ApiError> {
+        let rounds: Vec<Message> = {
+            let mut pending = self.pending_rounds();
+            let (mine, others) = std::mem::take(&mut *pending)
+                .into_iter()
+                .partition::<Vec<_>, _>(|r| r.session_id == session_id);
+            *pending = others;
+            mine.into_iter().flat_map(|r| r.messages).collect()
+        };
         if rounds.is_empty() {
             return Ok(());
         }
-        let session = self.inner.sessions.current().await?;
         self.inner
             .store
-            .append_messages(session.id, &rounds)
+            .append_messages(session_id, &rounds)
             .await
             .map_err(ApiError::internal)?;
         tracing::info!(
-            session = session.id,
+            session = session_id,
             messages = rounds.len(),
             "rounds Kernel recorded outside a turn stored"
         );
@@ -351,14 +370,14 @@ impl Turns {
         model: Option<CurrentModel>,
     ) -> Result<TurnEvents, ApiError> {
         let inner = &self.inner;
-        if let Err(e) = self.store_pending_rounds().await {
-            tracing::error!(error = %e, "cannot store the rounds Kernel recorded outside a turn");
-        }
         // The main lane's turn runs in the session current when it was admitted.
         let session_id = match permit.lane() {
             Some(lane) => lane.session_id,
             None => inner.sessions.current().await?.id,
         };
+        if let Err(e) = self.store_pending_rounds(session_id).await {
+            tracing::error!(error = %e, "cannot store the rounds Kernel recorded outside a turn");
+        }
         let model = match model {
             Some(model) => model,
             None => inner.models.current()?,

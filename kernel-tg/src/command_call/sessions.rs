@@ -42,15 +42,19 @@ pub(super) async fn resume(
     })
 }
 
-/// `/retitle [n]`: has session `number` (else the current one) titled anew.
+/// `/retitle [n]`: has session `number` (else the session of topic `thread` it was sent in,
+/// else the current one) titled anew.
 pub(super) async fn retitle(
     client: &mut Client,
     texts: Texts,
     number: Option<u32>,
+    thread: Option<i64>,
 ) -> Result<String, Status> {
-    let reply = client
-        .retitle_session(pb::RetitleSessionRequest { number })
-        .await?;
+    let request = pb::RetitleSessionRequest {
+        number,
+        thread_id: thread,
+    };
+    let reply = client.retitle_session(request).await?;
     Ok(texts.retitled(&reply.into_inner().session.unwrap_or_default().title))
 }
 

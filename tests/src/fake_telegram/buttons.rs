@@ -195,3 +195,26 @@ fn pressable(chat: &Chat, message_id: i64, data: &str) -> Value {
     );
     message.json.clone()
 }
+
+impl super::FakeTelegram {
+    /// Makes the button carrying `data` on message `message_id` of chat `chat_id` carry `older`
+    /// instead, as an older kernel-tg (or a longer id) made it. Panics when there is no such
+    /// button.
+    pub fn age_button(&self, chat_id: i64, message_id: i64, data: &str, older: &str) {
+        let mut st = self.shared.lock();
+        let message = st
+            .chats
+            .get_mut(&chat_id)
+            .and_then(|c| c.live_mut(message_id))
+            .unwrap_or_else(|| panic!("no live message {message_id}"));
+        let button = message.json["reply_markup"]["inline_keyboard"]
+            .as_array_mut()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_array_mut)
+            .flatten()
+            .find(|b| b["callback_data"].as_str() == Some(data))
+            .unwrap_or_else(|| panic!("message {message_id} has no button {data:?}"));
+        button["callback_data"] = json!(older);
+    }
+}

@@ -250,7 +250,10 @@ async fn bad_session_numbers_are_refused_and_change_nothing() {
         assert_refused(&err, Code::FailedPrecondition, &format!("delete #{n}"));
         let err = h
             .client
-            .retitle_session(pb::RetitleSessionRequest { number: Some(n) })
+            .retitle_session(pb::RetitleSessionRequest {
+                number: Some(n),
+                thread_id: None,
+            })
             .await
             .unwrap_err();
         assert_refused(&err, Code::FailedPrecondition, &format!("retitle #{n}"));
@@ -278,7 +281,10 @@ async fn bad_session_numbers_are_refused_and_change_nothing() {
         assert_refused(&err, Code::InvalidArgument, &format!("delete #{n}"));
         let err = h
             .client
-            .retitle_session(pb::RetitleSessionRequest { number: Some(n) })
+            .retitle_session(pb::RetitleSessionRequest {
+                number: Some(n),
+                thread_id: None,
+            })
             .await
             .unwrap_err();
         assert_refused(&err, Code::InvalidArgument, &format!("retitle #{n}"));

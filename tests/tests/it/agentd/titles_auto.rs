@@ -64,7 +64,10 @@ async fn the_first_round_gets_a_title_and_retitle_regenerates_it() {
     fake.push(Script::text("「学习 Rust」"));
     let reply = h
         .client
-        .retitle_session(pb::RetitleSessionRequest { number: None })
+        .retitle_session(pb::RetitleSessionRequest {
+            number: None,
+            thread_id: None,
+        })
         .await
         .unwrap()
         .into_inner();
@@ -93,7 +96,10 @@ async fn without_a_titles_provider_the_first_line_becomes_the_title() {
 
     let err = h
         .client
-        .retitle_session(pb::RetitleSessionRequest { number: None })
+        .retitle_session(pb::RetitleSessionRequest {
+            number: None,
+            thread_id: None,
+        })
         .await
         .unwrap_err();
     assert_eq!(err.code(), tonic::Code::FailedPrecondition);

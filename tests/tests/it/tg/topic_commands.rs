@@ -324,6 +324,12 @@ async fn resume_inside_a_topic_binds_that_session_to_the_topic() {
     let reply = command_in(&stack, a, "/resume #1").await;
     assert!(reply.starts_with(zh().resumed_in_topic()), "{reply}");
     assert_eq!(session_of(&stack, a).await, main_session);
+    // The topic's earlier session had no messages: it is gone, not left in `/history`.
+    let history = stack.command("/history").await;
+    assert!(
+        history.contains("#1 ") && !history.contains("#2 "),
+        "{history}"
+    );
 
     // A message in the topic now continues that session, and is answered in the topic.
     stack.llm.push(Script::text("topic answer with the apples"));
@@ -364,4 +370,126 @@ async fn resume_inside_a_topic_binds_that_session_to_the_topic() {
     // Only the session living in the topic is marked.
     assert_eq!(renamed.matches(" · 话题").count(), 1, "{renamed}");
     stack.assert_no_secrets();
+}
+
+/// The Stop button on the placeholder answering `asked`, made as an older kernel-tg made it
+/// (no turn id: `stop`); returns the placeholder's message id.
+async fn aged_stop(stack: &Stack, asked: i64) -> i64 {
+    let placeholder = stack
+        .telegram
+        .wait_for_call(
+            "sendMessage",
+            |c| c.ok && reply_target(c) == Some(asked) && text_of(c) == zh().placeholder(),
+            PROMPT,
+        )
+        .await;
+    let id = placeholder.sent_message_id().unwrap();
+    let buttons = stack.telegram.buttons(OWNER_ID, id);
+    assert_eq!(buttons.len(), 1, "{}", stack.telegram.call_log());
+    stack
+        .telegram
+        .age_button(OWNER_ID, id, &buttons[0].1, "stop");
+    id
+}
+
+/// Presses the aged Stop button on message `id`; waits for its toast.
+async fn press_stop(stack: &Stack, id: i64) -> Option<String> {
+    let press = stack.telegram.press(OWNER_ID, OWNER_ID, id, "stop");
+    eventually("the press to be answered", PROMPT, async || {
+        stack.telegram.pressed(&press)?.answer
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_button_without_its_turn_id_stops_only_the_turn_where_it_was_pressed() {
+    let stack = Stack::start().await;
+    stack.telegram.enable_topics();
+    let a = stack.telegram.user_opens_topic(OWNER_ID, "Alpha");
+    let b = stack.telegram.user_opens_topic(OWNER_ID, "Beta");
+    stack.llm.push(Script::stall());
+    let in_a = stack
+        .telegram
+        .user_text_in_topic(OWNER_ID, a, "alpha takes forever");
+    stack.llm.wait_requests(1, PROMPT).await;
+    let (beta, release_beta) = Script::hold("beta answer arrives anyway");
+    stack.llm.push(beta);
+    stack
+        .telegram
+        .user_text_in_topic(OWNER_ID, b, "beta question");
+    stack.llm.wait_requests(2, PROMPT).await;
+    stack.llm.push(Script::stall());
+    let in_main = stack.owner_says("main chat takes forever too");
+    stack.llm.wait_requests(3, PROMPT).await;
+
+    // Pressed in topic A: A's turn only. Pressed in the main chat: the main chat's turn only.
+    let stop_a = aged_stop(&stack, in_a).await;
+    assert_eq!(
+        press_stop(&stack, stop_a).await.as_deref(),
+        Some(zh().stop_done())
+    );
+    let stop_main = aged_stop(&stack, in_main).await;
+    assert_eq!(
+        press_stop(&stack, stop_main).await.as_deref(),
+        Some(zh().stop_done())
+    );
+    let session_b = session_of(&stack, b).await;
+    let status = stack.command("/status").await;
+    assert!(
+        status.contains(&zh().running_turn_of(session_b)),
+        "{status}"
+    );
+    release_beta.release();
+    let answer = message_with(&stack, "beta answer arrives anyway").await;
+    assert_eq!(answer.thread_id, Some(b));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_next_waiting_for_a_busy_topic_does_not_hold_back_another_topics() {
+    let stack = Stack::start().await;
+    stack.telegram.enable_topics();
+    let a = stack.telegram.user_opens_topic(OWNER_ID, "Alpha");
+    let b = stack.telegram.user_opens_topic(OWNER_ID, "Beta");
+    let (alpha, release_alpha) = Script::hold("alpha first answer");
+    stack.llm.push(alpha);
+    stack
+        .telegram
+        .user_text_in_topic(OWNER_ID, a, "alpha takes long");
+    stack.llm.wait_requests(1, PROMPT).await;
+    let (beta, release_beta) = Script::hold("beta first answer");
+    stack.llm.push(beta);
+    stack
+        .telegram
+        .user_text_in_topic(OWNER_ID, b, "beta takes a moment");
+    stack.llm.wait_requests(2, PROMPT).await;
+
+    // Queued first in A (busy for long), then in B: each is first in its own topic's queue.
+    assert_eq!(
+        command_in(&stack, a, "/next then list plums").await,
+        zh().queued_next(1)
+    );
+    assert_eq!(
+        command_in(&stack, b, "/next then list pears").await,
+        zh().queued_next(1)
+    );
+    // B's turn ends: B's queued message runs at once, while A's turn still runs.
+    stack.llm.push(Script::text("beta queued answer"));
+    release_beta.release();
+    let queued = message_with(&stack, "beta queued answer").await;
+    assert_eq!(queued.thread_id, Some(b));
+    assert!(
+        stack
+            .telegram
+            .messages(OWNER_ID)
+            .iter()
+            .all(|m| !m.text.contains("alpha first answer")),
+        "A's turn still runs"
+    );
+    stack.llm.push(Script::text("alpha queued answer"));
+    release_alpha.release();
+    let queued = message_with(&stack, "alpha queued answer").await;
+    assert_eq!(queued.thread_id, Some(a));
+    let requests = stack.llm.requests();
+    assert!(requests[2].raw_body.contains("then list pears"));
+    assert!(requests[3].raw_body.contains("then list plums"));
 }

@@ -1,13 +1,14 @@
 //! Items that are not a topic turn's answer still go back to the topic they belong to: a
 //! reminder the model sets in topic B arrives in topic B (one set in a topic deleted since
-//! arrives in the main chat, with a note naming the topic), and so does a file the model sends there; after a kill -9 of
+//! arrives in the main chat, with a note naming the topic as it was — the name Kernel gave a
+//! topic it opened, or renamed one to, is known too), and so does a file the model sends there; after a kill -9 of
 //! agentd during two parallel topic turns each is reported as cut off in its own topic, with
 //! its "run again" button. A file for a topic deleted meanwhile arrives in the main chat. A
 //! message beyond `max_parallel_turns` is told it waits, in its topic, and runs once a slot frees.
 
 use kernel_common::config::Locale;
 use serde_json::json;
-use tests::fake_llm::{FakeToolCall, Release, Reply, Script};
+use tests::fake_llm::{FakeLlm, FakeToolCall, Release, Reply, Script};
 use tests::fake_telegram::{Call, OWNER_ID};
 use tests::stack::{PROMPT, Stack, text_of};
 use tests::told::Told;
@@ -29,9 +30,14 @@ fn sent(stack: &Stack, needle: &str) -> Vec<Call> {
 
 /// The model, asked in topic `thread`, sets a reminder `message` due in two seconds.
 async fn remind_in(stack: &Stack, thread: i64, message: &str) {
+    remind_in_after(stack, thread, message, "PT2S").await;
+}
+
+/// [`remind_in`], due after `when` (an ISO 8601 duration).
+async fn remind_in_after(stack: &Stack, thread: i64, message: &str, when: &str) {
     stack.llm.push(Script::tool_call(
         "schedule_add",
-        json!({"when": "PT2S", "message": message}).to_string(),
+        json!({"when": when, "message": message}).to_string(),
     ));
     stack.llm.push(Script::text("reminder set"));
     let before = sent(stack, "reminder set").len();
@@ -67,7 +73,15 @@ async fn a_reminder_set_in_a_topic_arrives_in_that_topic() {
     );
 
     // A reminder set in topic A, whose topic the owner deletes before it fires: the main chat.
+    // The note names the topic as it was then: Kernel renamed "Alpha" by its session's title.
     remind_in(&stack, a, "call the bank from alpha").await;
+    let name = eventually("topic A renamed by its title", PROMPT, async || {
+        stack
+            .telegram
+            .topic_name(OWNER_ID, a)
+            .filter(|n| n != "Alpha")
+    })
+    .await;
     stack.telegram.delete_topic(OWNER_ID, a);
     let reminder = stack
         .telegram
@@ -82,7 +96,7 @@ async fn a_reminder_set_in_a_topic_arrives_in_that_topic() {
         text_of(&reminder),
         format!(
             "call the bank from alpha\n\n{}",
-            zh().topic_deleted_note("Alpha")
+            zh().topic_deleted_note(&name)
         ),
         "{}",
         stack.telegram.call_log()
@@ -248,4 +262,50 @@ async fn a_message_beyond_max_parallel_turns_is_told_it_waits_then_runs() {
     );
     assert!(sent(&stack, zh().busy()).is_empty());
     stack.assert_no_secrets();
+}
+
+/// Waits for the reminder `message` (sent with the deleted topic's note); checks it arrived in
+/// the main chat, noting the topic `name`.
+async fn noted_in_the_main_chat(stack: &Stack, message: &str, name: &str) {
+    let reminder = stack
+        .telegram
+        .wait_for_call(
+            "sendMessage",
+            |c| c.ok && text_of(c).contains(message),
+            PROMPT,
+        )
+        .await;
+    assert_eq!(reminder.int_param("message_thread_id"), None);
+    assert_eq!(
+        text_of(&reminder),
+        format!("{message}\n\n{}", zh().topic_deleted_note(name)),
+        "{}",
+        stack.telegram.call_log()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_topic_kernel_opened_is_known_by_the_name_kernel_gave_it() {
+    let stack = Stack::start_with_topics().await;
+    super::topic_new::new_topic(&stack).await;
+    let listed = stack.command("/history").await;
+    assert!(
+        listed.contains(&format!("话题「{}」", zh().new_topic_name())),
+        "{listed}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_item_for_a_deleted_topic_kernel_renamed_names_it_by_its_title() {
+    let cheap = FakeLlm::start().await;
+    let stack = super::topic_new::stack_with_titles(&cheap).await;
+    let thread = super::topic_new::new_topic(&stack).await;
+    cheap.push(Script::text("Kyoto trip"));
+    remind_in_after(&stack, thread, "book the Kyoto hotel", "PT6S").await;
+    eventually("the topic renamed by its title", PROMPT, async || {
+        stack.telegram.topic_name(OWNER_ID, thread).as_deref() == Some("Kyoto trip")
+    })
+    .await;
+    stack.telegram.delete_topic(OWNER_ID, thread);
+    noted_in_the_main_chat(&stack, "book the Kyoto hotel", "Kyoto trip").await;
 }

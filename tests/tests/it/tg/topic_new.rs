@@ -2,8 +2,9 @@
 //! topic message that topics were turned on since); `/new` in the main chat with topics opens a
 //! topic ("新对话"), binds a new session to it and confirms there; `/new` inside a topic gives
 //! that topic a new session; without topics (or with `telegram.topics = "off"`) `/new` is
-//! unchanged. When the session gets its title (or `/retitle`), its topic is renamed
-//! (`editForumTopic`, carried as an outbox item); a rename of a deleted topic is dropped.
+//! unchanged. When the session gets its title (or `/retitle`, also a bare one typed inside the
+//! topic), its topic is renamed (`editForumTopic`, carried as an outbox item); a rename of a
+//! deleted topic is dropped.
 
 use kernel_common::config::Locale;
 use serde_json::json;
@@ -28,7 +29,7 @@ fn sent(stack: &Stack, needle: &str) -> Vec<Call> {
 }
 
 /// The owner sends `/new` in the main chat; returns the thread of the topic it opened.
-async fn new_topic(stack: &Stack) -> i64 {
+pub(super) async fn new_topic(stack: &Stack) -> i64 {
     let before = stack.telegram.call_count();
     stack.owner_says("/new");
     let created = stack
@@ -193,7 +194,7 @@ async fn with_topics_off_new_never_opens_a_topic() {
 
 /// The stack with topics and `[titles]` on `cheap` (auto memory off, so `cheap` answers
 /// titles only).
-async fn stack_with_titles(cheap: &FakeLlm) -> Stack {
+pub(super) async fn stack_with_titles(cheap: &FakeLlm) -> Stack {
     let telegram = FakeTelegram::start(tests::config::TELEGRAM_TOKEN).await;
     telegram.enable_topics();
     let extra = format!(
@@ -309,4 +310,58 @@ async fn renaming_a_deleted_topic_is_dropped_once_without_a_message() {
         "{}",
         stack.telegram.call_log()
     );
+}
+
+/// The titles of the sessions in a fresh listing.
+fn titles(stack: &Stack) -> Vec<String> {
+    let list = rpc(stack, "ListSessions", json!({}));
+    list["sessions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["title"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retitle_inside_a_topic_renames_that_topics_session_not_the_main_chats() {
+    let cheap = FakeLlm::start().await;
+    let stack = stack_with_titles(&cheap).await;
+    cheap.push(Script::text("Cherry talk"));
+    stack.llm.push(Script::text("main chat answer"));
+    stack.owner_says("main chat question about cherries");
+    stack.answer_sent("main chat answer").await;
+    eventually("the main chat's title", PROMPT, async || {
+        titles(&stack).iter().any(|t| t == "Cherry talk")
+    })
+    .await;
+    let thread = new_topic(&stack).await;
+    cheap.push(Script::text("Kyoto trip"));
+    stack.llm.push(Script::text("temples first"));
+    stack
+        .telegram
+        .user_text_in_topic(OWNER_ID, thread, "plan a trip to Kyoto");
+    eventually("the topic titled", PROMPT, async || {
+        stack.telegram.topic_name(OWNER_ID, thread).as_deref() == Some("Kyoto trip")
+    })
+    .await;
+
+    // `/retitle` with no number, typed inside the topic: the topic's session and the topic.
+    cheap.push(Script::text("Kyoto itinerary"));
+    stack
+        .telegram
+        .user_text_in_topic(OWNER_ID, thread, "/retitle");
+    eventually("the /retitle reply in the topic", PROMPT, async || {
+        sent(&stack, &zh().retitled("Kyoto itinerary"))
+            .iter()
+            .any(|c| c.int_param("message_thread_id") == Some(thread))
+    })
+    .await;
+    eventually("the topic renamed again", PROMPT, async || {
+        stack.telegram.topic_name(OWNER_ID, thread).as_deref() == Some("Kyoto itinerary")
+    })
+    .await;
+    let titles = titles(&stack);
+    assert!(titles.iter().any(|t| t == "Cherry talk"), "{titles:?}");
+    assert!(titles.iter().all(|t| t != "Kyoto trip"), "{titles:?}");
 }

@@ -1,10 +1,11 @@
 //! What Kernel reports on its own goes to the topic it belongs to: a scheduled task set in
 //! topic B runs in B's session and its answer arrives in B; a background job started in topic
-//! B reports there (its follow-up turn runs in B's session); a budget warning crossed by topic
-//! B's turn arrives in B.
+//! B reports there (its follow-up turn runs in B's session; ending while the main chat runs a
+//! turn, its result is stored in B's session; cut off by a crash, the notice arrives in B); a
+//! budget warning crossed by topic B's turn arrives in B.
 
 use serde_json::json;
-use tests::fake_cli::{FakeCli, WAIT_FOR_GO, print};
+use tests::fake_cli::{FakeCli, SLEEP_FOREVER, WAIT_FOR_GO, print};
 use tests::fake_llm::{FakeLlm, FakeUsage, Reply, Script};
 use tests::fake_telegram::{Call, FakeTelegram, OWNER_ID};
 use tests::stack::{PROMPT, Stack, text_of};
@@ -81,10 +82,9 @@ async fn a_task_scheduled_in_a_topic_runs_in_its_session_and_answers_there() {
     assert!(!task.raw_body.contains("apples"));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_background_job_started_in_a_topic_reports_there() {
-    let cli = FakeCli::new(&format!("{WAIT_FOR_GO}{}", print("JOB-RESULT-beta")));
-    let stack = topic_stack(&cli.toml("claude_code", &["-p"], None), |toml| toml).await;
+/// Opens topic "Beta" and starts a background job of `cli` from it; returns once the CLI runs
+/// (the topic's thread id).
+async fn start_job_in_topic(stack: &Stack, cli: &FakeCli) -> i64 {
     let b = stack.telegram.user_opens_topic(OWNER_ID, "Beta");
     stack.llm.push(Script::tool_call(
         "delegate_to_cli",
@@ -92,13 +92,21 @@ async fn a_background_job_started_in_a_topic_reports_there() {
     ));
     stack.llm.push(Script::text("started in the background"));
     ask_in(
-        &stack,
+        stack,
         b,
         "refactor the parser in the background",
         "started in the background",
     )
     .await;
     eventually("the job's CLI to start", PROMPT, async || cli.pid()).await;
+    b
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_job_started_in_a_topic_reports_there() {
+    let cli = FakeCli::new(&format!("{WAIT_FOR_GO}{}", print("JOB-RESULT-beta")));
+    let stack = topic_stack(&cli.toml("claude_code", &["-p"], None), |toml| toml).await;
+    let b = start_job_in_topic(&stack, &cli).await;
 
     // The job ends with no turn running: its follow-up turn answers in topic B.
     stack.llm.push(Script::text("the beta job is done"));
@@ -159,4 +167,69 @@ prices."fake-model" = { input = 1.0, output = 0.0 }"#,
         "{}",
         text_of(&warnings[0])
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_ending_while_the_main_chat_runs_a_turn_is_stored_in_its_topics_session() {
+    let cli = FakeCli::new(&format!("{WAIT_FOR_GO}{}", print("JOB-RESULT-beta")));
+    let stack = topic_stack(&cli.toml("claude_code", &["-p"], None), |toml| toml).await;
+    let b = start_job_in_topic(&stack, &cli).await;
+
+    // A turn runs in the main chat (held mid-answer) when the job ends.
+    let (held, release) = Script::hold("a long main chat story");
+    stack.llm.push(held);
+    stack.owner_says("main chat: tell me a story");
+    stack.llm.wait_requests(3, PROMPT).await;
+    cli.write_file("go", "");
+    eventually("the job's raw status", PROMPT, async || {
+        !sent(&stack, "JOB-RESULT-beta").is_empty()
+    })
+    .await;
+    let raw = sent(&stack, "JOB-RESULT-beta");
+    assert_eq!(raw.len(), 1, "{}", stack.telegram.call_log());
+    assert_eq!(raw[0].int_param("message_thread_id"), Some(b));
+    release.release();
+    eventually("the main chat's answer", PROMPT, async || {
+        !sent(&stack, "a long main chat story").is_empty()
+    })
+    .await;
+
+    // The result is in topic B's session, not in the main chat's.
+    stack
+        .llm
+        .push(Script::text("beta: the job changed the parser"));
+    ask_in(&stack, b, "how did the job go?", "beta: the job changed").await;
+    let in_b = stack.llm.last_request().unwrap().raw_body;
+    assert!(in_b.contains("JOB-RESULT-beta"), "{in_b}");
+    stack.llm.push(Script::text("main: another story"));
+    stack.owner_says("main chat: another one");
+    eventually("the main chat's second answer", PROMPT, async || {
+        !sent(&stack, "main: another story").is_empty()
+    })
+    .await;
+    let in_main = stack.llm.last_request().unwrap().raw_body;
+    assert!(in_main.contains("main chat: tell me a story"), "{in_main}");
+    assert!(!in_main.contains("JOB-RESULT-beta"), "{in_main}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_cut_off_by_a_crash_is_reported_in_its_topic_after_the_restart() {
+    let cli = FakeCli::new(&format!("{}{SLEEP_FOREVER}", print("working")));
+    let mut stack = topic_stack(&cli.toml("claude_code", &["-p"], None), |toml| toml).await;
+    let b = start_job_in_topic(&stack, &cli).await;
+
+    stack.kill_agentd();
+    stack.start_agentd();
+    eventually("the interruption notice", PROMPT, async || {
+        !sent(&stack, "中断").is_empty()
+    })
+    .await;
+    let told = sent(&stack, "中断");
+    assert_eq!(told.len(), 1, "{}", stack.telegram.call_log());
+    assert!(
+        text_of(&told[0]).contains("后台任务 #"),
+        "{}",
+        text_of(&told[0])
+    );
+    assert_eq!(told[0].int_param("message_thread_id"), Some(b));
 }
