@@ -63,6 +63,18 @@ async fn retry_replaces_the_last_answer_and_the_next_request_carries_only_the_ne
         texts.contains(&"SECOND-TRY".to_owned())
     })
     .await;
+    // The retried turn stores its answer before it gives its lane back.
+    let client = h.client.clone();
+    eventually("the retried turn finished", WAIT, async || {
+        let status = client
+            .clone()
+            .get_status(pb::GetStatusRequest::default())
+            .await
+            .unwrap()
+            .into_inner();
+        status.running_turns.is_empty()
+    })
+    .await;
     let second = fake.last_request().unwrap().raw_body;
     assert!(second.contains("roll a die"), "the same message runs again");
     assert!(
