@@ -114,6 +114,7 @@ pub(super) async fn retry(
             placeholder_message_id: None,
             thread_id: sent.thread,
         }),
+        resume: false,
     };
     match client.retry(request).await {
         Ok(reply) if reply.get_ref().busy => Ok(texts.retry_busy().to_owned()),
