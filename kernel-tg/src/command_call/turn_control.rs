@@ -69,6 +69,8 @@ pub(super) async fn steer(
         text,
         deliver_to_owner: Some(to.delivery()),
         session_id: to.session,
+        outside_content: to.sent.outside,
+        replied_to_message_ids: to.sent.replied_to.into_iter().collect(),
     };
     let reply = client.steer(request).await?.into_inner();
     Ok(if reply.steered {
