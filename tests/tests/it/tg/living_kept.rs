@@ -12,7 +12,7 @@ use kernel_common::config::Locale;
 use serde_json::json;
 use tests::fake_llm::Script;
 use tests::fake_telegram::OWNER_ID;
-use tests::stack::{PROMPT, Stack, outbox_drained, reply_target, rpc, text_of};
+use tests::stack::{PROMPT, Stack, outbox_drained, prune_outbox, reply_target, rpc, text_of};
 use tests::told::Told;
 use tests::wait::eventually;
 
@@ -109,16 +109,7 @@ async fn a_reaction_finds_an_answer_whose_outbox_row_is_pruned() {
 
     // A week later the delivered item's outbox row is pruned; kernel-tg restarted meanwhile.
     stack.kill_bot();
-    let path = stack.cfg.data_dir().join("kernel.db");
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
-        .await
-        .expect("open the database");
-    let pruned = sqlx::query("DELETE FROM outbox")
-        .execute(&pool)
-        .await
-        .expect("prune the outbox");
-    assert!(pruned.rows_affected() >= 1);
-    pool.close().await;
+    assert!(prune_outbox(&stack).await >= 1);
     stack.start_bot().await;
 
     stack
