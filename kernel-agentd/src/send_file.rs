@@ -217,7 +217,8 @@ impl Tool for SendFile {
             reply_to: None,
             placeholder: None,
             thread_id,
-            outside: false,
+            // After outside content, the file may be a stranger's words (a reply to it asks).
+            outside: ctx.outside_content,
         };
         match self.outbox.queue(item).await {
             Ok(seq) => {

@@ -36,6 +36,10 @@ pub struct ToolContext {
     pub session_id: i64,
     /// Progress the caller should see now (forwarded as turn events); the default drops it.
     pub events: ToolEvents,
+    /// The turn has read content from outside the owner by now (a forward, a document, an
+    /// MCP result, a watched page): what the tool sends the owner (`send_file`) carries the
+    /// mark, so a reply to it is outside content too.
+    pub outside_content: bool,
 }
 
 /// A tool's answer, fed back to the model as a `ToolResult`.

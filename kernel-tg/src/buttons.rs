@@ -5,7 +5,8 @@
 //! page (`mem:<page>`; `mema:<page>` for `/memory all`), a budget limit's
 //! Continue today / this month (`bud:<period key>[:<refused message id>]`), a proposed merge
 //! of memories' merge / keep (`mprop:<proposal id>:m|k`), an edited message's "Answer the
-//! edited message" (`edans:<message id>`), a 👎's "Try again" (`again[:<provider/model>]`) and
+//! edited message" (`edans:<message id>`), a 👎's "Try again" (`agn:<session id>[:<provider/model>]`;
+//! `again[:<provider/model>]` from before, the current session's) and
 //! `/history <words>`' Resume (`res:<session id>`) and previous / next page (`hsp:<kept search
 //! id>:<page>`: the search is kept in agentd's database, so a press works after a restart). Pure: building
 //! and parsing `callback_data` (1–64 bytes, Telegram's rule); `callback` handles a press.
@@ -42,8 +43,12 @@ pub(crate) enum Press {
     MemoryProposal { proposal: i64, merge: bool },
     /// Answer the owner's edited message `message` (`edans:<id>`).
     AnswerEdit { message: i32 },
-    /// Run the last message again, on `model` (`again[:<provider/model>]`).
-    TryAgain { model: Option<String> },
+    /// Run the last message of `session` (`None`: the current one) again, on `model`
+    /// (`agn:<session>[:<provider/model>]`, or `again[:<provider/model>]` without a session).
+    TryAgain {
+        session: Option<i64>,
+        model: Option<String>,
+    },
     /// Resume the session with this database id (`res:<id>`, under `/history <words>`).
     Resume { session_id: i64 },
     /// Show page `page` of the kept history search `search` (`hsp:<search>:<page>`).
@@ -89,8 +94,22 @@ pub(crate) fn data(press: &Press) -> Option<String> {
             format!("mprop:{proposal}:{}", if *merge { 'm' } else { 'k' })
         }
         Press::AnswerEdit { message } => format!("edans:{message}"),
-        Press::TryAgain { model: None } => "again".to_owned(),
-        Press::TryAgain { model: Some(model) } => format!("again:{model}"),
+        Press::TryAgain {
+            session: None,
+            model: None,
+        } => "again".to_owned(),
+        Press::TryAgain {
+            session: None,
+            model: Some(model),
+        } => format!("again:{model}"),
+        Press::TryAgain {
+            session: Some(session),
+            model: None,
+        } => format!("agn:{session}"),
+        Press::TryAgain {
+            session: Some(session),
+            model: Some(model),
+        } => format!("agn:{session}:{model}"),
         Press::Resume { session_id } => format!("res:{session_id}"),
         Press::HistoryPage { search, page } => format!("hsp:{search}:{page}"),
         Press::Watch { watch, delete } => {
@@ -191,11 +210,27 @@ pub(crate) fn parse(data: &str) -> Option<Press> {
         return Some(Press::AnswerEdit { message });
     }
     if data == "again" {
-        return Some(Press::TryAgain { model: None });
+        return Some(Press::TryAgain {
+            session: None,
+            model: None,
+        });
     }
     if let Some(model) = data.strip_prefix("again:") {
         return (!model.is_empty()).then(|| Press::TryAgain {
+            session: None,
             model: Some(model.to_owned()),
+        });
+    }
+    if let Some(rest) = data.strip_prefix("agn:") {
+        let (session, model) = match rest.split_once(':') {
+            Some((session, model)) if !model.is_empty() => (session, Some(model.to_owned())),
+            Some(_) => return None,
+            None => (rest, None),
+        };
+        let session: i64 = session.parse().ok().filter(|&s| s >= 1)?;
+        return Some(Press::TryAgain {
+            session: Some(session),
+            model,
         });
     }
     if let Some(id) = data.strip_prefix("res:") {
@@ -435,6 +470,22 @@ mod tests {
                 period: "month:2026-11".into(),
                 refusal: "1764270000123456".into(),
             },
+            Press::TryAgain {
+                session: None,
+                model: None,
+            },
+            Press::TryAgain {
+                session: None,
+                model: Some("backup/m-2".into()),
+            },
+            Press::TryAgain {
+                session: Some(7),
+                model: None,
+            },
+            Press::TryAgain {
+                session: Some(7),
+                model: Some("backup/m-2".into()),
+            },
         ] {
             let data = data(&press).unwrap();
             assert!((1..=MAX_CALLBACK_DATA).contains(&data.len()));
@@ -455,7 +506,7 @@ mod tests {
         assert!(rerun(&"x".repeat(80), Texts::new(Locale::En)).is_none());
         for junk in [
             "", "stop:", "ask:", "ask:q1", "ask::1", "ask:q1:x", "other", "apv:", "apv:a1",
-            "apv::o", "apv:a1:x", "rerun:", "bud:",
+            "apv::o", "apv:a1:x", "rerun:", "bud:", "again:", "agn:", "agn:0", "agn:x", "agn:7:",
         ] {
             assert_eq!(parse(junk), None, "{junk}");
         }

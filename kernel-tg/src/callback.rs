@@ -67,10 +67,14 @@ pub(crate) async fn handle(app: App, press: CallbackQuery) {
             let app = app.in_topic(press_topic(&app, &press));
             Some(crate::edits::answer(&app, message, offer).await.into())
         }
-        Some(Press::TryAgain { model }) => {
+        Some(Press::TryAgain { session, model }) => {
             let offer = press.message.as_ref().map(|m| m.id());
             let app = app.in_topic(press_topic(&app, &press));
-            Some(crate::reactions::try_again(&app, model, offer).await.into())
+            Some(
+                crate::reactions::try_again(&app, session, model, offer)
+                    .await
+                    .into(),
+            )
         }
         Some(Press::MemoryProposal { proposal, merge }) => {
             let message = press.message.as_ref().map(|m| m.id());

@@ -107,7 +107,7 @@ pub(crate) fn classify(message: &Message, bot_username: Option<&str>, texts: Tex
 /// Whether `message` brings content from outside the owner: a forward, or a reply (with or
 /// without a quote) to a forward, to a document, or to a message of another chat. The quoted
 /// or replied-to text reaches the model as a context line, so it keeps its mark.
-fn carries_outside_content(message: &Message) -> bool {
+pub(crate) fn carries_outside_content(message: &Message) -> bool {
     let replied_outside = |m: &Message| m.forward_origin().is_some() || m.document().is_some();
     message.forward_origin().is_some()
         || message.reply_to_message().is_some_and(replied_outside)

@@ -395,6 +395,8 @@ impl Loop {
                     key: crate::edits::key(&self.app, message_id),
                     thread,
                     session: None,
+                    outside: incoming::carries_outside_content(message),
+                    replied_to: message.reply_to_message().map(|m| i64::from(m.id.0)),
                 };
                 self.tasks.spawn(async move {
                     if matches!(parsed, Ok(crate::command::Command::New))

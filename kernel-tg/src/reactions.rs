@@ -4,7 +4,9 @@
 //! turn: a refused `setMessageReaction` (an old client, a rate limit) changes nothing else. The
 //! owner's reactions (`message_reaction` updates, the owner's only, in the owner's chat): a 👎
 //! on the last answer of a session offers "Try again" / "Try again with <another model>"
-//! (`Retry`), in the topic of that session; every reaction on one of Kernel's answers, of any
+//! (`Retry`), in the topic of that session; in the main chat the press runs that session's last
+//! message even when the owner has left it (`/new`, `/resume`): it becomes the current session
+//! again (`Retry` with `resume`) and answers there; every reaction on one of Kernel's answers, of any
 //! age (that 👎 too), is stored as feedback (`SetFeedback`, which also tells which answer it
 //! is), with no reply; a flood is cut off (at most 20 a minute).
 
@@ -101,7 +103,7 @@ pub(crate) async fn handle(app: App, update: MessageReactionUpdated) {
             if thumbs_down && answer.last_answer {
                 // The offer goes where the answer is (its session's topic); the 👎 is kept as
                 // feedback too (it stays unless the answer is tried again, which replaces it).
-                offer_try_again(&app.in_topic(answer.thread_id), message).await;
+                offer_try_again(&app.in_topic(answer.thread_id), answer.session_id, message).await;
             }
         }
         Err(status) => {
@@ -110,12 +112,17 @@ pub(crate) async fn handle(app: App, update: MessageReactionUpdated) {
     }
 }
 
-/// Offers to answer the last message again, replying to the 👎'd answer `message`.
-async fn offer_try_again(app: &App, message: MessageId) {
+/// Offers to answer session `session`'s last message again, replying to the 👎'd answer
+/// `message`.
+async fn offer_try_again(app: &App, session: i64, message: MessageId) {
     let texts = app.texts();
     let other = other_model(app).await;
+    let session = Some(session).filter(|&s| s >= 1);
     let mut row = Vec::new();
-    if let Some(data) = buttons::data(&Press::TryAgain { model: None }) {
+    if let Some(data) = buttons::data(&Press::TryAgain {
+        session,
+        model: None,
+    }) {
         row.push(InlineKeyboardButton::callback(
             texts.try_again_button(),
             data,
@@ -123,6 +130,7 @@ async fn offer_try_again(app: &App, message: MessageId) {
     }
     if let Some(model) = other
         && let Some(data) = buttons::data(&Press::TryAgain {
+            session,
             model: Some(model.clone()),
         })
     {
@@ -157,24 +165,27 @@ async fn other_model(app: &App) -> Option<String> {
         .map(|p| format!("{}/{}", p.name, p.default_model))
 }
 
-/// The owner pressed "Try again" (on `model`) on the offer `offer`: the last message runs
-/// again (its buttons go once it started); an offer in a topic, that topic's. The toast.
+/// The owner pressed "Try again" (on `model`) on the offer `offer` for session `session`: its
+/// last message runs again (its buttons go once it started); an offer in a topic, that topic's;
+/// in the main chat a session the owner left becomes the current one again. The toast.
 pub(crate) async fn try_again(
     app: &App,
+    session: Option<i64>,
     model: Option<String>,
     offer: Option<MessageId>,
 ) -> &'static str {
     let texts = app.texts();
-    let session_id = match app.topic() {
+    let (session_id, resume) = match app.topic() {
         Some(thread) => match crate::topics::session(app, thread).await {
-            Ok(session) => Some(session),
+            Ok(session) => (Some(session), false),
             Err(Some(_refused)) => return texts.nothing_to_retry(),
             Err(None) => return texts.agentd_unavailable(),
         },
-        None => None,
+        None => (session, session.is_some()),
     };
     let request = pb::RetryRequest {
         session_id,
+        resume,
         model,
         deliver_to_owner: Some(pb::OwnerDelivery {
             reply_to_message_id: offer.map(|m| i64::from(m.0)),

@@ -3,7 +3,7 @@
 
 mod probe;
 
-pub use probe::{outbox_drained, rpc, sent_containing};
+pub use probe::{outbox_drained, prune_outbox, rpc, sent_containing};
 
 use std::path::Path;
 use std::time::Duration;

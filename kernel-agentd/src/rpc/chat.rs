@@ -83,7 +83,15 @@ impl AgentService {
         let steered = self
             .agent
             .turns()
-            .steer_in(req.session_id, req.text, delivery)
+            .steer_in(
+                req.session_id,
+                UserInput {
+                    outside_content: req.outside_content,
+                    replied_to: req.replied_to_message_ids,
+                    ..UserInput::text(req.text)
+                },
+                delivery,
+            )
             .await
             .map_err(to_status)?;
         Ok(pb::SteerResponse {

@@ -67,6 +67,7 @@ impl AgentService {
                 req.session_id,
                 req.model.as_deref(),
                 delivery(req.deliver_to_owner),
+                req.resume,
             )
             .await
             .map_err(to_status)?;

@@ -345,12 +345,12 @@ impl Store {
     }
 
     /// Whether any of `chat_message_ids` (the client's messages an owner message replies to) is
-    /// a message a kept outbox item carrying outside content became.
+    /// a message an outbox item carrying outside content became — of any age: the mark is kept
+    /// in `outside_chat_messages` when the item is acknowledged, past the outbox row's pruning.
     pub async fn carried_outside(&self, chat_message_ids: &[i64]) -> Result<bool, StoreError> {
         for id in chat_message_ids {
             let found: bool = sqlx::query_scalar(
-                "SELECT EXISTS (SELECT 1 FROM outbox WHERE outside = 1
-                     AND EXISTS (SELECT 1 FROM json_each(outbox.message_ids) WHERE value = ?1))",
+                "SELECT EXISTS (SELECT 1 FROM outside_chat_messages WHERE chat_message_id = ?1)",
             )
             .bind(id)
             .fetch_one(&self.pool)
@@ -418,6 +418,16 @@ impl Store {
              SELECT j.value, o.answer_message FROM outbox o, json_each(?2) j
              WHERE o.seq = ?1 AND o.kind = 'answer' AND o.answer_message IS NOT NULL
                AND EXISTS (SELECT 1 FROM messages WHERE id = o.answer_message)",
+        )
+        .bind(ack.seq)
+        .bind(&ids)
+        .execute(&mut *tx)
+        .await
+        .map_err(StoreError::db(op))?;
+        // The chat messages of an item that carried outside content, kept past the row's pruning.
+        sqlx::query(
+            "INSERT OR IGNORE INTO outside_chat_messages (chat_message_id)
+             SELECT j.value FROM outbox o, json_each(?2) j WHERE o.seq = ?1 AND o.outside = 1",
         )
         .bind(ack.seq)
         .bind(&ids)

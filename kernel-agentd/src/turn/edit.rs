@@ -119,7 +119,7 @@ impl Turns {
                 inner.live.end(&found.turn_id);
             } else if inner
                 .gate
-                .steer(Scope::Session(session_id), edited_to(locale, &text))
+                .steer(Scope::Session(session_id), edited_to(locale, &text), false)
                 .is_ok()
             {
                 tracing::info!(turn = %found.turn_id, "the owner edited the running turn's message: a steer");

@@ -108,6 +108,15 @@ struct State {
     next_id: u64,
 }
 
+/// The `/steer` texts a turn takes at a step boundary.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Steers {
+    /// Oldest first.
+    pub texts: Vec<String>,
+    /// One of them carried content from outside the owner: the turn is outside content now.
+    pub outside: bool,
+}
+
 #[derive(Debug)]
 struct Running {
     id: u64,
@@ -119,6 +128,8 @@ struct Running {
     tools: Vec<String>,
     /// `/steer` texts not yet handed to the turn (taken at its next step boundary).
     steers: Vec<String>,
+    /// One of those carried content from outside the owner (a forwarded `/steer`).
+    steered_outside: bool,
     /// The turn's id, once it has one (a Stop button cancels only its own turn).
     turn_id: Option<String>,
     /// Its outcome is on its way to the owner ([`Permit::concluding`]): it ends in moments.
@@ -271,6 +282,7 @@ impl Gate {
             started_at: Utc::now(),
             tools: Vec::new(),
             steers: Vec::new(),
+            steered_outside: false,
             turn_id: None,
             concluding: false,
         });
@@ -330,13 +342,14 @@ impl Gate {
         }
     }
 
-    /// Hands `text` to the running turn in `scope` (the oldest) for its next step boundary;
-    /// gives it back when none runs.
-    pub(super) fn steer(&self, scope: Scope, text: String) -> Result<(), String> {
+    /// Hands `text` to the running turn in `scope` (the oldest) for its next step boundary
+    /// (`outside`: it carries content from outside the owner); gives it back when none runs.
+    pub(super) fn steer(&self, scope: Scope, text: String, outside: bool) -> Result<(), String> {
         let mut s = self.lock();
         match s.running.iter_mut().find(|r| scope.covers(&r.lane)) {
             Some(r) => {
                 r.steers.push(text);
+                r.steered_outside |= outside;
                 Ok(())
             }
             None => Err(text),
@@ -455,10 +468,16 @@ impl Permit {
         steered
     }
 
-    /// The `/steer` texts received since the last call, oldest first.
-    pub(super) fn take_steers(&self) -> Vec<String> {
-        let mut steers = Vec::new();
-        self.with_running(|r| steers = std::mem::take(&mut r.steers));
+    /// The `/steer` texts received since the last call, oldest first, and whether any of them
+    /// carried content from outside the owner.
+    pub(super) fn take_steers(&self) -> Steers {
+        let mut steers = Steers::default();
+        self.with_running(|r| {
+            steers = Steers {
+                texts: std::mem::take(&mut r.steers),
+                outside: std::mem::take(&mut r.steered_outside),
+            }
+        });
         steers
     }
 }

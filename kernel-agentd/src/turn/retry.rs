@@ -2,7 +2,9 @@
 //! and the new try replaces the old round in the session's history (the model's next request
 //! carries only the newest try; the usage ledger keeps the calls of both). It runs the message
 //! as its turn did: in full (not the slimmed stored copy) and with its outside-content mark. Keyed on a session
-//! and that session's gate: the current session, or a Telegram topic's session (its lane).
+//! and that session's gate: the current session, or a Telegram topic's session (its lane); with
+//! `resume`, another session too, which becomes the current one once the retry is admitted (a 👎
+//! on the last answer of a session the owner left).
 
 use super::gate::Lane;
 use super::input::Accepted;
@@ -24,25 +26,32 @@ impl Turns {
     /// Runs session `session_id`'s (`None`: the current session's) last owner message again on
     /// `model` (`provider/model`, or a model of the current provider; `None`: the current
     /// model), its outcome going to `delivery`. The old round is dropped from the history once
-    /// the new turn is admitted, never before: a busy refusal changes nothing.
+    /// the new turn is admitted, never before: a busy refusal changes nothing. With `resume`, a
+    /// session that is neither current nor a topic's becomes the current one once admitted
+    /// (without it, such a session is refused).
     pub async fn retry(
         &self,
         session_id: Option<i64>,
         model: Option<&str>,
         delivery: Option<OwnerDelivery>,
+        resume: bool,
     ) -> Result<Retried, ApiError> {
         let inner = &self.inner;
         let model = match model.map(str::trim).filter(|m| !m.is_empty()) {
             Some(spec) => Some(self.retry_model(spec)?),
             None => None,
         };
-        let (session_id, lane) = self
-            .owner_lane(
-                session_id,
-                "only the current session's (or a topic's) last message can run again \
-                 (resume that session first)",
-            )
-            .await?;
+        let refusal = "only the current session's (or a topic's) last message can run again \
+                       (resume that session first)";
+        let (session_id, lane, resumed) =
+            match (self.owner_lane(session_id, refusal).await, session_id) {
+                (Ok((id, lane)), _) => (id, lane, false),
+                // Another session's: it runs in the main lane, as the current one once admitted.
+                (Err(ApiError::FailedPrecondition(_)), Some(id)) if resume => {
+                    (id, Lane::main(id), true)
+                }
+                (Err(e), _) => return Err(e),
+            };
         let nothing = || {
             ApiError::FailedPrecondition(
                 "nothing to retry: the session has no message of the owner to run again".to_owned(),
@@ -92,6 +101,9 @@ impl Turns {
             .map_err(ApiError::internal)?;
         if still.as_ref().map(|m| m.id) != Some(last.id) {
             return Err(nothing());
+        }
+        if resumed {
+            inner.sessions.resume_id(session_id).await?;
         }
         let shown_model = match &model {
             Some(m) => format!("{}/{}", m.name, m.model),

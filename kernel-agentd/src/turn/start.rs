@@ -75,7 +75,10 @@ impl Turns {
     /// `input` marked as outside content when it replies to a message Kernel sent that carried
     /// some (an answer of an outside-content turn, a job's output): the words it answers may be
     /// a stranger's, so risky actions still wait for the owner's tap.
-    async fn mark_reply_to_outside(&self, mut input: UserInput) -> Result<UserInput, ApiError> {
+    pub(super) async fn mark_reply_to_outside(
+        &self,
+        mut input: UserInput,
+    ) -> Result<UserInput, ApiError> {
         if !input.outside_content
             && !input.replied_to.is_empty()
             && self

@@ -1,5 +1,7 @@
 //! `/steer`: the owner's text for the running turn, taken at its next step boundary (see
-//! `run::Turn::run_tools`); with no turn running it starts one of its own.
+//! `run::Turn::run_tools`); with no turn running it starts one of its own. A text that carried
+//! outside content (a forwarded `/steer`, or one replying to a message that carried some)
+//! keeps its mark: the turn that takes it is outside content from then on.
 
 use super::{IntakeKeys, OwnerDelivery, Scope, TurnEvents, Turns, UserInput};
 use crate::error::ApiError;
@@ -21,14 +23,15 @@ impl Turns {
         text: String,
         delivery: Option<OwnerDelivery>,
     ) -> Result<Steered, ApiError> {
-        self.steer_in(None, text, delivery).await
+        self.steer_in(None, UserInput::text(text), delivery).await
     }
 
-    /// [`Turns::steer`] for the turn of session `session_id` (`None`: the main lane's).
+    /// [`Turns::steer`] for the turn of session `session_id` (`None`: the main lane's), with
+    /// `input`'s outside-content mark (its own, or that of a message it replies to).
     pub async fn steer_in(
         &self,
         session_id: Option<i64>,
-        text: String,
+        input: UserInput,
         delivery: Option<OwnerDelivery>,
     ) -> Result<Steered, ApiError> {
         let lane = self.lane(session_id).await?;
@@ -37,11 +40,13 @@ impl Turns {
             None => Scope::Main,
         };
         let media = &self.inner.media;
-        let accepted = UserInput::text(text.clone()).accept(media.locale(), false)?;
-        let mut text = text;
+        let input = self.mark_reply_to_outside(input).await?;
+        let mut text = input.text.clone();
+        let accepted = input.accept(media.locale(), false)?;
+        let outside = accepted.outside_content;
         // A turn may end or start between the two steps; retried until one of them holds.
         loop {
-            text = match self.inner.gate.steer(scope, text) {
+            text = match self.inner.gate.steer(scope, text, outside) {
                 Ok(()) => {
                     tracing::info!("steer handed to the running turn");
                     return Ok(Steered::Running);

@@ -69,6 +69,8 @@ pub(super) async fn steer(
         text,
         deliver_to_owner: Some(to.delivery()),
         session_id: to.session,
+        outside_content: to.sent.outside,
+        replied_to_message_ids: to.sent.replied_to.into_iter().collect(),
     };
     let reply = client.steer(request).await?.into_inner();
     Ok(if reply.steered {
@@ -114,6 +116,7 @@ pub(super) async fn retry(
             placeholder_message_id: None,
             thread_id: sent.thread,
         }),
+        resume: false,
     };
     match client.retry(request).await {
         Ok(reply) if reply.get_ref().busy => Ok(texts.retry_busy().to_owned()),

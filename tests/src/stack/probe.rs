@@ -1,5 +1,5 @@
 //! Probes of a running [`Stack`] shared by the end-to-end suites: agentd's RPCs through the real
-//! grpcurl on the stack's socket, what the bot sent, and the outbox draining.
+//! grpcurl on the stack's socket, what the bot sent, the outbox draining, and its pruning.
 
 use serde_json::{Value, json};
 
@@ -48,4 +48,20 @@ pub async fn outbox_drained(stack: &Stack) {
         status.get("undelivered").is_none()
     })
     .await;
+}
+
+/// Prunes agentd's outbox as it does a week after delivery (every delivered row goes); how
+/// many rows went.
+pub async fn prune_outbox(stack: &Stack) -> u64 {
+    let path = stack.cfg.data_dir().join("kernel.db");
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .expect("open the database");
+    let pruned = sqlx::query("DELETE FROM outbox WHERE acked_at IS NOT NULL")
+        .execute(&pool)
+        .await
+        .expect("prune the outbox")
+        .rows_affected();
+    pool.close().await;
+    pruned
 }

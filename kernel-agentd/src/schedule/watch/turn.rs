@@ -178,6 +178,8 @@ impl WatchTurn<'_> {
             call_id: id.to_owned(),
             session_id: 0,
             events: crate::tools::ToolEvents::default(),
+            // A watch reads the outside world.
+            outside_content: true,
         };
         if let Some(risk) = tool.risk(&input)
             && self.approvals.must_ask(true)

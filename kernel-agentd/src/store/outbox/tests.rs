@@ -488,3 +488,37 @@ async fn a_turn_reported_after_a_long_outage_stays_a_week_and_goes_with_its_sess
         .unwrap();
     assert_eq!(left, 0);
 }
+
+#[tokio::test]
+async fn the_outside_mark_of_a_chat_message_outlives_its_pruned_outbox_row() {
+    let (_dir, store) = store().await;
+    let outside = store
+        .store_outbox_item(&NewItem {
+            outside: true,
+            ..answer("o", "what the forward said")
+        })
+        .await
+        .unwrap();
+    let clean = store
+        .store_outbox_item(&answer("c", "hello"))
+        .await
+        .unwrap();
+    for (seq, id) in [(outside, 300), (clean, 301)] {
+        let done = Ack {
+            seq,
+            parts_done: 1,
+            message_ids: vec![id],
+            done: true,
+            ..Ack::default()
+        };
+        store.ack_outbox(&done).await.unwrap();
+    }
+    assert!(store.carried_outside(&[301, 300]).await.unwrap());
+    assert!(!store.carried_outside(&[301, 999]).await.unwrap());
+
+    // A week later the rows are pruned: the mark stays.
+    let later = Utc::now() + chrono::Duration::seconds(5);
+    assert_eq!(store.prune_outbox(later).await.unwrap(), 2);
+    assert!(store.carried_outside(&[300]).await.unwrap());
+    assert!(!store.carried_outside(&[301]).await.unwrap());
+}

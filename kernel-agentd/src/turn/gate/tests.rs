@@ -96,19 +96,26 @@ async fn an_owner_turn_waits_for_one_whose_answer_is_on_its_way() {
 fn steers_reach_the_running_turn_in_order_and_come_back_when_none_runs() {
     let gate = Gate::default();
     assert_eq!(
-        gate.steer(Scope::Main, "early".into()),
+        gate.steer(Scope::Main, "early".into(), false),
         Err("early".to_owned())
     );
     let permit = gate.try_enter(MAIN, CancellationToken::new()).unwrap();
     assert!(!permit.steered());
-    gate.steer(Scope::Main, "one".into()).unwrap();
-    gate.steer(Scope::Main, "two".into()).unwrap();
+    gate.steer(Scope::Main, "one".into(), false).unwrap();
+    gate.steer(Scope::Main, "two".into(), true).unwrap();
     assert!(permit.steered());
-    assert_eq!(permit.take_steers(), ["one", "two"]);
-    assert!(!permit.steered() && permit.take_steers().is_empty());
+    let taken = permit.take_steers();
+    assert_eq!(taken.texts, ["one", "two"]);
+    assert!(taken.outside, "one carried outside content");
+    assert!(!permit.steered() && permit.take_steers() == Steers::default());
+    gate.steer(Scope::Main, "three".into(), false).unwrap();
+    assert!(
+        !permit.take_steers().outside,
+        "the mark was taken with its texts"
+    );
     drop(permit);
     assert_eq!(
-        gate.steer(Scope::Main, "late".into()),
+        gate.steer(Scope::Main, "late".into(), false),
         Err("late".to_owned())
     );
 }
@@ -201,7 +208,7 @@ fn sessions_run_side_by_side_one_turn_each_within_the_cap() {
     // Cancelling one session leaves the other running.
     assert_eq!(gate.cancel(Scope::Session(10)), 1);
     assert!(ta.is_cancelled() && !tb.is_cancelled());
-    assert_eq!(gate.steer(Scope::Session(11), "x".into()), Ok(()));
+    assert_eq!(gate.steer(Scope::Session(11), "x".into(), false), Ok(()));
     assert!(pb.steered() && !pa.steered());
     drop(pa);
     // Session 10's busy window ended with its turn.

@@ -187,6 +187,7 @@ impl Turn {
             call_id: call.id.clone(),
             session_id: self.session_id,
             events: self.tool_events(),
+            outside_content: self.outside_content,
         }
     }
 

@@ -4,13 +4,15 @@
 //! a reaction on an answer whose outbox row is pruned (a week after delivery), with kernel-tg
 //! restarted, is still stored as feedback and a 👎 there still offers to try again; after an
 //! agentd restart (before any new message) a 👎 "Try again" and `/retry` still run the last
-//! message again, each new try replacing the old one in the next request.
+//! message again, each new try replacing the old one in the next request; a 👎 on the last
+//! answer of a session the owner left with `/new` still tries *that* answer again: the press
+//! makes it the current session again and answers there.
 
 use kernel_common::config::Locale;
 use serde_json::json;
 use tests::fake_llm::Script;
 use tests::fake_telegram::OWNER_ID;
-use tests::stack::{PROMPT, Stack, outbox_drained, reply_target, rpc, text_of};
+use tests::stack::{PROMPT, Stack, outbox_drained, prune_outbox, reply_target, rpc, text_of};
 use tests::told::Told;
 use tests::wait::eventually;
 
@@ -107,16 +109,7 @@ async fn a_reaction_finds_an_answer_whose_outbox_row_is_pruned() {
 
     // A week later the delivered item's outbox row is pruned; kernel-tg restarted meanwhile.
     stack.kill_bot();
-    let path = stack.cfg.data_dir().join("kernel.db");
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
-        .await
-        .expect("open the database");
-    let pruned = sqlx::query("DELETE FROM outbox")
-        .execute(&pool)
-        .await
-        .expect("prune the outbox");
-    assert!(pruned.rows_affected() >= 1);
-    pool.close().await;
+    assert!(prune_outbox(&stack).await >= 1);
     stack.start_bot().await;
 
     stack
@@ -231,4 +224,71 @@ async fn try_again_and_retry_work_after_an_agentd_restart() {
         "older tries are gone: {body}"
     );
     assert_eq!(body.matches("tell me a joke").count(), 1, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn try_again_on_a_left_session_resumes_it_and_answers_there() {
+    let stack = Stack::start().await;
+    stack.llm.push(Script::text("JOKE-ONE"));
+    stack.owner_says("tell me a joke");
+    let joke = stack.answer_sent("JOKE-ONE").await;
+    assert_eq!(stack.command("/new").await, zh().new_session());
+    stack.llm.push(Script::text("WEATHER-ANSWER"));
+    stack.owner_says("how is the weather");
+    stack.answer_sent("WEATHER-ANSWER").await;
+    outbox_drained(&stack).await;
+
+    // The 👎 on the left session's last answer offers to try it again; the press runs it there.
+    stack
+        .telegram
+        .user_reaction(OWNER_ID, OWNER_ID, sent_id(&joke), &[], &["👎"]);
+    let offer = stack
+        .telegram
+        .wait_for_call(
+            "sendMessage",
+            |c| c.ok && text_of(c) == zh().try_again_offer(),
+            PROMPT,
+        )
+        .await;
+    assert_eq!(reply_target(&offer), Some(sent_id(&joke)));
+    let buttons = stack.telegram.buttons(OWNER_ID, sent_id(&offer));
+    stack.llm.push(Script::text("JOKE-TWO"));
+    stack
+        .telegram
+        .press(OWNER_ID, OWNER_ID, sent_id(&offer), &buttons[0].1);
+    stack.answer_sent("JOKE-TWO").await;
+    let retried = stack.llm.requests().len() - 1;
+    let asked = stack.user_message_of(retried);
+    assert!(asked.contains("tell me a joke"), "{asked}");
+    let toasts: Vec<String> = stack
+        .telegram
+        .calls_of("answerCallbackQuery")
+        .iter()
+        .map(text_of)
+        .collect();
+    assert!(
+        toasts.iter().all(|t| t != zh().nothing_to_retry()),
+        "{toasts:?}"
+    );
+    outbox_drained(&stack).await;
+
+    // That session is the current one again: the next message continues it, the newest try only.
+    stack.llm.push(Script::text("NEXT-ANSWER"));
+    stack.owner_says("another one");
+    stack.answer_sent("NEXT-ANSWER").await;
+    let body = stack
+        .llm
+        .requests()
+        .into_iter()
+        .map(|r| r.raw_body)
+        .find(|b| b.contains("another one"))
+        .expect("the next message's request");
+    assert!(
+        body.contains("JOKE-TWO") && body.contains("tell me a joke"),
+        "{body}"
+    );
+    assert!(
+        !body.contains("JOKE-ONE") && !body.contains("how is the weather"),
+        "only the resumed session's newest try: {body}"
+    );
 }
