@@ -147,6 +147,20 @@ async fn restore_then_start_gives_the_same_sessions_and_memories() {
             .await
             .unwrap();
     }
+    // The session's title is set after the turn, in the background: the snapshot waits for it
+    // (the backup would otherwise hold a title the snapshot has not seen).
+    let titled = client.clone();
+    eventually(
+        "the first session titled",
+        Duration::from_secs(10),
+        async || {
+            sessions(&mut titled.clone())
+                .await
+                .iter()
+                .all(|(_, title)| !title.is_empty())
+        },
+    )
+    .await;
     let (before_sessions, before_memories) =
         (sessions(&mut client).await, memories(&mut client).await);
     let cfg = h.stop().await;
