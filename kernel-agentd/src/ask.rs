@@ -36,8 +36,9 @@ const DESCRIPTION: &str = "Ask the owner a question and wait for the reply. Use 
 pub(crate) enum Reply {
     /// The owner chose option `n` (0-based).
     Chose(usize),
-    /// The owner answered in words.
-    Said(String),
+    /// The owner answered in words; `outside`: they carry content from outside the owner (a
+    /// forwarded message, a reply to one): the turn that asked is outside content from then on.
+    Said { words: String, outside: bool },
     /// No answer within the timeout.
     NoAnswer,
     /// The turn was cancelled while waiting.
@@ -74,6 +75,11 @@ impl Asks {
     /// Answers question `id` with option `option` or with `text`; false when `id` is not the
     /// pending question (stale) or the option does not exist.
     pub fn answer(&self, id: &str, option: Option<u32>, text: &str) -> bool {
+        self.answer_marked(id, option, text, false)
+    }
+
+    /// [`Asks::answer`], the words marked as outside content when `outside`.
+    fn answer_marked(&self, id: &str, option: Option<u32>, text: &str, outside: bool) -> bool {
         let mut pending = self.lock();
         let Some(at) = pending.iter().position(|p| p.id == id) else {
             return false;
@@ -83,7 +89,10 @@ impl Asks {
             Some(i) if (i as usize) < p.options.len() => Reply::Chose(i as usize),
             Some(_) => return false,
             None if text.trim().is_empty() => return false,
-            None => Reply::Said(text.to_owned()),
+            None => Reply::Said {
+                words: text.to_owned(),
+                outside,
+            },
         };
         let p = pending.remove(at);
         tracing::info!(question = %p.id, by_option = option.is_some(), "question answered");
@@ -106,15 +115,16 @@ impl Asks {
         self.answer(&id, None, text).then_some(id)
     }
 
-    /// Answers the pending question of session `session_id`, if any, with `text`; its id.
-    pub fn answer_pending_in(&self, session_id: i64, text: &str) -> Option<String> {
+    /// Answers the pending question of session `session_id`, if any, with `text` (outside
+    /// content when `outside`: a forward, a reply to one); its id.
+    pub fn answer_pending_in(&self, session_id: i64, text: &str, outside: bool) -> Option<String> {
         let id = self
             .lock()
             .iter()
             .find(|p| p.session_id == session_id)?
             .id
             .clone();
-        self.answer(&id, None, text).then_some(id)
+        self.answer_marked(&id, None, text, outside).then_some(id)
     }
 
     /// Puts `question` to the owner of session `session_id` (with `options` as buttons) and
@@ -186,7 +196,15 @@ impl Asks {
             .await;
         match reply {
             Reply::Chose(i) => ToolOutput::ok(options[i].clone()),
-            Reply::Said(words) => ToolOutput::ok(words),
+            Reply::Said { words, outside } => {
+                if outside {
+                    tracing::info!(
+                        "an answer carried outside content: the turn is outside content"
+                    );
+                    ctx.took_outside.set();
+                }
+                ToolOutput::ok(words)
+            }
             Reply::NoAnswer => ToolOutput::ok(NO_ANSWER),
             Reply::Cancelled => ToolOutput::error("cancelled by the user"),
         }

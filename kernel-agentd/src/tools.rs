@@ -10,6 +10,7 @@ pub mod notify_owner;
 mod validate;
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
 use futures::FutureExt as _;
@@ -40,6 +41,26 @@ pub struct ToolContext {
     /// MCP result, a watched page): what the tool sends the owner (`send_file`) carries the
     /// mark, so a reply to it is outside content too.
     pub outside_content: bool,
+    /// Set by a tool that took in outside content the turn did not know of (an `ask_user`
+    /// answer the owner forwarded): the turn is outside content from then on.
+    pub took_outside: OutsideMark,
+}
+
+/// A flag a tool raises when what it took in came from outside the owner; a cheap `Clone`
+/// handle shared with the turn that called it.
+#[derive(Debug, Clone, Default)]
+pub struct OutsideMark(Arc<AtomicBool>);
+
+impl OutsideMark {
+    /// Marks the turn outside content.
+    pub fn set(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether a tool raised it.
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
 /// A tool's answer, fed back to the model as a `ToolResult`.

@@ -31,8 +31,8 @@ pub(crate) struct Sent {
     pub(crate) thread: Option<i64>,
     /// The session of that topic, when the command acts on it (`None`: the current session).
     pub(crate) session: Option<i64>,
-    /// It carries content from outside the owner (a forwarded `/steer`, or one replying to a
-    /// forward or a document): a `/steer` keeps that mark.
+    /// It carries content from outside the owner (it replies to a forward or a document; a
+    /// forward itself is never a command): a `/steer` keeps that mark.
     pub(crate) outside: bool,
     /// The chat message it replies to: agentd marks a `/steer` replying to a message that
     /// carried outside content.

@@ -72,9 +72,11 @@ impl Media {
 }
 
 /// Classifies an admitted message; `bot_username` lets `/cmd@bot` through; context lines are
-/// written in `texts`' language and time zone.
+/// written in `texts`' language and time zone. A forward is someone else's words: its text is
+/// never a command, it is a turn with outside content (like any forward).
 pub(crate) fn classify(message: &Message, bot_username: Option<&str>, texts: Texts) -> Incoming {
     if let Some(text) = message.text()
+        && message.forward_origin().is_none()
         && let Some(parsed) = command::parse(text, bot_username)
     {
         return Incoming::Command(parsed);
@@ -261,6 +263,31 @@ mod tests {
         );
         let cmd = classify(&message(json!({ "text": "/status@kbot" })), Some("kbot"), T);
         assert_eq!(cmd, Incoming::Command(Ok(Command::Status)));
+    }
+
+    #[test]
+    fn a_forwarded_command_is_a_turn_with_outside_content() {
+        let origin = json!({
+            "type": "hidden_user", "date": 1_700_000_000, "sender_user_name": "Eve"
+        });
+        for text in ["/new", "/forget everything", "/cancel"] {
+            let m = message(json!({ "text": text, "forward_origin": origin }));
+            let Incoming::Turn(turn) = classify(&m, None, T) else {
+                panic!("{text} ran as a command")
+            };
+            assert!(turn.outside, "{text}");
+            assert!(turn.text.ends_with(text), "{:?}", turn.text);
+        }
+        let mut photo = file("p", 10);
+        photo["width"] = json!(90);
+        photo["height"] = json!(90);
+        let album = message(json!({
+            "photo": [photo], "caption": "/new", "media_group_id": "g", "forward_origin": origin
+        }));
+        let Incoming::Turn(turn) = classify(&album, None, T) else {
+            panic!("a forwarded caption ran as a command")
+        };
+        assert!(turn.outside && turn.text.ends_with("/new") && turn.media.is_some());
     }
 
     #[test]

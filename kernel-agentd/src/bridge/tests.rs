@@ -237,7 +237,7 @@ async fn approve_answers_in_the_permission_prompt_shape() {
 }
 
 #[tokio::test]
-async fn notes_are_bounded_and_rate_limited() {
+async fn notes_are_bounded_rate_limited_and_outside_content() {
     let env = crate::test_support::env("").await;
     let outbox: crate::outbox::Outbox<()> =
         crate::outbox::Outbox::new(env.store.clone(), CancellationToken::new());
@@ -282,6 +282,17 @@ async fn notes_are_bounded_and_rate_limited() {
         ("too many notes: at most one every 10 seconds".into(), true)
     );
     assert_eq!(outbox.backlog().await.unwrap().count, 1, "one note queued");
+    // A CLI reads files and web pages: its note is outside content, so a reply to it is too.
+    let note = &env.store.pending_outbox(0).await.unwrap()[0];
+    let delivered = crate::store::outbox::Ack {
+        seq: note.seq,
+        parts_done: 1,
+        message_ids: vec![77],
+        done: true,
+        ..crate::store::outbox::Ack::default()
+    };
+    assert!(env.store.ack_outbox(&delivered).await.unwrap());
+    assert!(env.store.carried_outside(&[77]).await.unwrap());
 }
 
 #[test]

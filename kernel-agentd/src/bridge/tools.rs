@@ -184,7 +184,8 @@ async fn notify(bridge: &Bridge, session: &Session, args: &Value) -> (String, bo
         reply_to: None,
         placeholder: None,
         thread_id: None,
-        outside: false,
+        // A CLI reads files and web pages: what it says is outside content.
+        outside: true,
     };
     match outbox.note(item).await {
         Ok(_) => ("sent".into(), false),

@@ -128,7 +128,7 @@ struct Running {
     tools: Vec<String>,
     /// `/steer` texts not yet handed to the turn (taken at its next step boundary).
     steers: Vec<String>,
-    /// One of those carried content from outside the owner (a forwarded `/steer`).
+    /// One of those carried content from outside the owner (a `/steer` replying to a forward).
     steered_outside: bool,
     /// The turn's id, once it has one (a Stop button cancels only its own turn).
     turn_id: Option<String>,

@@ -1,6 +1,8 @@
 //! An owner message while the running turn's `ask_user` question is pending is the owner's reply:
 //! the text, or a voice note's transcript (transcribed here, under the root token). Anything
-//! else (a photo, a document) follows the busy rule like any message while a turn runs.
+//! else (a photo, a document) follows the busy rule like any message while a turn runs. A
+//! reply that carries outside content (a forward, a reply to one) keeps its mark: the turn that
+//! asked is outside content from then on.
 
 use super::{Lane, Turns, UserInput};
 use crate::media::SttFailure;
@@ -16,7 +18,9 @@ impl Turns {
             return None;
         }
         if input.attachments.is_empty() {
-            return inner.asks.answer_pending_in(session_id, &input.text);
+            return inner
+                .asks
+                .answer_pending_in(session_id, &input.text, input.outside_content);
         }
         let media = &inner.media;
         let accepted = input
@@ -41,6 +45,8 @@ impl Turns {
                 _ => return None,
             }
         }
-        inner.asks.answer_pending_in(session_id, &words.join("\n"))
+        inner
+            .asks
+            .answer_pending_in(session_id, &words.join("\n"), input.outside_content)
     }
 }

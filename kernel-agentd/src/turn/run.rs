@@ -150,6 +150,9 @@ pub(super) struct Turn {
     /// Content from outside the owner entered the turn (a flagged message, a document, a job's
     /// output, an MCP result): with `approvals.mode = "untrusted"` risky calls now ask.
     outside_content: bool,
+    /// Raised by a tool that took in outside content (an `ask_user` answer the owner
+    /// forwarded); folded into `outside_content` after each call.
+    took_outside: crate::tools::OutsideMark,
     /// What the ledger records the turn's calls as: `owner` or `task` (a turn Kernel started),
     /// `failover` once a fail-over provider serves them.
     purpose: crate::usage::Purpose,
@@ -180,6 +183,7 @@ impl Turn {
             model: s.model,
             want_voice_reply: s.input.want_voice_reply,
             outside_content: s.input.outside_content,
+            took_outside: crate::tools::OutsideMark::default(),
             input: Some(s.input),
             user: Message {
                 role: Role::User,

@@ -47,6 +47,7 @@ impl Turns {
             Some(_) => Some(self.lane(session_id).await?),
             None => inner.sessions.current_id().map(gate::Lane::main),
         };
+        let input = self.mark_reply_to_outside(input).await?;
         if let Some(lane) = asked_in
             && let Some(id) = self.reply_to_question(lane, &input).await
         {
@@ -56,7 +57,6 @@ impl Turns {
             return Ok(rx);
         }
         let media = &inner.media;
-        let input = self.mark_reply_to_outside(input).await?;
         let input = input.accept(media.locale(), media.stt_configured())?;
         let input = self.fits_provider(input).await?;
         if let Some(refused) = self.refuse_over_budget(delivery, Some(&input)).await? {

@@ -1,6 +1,6 @@
 //! `/steer`: the owner's text for the running turn, taken at its next step boundary (see
 //! `run::Turn::run_tools`); with no turn running it starts one of its own. A text that carried
-//! outside content (a forwarded `/steer`, or one replying to a message that carried some)
+//! outside content (a `/steer` replying to a forward, or to a message that carried some)
 //! keeps its mark: the turn that takes it is outside content from then on.
 
 use super::{IntakeKeys, OwnerDelivery, Scope, TurnEvents, Turns, UserInput};

@@ -180,6 +180,7 @@ impl WatchTurn<'_> {
             events: crate::tools::ToolEvents::default(),
             // A watch reads the outside world.
             outside_content: true,
+            took_outside: crate::tools::OutsideMark::default(),
         };
         if let Some(risk) = tool.risk(&input)
             && self.approvals.must_ask(true)

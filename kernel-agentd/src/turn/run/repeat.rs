@@ -2,7 +2,8 @@
 //! is not run silently or refused — the owner is asked (a `ChatEvent.question` with buttons,
 //! through the `ask_user` machinery, so kernel-tg shows it and a typed message answers it):
 //! Stop (the turn ends), Let it continue (the call runs, the count starts again), or Tell it
-//! something (the owner's next message reaches the model as a steer in place of the call). No
+//! something (the owner's next message reaches the model as a steer in place of the call; a
+//! forward keeps its outside mark: the turn is outside content from then on). No
 //! answer within `general.ask_timeout_secs` stops. The model is told what the owner chose.
 
 use kernel_common::config::Locale;
@@ -65,14 +66,14 @@ impl Turn {
                     )
                     .await;
                 match reply {
-                    Reply::Said(words) => words,
+                    Reply::Said { words, outside } => self.took_words(words, outside),
                     Reply::Cancelled => return Verdict::Skip(ToolOutput::error(CANCELLED_BY_USER)),
                     Reply::Chose(_) | Reply::NoAnswer => {
                         return self.stop_repeats(tool, locale, false);
                     }
                 }
             }
-            Reply::Said(words) => words,
+            Reply::Said { words, outside } => self.took_words(words, outside),
             Reply::Chose(STOP) => return self.stop_repeats(tool, locale, true),
             Reply::Chose(_) | Reply::NoAnswer => return self.stop_repeats(tool, locale, false),
             Reply::Cancelled => return Verdict::Skip(ToolOutput::error(CANCELLED_BY_USER)),
@@ -83,6 +84,18 @@ impl Turn {
         Verdict::Skip(ToolOutput::error(format!(
             "not run: {tool} was called {times} times with this same input; the owner was asked and wrote to you instead (their words follow the results)"
         )))
+    }
+
+    /// The owner's `words` for the model; when they carried outside content (a forward) the
+    /// turn is outside content from then on, as after a forwarded steer.
+    fn took_words(&mut self, words: String, outside: bool) -> String {
+        if outside && !self.outside_content {
+            tracing::info!(
+                "the owner's words carried outside content: the turn is outside content"
+            );
+            self.outside_content = true;
+        }
+        words
     }
 
     /// `steer` (the owner's `/steer` texts) with what the owner said about repeated calls in

@@ -1,6 +1,6 @@
 //! The running turn's side of `/steer`: the owner's pending texts become one labelled block at
 //! a step boundary (`Turn::run_tools`, `Turn::drive`); one that carried outside content (a
-//! forwarded `/steer`) makes the turn outside content from then on (its answer is marked, risky
+//! `/steer` replying to a forward) makes the turn outside content from then on (its answer is marked, risky
 //! calls ask under `approvals.mode = "untrusted"`); texts that come after the last step
 //! boundary join the `/next` queue, keeping that mark.
 

@@ -124,6 +124,7 @@ impl Turn {
             let _ = tokio::time::timeout(CANCEL_GRACE, running).await;
             return None;
         };
+        self.fold_outside_mark();
         self.finish_call(call, &output);
         Some(output)
     }
@@ -169,6 +170,15 @@ impl Turn {
         Some(output)
     }
 
+    /// A tool took in outside content (an `ask_user` answer the owner forwarded): the turn is
+    /// outside content from then on.
+    fn fold_outside_mark(&mut self) {
+        if self.took_outside.is_set() && !self.outside_content {
+            tracing::info!("a tool took in outside content: the turn is outside content");
+            self.outside_content = true;
+        }
+    }
+
     /// Announces that `call` finished with `output`.
     fn finish_call(&self, call: &Call, output: &ToolOutput) {
         let summary = result_line(output, &self.turns.inner.redactor);
@@ -188,6 +198,7 @@ impl Turn {
             session_id: self.session_id,
             events: self.tool_events(),
             outside_content: self.outside_content,
+            took_outside: self.took_outside.clone(),
         }
     }
 
@@ -234,6 +245,7 @@ impl Turn {
             let _ = tokio::time::timeout(CANCEL_GRACE, all).await;
             return false;
         };
+        self.fold_outside_mark();
         for (k, output) in done {
             self.finish_call(&calls[k], &output);
             outputs[k] = Some(output);
