@@ -8,7 +8,7 @@ use kernel_common::config::Locale;
 use kernel_proto::v1 as pb;
 use kernel_proto::v1::agent_client::AgentClient;
 use tests::fake_cli::{FakeCli, print};
-use tests::fake_llm::Script;
+use tests::fake_llm::{Release, Script};
 use tests::fake_telegram::{OWNER_ID, SentMessage};
 use tests::harness::unix_channel;
 use tests::stack::{PROMPT, Stack, reply_target, text_of};
@@ -169,9 +169,9 @@ async fn a_steer_in_an_idle_topic_starts_that_topics_turn_there() {
     assert_ne!(status.current_session.map(|s| s.id), Some(session_a));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_stop_button_in_a_topic_ends_that_turn_while_the_other_topic_answers() {
-    let stack = Stack::start().await;
+/// Topics "Alpha" and "Beta", each running a turn: A's model call stalls, B's answer ("beta
+/// answer arrives anyway") waits for the returned release. Returns A, B and A's message id.
+async fn alpha_stalls_beta_holds(stack: &Stack) -> (i64, i64, i64, Release) {
     stack.telegram.enable_topics();
     let a = stack.telegram.user_opens_topic(OWNER_ID, "Alpha");
     let b = stack.telegram.user_opens_topic(OWNER_ID, "Beta");
@@ -186,6 +186,13 @@ async fn the_stop_button_in_a_topic_ends_that_turn_while_the_other_topic_answers
         .telegram
         .user_text_in_topic(OWNER_ID, b, "beta question");
     stack.llm.wait_requests(2, PROMPT).await;
+    (a, b, asked, release_beta)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stop_button_in_a_topic_ends_that_turn_while_the_other_topic_answers() {
+    let stack = Stack::start().await;
+    let (a, b, asked, release_beta) = alpha_stalls_beta_holds(&stack).await;
 
     let placeholder = stack
         .telegram
@@ -404,20 +411,7 @@ async fn press_stop(stack: &Stack, id: i64) -> Option<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stop_button_without_its_turn_id_stops_only_the_turn_where_it_was_pressed() {
     let stack = Stack::start().await;
-    stack.telegram.enable_topics();
-    let a = stack.telegram.user_opens_topic(OWNER_ID, "Alpha");
-    let b = stack.telegram.user_opens_topic(OWNER_ID, "Beta");
-    stack.llm.push(Script::stall());
-    let in_a = stack
-        .telegram
-        .user_text_in_topic(OWNER_ID, a, "alpha takes forever");
-    stack.llm.wait_requests(1, PROMPT).await;
-    let (beta, release_beta) = Script::hold("beta answer arrives anyway");
-    stack.llm.push(beta);
-    stack
-        .telegram
-        .user_text_in_topic(OWNER_ID, b, "beta question");
-    stack.llm.wait_requests(2, PROMPT).await;
+    let (_, b, in_a, release_beta) = alpha_stalls_beta_holds(&stack).await;
     stack.llm.push(Script::stall());
     let in_main = stack.owner_says("main chat takes forever too");
     stack.llm.wait_requests(3, PROMPT).await;
