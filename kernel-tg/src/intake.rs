@@ -509,6 +509,11 @@ impl Loop {
 
     async fn send(&self, bundle: Bundle) {
         self.held.hold(bundle.parts.iter().map(|p| p.message_id));
+        tracing::debug!(
+            messages = bundle.parts.len(),
+            thread = ?bundle.thread(),
+            "messages taken for a turn"
+        );
         if self.turns.send(bundle).await.is_err() {
             tracing::error!("the turn hand-over stopped; the messages stay with Telegram");
         }

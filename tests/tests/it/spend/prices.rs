@@ -4,6 +4,7 @@
 
 use tests::fake_llm::{FakeUsage, Reply, Script};
 use tests::stack::{PROMPT, Stack, text_of};
+use tests::wait::eventually;
 
 async fn turn(stack: &Stack, question: &str, answer: &str, usage: FakeUsage) {
     stack
@@ -14,6 +15,17 @@ async fn turn(stack: &Stack, question: &str, answer: &str, usage: FakeUsage) {
         .telegram
         .wait_for_call("sendMessage", |c| text_of(c) == answer, PROMPT)
         .await;
+}
+
+/// `/usage` once it counts `calls` calls today: a turn's usage is stored when the turn ends,
+/// just after its answer is sent.
+async fn usage_counting(stack: &Stack, calls: usize) -> String {
+    let counted = format!("调用 {calls} 次");
+    eventually("the call counted", PROMPT, async || {
+        let usage = stack.command("/usage").await;
+        usage.contains(&counted).then_some(usage)
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -35,13 +47,13 @@ prices."fake-model-2" = { input = 1000.0, output = 0.0 }"#,
         cache_write: 0,
     };
     turn(&stack, "first", "unpriced answer", million).await;
-    let usage = stack.command("/usage").await;
+    let usage = usage_counting(&stack, 1).await;
     assert!(usage.contains("费用未知"), "{usage}");
     assert!(!usage.contains('$'), "no made-up cost: {usage}");
 
     stack.command("/model claude-haiku-4-5").await;
     turn(&stack, "second", "listed answer", million).await;
-    let usage = stack.command("/usage").await;
+    let usage = usage_counting(&stack, 2).await;
     // Haiku 4.5's list price: $1 in + $5 out per million.
     assert!(
         usage.contains("$6.0000") && usage.contains("另有 1 次调用费用未知"),
@@ -50,7 +62,8 @@ prices."fake-model-2" = { input = 1000.0, output = 0.0 }"#,
 
     stack.command("/model fake-model-2").await;
     turn(&stack, "third", "configured answer", million).await;
-    let usage = stack.command("/usage").await;
+    // The turn's usage is stored when the turn ends, just after its answer is sent.
+    let usage = usage_counting(&stack, 3).await;
     assert!(usage.contains("$1006.0000"), "{usage}");
     stack.assert_no_secrets();
 }

@@ -116,6 +116,17 @@ async fn messages_held_while_agentd_is_down_reach_each_topics_own_session() {
         stack.logs().matches("the turn waits").count() >= 3
     })
     .await;
+    // All three taken from the Bot API, then one more retry, which joins what came meanwhile:
+    // a loaded machine may poll the last message late.
+    eventually("kernel-tg to take all three", PROMPT, async || {
+        stack.logs().matches("messages taken for a turn").count() >= 3
+    })
+    .await;
+    let retries = stack.logs().matches("the turn waits").count();
+    eventually("one more retry after that", PROMPT, async || {
+        stack.logs().matches("the turn waits").count() > retries
+    })
+    .await;
     stack.llm.push(Script::text("answer number one"));
     stack.llm.push(Script::text("answer number two"));
     stack.start_agentd();
