@@ -64,6 +64,9 @@ async fn sessions_new_history_resume_retitle_and_delete() {
     assert!(resumed.starts_with("已切换到会话："), "{resumed}");
     assert!(resumed.contains("#2"), "{resumed}");
 
+    // Both sessions' titles were asked for (in the background, after each turn) before
+    // /retitle asks again.
+    titles.wait_requests(2, PROMPT).await;
     titles.push(Script::text("Renamed chat"));
     assert_eq!(
         stack.command("/retitle").await,
