@@ -12,7 +12,11 @@ impl Store {
     /// Keeps `search` under the next number and returns the number.
     pub async fn keep_history_search(&self, search: &str) -> Result<i64, StoreError> {
         let op = "keep a conversation search";
-        let mut tx = self.pool.begin().await.map_err(StoreError::db(op))?;
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(StoreError::db(op))?;
         let id: i64 = sqlx::query_scalar(
             "SELECT COALESCE(MAX(CAST(substr(key, 16) AS INTEGER)), 0) + 1
              FROM settings WHERE key LIKE 'history_search:%'",

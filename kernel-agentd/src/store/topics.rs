@@ -8,7 +8,11 @@ impl Store {
     /// and the session's earlier topic (`/resume #n` inside a topic moves the session there).
     pub async fn bind_topic(&self, thread_id: i64, session_id: i64) -> Result<(), StoreError> {
         let op = "bind a topic to a session";
-        let mut tx = self.pool.begin().await.map_err(StoreError::db(op))?;
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(StoreError::db(op))?;
         // The topic keeps its name across bindings.
         let name: Option<Option<String>> =
             sqlx::query_scalar("SELECT name FROM topic_sessions WHERE thread_id = ?1")

@@ -46,6 +46,7 @@ mod house {
     mod proto_edge;
     mod shared_words;
     mod unsafe_code;
+    mod write_transactions;
 }
 mod mcp {
     mod heal;
