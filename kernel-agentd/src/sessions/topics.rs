@@ -4,6 +4,7 @@
 
 use super::{SessionInfo, Sessions};
 use crate::error::ApiError;
+use crate::store::SessionRow;
 
 impl Sessions {
     /// The session of topic `thread_id` and whether it was created just now; `name` (the
@@ -35,15 +36,7 @@ impl Sessions {
         {
             return Ok((self.info_for(&row), false));
         }
-        let sel = self.inner.models.selection();
-        let row = store
-            .create_session(&sel.provider, &sel.model)
-            .await
-            .map_err(ApiError::internal)?;
-        store
-            .bind_topic(thread_id, row.id)
-            .await
-            .map_err(ApiError::internal)?;
+        let row = self.create_bound(thread_id).await?;
         tracing::info!(session = row.id, thread_id, "a new topic got its session");
         Ok((self.info_for(&row), true))
     }
@@ -53,6 +46,13 @@ impl Sessions {
     /// (the main chat's) does not change.
     pub async fn new_in_topic(&self, thread_id: i64) -> Result<SessionInfo, ApiError> {
         check_thread(thread_id)?;
+        let row = self.create_bound(thread_id).await?;
+        tracing::info!(session = row.id, thread_id, "a new session for a topic");
+        Ok(self.info_for(&row))
+    }
+
+    /// A fresh session on the current provider/model, bound to topic `thread_id`.
+    async fn create_bound(&self, thread_id: i64) -> Result<SessionRow, ApiError> {
         let store = &self.inner.store;
         let sel = self.inner.models.selection();
         let row = store
@@ -63,8 +63,7 @@ impl Sessions {
             .bind_topic(thread_id, row.id)
             .await
             .map_err(ApiError::internal)?;
-        tracing::info!(session = row.id, thread_id, "a new session for a topic");
-        Ok(self.info_for(&row))
+        Ok(row)
     }
 
     /// `/resume #n` inside topic `thread_id`: binds session `#n` to the topic (its earlier
