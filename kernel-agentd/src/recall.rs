@@ -8,8 +8,9 @@
 //! indexed yet (an existing database's migration; progress in `/status`), then indexes each
 //! message once the store signals its commit. A deleted message (with its session) leaves the
 //! index by `ON DELETE CASCADE` and a trigger. Ranking: the terms ANDed (BM25, ties newest
-//! first), then, when that finds fewer than asked for, ORed below them (each term's BM25,
-//! summed); every term is a quoted string, so nothing a user types is FTS5 syntax. Each
+//! first); when that finds fewer than asked for, each term widened by its other-language words
+//! ([`lexicon`]: "doctor" also looks for 医生) and those groups ORed below them (each group's
+//! BM25, summed); every term is a quoted string, so nothing a user types is FTS5 syntax. Each
 //! full-text query scores its newest 2,000 matches (`store::history_index::SCORED_PER_QUERY`),
 //! so a common word costs no more than a rare one.
 //!
@@ -22,6 +23,7 @@
 
 mod indexer;
 mod kept;
+pub mod lexicon;
 pub mod range;
 pub mod text;
 mod tool;
@@ -261,7 +263,7 @@ impl History {
     }
 
     /// Lexical candidates and vector candidates (when the query's vector comes within
-    /// `budget`; else `None`) fused by [`fusion::SHIPPED`].
+    /// `budget`; else `None`) fused by [`fusion::HISTORY`].
     async fn find_hybrid(
         &self,
         semantic: &Semantic,
@@ -290,7 +292,7 @@ impl History {
             &marked,
             &near,
             fusion::SHIPPED_FLOOR,
-            &fusion::SHIPPED,
+            &fusion::HISTORY,
             // All of them: a vector of a message deleted since start-up stays in the in-memory
             // index and is skipped below.
             usize::MAX,
@@ -338,7 +340,9 @@ impl History {
         Ok((marked, near))
     }
 
-    /// The lexical search: FTS5 AND, then OR below it; LIKE without FTS5 or without terms.
+    /// The lexical search: FTS5 AND of the query's own words, then below them each word or its
+    /// other-language words ([`lexicon`]), those groups ORed; LIKE without FTS5 or without
+    /// terms.
     async fn find(
         &self,
         query: &str,
@@ -363,13 +367,23 @@ impl History {
             .into_iter()
             .map(|(d, _)| d)
             .collect();
-        if docs.len() < limit && terms.len() > 1 {
-            // Each term alone, summed by the store: the ranking of the terms ORed.
-            let each: Vec<String> = terms
-                .iter()
-                .map(|t| segment::match_expr(std::slice::from_ref(t), Combine::And))
-                .collect();
-            for (doc, _) in store.search_history_fts(&each, from, to, limit).await? {
+        if docs.len() >= limit {
+            return Ok(docs);
+        }
+        // Below them each term or its other-language words (the lexicon), the groups ORed:
+        // one query per group, their BM25 summed by the store.
+        let mut translated = false;
+        let groups: Vec<String> = terms
+            .iter()
+            .map(|t| {
+                let mut group = vec![t.clone()];
+                group.extend(lexicon::other_terms(t));
+                translated |= group.len() > 1;
+                segment::match_expr(&group, Combine::Or)
+            })
+            .collect();
+        if translated || groups.len() > 1 {
+            for (doc, _) in store.search_history_fts(&groups, from, to, limit).await? {
                 if docs.len() >= limit {
                     break;
                 }

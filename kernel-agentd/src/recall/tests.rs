@@ -290,3 +290,32 @@ async fn a_word_said_thousands_of_times_does_not_hide_a_rare_one() {
     };
     assert_eq!(h.search(&ranged).await.unwrap()[0].message_id, ids[0]);
 }
+
+/// Without `[embeddings]`, a question in one language finds what was said in the other through
+/// the lexicon.
+#[tokio::test]
+async fn a_question_in_the_other_language_finds_the_message_without_vectors() {
+    let env = env("").await;
+    let [hotel, dentist, _] = three_sessions(&env.store).await;
+    let s = env.store.create_session("p", "m").await.unwrap();
+    let zh = [
+        Message::user_text("医生说我每天吃阿莫西林，饭后一片，连吃两周"),
+        Message::assistant_text("好的，记下了。"),
+    ];
+    let said = env.store.append_messages(s.id, &zh).await.unwrap()[0];
+    let (h, _cancel) = history(&env.store).await;
+    h.catch_up().await.unwrap();
+    // English question, Chinese message.
+    let hits = h
+        .search(&q("Which medicine did the doctor prescribe?"))
+        .await
+        .unwrap();
+    assert_eq!(hits[0].message_id, said, "{hits:?}");
+    // Chinese question, English message.
+    let hits = h.search(&q("牙医预约")).await.unwrap();
+    assert!(!hits.is_empty(), "{hits:?}");
+    assert!(hits.iter().all(|hit| hit.session_id == dentist), "{hits:?}");
+    // The other language's words never displace the question's own: 酒店 is the hotel.
+    let hits = h.search(&q("酒店")).await.unwrap();
+    assert!(hits.iter().all(|hit| hit.session_id == hotel), "{hits:?}");
+}

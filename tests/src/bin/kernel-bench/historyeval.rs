@@ -28,14 +28,23 @@ pub(crate) async fn run(table: &mut Table) -> anyhow::Result<()> {
     .await?;
     for kind in ["all", "cross", "lexical", "paraphrase"] {
         let (found, total) = tally.counts("lexical", "both", kind);
-        table.info(
-            &format!("conversation recall@5, lexical only, {kind}"),
-            format!("{:.3}", found as f64 / total.max(1) as f64),
-            &format!(
-                "{found} of {total} questions; {} conversations of bench/recall/conversations.json",
-                set.conversations.len()
-            ),
+        let recall = found as f64 / total.max(1) as f64;
+        let metric = format!("conversation recall@5, lexical only, {kind}");
+        let note = format!(
+            "{found} of {total} questions; {} conversations of bench/recall/conversations.json",
+            set.conversations.len()
         );
+        if kind == "all" {
+            table.check(
+                &metric,
+                format!("{recall:.3}"),
+                "≥ 0.65",
+                recall >= 0.65,
+                &note,
+            );
+        } else {
+            table.info(&metric, format!("{recall:.3}"), &note);
+        }
     }
     Ok(())
 }
