@@ -46,6 +46,11 @@ impl Turns {
         let (session_id, lane, resumed) =
             match (self.owner_lane(session_id, refusal).await, session_id) {
                 (Ok((id, lane)), _) => (id, lane, false),
+                (Err(ApiError::FailedPrecondition(_)), Some(id))
+                    if inner.sessions.by_id(id).await?.is_none() =>
+                {
+                    return Err(ApiError::NotFound("no session with that id".to_owned()));
+                }
                 // Another session's: it runs in the main lane, as the current one once admitted.
                 (Err(ApiError::FailedPrecondition(_)), Some(id)) if resume => {
                     (id, Lane::main(id), true)

@@ -121,7 +121,13 @@ pub(super) async fn retry(
     match client.retry(request).await {
         Ok(reply) if reply.get_ref().busy => Ok(texts.retry_busy().to_owned()),
         Ok(reply) => Ok(texts.retry_started(&reply.get_ref().model)),
-        Err(status) if status.code() == tonic::Code::FailedPrecondition => {
+        // Nothing to run again, or its session is gone.
+        Err(status)
+            if matches!(
+                status.code(),
+                tonic::Code::FailedPrecondition | tonic::Code::NotFound
+            ) =>
+        {
             Ok(texts.nothing_to_retry().to_owned())
         }
         Err(status) if status.code() == tonic::Code::InvalidArgument => {

@@ -107,11 +107,25 @@ async fn retry_replaces_the_last_answer_and_the_next_request_carries_only_the_ne
         .await
         .unwrap_err();
     assert_eq!(refused.code(), tonic::Code::InvalidArgument);
-    // Another session's message cannot run again.
+    // A session that does not exist is not found.
     let refused = h
         .client
         .retry(pb::RetryRequest {
             session_id: Some(session + 100),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::NotFound);
+    // Another session's message cannot run again (without `resume`).
+    h.client
+        .new_session(pb::NewSessionRequest::default())
+        .await
+        .unwrap();
+    let refused = h
+        .client
+        .retry(pb::RetryRequest {
+            session_id: Some(session),
             ..Default::default()
         })
         .await
