@@ -259,7 +259,13 @@ impl History {
                     .await?
             }
         };
-        self.hits(docs, &terms, limit, true).await
+        // A hit found through the lexicon is excerpted around its other-language word.
+        let shown: Vec<String> = terms
+            .iter()
+            .cloned()
+            .chain(terms.iter().flat_map(|t| lexicon::other_terms(t)))
+            .collect();
+        self.hits(docs, &shown, limit, true).await
     }
 
     /// Lexical candidates and vector candidates (when the query's vector comes within

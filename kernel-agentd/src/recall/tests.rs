@@ -315,6 +315,23 @@ async fn a_question_in_the_other_language_finds_the_message_without_vectors() {
     let hits = h.search(&q("牙医预约")).await.unwrap();
     assert!(!hits.is_empty(), "{hits:?}");
     assert!(hits.iter().all(|hit| hit.session_id == dentist), "{hits:?}");
+    // A long message found through the lexicon is shown around the word that matched.
+    let long = format!(
+        "{}医生说要多休息{}",
+        "今天天气不错。".repeat(120),
+        "明天再说。".repeat(60)
+    );
+    let s2 = env.store.create_session("p", "m").await.unwrap();
+    let long_id = env
+        .store
+        .append_messages(s2.id, &[Message::user_text(&long)])
+        .await
+        .unwrap()[0];
+    h.catch_up().await.unwrap();
+    let hits = h.search(&q("doctor")).await.unwrap();
+    let hit = hits.iter().find(|hit| hit.message_id == long_id).unwrap();
+    assert!(hit.text.contains("医生说要多休息"), "{}", hit.text);
+    assert!(hit.text.starts_with('…'), "{}", hit.text);
     // The other language's words never displace the question's own: 酒店 is the hotel.
     let hits = h.search(&q("酒店")).await.unwrap();
     assert!(hits.iter().all(|hit| hit.session_id == hotel), "{hits:?}");
