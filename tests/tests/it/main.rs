@@ -8,6 +8,7 @@ mod telegram_bot;
 
 mod agentd {
     mod bad_input;
+    mod bad_sessions;
     mod generated_token;
     mod intake_keys;
     mod server_drain;
