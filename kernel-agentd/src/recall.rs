@@ -247,23 +247,24 @@ impl History {
             return self.hits(docs, &[], limit, false).await;
         }
         segment::ready().await;
-        let terms = segment::query_terms(query);
+        let words = Words::new(query);
         let semantic = self.inner.semantic.get().filter(|s| s.has_vectors());
         // Spare candidates: `hits` lists each exchange once.
         let candidates = limit * SPARE;
         let docs = match semantic {
-            None => self.find(query, &terms, range, candidates).await?,
+            None => self.find(&words, range, candidates).await?,
             Some(semantic) => {
                 let budget = semantic.recall_budget();
-                self.find_hybrid(semantic, query, &terms, range, candidates, budget)
+                self.find_hybrid(semantic, &words, range, candidates, budget)
                     .await?
             }
         };
         // A hit found through the lexicon is excerpted around its other-language word.
-        let shown: Vec<String> = terms
+        let shown: Vec<String> = words
+            .terms
             .iter()
+            .chain(words.others.iter().flatten())
             .cloned()
-            .chain(terms.iter().flat_map(|t| lexicon::other_terms(t)))
             .collect();
         self.hits(docs, &shown, limit, true).await
     }
@@ -273,26 +274,25 @@ impl History {
     async fn find_hybrid(
         &self,
         semantic: &Semantic,
-        query: &str,
-        terms: &[String],
+        words: &Words<'_>,
         range: TimeRange,
         limit: usize,
         budget: std::time::Duration,
     ) -> Result<Vec<HistoryDoc>, StoreError> {
         let k = limit.max(MIN_CANDIDATES);
         let (lexical, near) = tokio::join!(
-            self.find(query, terms, range, k),
-            nearest(semantic, query, k, range, budget)
+            self.find(words, range, k),
+            nearest(semantic, words.query, k, range, budget)
         );
         let mut lexical = lexical?;
         let Some(near) = near else {
             lexical.truncate(limit);
             return Ok(lexical);
         };
-        let words = ExactWords::new(query, terms);
+        let exact = ExactWords::new(words.query, &words.terms);
         let marked: Vec<(i64, bool)> = lexical
             .iter()
-            .map(|d| (d.message_id, words.matches(&d.text)))
+            .map(|d| (d.message_id, exact.matches(&d.text)))
             .collect();
         let ids = fusion::fuse(
             &marked,
@@ -330,12 +330,12 @@ impl History {
         k: usize,
     ) -> Result<(Vec<(i64, bool)>, Vec<(i64, f32)>), HistoryError> {
         let range = TimeRange::parse(None, None, self.inner.tz)?;
-        let terms = segment::query_terms(query);
-        let lexical = self.find(query, &terms, range, k).await?;
-        let words = ExactWords::new(query, &terms);
+        let words = Words::new(query);
+        let lexical = self.find(&words, range, k).await?;
+        let exact = ExactWords::new(query, &words.terms);
         let marked = lexical
             .iter()
-            .map(|d| (d.message_id, words.matches(&d.text)))
+            .map(|d| (d.message_id, exact.matches(&d.text)))
             .collect();
         let near = match self.inner.semantic.get() {
             Some(s) => nearest(s, query, k, range, std::time::Duration::from_secs(60))
@@ -347,15 +347,18 @@ impl History {
     }
 
     /// The lexical search: FTS5 AND of the query's own words, then below them each word or its
-    /// other-language words ([`lexicon`]), those groups ORed; LIKE without FTS5 or without
-    /// terms.
+    /// other-language words, those groups ORed; LIKE without FTS5 or without terms.
     async fn find(
         &self,
-        query: &str,
-        terms: &[String],
+        words: &Words<'_>,
         range: TimeRange,
         limit: usize,
     ) -> Result<Vec<HistoryDoc>, StoreError> {
+        let Words {
+            query,
+            terms,
+            others,
+        } = words;
         let store = &self.inner.store;
         let (from, to) = (range.from_ms, range.to_ms);
         if !self.inner.fts || terms.is_empty() {
@@ -381,10 +384,11 @@ impl History {
         let mut translated = false;
         let groups: Vec<String> = terms
             .iter()
-            .map(|t| {
+            .zip(others)
+            .map(|(t, other)| {
                 let mut group = vec![t.clone()];
-                group.extend(lexicon::other_terms(t));
-                translated |= group.len() > 1;
+                group.extend(other.iter().cloned());
+                translated |= !other.is_empty();
                 segment::match_expr(&group, Combine::Or)
             })
             .collect();
@@ -478,6 +482,26 @@ async fn nearest(
     let (from, to) = (range.from_ms, range.to_ms);
     let scan = move || semantic.nearest(&vector, k, Some(from), Some(to));
     tokio::task::spawn_blocking(scan).await.ok()
+}
+
+/// A query's words, looked up once per search: its search terms and, for each, the other
+/// language's words ([`lexicon`]).
+struct Words<'q> {
+    query: &'q str,
+    terms: Vec<String>,
+    others: Vec<Vec<String>>,
+}
+
+impl<'q> Words<'q> {
+    fn new(query: &'q str) -> Words<'q> {
+        let terms = segment::query_terms(query);
+        let others = terms.iter().map(|t| lexicon::other_terms(t)).collect();
+        Words {
+            query,
+            terms,
+            others,
+        }
+    }
 }
 
 fn role(stored: &str) -> Role {

@@ -1,5 +1,5 @@
 //! The bilingual lexicon of conversation search: the other language's words for a query term,
-//! so that "dentist" also looks for 牙医 and 酒店 for "hotel" without `[embeddings]`.
+//! so that "doctor" also looks for 医生, and 牙医 for "dentist", without `[embeddings]`.
 //!
 //! Two sorted tab-separated files made mechanically from ECDICT (`data/make_lexicon.py`, see
 //! `data/README.md`): English word → Chinese translations (an inflected form points at its
@@ -66,7 +66,7 @@ pub fn other_terms(term: &str) -> Vec<String> {
             value = lookup(EN_ZH, lemma).unwrap_or_default();
         }
         for zh in value.split(',').filter(|z| !z.is_empty()) {
-            // The whole translation first, then the index's words inside it.
+            // The translation as the index cuts it.
             for t in segment::query_terms(zh) {
                 add(t);
             }
